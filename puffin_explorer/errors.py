@@ -1,0 +1,35 @@
+"""Exceptions.  Lenient parsing records findings; ``strict=True`` raises these."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+
+class PuffinError(Exception):
+    """Base class of every error this package raises about a file's content."""
+
+    def __init__(self, message: str, offset: Optional[int] = None, code: str = "") -> None:
+        self.offset = offset
+        self.code = code
+        where = f" (at byte {offset})" if offset is not None else ""
+        super().__init__(f"{message}{where}")
+
+    @classmethod
+    def from_finding(cls, finding) -> "PuffinError":
+        return cls(f"{finding.code}: {finding.message}", finding.offset, finding.code)
+
+
+class InvalidFileError(PuffinError):
+    """The file breaks the format in a way strict reading does not accept."""
+
+
+class BlobDecodeError(PuffinError):
+    """A blob's bytes cannot be decoded as its type says."""
+
+
+class UnsupportedCodecError(PuffinError):
+    """A compression codec the reader does not know."""
+
+
+class SourceError(PuffinError):
+    """The location cannot be opened or read."""

@@ -1,0 +1,144 @@
+"""The byte-region model shared by every parser and every view.
+
+Every parsed structure knows where it lives in its file.  A file is a tree of
+:class:`Region` objects; problems are :class:`Finding` objects that carry the
+byte offset where they were noticed.  Views (tables, layout strip, hex dump,
+findings list) are all derived from this one tree.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any, Iterator, Optional
+
+
+class Severity(str, Enum):
+    """How bad a finding is."""
+
+    ERROR = "error"  # the file breaks the spec: other readers reject or misread it
+    WARNING = "warning"  # legal but suspicious, or readable only by some readers
+    INFO = "info"  # worth knowing, not a problem
+
+    def __str__(self) -> str:  # pragma: no cover - trivial
+        return self.value
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One problem found in a file, anchored at a byte offset.
+
+    ``offset`` is absolute in the file (or, for a compressed blob's content,
+    relative to the decompressed bytes: ``space`` then says so).
+    """
+
+    code: str
+    severity: Severity
+    offset: Optional[int]
+    message: str
+    hint: str = ""
+    length: Optional[int] = None
+    space: str = "file"  # "file" or "blob[N] decompressed"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "code": self.code,
+            "severity": self.severity.value,
+            "offset": self.offset,
+            "length": self.length,
+            "space": self.space,
+            "message": self.message,
+            "hint": self.hint,
+        }
+
+    def __str__(self) -> str:
+        where = "?" if self.offset is None else f"{self.offset}"
+        if self.space != "file":
+            where += f" ({self.space})"
+        return f"{self.severity.value} {self.code} @ {where}: {self.message}"
+
+
+@dataclass
+class Region:
+    """A named span of bytes, possibly with children.
+
+    ``kind`` is a short machine name used for colouring and filtering
+    (``magic``, ``blob``, ``footer-payload``, ``roaring-container`` ...);
+    ``value`` is the decoded value when the region is a scalar field.
+    """
+
+    name: str
+    kind: str
+    offset: int
+    length: int
+    children: list["Region"] = field(default_factory=list)
+    value: Any = None
+    finding: Optional[Finding] = None
+    space: str = "file"
+
+    @property
+    def end(self) -> int:
+        return self.offset + self.length
+
+    def walk(self, depth: int = 0) -> Iterator[tuple[int, "Region"]]:
+        """Yield ``(depth, region)`` for this region and all descendants, pre-order."""
+        yield depth, self
+        for child in self.children:
+            yield from child.walk(depth + 1)
+
+    def leaves(self) -> Iterator["Region"]:
+        """Regions without children, in order."""
+        if not self.children:
+            yield self
+        for child in self.children:
+            yield from child.leaves()
+
+    def find(self, kind: str) -> list["Region"]:
+        """All descendants (and self) of a kind."""
+        return [r for _, r in self.walk() if r.kind == kind]
+
+    def to_records(self) -> list[dict[str, Any]]:
+        """Flat rows (depth, name, kind, offset, length, end, value) for tables."""
+        rows = []
+        for depth, r in self.walk():
+            rows.append(
+                {
+                    "depth": depth,
+                    "name": r.name,
+                    "kind": r.kind,
+                    "offset": r.offset,
+                    "length": r.length,
+                    "end": r.end,
+                    "space": r.space,
+                    "value": _short_value(r.value),
+                    "finding": r.finding.code if r.finding else None,
+                }
+            )
+        return rows
+
+    def to_pandas(self):
+        import pandas as pd
+
+        return pd.DataFrame.from_records(self.to_records())
+
+    def __repr__(self) -> str:
+        return (
+            f"Region({self.name!r}, {self.kind!r}, offset={self.offset}, "
+            f"length={self.length}, children={len(self.children)})"
+        )
+
+
+def _short_value(value: Any) -> Any:
+    if value is None or isinstance(value, (int, float, bool)):
+        return value
+    text = value.hex() if isinstance(value, (bytes, bytearray)) else str(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def shift(region: Region, delta: int, space: Optional[str] = None) -> Region:
+    """Move a region tree by ``delta`` bytes (in place) and return it."""
+    for _, r in region.walk():
+        r.offset += delta
+        if space is not None:
+            r.space = space
+    return region
