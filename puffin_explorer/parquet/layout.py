@@ -1,0 +1,770 @@
+"""The layout of a Parquet file as byte regions, read with range requests only.
+
+The footer is read first (one tail read), then each column chunk's page headers
+(one small read per page), then the page indexes and bloom filters the footer
+points to.  Page payloads are never read, so the cost of showing a file's layout
+grows with its number of pages, not its size.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from ..errors import InvalidFileError
+from ..io import ByteSource, Location
+from ..regions import Finding, Region, Severity
+from .regions import check_children, struct_regions
+from .schema import ColumnInfo, columns_from_schema, decode_stat
+from .spec import CODECS, ENCODINGS, ENCRYPTED_MAGIC, MAGIC, PAGE_TYPES, SCHEMA, enum_name
+from .thrift import CompactReader, ThriftError, TStruct
+
+TAIL_READ = 64 * 1024  # first read from the end: the footer of most files fits
+HEADER_READ = 512  # first read for a page header; grows when the header is longer
+INDEX_COALESCE_SLACK = 1024 * 1024  # read all page indexes at once if the holes are this small
+
+
+@dataclass
+class PageInfo:
+    """One page of a column chunk, from its header (the payload is not read)."""
+
+    row_group: int
+    column: str
+    index: int
+    page_type: str
+    offset: int
+    header_length: int
+    compressed_size: int
+    uncompressed_size: int
+    num_values: Optional[int]
+    num_rows: Optional[int] = None
+    first_row_index: Optional[int] = None  # within the row group
+    encoding: str = ""
+    null_count: Optional[int] = None
+    min: Any = None
+    max: Any = None
+    crc: Optional[int] = None
+    header: Optional[TStruct] = None
+
+    @property
+    def end(self) -> int:
+        return self.offset + self.header_length + self.compressed_size
+
+
+@dataclass
+class ChunkInfo:
+    """One column chunk: its metadata from the footer and the pages walked from its headers."""
+
+    row_group: int
+    column: Optional[ColumnInfo]
+    name: str
+    chunk: TStruct
+    meta: Optional[TStruct]
+    start: int = 0
+    length: int = 0
+    pages: list[PageInfo] = field(default_factory=list)
+    pages_walked: bool = False
+    offset_index: Optional[TStruct] = None
+    column_index: Optional[TStruct] = None
+    region: Optional[Region] = None
+
+    def meta_get(self, name: str, default: Any = None) -> Any:
+        return self.meta.get(name, default) if self.meta is not None else default
+
+
+@dataclass
+class RowGroupInfo:
+    index: int
+    num_rows: int
+    first_row: int
+    total_byte_size: Optional[int]
+    total_compressed_size: Optional[int]
+    chunks: list[ChunkInfo] = field(default_factory=list)
+    region: Optional[Region] = None
+
+
+class ParquetLayout:
+    """Where every part of a Parquet file lives: magic, row groups, column chunks, pages,
+    page indexes, bloom filters and footer, as a :class:`~puffin_explorer.regions.Region` tree.
+
+    ``ParquetLayout(location, storage_options=None, strict=False)`` reads the footer and
+    the page headers by range reads (never the whole file).  Problems become
+    :attr:`findings`; ``strict=True`` raises :class:`~puffin_explorer.errors.InvalidFileError`
+    at the first error instead.  ``pages=False`` stops after the footer and page indexes.
+    """
+
+    def __init__(self, location: Location, storage_options: Optional[dict] = None,
+                 strict: bool = False, *, pages: bool = True, max_pages: int = 1_000_000) -> None:
+        self.source = ByteSource.of(location, storage_options)
+        self.location = self.source.location
+        self.size = self.source.size
+        self.strict = strict
+        self.max_pages = max_pages
+        self.findings: list[Finding] = []
+        self.metadata: Optional[TStruct] = None
+        self.columns: list[ColumnInfo] = []
+        self.row_group_infos: list[RowGroupInfo] = []
+        self.footer_offset: Optional[int] = None
+        self.footer_length: Optional[int] = None
+        self._pages_seen = 0
+        self._buffer: tuple[int, bytes] = (0, b"")
+        self._recovered: list[PageInfo] = []
+        self.root = Region("parquet file", "parquet-file", 0, self.size,
+                           value=self.location)
+        self._parse(walk_pages=pages)
+
+    # ------------------------------------------------------------------ API
+    def regions(self) -> Region:
+        """The region tree of the whole file."""
+        return self.root
+
+    @property
+    def num_rows(self) -> int:
+        return int(self.metadata.get("num_rows", 0)) if self.metadata is not None else 0
+
+    @property
+    def created_by(self) -> str:
+        return str(self.metadata.get("created_by", "")) if self.metadata is not None else ""
+
+    @property
+    def key_value_metadata(self) -> dict[str, str]:
+        kvs = self.metadata.get("key_value_metadata", []) if self.metadata is not None else []
+        return {str(kv.get("key")): kv.get("value") for kv in kvs if isinstance(kv, TStruct)}
+
+    @property
+    def bytes_read(self) -> int:
+        return self.source.bytes_read
+
+    def row_groups(self):
+        """One row per row group: offsets, sizes, rows, first row, chunk and page counts."""
+        import pandas as pd
+
+        rows = []
+        for rg in self.row_group_infos:
+            r = rg.region
+            rows.append({
+                "row_group": rg.index,
+                "offset": r.offset if r is not None else None,
+                "length": r.length if r is not None else None,
+                "num_rows": rg.num_rows,
+                "first_row": rg.first_row,
+                "total_compressed_size": rg.total_compressed_size,
+                "total_byte_size": rg.total_byte_size,
+                "columns": len(rg.chunks),
+                "pages": sum(len(c.pages) for c in rg.chunks),
+                "data_pages": sum(1 for c in rg.chunks for p in c.pages
+                                  if p.page_type.startswith("DATA_PAGE")),
+            })
+        return pd.DataFrame.from_records(rows, columns=[
+            "row_group", "offset", "length", "num_rows", "first_row", "total_compressed_size",
+            "total_byte_size", "columns", "pages", "data_pages"])
+
+    def column_chunks(self):
+        """One row per column chunk, in the spirit of ``parquet meta``."""
+        import pandas as pd
+
+        rows = []
+        for rg in self.row_group_infos:
+            for c in rg.chunks:
+                stats = c.meta_get("statistics")
+                smin = smax = nulls = distinct = None
+                if isinstance(stats, TStruct):
+                    smin, smax = _stat_min_max(stats, c.column)
+                    nulls = stats.get("null_count")
+                    distinct = stats.get("distinct_count")
+                rows.append({
+                    "row_group": c.row_group,
+                    "column": c.name,
+                    "physical_type": c.column.physical_type if c.column else None,
+                    "logical_type": c.column.logical_type if c.column else None,
+                    "codec": enum_name(CODECS, c.meta_get("codec")),
+                    "encodings": ",".join(enum_name(ENCODINGS, e)
+                                          for e in c.meta_get("encodings", []) or []),
+                    "offset": c.start,
+                    "dictionary_page_offset": c.meta_get("dictionary_page_offset"),
+                    "data_page_offset": c.meta_get("data_page_offset"),
+                    "compressed_size": c.meta_get("total_compressed_size"),
+                    "uncompressed_size": c.meta_get("total_uncompressed_size"),
+                    "num_values": c.meta_get("num_values"),
+                    "null_count": nulls,
+                    "distinct_count": distinct,
+                    "min": smin,
+                    "max": smax,
+                    "dictionary_pages": sum(1 for p in c.pages if p.page_type == "DICTIONARY_PAGE"),
+                    "data_pages": sum(1 for p in c.pages if p.page_type.startswith("DATA_PAGE")),
+                    "column_index_offset": c.chunk.get("column_index_offset"),
+                    "column_index_length": c.chunk.get("column_index_length"),
+                    "offset_index_offset": c.chunk.get("offset_index_offset"),
+                    "offset_index_length": c.chunk.get("offset_index_length"),
+                    "bloom_filter_offset": c.meta_get("bloom_filter_offset"),
+                    "bloom_filter_length": c.meta_get("bloom_filter_length"),
+                })
+        return pd.DataFrame.from_records(rows, columns=[
+            "row_group", "column", "physical_type", "logical_type", "codec", "encodings",
+            "offset", "dictionary_page_offset", "data_page_offset", "compressed_size",
+            "uncompressed_size", "num_values", "null_count", "distinct_count", "min", "max",
+            "dictionary_pages", "data_pages", "column_index_offset", "column_index_length",
+            "offset_index_offset", "offset_index_length", "bloom_filter_offset",
+            "bloom_filter_length"]).astype({
+                name: "Int64" for name in (
+                    "dictionary_page_offset", "null_count", "distinct_count",
+                    "column_index_offset", "column_index_length", "offset_index_offset",
+                    "offset_index_length", "bloom_filter_offset", "bloom_filter_length")})
+
+    def pages(self):
+        """One row per page, in the spirit of ``parquet pages``.
+
+        ``first_row_index`` is the page's first row within its row group (from the
+        offset index when present, else from the value counts of flat columns);
+        ``first_row`` adds the row group's first row in the file.
+        """
+        import pandas as pd
+
+        rows = []
+        for rg in self.row_group_infos:
+            for c in rg.chunks:
+                for p in c.pages:
+                    rows.append(_page_record(p, rg.first_row))
+        for p in self._recovered:
+            rows.append(_page_record(p, None))
+        df = pd.DataFrame.from_records(rows, columns=_PAGE_COLUMNS)
+        for name in ("num_values", "num_rows", "first_row_index", "first_row", "null_count",
+                     "crc"):
+            df[name] = df[name].astype("Int64")
+        return df
+
+    def overlay(self, dv, column: Optional[str] = None):
+        """Deleted rows per row group and per page for a deletion vector (or positions).
+
+        ``dv`` is a DeletionVector (anything with ``positions()``) or an array of
+        row positions.  Returns a :class:`~puffin_explorer.parquet.overlay.DeletionOverlay`.
+        """
+        from .overlay import DeletionOverlay
+
+        return DeletionOverlay(self, dv, column=column)
+
+    def hex(self, offset: int = 0, length: int = 512) -> str:
+        """An annotated hex dump of ``length`` bytes at ``offset`` (one range read)."""
+        from .views import hex_dump
+
+        return hex_dump(self, offset, length)
+
+    def __repr__(self) -> str:
+        from .views import layout_text
+
+        return layout_text(self)
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        from .views import layout_html, layout_text
+
+        return {"text/plain": layout_text(self), "text/html": layout_html(self)}
+
+    # ------------------------------------------------------------- parsing
+    def _finding(self, code: str, severity: Severity, offset: Optional[int], message: str,
+                 hint: str = "", length: Optional[int] = None) -> Finding:
+        f = Finding(code, severity, offset, message, hint, length)
+        self._add(f)
+        return f
+
+    def _add(self, f: Finding) -> None:
+        self.findings.append(f)
+        if self.strict and f.severity == Severity.ERROR:
+            raise InvalidFileError.from_finding(f)
+
+    def _parse(self, walk_pages: bool) -> None:
+        size = self.size
+        top: list[Region] = []
+        if size < 12:
+            self._finding("parquet.too-small", Severity.ERROR, 0,
+                          f"the file has {size} bytes; a Parquet file has at least 12 "
+                          "(magic, footer length, magic)", "the file is truncated or empty")
+        tail_start, tail = self.source.tail(min(size, TAIL_READ))
+        self._buffer = (tail_start, tail)
+
+        def get(offset: int, length: int) -> bytes:
+            if offset >= tail_start and offset + length <= tail_start + len(tail):
+                return tail[offset - tail_start: offset - tail_start + length]
+            return self.source.read(offset, length)
+
+        head = get(0, min(4, size))
+        if head:
+            top.append(Region("magic", "magic", 0, len(head), value=head))
+            if head != MAGIC:
+                top[-1].finding = self._finding(
+                    "parquet.magic", Severity.ERROR, 0,
+                    f"the file starts with {head!r}, not the Parquet magic b'PAR1'",
+                    "not a Parquet file, or its first bytes were overwritten", length=len(head))
+        if size < 12:
+            self._finish(top)
+            return
+        trailer = get(size - 8, 8)
+        (footer_len,) = struct.unpack("<I", trailer[:4])
+        end_magic = trailer[4:]
+        tail_ok = end_magic == MAGIC
+        magic_region = Region("magic", "magic", size - 4, 4, value=end_magic)
+        if end_magic == ENCRYPTED_MAGIC:
+            magic_region.finding = self._finding(
+                "parquet.encrypted-footer", Severity.ERROR, size - 4,
+                "the file ends with b'PARE': its footer is encrypted and cannot be read "
+                "without the key", length=4)
+        elif not tail_ok:
+            magic_region.finding = self._finding(
+                "parquet.magic", Severity.ERROR, size - 4,
+                f"the file ends with {end_magic!r}, not the Parquet magic b'PAR1'",
+                "the file is truncated (a write that never finished) or its end was "
+                "overwritten", length=4)
+        if not tail_ok:
+            # Without the trailing magic the last 8 bytes are not a footer length.
+            if head == MAGIC:
+                self._recover_pages(top)
+            self._finish(top)
+            return
+        top.append(magic_region)
+        len_region = Region("footer length", "footer-length", size - 8, 4, value=footer_len)
+        top.append(len_region)
+        footer_start = size - 8 - footer_len
+        if footer_len == 0 or footer_start < 4:
+            len_region.finding = self._finding(
+                "parquet.footer-length", Severity.ERROR, size - 8,
+                f"the footer length {footer_len} does not fit in the file of {size} bytes "
+                f"(at most {size - 12})", "the footer length field is corrupted", length=4)
+            self._finish(top)
+            return
+        self.footer_offset, self.footer_length = footer_start, footer_len
+        footer_bytes = get(footer_start, footer_len)
+        footer_region = Region("footer (FileMetaData)", "footer", footer_start, footer_len)
+        top.append(footer_region)
+        try:
+            meta = CompactReader(footer_bytes, footer_start, SCHEMA).read_struct("FileMetaData")
+        except ThriftError as exc:
+            footer_region.finding = self._finding(
+                "parquet.footer", Severity.ERROR, exc.offset,
+                f"cannot decode the FileMetaData: {exc.message}",
+                "the footer is corrupted, or the footer length points to the wrong place")
+            self._finish(top)
+            return
+        self.metadata = meta
+        footer_region.children = struct_regions(meta)
+        if meta.end != footer_start + footer_len:
+            self._finding("parquet.footer-length", Severity.WARNING, meta.end,
+                          f"the FileMetaData ends at byte {meta.end} but the footer length "
+                          f"says {footer_start + footer_len}",
+                          length=footer_start + footer_len - meta.end)
+        self.columns, schema_error = columns_from_schema(meta.get("schema") or [])
+        if schema_error:
+            self._finding("parquet.schema", Severity.ERROR, meta.spans.get("schema", (None,))[0],
+                          schema_error)
+        self._read_row_groups(meta, footer_start)
+        self._read_page_indexes(footer_start)
+        if walk_pages:
+            for rg in self.row_group_infos:
+                for c in rg.chunks:
+                    self._walk_chunk(c)
+        for rg in self.row_group_infos:
+            for c in rg.chunks:
+                self._assign_first_rows(c)
+        top.extend(self._row_group_regions())
+        top.extend(self._index_regions(footer_start, top))
+        self._finish(top)
+
+    def _finish(self, top: list[Region]) -> None:
+        self.root.children = top
+        check_children(self.root, self._add, "the file")
+
+    # -- footer -> row groups and chunks -----------------------------------
+    def _read_row_groups(self, meta: TStruct, footer_start: int) -> None:
+        first_row = 0
+        for i, rg in enumerate(meta.get("row_groups") or []):
+            if not isinstance(rg, TStruct):
+                continue
+            num_rows = int(rg.get("num_rows", 0) or 0)
+            info = RowGroupInfo(i, num_rows, first_row, rg.get("total_byte_size"),
+                                rg.get("total_compressed_size"))
+            first_row += num_rows
+            chunks = rg.get("columns") or []
+            if self.columns and len(chunks) != len(self.columns):
+                self._finding("parquet.row-group-columns", Severity.ERROR, rg.offset,
+                              f"row group {i} has {len(chunks)} column chunks; the schema "
+                              f"has {len(self.columns)} columns")
+            for j, cc in enumerate(chunks):
+                if not isinstance(cc, TStruct):
+                    continue
+                col = self.columns[j] if j < len(self.columns) else None
+                meta_data = cc.get("meta_data")
+                if not isinstance(meta_data, TStruct):
+                    meta_data = None
+                name = col.name if col else (
+                    ".".join(str(p) for p in meta_data.get("path_in_schema", []))
+                    if meta_data is not None else f"column {j}")
+                c = ChunkInfo(i, col, name, cc, meta_data)
+                info.chunks.append(c)
+                if meta_data is None:
+                    self._finding("parquet.column-meta", Severity.ERROR, cc.offset,
+                                  f"row group {i} column {name}: the column chunk has no "
+                                  "ColumnMetaData (encrypted or not written)")
+                    continue
+                data_off = meta_data.get("data_page_offset")
+                dict_off = meta_data.get("dictionary_page_offset")
+                start = data_off if isinstance(data_off, int) else 0
+                if isinstance(dict_off, int) and 0 < dict_off < start:
+                    start = dict_off
+                length = meta_data.get("total_compressed_size")
+                length = length if isinstance(length, int) else 0
+                if start < 4 or length < 0 or start + length > footer_start:
+                    self._finding(
+                        "parquet.chunk-bounds", Severity.ERROR, meta_data.offset,
+                        f"row group {i} column {name}: the chunk [{start}, {start + length}) "
+                        f"is not inside the data area [4, {footer_start})",
+                        "the column metadata's offsets or sizes are corrupted")
+                    start = min(max(start, 4), footer_start)
+                    length = max(0, min(length, footer_start - start))
+                c.start, c.length = start, length
+            self.row_group_infos.append(info)
+        if self.row_group_infos and first_row != self.num_rows:
+            self._finding("parquet.row-group-rows", Severity.ERROR,
+                          meta.spans.get("num_rows", (None,))[0],
+                          f"the row groups hold {first_row} rows; the footer says "
+                          f"{self.num_rows}")
+
+    # -- pages --------------------------------------------------------------
+    def _read_window(self, offset: int, length: int) -> bytes:
+        """Bytes [offset, offset+length), reusing the last read when it covers them."""
+        b_off, buf = self._buffer
+        if b_off <= offset and offset + length <= b_off + len(buf):
+            return buf[offset - b_off: offset - b_off + length]
+        data = self.source.read(offset, length)
+        self._buffer = (offset, data)
+        return data
+
+    def _read_header(self, name: str, offset: int, limit: int) -> TStruct:
+        """Decode the Thrift struct ``name`` at ``offset``; reads grow until it fits before ``limit``."""
+        window = min(HEADER_READ, limit - offset)
+        while True:
+            data = self._read_window(offset, window)
+            try:
+                return CompactReader(data, offset, SCHEMA).read_struct(name)
+            except ThriftError as exc:
+                if exc.truncated and window < limit - offset:
+                    window = min(limit - offset, window * 8)
+                    continue
+                raise
+
+    def _page_from_header(self, h: TStruct, rg: int, column: str, index: int, offset: int,
+                          col: Optional[ColumnInfo]) -> PageInfo:
+        ptype = enum_name(PAGE_TYPES, h.get("type"))
+        p = PageInfo(rg, column, index, ptype, offset, h.length,
+                     int(h.get("compressed_page_size", 0) or 0),
+                     int(h.get("uncompressed_page_size", 0) or 0), None, crc=h.get("crc"),
+                     header=h)
+        sub = (h.get("data_page_header") or h.get("data_page_header_v2")
+               or h.get("dictionary_page_header"))
+        if isinstance(sub, TStruct):
+            p.num_values = sub.get("num_values")
+            p.encoding = enum_name(ENCODINGS, sub.get("encoding"))
+            if "num_rows" in sub:
+                p.num_rows = sub.get("num_rows")
+            if "num_nulls" in sub:
+                p.null_count = sub.get("num_nulls")
+            stats = sub.get("statistics")
+            if isinstance(stats, TStruct):
+                p.min, p.max = _stat_min_max(stats, col)
+                if stats.get("null_count") is not None:
+                    p.null_count = stats.get("null_count")
+        return p
+
+    def _walk_chunk(self, c: ChunkInfo) -> None:
+        if c.meta is None or c.length <= 0:
+            return
+        pos, end = c.start, c.start + c.length
+        values = 0
+        while pos < end:
+            if self._pages_seen >= self.max_pages:
+                if self._pages_seen == self.max_pages:
+                    self._finding("parquet.page-limit", Severity.INFO, pos,
+                                  f"stopped reading page headers after {self.max_pages} pages "
+                                  "(max_pages)")
+                    self._pages_seen += 1
+                return
+            try:
+                h = self._read_header("PageHeader", pos, end)
+            except ThriftError as exc:
+                self._finding("parquet.page-header", Severity.ERROR, exc.offset,
+                              f"row group {c.row_group} column {c.name}: cannot decode the "
+                              f"page header at byte {pos}: {exc.message}",
+                              "the chunk's offsets or sizes are wrong, or the page is corrupted")
+                return
+            p = self._page_from_header(h, c.row_group, c.name, len(c.pages), pos, c.column)
+            self._pages_seen += 1
+            if p.compressed_size < 0 or p.end > end:
+                self._finding("parquet.page-bounds", Severity.ERROR, pos,
+                              f"row group {c.row_group} column {c.name}: page {p.index} "
+                              f"[{pos}, {p.end}) runs past the chunk end {end}",
+                              "the page header's compressed_page_size or the chunk's "
+                              "total_compressed_size is wrong")
+                p.compressed_size = max(0, end - pos - p.header_length)
+            c.pages.append(p)
+            if p.page_type.startswith("DATA_PAGE") and isinstance(p.num_values, int):
+                values += p.num_values
+            pos = p.end
+        c.pages_walked = True
+        nv = c.meta_get("num_values")
+        if isinstance(nv, int) and values != nv:
+            self._finding("parquet.chunk-values", Severity.WARNING, c.start,
+                          f"row group {c.row_group} column {c.name}: the data pages hold "
+                          f"{values} values; the column metadata says {nv}")
+
+    def _assign_first_rows(self, c: ChunkInfo) -> None:
+        data_pages = [p for p in c.pages if p.page_type.startswith("DATA_PAGE")]
+        locs = c.offset_index.get("page_locations") if c.offset_index is not None else None
+        if isinstance(locs, list) and locs:
+            if c.pages_walked and [loc.get("offset") for loc in locs] != [p.offset for p in data_pages]:
+                self._finding("parquet.offset-index", Severity.WARNING, c.offset_index.offset,
+                              f"row group {c.row_group} column {c.name}: the offset index "
+                              f"lists {len(locs)} pages that differ from the "
+                              f"{len(data_pages)} data pages in the chunk")
+            if not c.pages_walked or len(locs) != len(data_pages):
+                # Pages known only from the offset index (headers not read).
+                c.pages = [p for p in c.pages if not p.page_type.startswith("DATA_PAGE")]
+                for i, loc in enumerate(locs):
+                    c.pages.append(PageInfo(c.row_group, c.name, len(c.pages), "DATA_PAGE",
+                                            int(loc.get("offset", 0)), 0,
+                                            int(loc.get("compressed_page_size", 0)), 0, None,
+                                            first_row_index=loc.get("first_row_index")))
+                data_pages = [p for p in c.pages if p.page_type.startswith("DATA_PAGE")]
+            else:
+                for p, loc in zip(data_pages, locs):
+                    p.first_row_index = loc.get("first_row_index")
+            self._add_index_stats(c, data_pages)
+        elif (c.column is not None and c.column.max_repetition_level == 0) or all(
+                p.num_rows is not None for p in data_pages):
+            row = 0
+            for p in data_pages:
+                p.first_row_index = row
+                n = p.num_rows if p.num_rows is not None else p.num_values
+                row += int(n or 0)
+        for i, p in enumerate(data_pages):
+            if p.num_rows is None and p.first_row_index is not None:
+                nxt = data_pages[i + 1].first_row_index if i + 1 < len(data_pages) else None
+                rg_rows = self.row_group_infos[c.row_group].num_rows
+                p.num_rows = (nxt if nxt is not None else rg_rows) - p.first_row_index
+
+    def _add_index_stats(self, c: ChunkInfo, data_pages: list[PageInfo]) -> None:
+        ci = c.column_index
+        if ci is None:
+            return
+        mins, maxs = ci.get("min_values") or [], ci.get("max_values") or []
+        nulls, null_pages = ci.get("null_counts") or [], ci.get("null_pages") or []
+        for i, p in enumerate(data_pages):
+            if p.min is None and i < len(mins) and not (i < len(null_pages) and null_pages[i]):
+                p.min = decode_stat(mins[i], c.column)
+                p.max = decode_stat(maxs[i], c.column) if i < len(maxs) else None
+            if p.null_count is None and i < len(nulls):
+                p.null_count = nulls[i]
+
+    def _recover_pages(self, top: list[Region]) -> None:
+        """Without a footer, walk page headers from byte 4 as far as they chain."""
+        pos, end = 4, self.size
+        pages: list[PageInfo] = []
+        while pos < end and len(pages) < self.max_pages:
+            try:
+                h = self._read_header("PageHeader", pos, end)
+            except ThriftError:
+                break
+            p = self._page_from_header(h, -1, "?", len(pages), pos, None)
+            if p.page_type.startswith("UNKNOWN") or p.compressed_size < 0 or p.end > end \
+                    or p.header_length <= 0:
+                break
+            pages.append(p)
+            pos = p.end
+        self._recovered = pages
+        if not pages:
+            return
+        region = Region("recovered pages", "recovered-pages", 4, pos - 4,
+                        [_page_region(p, "") for p in pages])
+        top.append(region)
+        self._finding("parquet.recovered", Severity.INFO, 4,
+                      f"no footer: {len(pages)} page headers recovered by walking from byte 4 "
+                      f"to byte {pos}", "the column and row group of these pages are unknown",
+                      length=pos - 4)
+
+    # -- page indexes and bloom filters ----------------------------------------
+    def _read_page_indexes(self, footer_start: int) -> None:
+        wanted: list[tuple[ChunkInfo, str, int, int]] = []
+        for rg in self.row_group_infos:
+            for c in rg.chunks:
+                for kind in ("column_index", "offset_index"):
+                    off, ln = c.chunk.get(f"{kind}_offset"), c.chunk.get(f"{kind}_length")
+                    if off is None or ln is None:
+                        continue
+                    if off < 4 or ln <= 0 or off + ln > footer_start:
+                        self._finding("parquet.index-bounds", Severity.ERROR, c.chunk.offset,
+                                      f"row group {c.row_group} column {c.name}: the {kind.replace('_', ' ')} "
+                                      f"[{off}, {off + ln}) is not inside the data area "
+                                      f"[4, {footer_start})")
+                        continue
+                    wanted.append((c, kind, off, ln))
+        if not wanted:
+            return
+        lo = min(w[2] for w in wanted)
+        hi = max(w[2] + w[3] for w in wanted)
+        total = sum(w[3] for w in wanted)
+        block: Optional[tuple[int, bytes]] = None
+        if hi - lo <= total + INDEX_COALESCE_SLACK:
+            block = (lo, self.source.read(lo, hi - lo))
+        type_name = {"column_index": "ColumnIndex", "offset_index": "OffsetIndex"}
+        for c, kind, off, ln in wanted:
+            data = (block[1][off - block[0]: off - block[0] + ln] if block is not None
+                    else self.source.read(off, ln))
+            try:
+                ts = CompactReader(data, off, SCHEMA).read_struct(type_name[kind])
+            except ThriftError as exc:
+                self._finding("parquet.index", Severity.ERROR, exc.offset,
+                              f"row group {c.row_group} column {c.name}: cannot decode the "
+                              f"{kind.replace('_', ' ')}: {exc.message}")
+                continue
+            if ts.end != off + ln:
+                self._finding("parquet.index", Severity.WARNING, ts.end,
+                              f"row group {c.row_group} column {c.name}: the "
+                              f"{kind.replace('_', ' ')} ends at {ts.end}, not at {off + ln} "
+                              "as its length says")
+            setattr(c, kind, ts)
+
+    def _index_regions(self, footer_start: int, top: list[Region]) -> list[Region]:
+        column_idx: list[Region] = []
+        offset_idx: list[Region] = []
+        blooms: list[Region] = []
+        for rg in self.row_group_infos:
+            for c in rg.chunks:
+                label = f"row group {c.row_group} {c.name}"
+                if c.column_index is not None:
+                    ts = c.column_index
+                    column_idx.append(Region(f"column index: {label}", "column-index",
+                                             ts.offset, ts.length, struct_regions(ts)))
+                if c.offset_index is not None:
+                    ts = c.offset_index
+                    offset_idx.append(Region(f"offset index: {label}", "offset-index",
+                                             ts.offset, ts.length, struct_regions(ts)))
+                bloom = self._bloom_region(c, footer_start, label)
+                if bloom is not None:
+                    blooms.append(bloom)
+        out: list[Region] = []
+        for name, kind, regs in (("column indexes", "column-indexes", column_idx),
+                                 ("offset indexes", "offset-indexes", offset_idx),
+                                 ("bloom filters", "bloom-filters", blooms)):
+            if not regs:
+                continue
+            lo = min(r.offset for r in regs)
+            hi = max(r.end for r in regs)
+            if any(r.offset < hi and lo < r.end for r in top):
+                out.extend(regs)  # interleaved with other structures: keep them flat
+                continue
+            group = Region(name, kind, lo, hi - lo, regs)
+            check_children(group, self._add, name)
+            out.append(group)
+        return out
+
+    def _bloom_region(self, c: ChunkInfo, footer_start: int, label: str) -> Optional[Region]:
+        off = c.meta_get("bloom_filter_offset")
+        if off is None:
+            return None
+        ln = c.meta_get("bloom_filter_length")
+        if off < 4 or off >= footer_start or (ln is not None and (ln <= 0 or off + ln > footer_start)):
+            self._finding("parquet.bloom-filter", Severity.ERROR, c.meta.offset,
+                          f"{label}: the bloom filter at {off} (length {ln}) is not inside the "
+                          f"data area [4, {footer_start})")
+            return None
+        try:
+            h = self._read_header("BloomFilterHeader", off, footer_start)
+        except ThriftError as exc:
+            self._finding("parquet.bloom-filter", Severity.ERROR, exc.offset,
+                          f"{label}: cannot decode the bloom filter header: {exc.message}")
+            return None
+        nbytes = h.get("numBytes")
+        if not isinstance(nbytes, int) or nbytes < 0 or h.end + nbytes > footer_start:
+            self._finding("parquet.bloom-filter", Severity.ERROR, h.offset,
+                          f"{label}: the bloom filter claims {nbytes} bytes, past the data area")
+            return None
+        total = h.length + nbytes
+        if ln is not None and ln != total:
+            self._finding("parquet.bloom-filter", Severity.WARNING, off,
+                          f"{label}: bloom_filter_length is {ln}; header and bitset take {total}")
+        return Region(f"bloom filter: {label}", "bloom-filter", off, total, [
+            Region("bloom filter header", "bloom-filter-header", h.offset, h.length,
+                   struct_regions(h)),
+            Region("bitset", "bloom-filter-bitset", h.end, nbytes, value=f"{nbytes} bytes"),
+        ])
+
+    # -- regions -------------------------------------------------------------
+    def _row_group_regions(self) -> list[Region]:
+        out = []
+        for rg in self.row_group_infos:
+            chunk_regions = []
+            for c in rg.chunks:
+                if c.meta is None:
+                    continue
+                codec = enum_name(CODECS, c.meta_get("codec"))
+                kids = [_page_region(p, codec) for p in c.pages if p.header_length > 0]
+                r = Region(f"column chunk {c.name}", "column-chunk", c.start, c.length, kids,
+                           value=f"{codec}, {len(c.pages)} pages")
+                if kids:
+                    check_children(r, self._add, f"row group {c.row_group} column {c.name}")
+                c.region = r
+                chunk_regions.append(r)
+            if not chunk_regions:
+                continue
+            lo = min(r.offset for r in chunk_regions)
+            hi = max(r.end for r in chunk_regions)
+            region = Region(f"row group {rg.index}", "row-group", lo, hi - lo, chunk_regions,
+                            value=f"{rg.num_rows} rows")
+            check_children(region, self._add, f"row group {rg.index}")
+            rg.region = region
+            out.append(region)
+        return out
+
+
+_PAGE_KINDS = {"DATA_PAGE": "data-page", "DATA_PAGE_V2": "data-page",
+               "DICTIONARY_PAGE": "dictionary-page", "INDEX_PAGE": "index-page"}
+
+
+def _page_region(p: PageInfo, codec: str) -> Region:
+    kind = _PAGE_KINDS.get(p.page_type, "page")
+    label = {"data-page": "data page", "dictionary-page": "dictionary page",
+             "index-page": "index page"}.get(kind, "page")
+    header = Region("page header", "page-header", p.offset, p.header_length,
+                    struct_regions(p.header) if p.header is not None else [],
+                    value=p.page_type)
+    payload = Region("page payload", "page-payload", p.offset + p.header_length,
+                     p.compressed_size,
+                     value=f"{codec + ' ' if codec else ''}{p.compressed_size} B -> "
+                           f"{p.uncompressed_size} B")
+    value = f"{p.num_values} values" if p.num_values is not None else None
+    return Region(f"{label} {p.index}", kind, p.offset, p.header_length + p.compressed_size,
+                  [header, payload], value=value)
+
+
+def _stat_min_max(stats: TStruct, col: Optional[ColumnInfo]) -> tuple[Any, Any]:
+    lo, hi = stats.get("min_value"), stats.get("max_value")
+    if lo is None and hi is None and col is not None and col.physical_type not in (
+            "BYTE_ARRAY", "FIXED_LEN_BYTE_ARRAY"):
+        # Legacy min/max use signed order; only trustworthy for numeric types.
+        lo, hi = stats.get("min"), stats.get("max")
+    return decode_stat(lo, col), decode_stat(hi, col)
+
+
+_PAGE_COLUMNS = ["row_group", "column", "page", "page_type", "offset", "header_length",
+                 "compressed_size", "uncompressed_size", "num_values", "num_rows",
+                 "first_row_index", "first_row", "encoding", "null_count", "min", "max", "crc"]
+
+
+def _page_record(p: PageInfo, rg_first_row: Optional[int]) -> dict:
+    first = (rg_first_row + p.first_row_index
+             if rg_first_row is not None and p.first_row_index is not None else None)
+    return {
+        "row_group": p.row_group, "column": p.column, "page": p.index,
+        "page_type": p.page_type, "offset": p.offset, "header_length": p.header_length,
+        "compressed_size": p.compressed_size, "uncompressed_size": p.uncompressed_size,
+        "num_values": p.num_values, "num_rows": p.num_rows,
+        "first_row_index": p.first_row_index, "first_row": first, "encoding": p.encoding,
+        "null_count": p.null_count, "min": p.min, "max": p.max, "crc": p.crc,
+    }

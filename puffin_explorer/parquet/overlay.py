@@ -1,0 +1,165 @@
+"""Where a deletion vector's rows sit inside its Parquet data file.
+
+A deletion vector holds row positions of one data file.  Mapping them onto the
+file's row groups and pages tells how much of each row group (and page) is dead:
+the facts behind a compaction decision.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Optional
+
+import numpy as np
+
+from ..regions import Finding, Severity
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .layout import ParquetLayout
+
+
+def as_positions(dv: Any) -> np.ndarray:
+    """Sorted unique uint64 positions from a DeletionVector (``positions()``) or an array."""
+    raw = dv.positions() if hasattr(dv, "positions") else dv
+    arr = np.asarray(raw)
+    if arr.size and arr.dtype.kind == "i" and arr.min() < 0:
+        raise ValueError("row positions must be >= 0")
+    arr = arr.astype(np.uint64, copy=False).ravel()
+    if arr.size > 1 and not bool(np.all(arr[1:] > arr[:-1])):
+        arr = np.unique(arr)
+    return arr
+
+
+class DeletionOverlay:
+    """Deleted rows per row group and per page of one Parquet file.
+
+    ``row_groups`` and ``pages`` are DataFrames; ``findings`` holds
+    ``parquet.row-group-fully-deleted`` (and out-of-range positions);
+    ``chart()`` draws the deleted share per row group and per page.
+    """
+
+    def __init__(self, layout: "ParquetLayout", dv: Any, column: Optional[str] = None) -> None:
+        import pandas as pd
+
+        self.layout = layout
+        self.positions = as_positions(dv)
+        self.findings: list[Finding] = []
+        pos = self.positions
+        n_rows = layout.num_rows
+        self.deleted = int(pos.size)
+        beyond = int(pos.size - np.searchsorted(pos, np.uint64(n_rows), side="left"))
+        self.out_of_range = beyond
+        if beyond:
+            first = int(pos[pos.size - beyond])
+            self.findings.append(Finding(
+                "parquet.overlay-out-of-range", Severity.ERROR, None,
+                f"{beyond} deleted positions are past the file's {n_rows} rows "
+                f"(the first is {first})",
+                "the deletion vector belongs to another data file, or this file was rewritten"))
+
+        rgs = layout.row_group_infos
+        starts = np.array([rg.first_row for rg in rgs], dtype=np.uint64)
+        counts_rows = np.array([rg.num_rows for rg in rgs], dtype=np.uint64)
+        deleted = (np.searchsorted(pos, starts + counts_rows, side="left")
+                   - np.searchsorted(pos, starts, side="left")).astype(np.int64)
+        share = np.divide(deleted, counts_rows, out=np.zeros(len(rgs)),
+                          where=counts_rows > 0)
+        self.row_groups = pd.DataFrame({
+            "row_group": [rg.index for rg in rgs],
+            "first_row": starts.astype(np.int64),
+            "num_rows": counts_rows.astype(np.int64),
+            "deleted": deleted,
+            "live": counts_rows.astype(np.int64) - deleted,
+            "share": share,
+            "fully_deleted": (deleted == counts_rows) & (counts_rows > 0),
+            "offset": [rg.region.offset if rg.region is not None else None for rg in rgs],
+            "length": [rg.region.length if rg.region is not None else None for rg in rgs],
+        })
+        for rg, d in zip(rgs, deleted):
+            if rg.num_rows > 0 and d == rg.num_rows:
+                r = rg.region
+                self.findings.append(Finding(
+                    "parquet.row-group-fully-deleted", Severity.INFO,
+                    r.offset if r is not None else None,
+                    f"row group {rg.index}: all {rg.num_rows} rows are deleted",
+                    f"rewriting the file would drop its {r.length if r is not None else '?'} bytes",
+                    length=r.length if r is not None else None))
+
+        records = []
+        unmapped: set[str] = set()
+        for rg in rgs:
+            for c in rg.chunks:
+                if column is not None and c.name != column:
+                    continue
+                for p in c.pages:
+                    if not p.page_type.startswith("DATA_PAGE"):
+                        continue
+                    if p.first_row_index is None or p.num_rows is None:
+                        unmapped.add(c.name)
+                        continue
+                    records.append((rg.index, c.name, p.index, p.offset,
+                                    p.header_length + p.compressed_size,
+                                    rg.first_row + p.first_row_index, p.num_rows))
+        if column is not None and not any(c.name == column for rg in rgs for c in rg.chunks):
+            raise KeyError(f"no column {column!r}; columns: {[c.name for c in layout.columns]}")
+        for name in sorted(unmapped):
+            self.findings.append(Finding(
+                "parquet.overlay-pages-unknown", Severity.INFO, None,
+                f"column {name}: the rows of its pages are unknown (no offset index, "
+                "repeated values, or page headers not read)"))
+        cols = ["row_group", "column", "page", "offset", "length", "first_row", "num_rows"]
+        pages = pd.DataFrame.from_records(records, columns=cols)
+        p_start = pages["first_row"].to_numpy(dtype=np.uint64)
+        p_end = p_start + pages["num_rows"].to_numpy(dtype=np.uint64)
+        p_del = (np.searchsorted(pos, p_end, side="left")
+                 - np.searchsorted(pos, p_start, side="left")).astype(np.int64)
+        pages["deleted"] = p_del
+        n = pages["num_rows"].to_numpy(dtype=np.float64)
+        pages["share"] = np.divide(p_del, n, out=np.zeros(len(pages)), where=n > 0)
+        pages["fully_deleted"] = (p_del == pages["num_rows"].to_numpy()) & (n > 0)
+        self.pages = pages
+
+    @property
+    def share(self) -> float:
+        n = self.layout.num_rows
+        return (self.deleted - self.out_of_range) / n if n else 0.0
+
+    @property
+    def fully_deleted_bytes(self) -> int:
+        """Bytes of the row groups whose every row is deleted."""
+        df = self.row_groups
+        return int(df.loc[df["fully_deleted"], "length"].fillna(0).sum())
+
+    def chart(self, column: Optional[str] = None, ax=None):
+        """A matplotlib figure: deleted share per row group, and per page of one column."""
+        from .charts import overlay_figure
+
+        return overlay_figure(self, column=column)
+
+    def summary(self) -> str:
+        rg = self.row_groups
+        return (f"{self.deleted - self.out_of_range:,} of {self.layout.num_rows:,} rows deleted "
+                f"({self.share:.1%}); {int(rg['fully_deleted'].sum())} of {len(rg)} row groups "
+                f"fully deleted ({self.fully_deleted_bytes:,} bytes); "
+                f"{int(self.pages['fully_deleted'].sum())} of {len(self.pages)} data pages "
+                "fully deleted")
+
+    def __repr__(self) -> str:
+        lines = [f"DeletionOverlay({self.layout.location!r})", "  " + self.summary()]
+        shown = self.row_groups[["row_group", "first_row", "num_rows", "deleted", "share",
+                                 "fully_deleted"]].head(50)
+        lines.extend("  " + line for line in shown.to_string(index=False).splitlines())
+        if len(self.row_groups) > 50:
+            lines.append(f"  ... {len(self.row_groups) - 50} more row groups")
+        lines.extend(f"  {f}" for f in self.findings[:20])
+        return "\n".join(lines)
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        import html
+
+        table = self.row_groups.head(200).to_html(index=False, escape=True)
+        items = "".join(f"<li>{html.escape(str(f))}</li>" for f in self.findings[:50])
+        body = (f"<div class='pe-parquet-overlay'><div><b>DeletionOverlay</b> "
+                f"<code>{html.escape(str(self.layout.location))}</code></div>"
+                f"<div>{html.escape(self.summary())}</div>{table}"
+                f"{'<ul>' + items + '</ul>' if items else ''}</div>")
+        return {"text/plain": repr(self), "text/html": body}
