@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Optional
 import numpy as np
 
 from ..errors import BlobDecodeError
+from .._repr import RichRepr
 from ..regions import Finding, Region, Severity
 from .roaring import JAVA_MAX_KEY, Bitmap32, parse_bitmap32, values_from_slice
 
@@ -43,7 +44,7 @@ class Bucket:
         return self.bitmap.cardinality
 
 
-class DeletionVector:
+class DeletionVector(RichRepr):
     """A decoded deletion vector: the set of deleted row positions of one data file.
 
     Build one with :meth:`from_bytes` (a blob's bytes), :meth:`from_positions`,

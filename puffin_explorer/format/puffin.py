@@ -16,7 +16,8 @@ from typing import Any, Optional
 
 from ..errors import BlobDecodeError, InvalidFileError, PuffinError, SourceError
 from ..io import ByteSource, Location
-from ..regions import Finding, Region, Severity
+from .._repr import RichRepr, hex_view
+from ..regions import Finding, FindingList, Region, Severity
 from . import codecs
 from .registry import decoder_for
 
@@ -108,7 +109,7 @@ class Footer:
         return self.payload_size + MIN_FOOTER
 
 
-class PuffinFile:
+class PuffinFile(RichRepr):
     """A Puffin file, opened leniently.
 
     ``location`` is a local path, any fsspec URL (``s3://``, ``gs://``,
@@ -352,8 +353,8 @@ class PuffinFile:
         """Every problem in the file: footer, leading magic, and each blob decoded and checked."""
         if self._blob_findings is None:
             self._blob_findings = self._validate_content()
-        return sorted(self.footer_findings + self._blob_findings,
-                      key=lambda f: (f.space != "file", f.offset if f.offset is not None else -1))
+        return FindingList(sorted(self.footer_findings + self._blob_findings,
+                                  key=lambda f: (f.space != "file", f.offset if f.offset is not None else -1)))
 
     @property
     def is_valid(self) -> bool:
@@ -465,6 +466,10 @@ class PuffinFile:
                                       f"{_decoded_size(decoded):,} bytes)", "compressed", b.offset, b.length,
                                       inner)]
         return region
+
+    def hex(self, offset: Optional[int] = None, length: Optional[int] = None):
+        """An annotated hex view coloured by region; big files are paged (head, tail, region edges)."""
+        return hex_view(self.source, self.regions(), offset, length)
 
     # ------------------------------------------------------------------ misc
     @property

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Optional
 
+from .._repr import RichRepr
 from ..regions import Finding, Region
 
 if TYPE_CHECKING:  # pragma: no cover
     from .puffin import BlobMetadata
 
 
-class RawBlob:
+class RawBlob(RichRepr):
     """The (decompressed) bytes of a blob this package does not interpret."""
 
     blob_type = None

@@ -13,6 +13,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Optional
 
 from ..errors import BlobDecodeError
+from .._repr import RichRepr
 from ..regions import Finding, Region, Severity
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -32,7 +33,7 @@ def default_seed_hash() -> int:
     return int(datasketches.update_theta_sketch().get_seed_hash())
 
 
-class ThetaSketch:
+class ThetaSketch(RichRepr):
     """A decoded compact Theta sketch with its estimate, bounds and byte layout."""
 
     blob_type = BLOB_TYPE
