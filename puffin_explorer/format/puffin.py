@@ -336,13 +336,13 @@ class PuffinFile(RichRepr):
 
     def decode_blob(self, blob: BlobMetadata):
         """Decode a blob by its type (cached)."""
-        if blob.index in self._decoded:
-            return self._decoded[blob.index]
-        data = self.read_blob(blob)
-        space = "file" if blob.compression_codec is None else f"blob {blob.index} decompressed"
-        offset = blob.offset if blob.compression_codec is None else 0
-        decoded = decoder_for(blob.type).decode(data, offset, blob, space)
-        self._decoded[blob.index] = decoded
+        decoded = self._decoded.get(blob.index)
+        if decoded is None:
+            data = self.read_blob(blob)
+            space = "file" if blob.compression_codec is None else f"blob {blob.index} decompressed"
+            offset = blob.offset if blob.compression_codec is None else 0
+            decoded = decoder_for(blob.type).decode(data, offset, blob, space)
+            self._decoded[blob.index] = decoded
         if self.strict:
             self._raise_first(decoded.findings)
         return decoded
