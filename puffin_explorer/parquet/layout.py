@@ -22,6 +22,7 @@ from .thrift import CompactReader, ThriftError, TStruct
 
 TAIL_READ = 64 * 1024  # first read from the end: the footer of most files fits
 HEADER_READ = 512  # first read for a page header; grows when the header is longer
+CHUNK_PREFETCH = 64 * 1024  # a column chunk this small is read whole: one request for all headers
 INDEX_COALESCE_SLACK = 1024 * 1024  # read all page indexes at once if the holes are this small
 
 
@@ -109,6 +110,7 @@ class ParquetLayout:
         self.footer_length: Optional[int] = None
         self._pages_seen = 0
         self._buffer: tuple[int, bytes] = (0, b"")
+        self._tail: tuple[int, bytes] = (0, b"")
         self._recovered: list[PageInfo] = []
         self.root = Region("parquet file", "parquet-file", 0, self.size,
                            value=self.location)
@@ -279,13 +281,8 @@ class ParquetLayout:
             self._finding("parquet.too-small", Severity.ERROR, 0,
                           f"the file has {size} bytes; a Parquet file has at least 12 "
                           "(magic, footer length, magic)", "the file is truncated or empty")
-        tail_start, tail = self.source.tail(min(size, TAIL_READ))
-        self._buffer = (tail_start, tail)
-
-        def get(offset: int, length: int) -> bytes:
-            if offset >= tail_start and offset + length <= tail_start + len(tail):
-                return tail[offset - tail_start: offset - tail_start + length]
-            return self.source.read(offset, length)
+        self._tail = self.source.tail(min(size, TAIL_READ))
+        get = self._fetch
 
         head = get(0, min(4, size))
         if head:
@@ -428,14 +425,19 @@ class ParquetLayout:
                           f"{self.num_rows}")
 
     # -- pages --------------------------------------------------------------
-    def _read_window(self, offset: int, length: int) -> bytes:
-        """Bytes [offset, offset+length), reusing the last read when it covers them."""
-        b_off, buf = self._buffer
-        if b_off <= offset and offset + length <= b_off + len(buf):
-            return buf[offset - b_off: offset - b_off + length]
+    def _fetch(self, offset: int, length: int, keep: bool = False) -> bytes:
+        """Bytes [offset, offset+length), from the tail or the last read when they cover them."""
+        length = max(0, min(length, self.size - offset))
+        for b_off, buf in (self._tail, self._buffer):
+            if b_off <= offset and offset + length <= b_off + len(buf):
+                return buf[offset - b_off: offset - b_off + length]
         data = self.source.read(offset, length)
-        self._buffer = (offset, data)
+        if keep:
+            self._buffer = (offset, data)
         return data
+
+    def _read_window(self, offset: int, length: int) -> bytes:
+        return self._fetch(offset, length, keep=True)
 
     def _read_header(self, name: str, offset: int, limit: int) -> TStruct:
         """Decode the Thrift struct ``name`` at ``offset``; reads grow until it fits before ``limit``."""
@@ -477,6 +479,8 @@ class ParquetLayout:
         if c.meta is None or c.length <= 0:
             return
         pos, end = c.start, c.start + c.length
+        if c.length <= CHUNK_PREFETCH:
+            self._read_window(c.start, c.length)
         values = 0
         while pos < end:
             if self._pages_seen >= self.max_pages:
@@ -609,13 +613,11 @@ class ParquetLayout:
         lo = min(w[2] for w in wanted)
         hi = max(w[2] + w[3] for w in wanted)
         total = sum(w[3] for w in wanted)
-        block: Optional[tuple[int, bytes]] = None
         if hi - lo <= total + INDEX_COALESCE_SLACK:
-            block = (lo, self.source.read(lo, hi - lo))
+            self._read_window(lo, hi - lo)
         type_name = {"column_index": "ColumnIndex", "offset_index": "OffsetIndex"}
         for c, kind, off, ln in wanted:
-            data = (block[1][off - block[0]: off - block[0] + ln] if block is not None
-                    else self.source.read(off, ln))
+            data = self._fetch(off, ln)
             try:
                 ts = CompactReader(data, off, SCHEMA).read_struct(type_name[kind])
             except ThriftError as exc:

@@ -129,7 +129,7 @@ class DeletionOverlay:
         df = self.row_groups
         return int(df.loc[df["fully_deleted"], "length"].fillna(0).sum())
 
-    def chart(self, column: Optional[str] = None, ax=None):
+    def chart(self, column: Optional[str] = None):
         """A matplotlib figure: deleted share per row group, and per page of one column."""
         from .charts import overlay_figure
 

@@ -27,12 +27,31 @@ def _summary(pl: "ParquetLayout") -> str:
     return " · ".join(parts)
 
 
+SHOW_CHILDREN = 12  # a longer child list shows its first and last few and a count between
+
+
 def _rows(pl: "ParquetLayout", max_depth: int = 2):
-    rows = []
-    for depth, r in pl.root.walk():
-        if depth == 0 or depth > max_depth:
-            continue
-        rows.append((depth, r))
+    """(depth, region or elided-count) rows down to ``max_depth``, long child lists elided."""
+    rows: list = []
+
+    def visit(region, depth: int) -> None:
+        if depth > max_depth:
+            return
+        rows.append((depth, region))
+        kids = region.children
+        if len(kids) > SHOW_CHILDREN and depth + 1 > 1:
+            shown = kids[:4] + [len(kids) - 6] + kids[-2:]
+        else:
+            shown = kids
+        for k in shown:
+            if isinstance(k, int):
+                if depth + 1 <= max_depth:
+                    rows.append((depth + 1, k))
+            else:
+                visit(k, depth + 1)
+
+    for child in pl.root.children:
+        visit(child, 1)
     return rows
 
 
@@ -52,6 +71,9 @@ def layout_text(pl: "ParquetLayout") -> str:
              f"  {'offset':>12} {'end':>12} {'length':>12}  region"]
     rows = _rows(pl)
     for depth, r in rows[:MAX_ROWS]:
+        if isinstance(r, int):
+            lines.append(f"  {'':>12} {'':>12} {'':>12}  {'  ' * (depth - 1)}... {r} more")
+            continue
         flag = " !" if r.finding is not None else ""
         lines.append(f"  {r.offset:>12,} {r.end:>12,} {r.length:>12,}  {'  ' * (depth - 1)}"
                      f"{r.name}  {_value_text(r.value)}{flag}".rstrip())
@@ -78,6 +100,10 @@ def layout_html(pl: "ParquetLayout") -> str:
            "<th>value</th></tr></thead><tbody>"]
     rows = _rows(pl)
     for depth, r in rows[:MAX_ROWS]:
+        if isinstance(r, int):
+            out.append(f"<tr><td></td><td></td><td></td><td style='padding-left:"
+                       f"{(depth - 1) * 1.5}em'>... {r} more</td><td></td></tr>")
+            continue
         style = " style='color:#c00'" if r.finding is not None else ""
         out.append(f"<tr{style}><td>{r.offset:,}</td><td>{r.end:,}</td><td>{r.length:,}</td>"
                    f"<td style='padding-left:{(depth - 1) * 1.5}em'>{e(r.name)}</td>"
