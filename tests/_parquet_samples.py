@@ -9,7 +9,7 @@ N_ROWS = 5000
 ROW_GROUP_ROWS = 1000
 ROWS_PER_PAGE = 300
 CODECS = {"id": "zstd", "name": "snappy", "score": "gzip", "flag": "none", "day": "lz4",
-          "tags": "brotli"}
+          "tags.list.element": "brotli"}
 
 
 def sample_table():
