@@ -274,6 +274,14 @@ class ParquetLayout:
         if self.strict and f.severity == Severity.ERROR:
             raise InvalidFileError.from_finding(f)
 
+    def _check_types(self, ts: TStruct, context: str) -> None:
+        for path, start, end, wire in ts.invalid_fields():
+            self._finding("parquet.thrift-type", Severity.ERROR, start,
+                          f"{context}: {path} has wire type {wire}, which its schema does not "
+                          "allow; the field is ignored",
+                          "the struct is corrupted or written by a non-conforming writer",
+                          length=end - start)
+
     def _parse(self, walk_pages: bool) -> None:
         size = self.size
         top: list[Region] = []
@@ -342,6 +350,7 @@ class ParquetLayout:
             self._finish(top)
             return
         self.metadata = meta
+        self._check_types(meta, "footer")
         footer_region.children = struct_regions(meta)
         if meta.end != footer_start + footer_len:
             self._finding("parquet.footer-length", Severity.WARNING, meta.end,
@@ -366,6 +375,14 @@ class ParquetLayout:
         self._finish(top)
 
     def _finish(self, top: list[Region]) -> None:
+        if self.metadata is None and self.size > 4:
+            # Without a footer nothing says what the bytes are: mark them unparsed (the
+            # finding that explains why is already recorded), rather than as gaps.
+            cursor = 4
+            for r in sorted(top, key=lambda r: r.offset) + [Region("", "", self.size, 0)]:
+                if r.offset > cursor:
+                    top.append(Region("unparsed bytes", "unparsed", cursor, r.offset - cursor))
+                cursor = max(cursor, r.end)
         self.root.children = top
         check_children(self.root, self._add, "the file")
 
@@ -375,7 +392,7 @@ class ParquetLayout:
         for i, rg in enumerate(meta.get("row_groups") or []):
             if not isinstance(rg, TStruct):
                 continue
-            num_rows = int(rg.get("num_rows", 0) or 0)
+            num_rows = max(0, rg.get("num_rows", 0))
             info = RowGroupInfo(i, num_rows, first_row, rg.get("total_byte_size"),
                                 rg.get("total_compressed_size"))
             first_row += num_rows
@@ -498,6 +515,16 @@ class ParquetLayout:
                               f"page header at byte {pos}: {exc.message}",
                               "the chunk's offsets or sizes are wrong, or the page is corrupted")
                 return
+            self._check_types(h, f"row group {c.row_group} column {c.name} page header at {pos}")
+            missing = [f for f in ("type", "uncompressed_page_size", "compressed_page_size")
+                       if f not in h]
+            if missing:
+                self._finding("parquet.page-header", Severity.ERROR, pos,
+                              f"row group {c.row_group} column {c.name}: the page header at "
+                              f"byte {pos} lacks the required {', '.join(missing)}",
+                              "the chunk's offsets are wrong, or the page is corrupted",
+                              length=h.length)
+                return
             p = self._page_from_header(h, c.row_group, c.name, len(c.pages), pos, c.column)
             self._pages_seen += 1
             if p.compressed_size < 0 or p.end > end:
@@ -527,18 +554,22 @@ class ParquetLayout:
                               f"row group {c.row_group} column {c.name}: the offset index "
                               f"lists {len(locs)} pages that differ from the "
                               f"{len(data_pages)} data pages in the chunk")
-            if not c.pages_walked or len(locs) != len(data_pages):
-                # Pages known only from the offset index (headers not read).
+            if c.pages_walked:
+                by_offset = {loc.get("offset"): loc for loc in locs}
+                for p in data_pages:
+                    loc = by_offset.get(p.offset)
+                    if loc is not None:
+                        p.first_row_index = loc.get("first_row_index")
+            else:
+                # Headers not read (pages=False, or a broken header): the offset index
+                # still says where each data page is and which rows it holds.
                 c.pages = [p for p in c.pages if not p.page_type.startswith("DATA_PAGE")]
-                for i, loc in enumerate(locs):
-                    c.pages.append(PageInfo(c.row_group, c.name, len(c.pages), "DATA_PAGE",
-                                            int(loc.get("offset", 0)), 0,
-                                            int(loc.get("compressed_page_size", 0)), 0, None,
+                for loc in locs:
+                    c.pages.append(PageInfo(c.row_group, c.name, len(c.pages),
+                                            "DATA_PAGE (offset index)", int(loc.get("offset", 0)),
+                                            0, int(loc.get("compressed_page_size", 0)), 0, None,
                                             first_row_index=loc.get("first_row_index")))
                 data_pages = [p for p in c.pages if p.page_type.startswith("DATA_PAGE")]
-            else:
-                for p, loc in zip(data_pages, locs):
-                    p.first_row_index = loc.get("first_row_index")
             self._add_index_stats(c, data_pages)
         elif (c.column is not None and c.column.max_repetition_level == 0) or all(
                 p.num_rows is not None for p in data_pages):
@@ -574,6 +605,9 @@ class ParquetLayout:
             try:
                 h = self._read_header("PageHeader", pos, end)
             except ThriftError:
+                break
+            if h.invalid or any(f not in h for f in ("type", "uncompressed_page_size",
+                                                     "compressed_page_size")):
                 break
             p = self._page_from_header(h, -1, "?", len(pages), pos, None)
             if p.page_type.startswith("UNKNOWN") or p.compressed_size < 0 or p.end > end \
@@ -625,6 +659,7 @@ class ParquetLayout:
                               f"row group {c.row_group} column {c.name}: cannot decode the "
                               f"{kind.replace('_', ' ')}: {exc.message}")
                 continue
+            self._check_types(ts, f"row group {c.row_group} column {c.name} {kind.replace('_', ' ')}")
             if ts.end != off + ln:
                 self._finding("parquet.index", Severity.WARNING, ts.end,
                               f"row group {c.row_group} column {c.name}: the "
@@ -682,6 +717,7 @@ class ParquetLayout:
             self._finding("parquet.bloom-filter", Severity.ERROR, exc.offset,
                           f"{label}: cannot decode the bloom filter header: {exc.message}")
             return None
+        self._check_types(h, f"{label} bloom filter header")
         nbytes = h.get("numBytes")
         if not isinstance(nbytes, int) or nbytes < 0 or h.end + nbytes > footer_start:
             self._finding("parquet.bloom-filter", Severity.ERROR, h.offset,

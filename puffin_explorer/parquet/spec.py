@@ -30,6 +30,8 @@ def enum_name(table: dict[int, str], value) -> str:
     """The enum's name, or ``UNKNOWN(n)`` for a value this reader does not know."""
     if value is None:
         return ""
+    if not isinstance(value, int):
+        return "INVALID"
     return table.get(value, f"UNKNOWN({value})")
 
 

@@ -75,6 +75,9 @@ class TStruct:
     end: int = 0
     fields: dict[str, Any] = field(default_factory=dict)
     spans: dict[str, tuple[int, int]] = field(default_factory=dict)
+    # fields whose wire type contradicts the schema: name -> (start, end, wire type name);
+    # they are left out of ``fields`` so every present field has its schema's type
+    invalid: dict[str, tuple[int, int, str]] = field(default_factory=dict)
 
     @property
     def length(self) -> int:
@@ -88,6 +91,16 @@ class TStruct:
 
     def __getitem__(self, name: str) -> Any:
         return self.fields[name]
+
+    def invalid_fields(self) -> list[tuple[str, int, int, str]]:
+        """``(path, start, end, wire type)`` of every ill-typed field here and in nested structs."""
+        out = [(f"{self.type_name}.{name}", a, b, w) for name, (a, b, w) in self.invalid.items()]
+        for value in self.fields.values():
+            items = value if isinstance(value, list) else [value]
+            for item in items:
+                if isinstance(item, TStruct):
+                    out.extend(item.invalid_fields())
+        return out
 
     def to_dict(self) -> dict[str, Any]:
         """Plain nested dicts and lists (structs converted recursively)."""
@@ -109,6 +122,30 @@ def _plain(value: Any) -> Any:
 # spec is "string" (binary decoded as UTF-8), the name of another struct in the
 # schema, "list:<spec>", or anything else (decoded by wire type alone).
 Schema = Mapping[str, Mapping[int, tuple[str, str]]]
+
+
+_INT_TYPES = (BYTE, I16, I32, I64)
+
+
+def conforms(spec: str, wire_type: int, schema: Schema) -> bool:
+    """Whether a value of ``wire_type`` can be the schema's ``spec``."""
+    if spec in ("i8", "i16", "i32", "i64"):
+        return wire_type in _INT_TYPES
+    if spec == "bool":
+        return wire_type in (BOOL_TRUE, BOOL_FALSE)
+    if spec in ("binary", "string"):
+        return wire_type == BINARY
+    if spec == "double":
+        return wire_type == DOUBLE
+    if spec.startswith("list:"):
+        return wire_type in (LIST, SET)
+    if spec in schema:
+        return wire_type == STRUCT
+    return True
+
+
+class _BadElements(Exception):
+    pass
 
 
 class CompactReader:
@@ -222,7 +259,10 @@ class CompactReader:
         if size > len(self.data) - self.pos:
             raise ThriftError(f"list of {size} elements cannot fit in the "
                               f"{len(self.data) - self.pos} remaining bytes", start, truncated=True)
-        return [self._list_element(elem_type, elem_spec, depth) for _ in range(size)]
+        items = [self._list_element(elem_type, elem_spec, depth) for _ in range(size)]
+        if size and elem_spec and not conforms(elem_spec, elem_type, self.schema):
+            raise _BadElements(WIRE_TYPE_NAMES[elem_type])
+        return items
 
     def read_map(self, depth: int = 0) -> dict[Any, Any]:
         start = self.offset
@@ -262,7 +302,15 @@ class CompactReader:
             if wire_type not in WIRE_TYPE_NAMES:
                 raise ThriftError(f"field {field_id} has unknown wire type {wire_type}", field_start)
             name, spec = fields_spec.get(field_id, (f"field_{field_id}", ""))
-            value = self.read_value(wire_type, spec, depth)
+            try:
+                value = self.read_value(wire_type, spec, depth)
+            except _BadElements as bad:
+                # the list was read to its end; only its element type is wrong
+                out.invalid[name] = (field_start, self.offset, f"list<{bad.args[0]}>")
+                continue
+            if not conforms(spec, wire_type, self.schema):
+                out.invalid[name] = (field_start, self.offset, WIRE_TYPE_NAMES[wire_type])
+                continue
             out.fields[name] = value
             out.spans[name] = (field_start, self.offset)
         out.end = self.offset
