@@ -131,11 +131,13 @@ def theta_figure(sketch: Any, pyplot: bool = True, _themable: bool = False):
         ax = fig.add_subplot(1, 1, 1)
         accent = _ACCENT if _themable else "#3b6fb6"
         est = sketch.estimate
+        exact = sketch.upper_bound(3) - sketch.lower_bound(3) <= 0
         for k, lw in ((3, 3), (2, 6), (1, 10)):
             lo, hi = sketch.lower_bound(k), sketch.upper_bound(k)
             ax.plot([lo, hi], [0, 0], color=accent, alpha=0.25 + 0.2 * (4 - k), linewidth=lw,
                     solid_capstyle="butt")
-            ax.annotate(f"{k}σ", (hi, 0), xytext=(3, -3 + 7 * (k - 2)), textcoords="offset points", fontsize=7)
+            if not exact:
+                ax.annotate(f"{k}σ", (hi, 0), xytext=(2, 4), textcoords="offset points", fontsize=7)
         ax.plot([est], [0], marker="|", markersize=16, color=_INK if _themable else "black")
         ndv = sketch.ndv_property
         if ndv is not None and str(ndv).isdigit():
@@ -148,7 +150,9 @@ def theta_figure(sketch: Any, pyplot: bool = True, _themable: bool = False):
         ax.set_yticks([])
         ax.spines["left"].set_visible(False)
         ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: _short(v)))
-        label = f"estimate {est:,.1f}" + (f"   ▼ ndv property {ndv}" if ndv is not None else "")
+        label = (f"estimate {est:,.1f}" + (" (exact: the bounds equal the estimate)" if exact else
+                                           "  with 1σ, 2σ, 3σ bounds")
+                 + (f"   ▼ ndv property {ndv}" if ndv is not None else ""))
         ax.set_title(label, fontsize=8, loc="left")
         fig.tight_layout(pad=0.3)
     return fig
@@ -170,8 +174,11 @@ _METADATA = re.compile(r"<metadata>.*?</metadata>", re.S)
 
 def figure_svg(fig) -> str:
     """The figure as an inline ``<svg>`` element: no prolog, no date, theme colours as CSS."""
+    import matplotlib
+
     buf = io.StringIO()
-    fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None, "Format": None, "Type": None})
+    with matplotlib.rc_context({"svg.hashsalt": _RC["svg.hashsalt"], "svg.fonttype": "none"}):
+        fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None, "Format": None, "Type": None})
     svg = _PROLOG.sub("", buf.getvalue(), count=1)
     svg = _COMMENT.sub("", svg)
     svg = _METADATA.sub("", svg)

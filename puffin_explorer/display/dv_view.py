@@ -125,7 +125,7 @@ def container_rows(dv: Any) -> list[list[Any]]:
         if not d:
             continue
         per = d["bytes"] / d["positions"] if d["positions"] else 0.0
-        rows.append([kind, d["containers"], d["positions"], d["bytes"], f"{per:.3f}"])
+        rows.append([kind, f"{d['containers']:,}", f"{d['positions']:,}", f"{d['bytes']:,}", f"{per:.3f}"])
     return rows
 
 
@@ -146,8 +146,8 @@ def html_body(dv: Any, title: Optional[str] = None, compact: bool = False) -> st
                 f'{mean:,.1f} positions per run on average</div>')
     first, last = edge_positions(dv)
     n = max(len(first), len(last))
-    erows = [[i, first[i] if i < len(first) else "", (-len(last) + i) if i < len(last) else "",
-              last[i] if i < len(last) else ""] for i in range(n)]
+    erows = [[i, f"{first[i]:,}" if i < len(first) else "", (-len(last) + i) if i < len(last) else "",
+              f"{last[i]:,}" if i < len(last) else ""] for i in range(n)]
     etab = H.table(["#", "first positions", "#", "last positions"], erows, ["pe-num"] * 4)
     parts.append(H.details("Containers and runs", f'<div class="pe-cols"><div>{ctab}{run_html}</div>'
                                                   f"<div>{etab}</div></div>", True))

@@ -83,6 +83,8 @@ def html_body(pf: Any, names: Optional[dict[int, str]] = None, compact: bool = F
     table = H.table(cols, table_rows, ["", "pe-num", "pe-mono pe-nowrap", "pe-mono", "pe-num", "pe-num", "pe-num", "pe-num",
                                        "", "pe-num", "pe-wrap pe-mono", "pe-text-col"],
                     total=len(rows), more_hint="pf.blob_table() has all", raw_html_columns=(0,))
+    if not rows:
+        table = '<div class="pe-note">no blobs</div>'
     parts.append(H.details("Blobs", table, True, f" {len(rows):,}"))
     if pf.properties:
         ptab = H.table(["property", "value"], [[k, v] for k, v in pf.properties.items()],

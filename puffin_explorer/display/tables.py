@@ -9,8 +9,8 @@ from . import html as H
 from . import text as T
 from .layout import EXPAND, region_css
 
-#: Regions listed under one top-level region before the rest are counted.
-MAX_REGION_ROWS = 300
+#: Region rows drawn in one tree view before the rest are counted.
+MAX_REGION_ROWS = 400
 
 _SEV_ORDER = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}
 
@@ -21,16 +21,27 @@ def _where(offset: Optional[int], space: str) -> str:
     return f"{offset:,}" + ("" if space == "file" else f" ({space})")
 
 
-def render_region_tree_html(root: Region, expand: Sequence[str] = EXPAND, open_: bool = False) -> str:
-    """The region tree as collapsible tables: one ``<details>`` per top-level region."""
+def render_region_tree_html(root: Region, expand: Sequence[str] = EXPAND, open_: bool = False,
+                            max_rows: int = MAX_REGION_ROWS) -> str:
+    """The region tree as collapsible tables: one ``<details>`` per top-level region.
+
+    At most ``max_rows`` rows are drawn in all; the rest is counted.
+    """
     colours = region_css(root, expand)
     parts = []
-    for top in root.children or [root]:
+    budget = max_rows
+    tops = root.children or [root]
+    for n_top, top in enumerate(tops):
+        if budget <= 0:
+            rest = len(tops) - n_top
+            parts.append(f'<div class="pe-note">… {rest:,} more top-level regions not shown '
+                         "(Region.to_pandas() has all)</div>")
+            break
         rows = []
         total = 0
         for depth, r in top.walk():
             total += 1
-            if len(rows) >= MAX_REGION_ROWS:
+            if len(rows) >= budget:
                 continue
             css = colours.get(id(r), "")
             name = ("&#160;&#160;" * depth) + (H.swatch(css) if css and r.space == "file" else "") + H.esc(
@@ -38,6 +49,7 @@ def render_region_tree_html(root: Region, expand: Sequence[str] = EXPAND, open_:
             rows.append([name, r.kind, _where(r.offset, r.space), H.num(r.length), H.num(r.end),
                          "" if r.value is None else _short_value(r.value),
                          r.finding.code if r.finding else ""])
+        budget -= len(rows)
         table = H.table(["region", "kind", "offset", "length", "end", "value", "finding"], rows,
                         ["", "pe-mono", "pe-num", "pe-num", "pe-num", "pe-wrap pe-mono", ""],
                         total=total, more_hint="Region.to_pandas() has all", raw_html_columns=(0,))
