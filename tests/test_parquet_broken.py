@@ -171,7 +171,7 @@ def test_corrupted_column_index_leaves_a_gap(data):
     bad[270_499] = 0x1D
     pl = ParquetLayout(bytes(bad))
     assert codes(pl) == [("parquet.index", "error", 270_499), ("parquet.gap", "warning", 270_499)]
-    gap = pl.root.find("gap")[0]
+    gap = pl.root.find("unclaimed")[0]
     assert (gap.offset, gap.length) == (270_499, 67)
 
 

@@ -131,12 +131,18 @@ def test_column_filter_and_chart(sample):
         pl.overlay([1], column="nope")
     fig = ov.chart()
     top, bottom = fig.axes
-    assert len(top.patches) == 5 and len(bottom.patches) == 20
-    assert [p.get_height() for p in top.patches] == [0.0, 1.0, 0.0, 0.0, 0.0]
-    red = top.patches[1].get_facecolor()
-    assert red[:3] == pytest.approx((0xD6 / 255, 0x27 / 255, 0x28 / 255))
+    # one step path per panel (plus one for the fully deleted row groups), never a bar per row
+    assert len(top.patches) == 2 and len(bottom.patches) == 1
+    assert list(top.patches[0].get_data().values) == [0.0, 1.0, 0.0, 0.0, 0.0]
+    assert list(top.patches[0].get_data().edges) == [0, 1000, 2000, 3000, 4000, 5000]
+    assert list(top.patches[1].get_data().values) == [0.0, 1.0, 0.0, 0.0, 0.0]
+    assert top.patches[1].get_facecolor()[:3] == pytest.approx((0xD6 / 255, 0x27 / 255, 0x28 / 255))
+    assert len(bottom.patches[0].get_data().values) == 20
     buf = io.BytesIO()
     fig.savefig(buf, format="svg")
     assert buf.getvalue().startswith(b"<?xml")
     bundle = ov._repr_mimebundle_()
-    assert "<table" in bundle["text/html"] and bundle["text/plain"] == repr(ov)
+    assert bundle["text/plain"] == repr(ov)
+    html = bundle["text/html"]
+    assert "<svg" in html and "<script" not in html and "Row groups" in html
+    assert "1000 of 5,000 rows" not in html and "1,000 of 5,000 rows (20.0%)" in html

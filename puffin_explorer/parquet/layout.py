@@ -246,21 +246,32 @@ class ParquetLayout:
 
         return DeletionOverlay(self, dv, column=column)
 
-    def hex(self, offset: int = 0, length: int = 512) -> str:
-        """An annotated hex dump of ``length`` bytes at ``offset`` (one range read)."""
-        from .views import hex_dump
+    def hex(self, offset: Optional[int] = None, length: Optional[int] = None):
+        """An annotated hex view coloured by region (``HexView``: displays in notebooks,
+        ``.text()`` for terminals).  Without ``offset``/``length`` a big file is paged:
+        head, tail and the bytes around each region boundary, a few kilobytes in all."""
+        from ..display.hexview import HexView
+        from .views import expand_kinds
 
-        return hex_dump(self, offset, length)
+        return HexView(self.source, self.root, offset, length, expand=expand_kinds(self))
 
-    def __repr__(self) -> str:
+    def to_text(self) -> str:
+        """The plain-text view: summary, layout strip, regions, findings."""
         from .views import layout_text
 
         return layout_text(self)
 
-    def _repr_mimebundle_(self, include=None, exclude=None):
-        from .views import layout_html, layout_text
+    def to_html(self) -> str:
+        """The HTML view (self-contained fragment, no JavaScript)."""
+        from .views import layout_html
 
-        return {"text/plain": layout_text(self), "text/html": layout_html(self)}
+        return layout_html(self)
+
+    def __repr__(self) -> str:
+        return self.to_text()
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        return {"text/plain": self.to_text(), "text/html": self.to_html()}
 
     # ------------------------------------------------------------- parsing
     def _finding(self, code: str, severity: Severity, offset: Optional[int], message: str,

@@ -143,23 +143,19 @@ class DeletionOverlay:
                 f"{int(self.pages['fully_deleted'].sum())} of {len(self.pages)} data pages "
                 "fully deleted")
 
+    def to_text(self) -> str:
+        from .views import overlay_text
+
+        return overlay_text(self)
+
+    def to_html(self) -> str:
+        """HTML: summary, findings, the chart as inline SVG, row-group and page tables."""
+        from .views import overlay_html
+
+        return overlay_html(self)
+
     def __repr__(self) -> str:
-        lines = [f"DeletionOverlay({self.layout.location!r})", "  " + self.summary()]
-        shown = self.row_groups[["row_group", "first_row", "num_rows", "deleted", "share",
-                                 "fully_deleted"]].head(50)
-        lines.extend("  " + line for line in shown.to_string(index=False).splitlines())
-        if len(self.row_groups) > 50:
-            lines.append(f"  ... {len(self.row_groups) - 50} more row groups")
-        lines.extend(f"  {f}" for f in self.findings[:20])
-        return "\n".join(lines)
+        return self.to_text()
 
     def _repr_mimebundle_(self, include=None, exclude=None):
-        import html
-
-        table = self.row_groups.head(200).to_html(index=False, escape=True)
-        items = "".join(f"<li>{html.escape(str(f))}</li>" for f in self.findings[:50])
-        body = (f"<div class='pe-parquet-overlay'><div><b>DeletionOverlay</b> "
-                f"<code>{html.escape(str(self.layout.location))}</code></div>"
-                f"<div>{html.escape(self.summary())}</div>{table}"
-                f"{'<ul>' + items + '</ul>' if items else ''}</div>")
-        return {"text/plain": repr(self), "text/html": body}
+        return {"text/plain": self.to_text(), "text/html": self.to_html()}

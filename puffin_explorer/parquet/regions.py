@@ -79,7 +79,7 @@ def check_children(parent: Region, add_finding: Callable[[Finding], None], what:
     cursor = parent.offset
     for r in kids:
         if r.offset > cursor:
-            gap = Region("unreferenced bytes", "gap", cursor, r.offset - cursor)
+            gap = Region("unreferenced bytes", "unclaimed", cursor, r.offset - cursor)
             gap.finding = Finding("parquet.gap", Severity.WARNING, cursor,
                                   f"{r.offset - cursor} bytes in {what} that no metadata "
                                   f"points to, before {r.name}",
@@ -100,7 +100,7 @@ def check_children(parent: Region, add_finding: Callable[[Finding], None], what:
         out.append(r)
         cursor = max(cursor, r.end)
     if cursor < parent.end and out:
-        gap = Region("unreferenced bytes", "gap", cursor, parent.end - cursor)
+        gap = Region("unreferenced bytes", "unclaimed", cursor, parent.end - cursor)
         gap.finding = Finding("parquet.gap", Severity.WARNING, cursor,
                               f"{parent.end - cursor} bytes at the end of {what} that no "
                               f"metadata points to", length=parent.end - cursor)

@@ -1,25 +1,28 @@
-"""Plain text and minimal HTML views of a Parquet layout.
+"""Text and HTML views of a Parquet layout and of a deletion overlay.
 
-These are this module's own small views; they only read the region tree and
-the layout's tables, and escape every string that came from the file.
+Built from the display layer's generic pieces (layout strip, region tree,
+findings table, hex view, HTML wrapper), so a Parquet file looks like a Puffin
+file.  Imported only when something is rendered; parsing never imports it.
 """
 
 from __future__ import annotations
 
-import html
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # pragma: no cover
     from .layout import ParquetLayout
+    from .overlay import DeletionOverlay
 
-MAX_ROWS = 400  # cap on region rows in the text and HTML views
+MAX_ROWS = 400  # cap on region rows in the text view
+EXPAND_ROW_GROUPS = 16  # up to this many row groups, the strip shows their column chunks
+SHOW_CHILDREN = 12  # a longer child list shows its first and last few and a count between
 
 
-def _summary(pl: "ParquetLayout") -> str:
+def summary(pl: "ParquetLayout") -> str:
     n_rg = len(pl.row_group_infos)
     parts = [f"{pl.size:,} bytes", f"{n_rg} row group{'s' if n_rg != 1 else ''}",
              f"{pl.num_rows:,} rows", f"{len(pl.columns)} columns"]
-    n_pages = sum(len(c.pages) for rg in pl.row_group_infos for c in rg.chunks)
+    n_pages = sum(len(c.pages) for rg in pl.row_group_infos for c in rg.chunks) + len(pl._recovered)
     if n_pages:
         parts.append(f"{n_pages} pages")
     if pl.created_by:
@@ -27,7 +30,22 @@ def _summary(pl: "ParquetLayout") -> str:
     return " · ".join(parts)
 
 
-SHOW_CHILDREN = 12  # a longer child list shows its first and last few and a count between
+def expand_kinds(pl: "ParquetLayout") -> tuple[str, ...]:
+    """Kinds the layout strip opens up: the footer, and row groups when there are few."""
+    from ..display.layout import EXPAND
+
+    few = len(pl.row_group_infos) <= EXPAND_ROW_GROUPS
+    return tuple(EXPAND) + (("row-group",) if few else ())
+
+
+def _status(findings) -> tuple[str, str]:
+    errors = sum(1 for f in findings if f.severity.value == "error")
+    warnings = sum(1 for f in findings if f.severity.value == "warning")
+    if errors:
+        return f"invalid: {errors} error{'s' * (errors != 1)}", "error"
+    if warnings:
+        return f"valid with {warnings} warning{'s' * (warnings != 1)}", "warning"
+    return "valid", "ok"
 
 
 def _rows(pl: "ParquetLayout", max_depth: int = 2):
@@ -35,18 +53,14 @@ def _rows(pl: "ParquetLayout", max_depth: int = 2):
     rows: list = []
 
     def visit(region, depth: int) -> None:
-        if depth > max_depth:
-            return
         rows.append((depth, region))
         kids = region.children
-        if len(kids) > SHOW_CHILDREN and depth + 1 > 1:
-            shown = kids[:4] + [len(kids) - 6] + kids[-2:]
-        else:
-            shown = kids
+        if depth + 1 > max_depth:
+            return
+        shown = kids[:4] + [len(kids) - 6] + kids[-2:] if len(kids) > SHOW_CHILDREN else kids
         for k in shown:
             if isinstance(k, int):
-                if depth + 1 <= max_depth:
-                    rows.append((depth + 1, k))
+                rows.append((depth + 1, k))
             else:
                 visit(k, depth + 1)
 
@@ -65,9 +79,13 @@ def _value_text(value) -> str:
 
 
 def layout_text(pl: "ParquetLayout") -> str:
-    """Summary, region table (row groups and column chunks) and findings as plain text."""
-    lines = [f"ParquetLayout({pl.location!r})", "  " + _summary(pl),
+    """Summary, layout strip, region table (row groups and column chunks) and findings."""
+    from ..display.layout import strip_text
+    from ..display.text import printable
+
+    lines = [f"ParquetLayout({pl.location!r})", "  " + printable(summary(pl)),
              f"  read {pl.source.bytes_read:,} bytes in {pl.source.read_count} requests",
+             "  " + strip_text(pl.root, expand_kinds(pl)).replace("\n", "\n  "),
              f"  {'offset':>12} {'end':>12} {'length':>12}  region"]
     rows = _rows(pl)
     for depth, r in rows[:MAX_ROWS]:
@@ -76,12 +94,12 @@ def layout_text(pl: "ParquetLayout") -> str:
             continue
         flag = " !" if r.finding is not None else ""
         lines.append(f"  {r.offset:>12,} {r.end:>12,} {r.length:>12,}  {'  ' * (depth - 1)}"
-                     f"{r.name}  {_value_text(r.value)}{flag}".rstrip())
+                     f"{printable(r.name)}  {printable(_value_text(r.value))}{flag}".rstrip())
     if len(rows) > MAX_ROWS:
         lines.append(f"  ... {len(rows) - MAX_ROWS} more regions")
     if pl.findings:
         lines.append(f"  findings ({len(pl.findings)}):")
-        lines.extend(f"    {f}" for f in pl.findings[:50])
+        lines.extend(f"    {printable(str(f))}" for f in pl.findings[:50])
         if len(pl.findings) > 50:
             lines.append(f"    ... {len(pl.findings) - 50} more")
     else:
@@ -89,53 +107,81 @@ def layout_text(pl: "ParquetLayout") -> str:
     return "\n".join(lines)
 
 
+def _table(df, classes=None) -> str:
+    from ..display import html as H
+
+    cols = list(df.columns)
+    rows = ([None if _missing(v) else v for v in rec] for rec in df.itertuples(index=False))
+    return H.table(cols, rows, classes, total=len(df), more_hint="the DataFrame has all")
+
+
+def _missing(v) -> bool:
+    try:
+        import pandas as pd
+
+        return bool(pd.isna(v)) if not isinstance(v, (list, tuple, bytes)) else False
+    except (TypeError, ValueError):
+        return False
+
+
+def layout_html_body(pl: "ParquetLayout") -> str:
+    from ..display import html as H
+    from ..display.layout import strip_html
+    from ..display.tables import findings_html, render_region_tree_html
+
+    status, kind = _status(pl.findings)
+    facts = [("status", H.badge(status, kind)), ("size", f"{pl.size:,} B"),
+             ("row groups", H.num(len(pl.row_group_infos))), ("rows", H.num(pl.num_rows)),
+             ("columns", H.num(len(pl.columns))),
+             ("read", f"{pl.source.bytes_read:,} B in {pl.source.read_count:,} requests")]
+    if pl.created_by:
+        facts.append(("created by", H.esc(H.clip(pl.created_by, 120))))
+    body = [H.card("parquet file", str(pl.location), H.facts(facts)),
+            findings_html(pl.findings),
+            strip_html(pl.root, expand_kinds(pl))]
+    if pl.row_group_infos:
+        body.append(H.details("Row groups", _table(pl.row_groups()), True,
+                              f" {len(pl.row_group_infos):,}"))
+        chunks = pl.column_chunks()
+        body.append(H.details("Column chunks", _table(chunks), False, f" {len(chunks):,}"))
+    body.append(H.details("Regions", render_region_tree_html(pl.root, expand_kinds(pl)), False))
+    return "".join(body)
+
+
 def layout_html(pl: "ParquetLayout") -> str:
-    """A small static HTML table of the same content (no JavaScript, every string escaped)."""
-    e = html.escape
-    out = ["<div class='pe-parquet-layout'>",
-           f"<div><b>ParquetLayout</b> <code>{e(str(pl.location))}</code></div>",
-           f"<div>{e(_summary(pl))}</div>",
-           f"<div>read {pl.source.bytes_read:,} bytes in {pl.source.read_count} requests</div>",
-           "<table><thead><tr><th>offset</th><th>end</th><th>length</th><th>region</th>"
-           "<th>value</th></tr></thead><tbody>"]
-    rows = _rows(pl)
-    for depth, r in rows[:MAX_ROWS]:
-        if isinstance(r, int):
-            out.append(f"<tr><td></td><td></td><td></td><td style='padding-left:"
-                       f"{(depth - 1) * 1.5}em'>... {r} more</td><td></td></tr>")
-            continue
-        style = " style='color:#c00'" if r.finding is not None else ""
-        out.append(f"<tr{style}><td>{r.offset:,}</td><td>{r.end:,}</td><td>{r.length:,}</td>"
-                   f"<td style='padding-left:{(depth - 1) * 1.5}em'>{e(r.name)}</td>"
-                   f"<td>{e(_value_text(r.value))}</td></tr>")
-    out.append("</tbody></table>")
-    if len(rows) > MAX_ROWS:
-        out.append(f"<div>... {len(rows) - MAX_ROWS} more regions</div>")
-    if pl.findings:
-        out.append("<ul>")
-        out.extend(f"<li>{e(str(f))}</li>" for f in pl.findings[:50])
-        out.append("</ul>")
-    else:
-        out.append("<div>findings: none</div>")
-    out.append("</div>")
-    return "".join(out)
+    """The HTML view: a self-contained fragment (stylesheet, text fallback, no script)."""
+    from ..display import html as H
+
+    return H.wrap(layout_html_body(pl), layout_text(pl), "pe-parquet")
 
 
-def hex_dump(pl: "ParquetLayout", offset: int = 0, length: int = 512) -> str:
-    """Hex and ASCII of ``[offset, offset+length)``, each line annotated with the regions
-    (deepest first) that start in it."""
-    offset = max(0, min(offset, pl.size))
-    data = pl.source.read(offset, min(length, 1 << 20))
-    starts: dict[int, list[str]] = {}
-    for _, r in pl.root.walk():
-        if offset <= r.offset < offset + len(data) and r is not pl.root:
-            starts.setdefault(r.offset, []).append(r.name)
-    lines = []
-    for i in range(0, len(data), 16):
-        chunk = data[i:i + 16]
-        at = offset + i
-        hexpart = " ".join(f"{b:02x}" for b in chunk)
-        text = "".join(chr(b) if 32 <= b < 127 else "." for b in chunk)
-        names = [f"@{o} {n}" for o in range(at, at + len(chunk)) for n in starts.get(o, [])[-1:]]
-        lines.append(f"{at:>10}  {hexpart:<47}  {text:<16}  {'; '.join(names)}".rstrip())
+def overlay_text(ov: "DeletionOverlay") -> str:
+    from ..display.text import printable
+
+    lines = [f"DeletionOverlay({ov.layout.location!r})", "  " + ov.summary()]
+    shown = ov.row_groups[["row_group", "first_row", "num_rows", "deleted", "share",
+                           "fully_deleted"]].head(50)
+    lines.extend("  " + line for line in shown.to_string(index=False).splitlines())
+    if len(ov.row_groups) > 50:
+        lines.append(f"  ... {len(ov.row_groups) - 50} more row groups")
+    lines.extend(f"  {printable(str(f))}" for f in ov.findings[:20])
     return "\n".join(lines)
+
+
+def overlay_html(ov: "DeletionOverlay") -> str:
+    from ..display import html as H
+    from ..display.charts import figure_svg
+    from ..display.tables import findings_html
+
+    facts = [("deleted", f"{ov.deleted - ov.out_of_range:,} of {ov.layout.num_rows:,} rows "
+                         f"({ov.share:.1%})"),
+             ("fully deleted row groups",
+              f"{int(ov.row_groups.fully_deleted.sum()):,} ({ov.fully_deleted_bytes:,} B)"),
+             ("fully deleted data pages",
+              f"{int(ov.pages.fully_deleted.sum()):,} of {len(ov.pages):,}")]
+    body = (H.card("deletion overlay", str(ov.layout.location), H.facts(facts))
+            + findings_html(ov.findings)
+            + f'<div class="pe-chart">{figure_svg(ov.chart())}</div>'
+            + H.details("Row groups", _table(ov.row_groups), True, f" {len(ov.row_groups):,}")
+            + H.details("Data pages", _table(ov.pages), False, f" {len(ov.pages):,}"))
+    return H.wrap(body, overlay_text(ov), "pe-parquet-overlay")
