@@ -173,6 +173,16 @@ def test_every_warehouse_data_file(fixtures):
         assert_tiles(pl)
 
 
+def test_exactly_which_ranges_are_read(fixtures):
+    """A 272 KB Spark file: the 64 KiB tail (footer, page indexes and the last chunk), the
+    leading magic, the two small chunks whole, and one 512-byte header window for each of
+    the four pages of the two big chunks."""
+    for workers in (16, 1):
+        pl = ParquetLayout(fixtures / ORDERS0, max_workers=workers)
+        assert (pl.source.read_count, pl.bytes_read) == \
+            (8, 65_536 + 4 + 44_544 + 10_431 + 4 * 512)
+
+
 def test_bytes_source_and_counters(fixtures):
     data = (fixtures / ORDERS0).read_bytes()
     src = ByteSource(data)

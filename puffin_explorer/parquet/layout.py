@@ -497,7 +497,9 @@ class ParquetLayout:
                         starts.append(off)
                 for off in starts:
                     wanted[off] = min(HEADER_READ, end - off)
-        wanted = {o: n for o, n in wanted.items() if n > 0}
+        t_off, t_data = self._tail
+        wanted = {o: n for o, n in wanted.items()
+                  if n > 0 and not (t_off <= o and o + n <= t_off + len(t_data))}
         if len(wanted) < 2:
             return
         ranges = sorted(wanted.items())[: self.max_pages + 1]
