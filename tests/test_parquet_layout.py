@@ -288,3 +288,34 @@ def test_html_escapes_strings_from_the_file(tmp_path):
     html = ParquetLayout(path)._repr_mimebundle_()["text/html"]
     assert "<img" not in html
     assert "&lt;img src=x onerror=alert(1)&gt;" in html
+
+
+def test_statistics_decoded_by_logical_type(tmp_path):
+    import datetime
+    import decimal
+
+    import numpy as np
+    import pyarrow as pa
+
+    path = tmp_path / "types.parquet"
+    pq.write_table(pa.table({
+        "ts": pa.array([datetime.datetime(2024, 1, 1, 12, 0, 0, 5), datetime.datetime(2025, 6, 1)],
+                       pa.timestamp("us")),
+        "tsz": pa.array([1, 2], pa.timestamp("ms", tz="UTC")),
+        "d": pa.array([decimal.Decimal("1.25"), decimal.Decimal("-3.50")], pa.decimal128(10, 2)),
+        "dl": pa.array([decimal.Decimal("1.25"), decimal.Decimal("-3.50")], pa.decimal128(30, 2)),
+        "u": pa.array([b"0123456789abcdef", b"fedcba9876543210"], pa.binary(16)),
+        "i8": pa.array([-5, 7], pa.int8()),
+    }), path, store_decimal_as_integer=True)
+    pl = ParquetLayout(path)
+    assert pl.findings == []
+    cc = pl.column_chunks().set_index("column")
+    assert list(cc.logical_type) == ["TIMESTAMP(MICROS)", "TIMESTAMP(MILLIS)", "DECIMAL(10,2)",
+                                     "DECIMAL(30,2)", "", "INTEGER"]
+    assert cc.loc["ts", "min"] == np.datetime64("2024-01-01T12:00:00.000005")
+    assert cc.loc["tsz", "max"] == np.datetime64(2, "ms")
+    assert (cc.loc["d", "min"], cc.loc["d", "max"]) == (decimal.Decimal("-3.50"), decimal.Decimal("1.25"))
+    assert (cc.loc["dl", "physical_type"], cc.loc["dl", "min"]) == \
+        ("FIXED_LEN_BYTE_ARRAY", decimal.Decimal("-3.50"))
+    assert cc.loc["u", "min"] == b"0123456789abcdef".hex()
+    assert (cc.loc["i8", "min"], cc.loc["i8", "max"]) == (-5, 7)

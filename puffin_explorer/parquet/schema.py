@@ -31,6 +31,20 @@ class ColumnInfo:
         return ".".join(self.path)
 
 
+_TIME_UNITS = {"field_1": "MILLIS", "field_2": "MICROS", "field_3": "NANOS"}
+_NUMPY_UNITS = {"MILLIS": "ms", "MICROS": "us", "NANOS": "ns"}
+
+
+def _timestamp_unit(logical: str) -> Optional[str]:
+    """numpy unit of a TIMESTAMP(MICROS) / TIMESTAMP_MILLIS logical type, else None."""
+    if not logical.startswith("TIMESTAMP"):
+        return None
+    for name, unit in _NUMPY_UNITS.items():
+        if name in logical:
+            return unit
+    return None
+
+
 def _logical_name(element: TStruct) -> tuple[str, Optional[int]]:
     scale = element.get("scale")
     lt = element.get("logicalType")
@@ -42,6 +56,13 @@ def _logical_name(element: TStruct) -> tuple[str, Optional[int]]:
             p = params.get("param2") if isinstance(params, TStruct) else None
             scale = s if isinstance(s, int) else scale
             return f"DECIMAL({p},{scale})", scale
+        if name in ("TIMESTAMP", "TIME"):
+            params = lt[name]
+            unit = params.get("param2") if isinstance(params, TStruct) else None
+            if isinstance(unit, TStruct) and unit.fields:
+                unit_name = _TIME_UNITS.get(next(iter(unit.fields)), "")
+                return f"{name}({unit_name})" if unit_name else name, scale
+            return name, scale
         if name in LOGICAL_TYPES.values():
             return name, scale
     ct = element.get("converted_type")
@@ -122,6 +143,11 @@ def decode_stat(raw: Any, column: Optional[ColumnInfo]) -> Any:
             (v,) = struct.unpack(fmt, raw)
             if lt == "DATE":
                 return _dt.date(1970, 1, 1) + _dt.timedelta(days=v)
+            unit = _timestamp_unit(lt)
+            if unit is not None and t == "INT64":
+                import numpy as np
+
+                return np.datetime64(v, unit)
             if lt.startswith("DECIMAL") and column.scale:
                 return decimal.Decimal(v).scaleb(-column.scale)
             return v
