@@ -195,3 +195,15 @@ def test_check_children_reports_gaps_and_overlaps():
         ("unreferenced bytes", 80, 20)]
     assert [(f.code, f.offset, f.length) for f in found] == [
         ("parquet.gap", 20, 20), ("parquet.overlap", 60, 10), ("parquet.gap", 80, 20)]
+
+
+def test_findings_order_does_not_depend_on_threads(data, tmp_path):
+    bad = bytearray(data)
+    bad[79_569] = 0x1D  # customer_id's dictionary page header
+    bad[11:14] = bytes([0xB8, 0xBA, 0x7F])  # order_id's first page runs past its chunk
+    path = tmp_path / "two-errors.parquet"
+    path.write_bytes(bytes(bad))
+    runs = [codes(ParquetLayout(path, max_workers=w)) for w in (1, 16, 16)]
+    assert runs[0] == runs[1] == runs[2]
+    assert runs[0][:2] == [("parquet.page-bounds", "error", 4), ("parquet.chunk-values", "warning", 4)]
+    assert ("parquet.page-header", "error", 79_569) in runs[0]

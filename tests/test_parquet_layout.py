@@ -319,3 +319,22 @@ def test_statistics_decoded_by_logical_type(tmp_path):
         ("FIXED_LEN_BYTE_ARRAY", decimal.Decimal("-3.50"))
     assert cc.loc["u", "min"] == b"0123456789abcdef".hex()
     assert (cc.loc["i8", "min"], cc.loc["i8", "max"]) == (-5, 7)
+
+
+def test_page_limit_keeps_the_first_pages_and_falls_back_to_the_offset_index(samples):
+    pl = ParquetLayout(samples["v1"], max_pages=10)
+    assert [(f.code, f.severity.value) for f in pl.findings] == [("parquet.page-limit", "info")]
+    pages = pl.pages()
+    walked = pages[pages.header_length > 0]
+    assert len(walked) == 4 + 5  # the chunks id and name; score would pass the limit
+    # every data page is still listed, from the offset index where its header was not read
+    assert len(pages[pages.page_type.str.startswith("DATA_PAGE")]) == 5 * 6 * 4
+
+
+@pytest.mark.parametrize("name", ["v1", "noindex"])
+def test_concurrent_and_sequential_walks_agree(samples, name):
+    a = ParquetLayout(samples[name], max_workers=16)
+    b = ParquetLayout(samples[name], max_workers=1)
+    assert a.pages().equals(b.pages())
+    assert a.root.to_records() == b.root.to_records()
+    assert (a.bytes_read, a.source.read_count) == (b.bytes_read, b.source.read_count)

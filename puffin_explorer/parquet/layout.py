@@ -111,7 +111,6 @@ class ParquetLayout:
         self.row_group_infos: list[RowGroupInfo] = []
         self.footer_offset: Optional[int] = None
         self.footer_length: Optional[int] = None
-        self._pages_seen = 0
         self._buffer: tuple[int, bytes] = (0, b"")
         self._tail: tuple[int, bytes] = (0, b"")
         self._recovered: list[PageInfo] = []
@@ -289,12 +288,8 @@ class ParquetLayout:
             raise InvalidFileError.from_finding(f)
 
     def _check_types(self, ts: TStruct, context: str) -> None:
-        for path, start, end, wire in ts.invalid_fields():
-            self._finding("parquet.thrift-type", Severity.ERROR, start,
-                          f"{context}: {path} has wire type {wire}, which its schema does not "
-                          "allow; the field is ignored",
-                          "the struct is corrupted or written by a non-conforming writer",
-                          length=end - start)
+        for f in _type_findings(ts, context):
+            self._add(f)
 
     def _parse(self, walk_pages: bool) -> None:
         size = self.size
@@ -379,10 +374,7 @@ class ParquetLayout:
         self._read_page_indexes(footer_start)
         if walk_pages:
             self._prefetch_pages()
-            for rg in self.row_group_infos:
-                for c in rg.chunks:
-                    self._walk_chunk(c)
-            self._prefetched.clear()
+            self._walk_all()
         for rg in self.row_group_infos:
             for c in rg.chunks:
                 self._assign_first_rows(c)
@@ -503,10 +495,16 @@ class ParquetLayout:
         if len(wanted) < 2:
             return
         ranges = sorted(wanted.items())[: self.max_pages + 1]
-        if self.max_workers == 1 or self.source.location == "<bytes>":
-            for off, n in ranges:
-                self._prefetched[off] = self.source.read(off, n)
-            return
+        datas = self._map_reads(lambda item, raw_read: raw_read(item[0], item[1]), ranges)
+        self._prefetched.update((off, data) for (off, _), data in zip(ranges, datas))
+
+    def _map_reads(self, fn, items: list) -> list:
+        """``[fn(item, read) for item in items]``, where ``read(offset, length)`` is a range
+        read: on a pool of ``max_workers`` threads (each with its own reader of the same
+        location) for remote or local files, in order on this thread for bytes.  Every
+        worker's bytes and requests are added to :attr:`source`'s counters."""
+        if self.max_workers == 1 or self.source.location == "<bytes>" or len(items) < 2:
+            return [fn(item, self.source.read) for item in items]
         import threading
         from concurrent.futures import ThreadPoolExecutor
 
@@ -514,32 +512,32 @@ class ParquetLayout:
         clones: list[ByteSource] = []
         lock = threading.Lock()
 
-        def fetch(item: tuple[int, int]) -> tuple[int, bytes]:
+        def run(item):
             src = getattr(local, "source", None)
             if src is None:
                 src = ByteSource(self.source.location, self.source.storage_options, size=self.size)
                 local.source = src
                 with lock:
                     clones.append(src)
-            return item[0], src.read(item[0], item[1])
+            return fn(item, src.read)
 
         try:
-            with ThreadPoolExecutor(max_workers=min(self.max_workers, len(ranges))) as pool:
-                for off, data in pool.map(fetch, ranges):
-                    self._prefetched[off] = data
+            with ThreadPoolExecutor(max_workers=min(self.max_workers, len(items))) as pool:
+                return list(pool.map(run, items))
         finally:
-            for src in clones:  # every byte the workers read counts as read by this layout
+            for src in clones:
                 self.source.bytes_read += src.bytes_read
                 self.source.read_count += src.read_count
 
     def _read_window(self, offset: int, length: int) -> bytes:
         return self._fetch(offset, length, keep=True)
 
-    def _read_header(self, name: str, offset: int, limit: int) -> TStruct:
+    def _read_header(self, name: str, offset: int, limit: int, read=None) -> TStruct:
         """Decode the Thrift struct ``name`` at ``offset``; reads grow until it fits before ``limit``."""
+        read = read or self._read_window
         window = min(HEADER_READ, limit - offset)
         while True:
-            data = self._read_window(offset, window)
+            data = read(offset, window)
             try:
                 return CompactReader(data, offset, SCHEMA).read_struct(name)
             except ThriftError as exc:
@@ -571,58 +569,85 @@ class ParquetLayout:
                     p.null_count = stats.get("null_count")
         return p
 
-    def _walk_chunk(self, c: ChunkInfo) -> None:
-        if c.meta is None or c.length <= 0:
-            return
+    def _walk_all(self) -> None:
+        """Walk every chunk's page headers (concurrently across chunks when the source is
+        remote), then record pages and findings in file order, so the result and the
+        order of findings never depend on timing."""
+        chunks = [c for rg in self.row_group_infos for c in rg.chunks
+                  if c.meta is not None and c.length > 0]
+
+        def work(c: ChunkInfo, raw_read):
+            reader = _WindowReader(raw_read, self.size, [self._tail], self._prefetched)
+            if c.length <= CHUNK_PREFETCH:
+                reader.read(c.start, c.length)
+            return self._walk_chunk(c, reader.read)
+
+        results = self._map_reads(work, chunks)
+        self._prefetched.clear()
+        seen = 0
+        for c, (pages, findings, walked) in zip(chunks, results):
+            for f in findings:
+                self._add(f)
+            if seen + len(pages) > self.max_pages:
+                if seen <= self.max_pages:
+                    self._finding("parquet.page-limit", Severity.INFO, c.start,
+                                  f"kept the page headers of whole column chunks up to "
+                                  f"{self.max_pages} pages (max_pages); the pages of later "
+                                  "chunks come from their offset index, if any")
+                pages, walked = [], False
+                seen = self.max_pages + 1
+            else:
+                seen += len(pages)
+            c.pages, c.pages_walked = pages, walked
+
+    def _walk_chunk(self, c: ChunkInfo, read) -> tuple[list[PageInfo], list[Finding], bool]:
+        """Pages of one chunk from its chained headers: ``(pages, findings, walked to the end)``.
+
+        Touches no shared state, so chunks can be walked on several threads."""
+        pages: list[PageInfo] = []
+        findings: list[Finding] = []
+        where = f"row group {c.row_group} column {c.name}"
         pos, end = c.start, c.start + c.length
-        if c.length <= CHUNK_PREFETCH:
-            self._read_window(c.start, c.length)
         values = 0
         while pos < end:
-            if self._pages_seen >= self.max_pages:
-                if self._pages_seen == self.max_pages:
-                    self._finding("parquet.page-limit", Severity.INFO, pos,
-                                  f"stopped reading page headers after {self.max_pages} pages "
-                                  "(max_pages)")
-                    self._pages_seen += 1
-                return
+            if len(pages) >= self.max_pages:
+                return pages, findings, False
             try:
-                h = self._read_header("PageHeader", pos, end)
+                h = self._read_header("PageHeader", pos, end, read)
             except ThriftError as exc:
-                self._finding("parquet.page-header", Severity.ERROR, exc.offset,
-                              f"row group {c.row_group} column {c.name}: cannot decode the "
-                              f"page header at byte {pos}: {exc.message}",
-                              "the chunk's offsets or sizes are wrong, or the page is corrupted")
-                return
-            self._check_types(h, f"row group {c.row_group} column {c.name} page header at {pos}")
+                findings.append(Finding(
+                    "parquet.page-header", Severity.ERROR, exc.offset,
+                    f"{where}: cannot decode the page header at byte {pos}: {exc.message}",
+                    "the chunk's offsets or sizes are wrong, or the page is corrupted"))
+                return pages, findings, False
+            findings.extend(_type_findings(h, f"{where} page header at {pos}"))
             missing = [f for f in ("type", "uncompressed_page_size", "compressed_page_size")
                        if f not in h]
             if missing:
-                self._finding("parquet.page-header", Severity.ERROR, pos,
-                              f"row group {c.row_group} column {c.name}: the page header at "
-                              f"byte {pos} lacks the required {', '.join(missing)}",
-                              "the chunk's offsets are wrong, or the page is corrupted",
-                              length=h.length)
-                return
-            p = self._page_from_header(h, c.row_group, c.name, len(c.pages), pos, c.column)
-            self._pages_seen += 1
+                findings.append(Finding(
+                    "parquet.page-header", Severity.ERROR, pos,
+                    f"{where}: the page header at byte {pos} lacks the required "
+                    f"{', '.join(missing)}",
+                    "the chunk's offsets are wrong, or the page is corrupted", length=h.length))
+                return pages, findings, False
+            p = self._page_from_header(h, c.row_group, c.name, len(pages), pos, c.column)
             if p.compressed_size < 0 or p.end > end:
-                self._finding("parquet.page-bounds", Severity.ERROR, pos,
-                              f"row group {c.row_group} column {c.name}: page {p.index} "
-                              f"[{pos}, {p.end}) runs past the chunk end {end}",
-                              "the page header's compressed_page_size or the chunk's "
-                              "total_compressed_size is wrong")
+                findings.append(Finding(
+                    "parquet.page-bounds", Severity.ERROR, pos,
+                    f"{where}: page {p.index} [{pos}, {p.end}) runs past the chunk end {end}",
+                    "the page header's compressed_page_size or the chunk's "
+                    "total_compressed_size is wrong"))
                 p.compressed_size = max(0, end - pos - p.header_length)
-            c.pages.append(p)
+            pages.append(p)
             if p.page_type.startswith("DATA_PAGE") and isinstance(p.num_values, int):
                 values += p.num_values
             pos = p.end
-        c.pages_walked = True
         nv = c.meta_get("num_values")
         if isinstance(nv, int) and values != nv:
-            self._finding("parquet.chunk-values", Severity.WARNING, c.start,
-                          f"row group {c.row_group} column {c.name}: the data pages hold "
-                          f"{values} values; the column metadata says {nv}")
+            findings.append(Finding(
+                "parquet.chunk-values", Severity.WARNING, c.start,
+                f"{where}: the data pages hold {values} values; the column metadata says {nv}"))
+        return pages, findings, True
 
     def _assign_first_rows(self, c: ChunkInfo) -> None:
         data_pages = [p for p in c.pages if p.page_type.startswith("DATA_PAGE")]
@@ -838,6 +863,41 @@ class ParquetLayout:
             rg.region = region
             out.append(region)
         return out
+
+
+def _type_findings(ts: TStruct, context: str) -> list[Finding]:
+    return [Finding("parquet.thrift-type", Severity.ERROR, start,
+                    f"{context}: {path} has wire type {wire}, which its schema does not "
+                    "allow; the field is ignored",
+                    "the struct is corrupted or written by a non-conforming writer",
+                    length=end - start)
+            for path, start, end, wire in ts.invalid_fields()]
+
+
+class _WindowReader:
+    """Reads for one column chunk's walk: served from the tail, the prefetched header
+    windows or this reader's last read when they cover the range, else one range read."""
+
+    def __init__(self, raw_read, size: int, caches: list[tuple[int, bytes]],
+                 prefetched: dict[int, bytes]) -> None:
+        self.raw_read = raw_read
+        self.size = size
+        self.caches = caches
+        self.prefetched = prefetched
+        self.buffer: tuple[int, bytes] = (0, b"")
+
+    def read(self, offset: int, length: int) -> bytes:
+        length = max(0, min(length, self.size - offset))
+        for b_off, buf in (*self.caches, self.buffer):
+            if b_off <= offset and offset + length <= b_off + len(buf):
+                return buf[offset - b_off: offset - b_off + length]
+        pre = self.prefetched.get(offset)
+        if pre is not None and len(pre) >= length:
+            self.buffer = (offset, pre)
+            return pre[:length]
+        data = self.raw_read(offset, length)
+        self.buffer = (offset, data)
+        return data
 
 
 _PAGE_KINDS = {"DATA_PAGE": "data-page", "DATA_PAGE_V2": "data-page",
