@@ -846,7 +846,16 @@ class ParquetLayout:
                 if c.meta is None:
                     continue
                 codec = enum_name(CODECS, c.meta_get("codec"))
-                kids = [_page_region(p, codec) for p in c.pages if p.header_length > 0]
+                kids = [_page_region(p, codec) if p.header_length > 0 else _indexed_page_region(p)
+                        for p in c.pages]
+                if kids and not c.pages_walked:
+                    # Pages known from the offset index only: the dictionary page (which
+                    # the index does not list) fills the chunk up to the first data page.
+                    first = min(k.offset for k in kids)
+                    dict_off = c.meta_get("dictionary_page_offset")
+                    if first > c.start and isinstance(dict_off, int) and dict_off == c.start:
+                        kids.append(Region("dictionary page (header not read)", "dictionary-page",
+                                           c.start, first - c.start))
                 r = Region(f"column chunk {c.name}", "column-chunk", c.start, c.length, kids,
                            value=f"{codec}, {len(c.pages)} pages")
                 if kids:
@@ -918,6 +927,12 @@ def _page_region(p: PageInfo, codec: str) -> Region:
     value = f"{p.num_values} values" if p.num_values is not None else None
     return Region(f"{label} {p.index}", kind, p.offset, p.header_length + p.compressed_size,
                   [header, payload], value=value)
+
+
+def _indexed_page_region(p: PageInfo) -> Region:
+    """A data page known from the offset index alone: where it is, not what its header says."""
+    return Region(f"data page {p.index} (header not read)", "data-page", p.offset,
+                  p.compressed_size, value=f"rows from {p.first_row_index}")
 
 
 def _stat_min_max(stats: TStruct, col: Optional[ColumnInfo]) -> tuple[Any, Any]:
