@@ -668,8 +668,12 @@ class ParquetLayout:
                 # Headers not read (pages=False, or a broken header): the offset index
                 # still says where each data page is and which rows it holds.
                 c.pages = [p for p in c.pages if not p.page_type.startswith("DATA_PAGE")]
+                # number pages as a walk would: a dictionary page (not in the index) is page 0
+                dict_off = c.meta_get("dictionary_page_offset")
+                unseen_dict = int(not c.pages and isinstance(dict_off, int) and dict_off == c.start
+                                  and locs[0].get("offset") != c.start)
                 for loc in locs:
-                    c.pages.append(PageInfo(c.row_group, c.name, len(c.pages),
+                    c.pages.append(PageInfo(c.row_group, c.name, len(c.pages) + unseen_dict,
                                             "DATA_PAGE (offset index)", int(loc.get("offset", 0)),
                                             0, int(loc.get("compressed_page_size", 0)), 0, None,
                                             first_row_index=loc.get("first_row_index")))
