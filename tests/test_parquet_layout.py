@@ -346,3 +346,18 @@ def test_concurrent_and_sequential_walks_agree(samples, name):
     assert a.pages().equals(b.pages())
     assert a.root.to_records() == b.root.to_records()
     assert (a.bytes_read, a.source.read_count) == (b.bytes_read, b.source.read_count)
+
+
+def test_empty_table_has_a_dictionary_page_and_no_data_page(tmp_path):
+    import pyarrow as pa
+
+    path = tmp_path / "empty.parquet"
+    pq.write_table(pa.table({"a": pa.array([], pa.int64())}), path)
+    pl = ParquetLayout(path)
+    # pyarrow writes data_page_offset 0 and one empty dictionary page at byte 4
+    assert pl.findings == []
+    assert pl.num_rows == 0
+    pages = pl.pages()
+    assert list(zip(pages.page_type, pages.offset, pages.num_values)) == [("DICTIONARY_PAGE", 4, 0)]
+    assert_tiles(pl)
+    assert pl.overlay([]).row_groups.deleted.tolist() == [0]

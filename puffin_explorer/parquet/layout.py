@@ -428,9 +428,11 @@ class ParquetLayout:
                     continue
                 data_off = meta_data.get("data_page_offset")
                 dict_off = meta_data.get("dictionary_page_offset")
-                start = data_off if isinstance(data_off, int) else 0
-                if isinstance(dict_off, int) and 0 < dict_off < start:
-                    start = dict_off
+                # The chunk starts at its dictionary page or its first data page.  Writers
+                # put 0 in the one that does not exist (old writers: dictionary_page_offset
+                # 0; pyarrow, for a chunk with no values: data_page_offset 0).
+                offsets = [o for o in (dict_off, data_off) if isinstance(o, int) and o >= 4]
+                start = min(offsets) if offsets else (data_off if isinstance(data_off, int) else 0)
                 length = meta_data.get("total_compressed_size")
                 length = length if isinstance(length, int) else 0
                 if start < 4 or length < 0 or start + length > footer_start:
