@@ -253,19 +253,19 @@ class ParquetLayout:
         ``.text()`` for terminals).  Without ``offset``/``length`` a big file is paged:
         head, tail and the bytes around each region boundary, a few kilobytes in all."""
         from ..display.hexview import HexView
-        from .views import expand_kinds
+        from ..display.parquet_view import expand_kinds
 
         return HexView(self.source, self.root, offset, length, expand=expand_kinds(self))
 
     def to_text(self) -> str:
         """The plain-text view: summary, layout strip, regions, findings."""
-        from .views import layout_text
+        from ..display.parquet_view import layout_text
 
         return layout_text(self)
 
     def to_html(self) -> str:
         """The HTML view (self-contained fragment, no JavaScript)."""
-        from .views import layout_html
+        from ..display.parquet_view import layout_html
 
         return layout_html(self)
 

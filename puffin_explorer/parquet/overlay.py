@@ -131,7 +131,7 @@ class DeletionOverlay:
 
     def chart(self, column: Optional[str] = None):
         """A matplotlib figure: deleted share per row group, and per page of one column."""
-        from .charts import overlay_figure
+        from ..display.parquet_view import overlay_figure
 
         return overlay_figure(self, column=column)
 
@@ -144,13 +144,13 @@ class DeletionOverlay:
                 "fully deleted")
 
     def to_text(self) -> str:
-        from .views import overlay_text
+        from ..display.parquet_view import overlay_text
 
         return overlay_text(self)
 
     def to_html(self) -> str:
         """HTML: summary, findings, the chart as inline SVG, row-group and page tables."""
-        from .views import overlay_html
+        from ..display.parquet_view import overlay_html
 
         return overlay_html(self)
 

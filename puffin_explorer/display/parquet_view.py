@@ -1,17 +1,19 @@
-"""Text and HTML views of a Parquet layout and of a deletion overlay.
+"""Views of a Parquet layout and of a deletion overlay: text, HTML and the overlay chart.
 
-Built from the display layer's generic pieces (layout strip, region tree,
-findings table, hex view, HTML wrapper), so a Parquet file looks like a Puffin
-file.  Imported only when something is rendered; parsing never imports it.
+Built from this layer's generic pieces (layout strip, region tree, findings
+table, HTML wrapper), so a Parquet file looks like a Puffin file.  The model
+classes import this module only when something is rendered.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Optional
+
+import numpy as np
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .layout import ParquetLayout
-    from .overlay import DeletionOverlay
+    from ..parquet.layout import ParquetLayout
+    from ..parquet.overlay import DeletionOverlay
 
 MAX_ROWS = 400  # cap on region rows in the text view
 EXPAND_ROW_GROUPS = 16  # up to this many row groups, the strip shows their column chunks
@@ -32,7 +34,7 @@ def summary(pl: "ParquetLayout") -> str:
 
 def expand_kinds(pl: "ParquetLayout") -> tuple[str, ...]:
     """Kinds the layout strip opens up: the footer, and row groups when there are few."""
-    from ..display.layout import EXPAND
+    from .layout import EXPAND
 
     few = len(pl.row_group_infos) <= EXPAND_ROW_GROUPS
     return tuple(EXPAND) + (("row-group",) if few else ())
@@ -80,8 +82,8 @@ def _value_text(value) -> str:
 
 def layout_text(pl: "ParquetLayout") -> str:
     """Summary, layout strip, region table (row groups and column chunks) and findings."""
-    from ..display.layout import strip_text
-    from ..display.text import printable
+    from .layout import strip_text
+    from .text import printable
 
     lines = [f"ParquetLayout({pl.location!r})", "  " + printable(summary(pl)),
              f"  read {pl.source.bytes_read:,} bytes in {pl.source.read_count} requests",
@@ -108,7 +110,7 @@ def layout_text(pl: "ParquetLayout") -> str:
 
 
 def _table(df, classes=None) -> str:
-    from ..display import html as H
+    from . import html as H
 
     cols = list(df.columns)
     rows = ([None if _missing(v) else v for v in rec] for rec in df.itertuples(index=False))
@@ -125,9 +127,9 @@ def _missing(v) -> bool:
 
 
 def layout_html_body(pl: "ParquetLayout") -> str:
-    from ..display import html as H
-    from ..display.layout import strip_html
-    from ..display.tables import findings_html, render_region_tree_html
+    from . import html as H
+    from .layout import strip_html
+    from .tables import findings_html, render_region_tree_html
 
     status, kind = _status(pl.findings)
     facts = [("status", H.badge(status, kind)), ("size", f"{pl.size:,} B"),
@@ -150,13 +152,13 @@ def layout_html_body(pl: "ParquetLayout") -> str:
 
 def layout_html(pl: "ParquetLayout") -> str:
     """The HTML view: a self-contained fragment (stylesheet, text fallback, no script)."""
-    from ..display import html as H
+    from . import html as H
 
     return H.wrap(layout_html_body(pl), layout_text(pl), "pe-parquet")
 
 
 def overlay_text(ov: "DeletionOverlay") -> str:
-    from ..display.text import printable
+    from .text import printable
 
     lines = [f"DeletionOverlay({ov.layout.location!r})", "  " + ov.summary()]
     shown = ov.row_groups[["row_group", "first_row", "num_rows", "deleted", "share",
@@ -169,9 +171,9 @@ def overlay_text(ov: "DeletionOverlay") -> str:
 
 
 def overlay_html(ov: "DeletionOverlay") -> str:
-    from ..display import html as H
-    from ..display.charts import figure_svg
-    from ..display.tables import findings_html
+    from . import html as H
+    from .charts import figure_svg
+    from .tables import findings_html
 
     facts = [("deleted", f"{ov.deleted - ov.out_of_range:,} of {ov.layout.num_rows:,} rows "
                          f"({ov.share:.1%})"),
@@ -185,3 +187,53 @@ def overlay_html(ov: "DeletionOverlay") -> str:
             + H.details("Row groups", _table(ov.row_groups), True, f" {len(ov.row_groups):,}")
             + H.details("Data pages", _table(ov.pages), False, f" {len(ov.pages):,}"))
     return H.wrap(body, overlay_text(ov), "pe-parquet-overlay")
+
+
+# -- chart -------------------------------------------------------------------
+BLUE, RED, ORANGE = "#1f77b4", "#d62728", "#ff7f0e"
+
+
+def _edges(first_rows, num_rows) -> np.ndarray:
+    first = np.asarray(first_rows, dtype=np.float64)
+    return np.append(first, first[-1] + float(np.asarray(num_rows)[-1]))
+
+
+def overlay_figure(overlay: "DeletionOverlay", column: Optional[str] = None):
+    """Deleted share per row group (top; fully deleted ones in red) and per data page of
+    ``column`` (bottom; the first column by default).
+
+    Each panel is one step path (``stairs``), so the figure stays small however many
+    row groups and pages the file has.  Uses :class:`matplotlib.figure.Figure`
+    directly: no pyplot state, no GUI backend.
+    """
+    from matplotlib.figure import Figure
+
+    rg = overlay.row_groups
+    pages = overlay.pages
+    if column is None and len(pages):
+        column = str(pages["column"].iloc[0])
+    col_pages = pages[pages["column"] == column] if column is not None else pages.iloc[0:0]
+    fig = Figure(figsize=(9, 4.5), layout="constrained")
+    ax1, ax2 = fig.subplots(2, 1, sharex=True)
+    if len(rg):
+        edges = _edges(rg["first_row"], rg["num_rows"])
+        share = rg["share"].to_numpy(dtype=np.float64)
+        ax1.stairs(share, edges, fill=True, color=BLUE)
+        full = rg["fully_deleted"].to_numpy(dtype=bool)
+        if full.any():
+            ax1.stairs(np.where(full, share, 0.0), edges, fill=True, color=RED)
+    ax1.set_ylim(0, 1)
+    ax1.set_ylabel("deleted share")
+    ax1.set_title(f"row groups ({int(rg['fully_deleted'].sum())} of {len(rg)} fully deleted; "
+                  f"{overlay.share:.1%} of rows deleted)", fontsize=10)
+    if len(col_pages):
+        col_pages = col_pages.sort_values("first_row")
+        ax2.stairs(col_pages["share"].to_numpy(dtype=np.float64),
+                   _edges(col_pages["first_row"], col_pages["num_rows"]), fill=True, color=ORANGE)
+        ax2.set_title(f"data pages of {column}", fontsize=10)
+    else:
+        ax2.set_title("no page row ranges known", fontsize=10)
+    ax2.set_ylim(0, 1)
+    ax2.set_ylabel("deleted share")
+    ax2.set_xlabel("row position")
+    return fig
