@@ -523,10 +523,16 @@ class ParquetLayout:
                     clones.append(src)
             return fn(item, src.read)
 
+        pool = ThreadPoolExecutor(max_workers=min(self.max_workers, len(items)))
+        done = False
         try:
-            with ThreadPoolExecutor(max_workers=min(self.max_workers, len(items))) as pool:
-                return list(pool.map(run, items))
+            out = list(pool.map(run, items))
+            done = True
+            return out
         finally:
+            # On an interrupt (or a read error) drop the queued reads instead of waiting
+            # for thousands of them; the few in flight finish on their own.
+            pool.shutdown(wait=done, cancel_futures=not done)
             for src in clones:
                 self.source.bytes_read += src.bytes_read
                 self.source.read_count += src.read_count
