@@ -79,8 +79,11 @@ def compare_layouts(url: str, storage_options, size: int, repeat: int):
     from puffin_explorer.parquet import ParquetLayout
 
     t_whole, whole_bytes = timed(lambda: read_whole_file(url, storage_options), repeat)
-    t_layout, pl = timed(lambda: ParquetLayout(url, storage_options), repeat)
-    t_seq, pl_seq = timed(lambda: ParquetLayout(url, storage_options, max_workers=1), repeat)
+    t_layout, pl = timed(lambda: ParquetLayout(url, storage_options, pages=True), repeat)
+    t_seq, pl_seq = timed(lambda: ParquetLayout(url, storage_options, pages=True, max_workers=1),
+                          repeat)
+    default = ParquetLayout(url, storage_options)  # pages="auto"
+    auto = "reads page headers" if default.source.read_count > 3 else "skips page headers"
     t_footer, pl_footer = timed(lambda: ParquetLayout(url, storage_options, pages=False), repeat)
     assert not [f for f in pl.findings if f.severity.value == "error"], pl.findings
     assert pl.pages().equals(pl_seq.pages())
@@ -91,7 +94,8 @@ def compare_layouts(url: str, storage_options, size: int, repeat: int):
                         ("layout: footer, indexes, page headers (1 thread)", t_seq, pl_seq),
                         ("layout: footer and page indexes only", t_footer, pl_footer)):
         print(f"{label:<50}{t:>10.3f}{p.bytes_read:>16,}{p.source.read_count:>10,}")
-    print(f"  ({len(pl.pages()):,} pages, {len(pl.root.find('thrift-field')):,} decoded Thrift fields)")
+    print(f"  ({len(pl.pages()):,} pages, {len(pl.root.find('thrift-field')):,} decoded Thrift fields; "
+          f"the default pages='auto' {auto} for this file)")
     print(f"ratio bytes read, whole file / full layout:     {whole_bytes / pl.bytes_read:>10.0f}x")
     print(f"ratio bytes read, whole file / footer layout:   {whole_bytes / pl_footer.bytes_read:>10.0f}x")
     print(f"ratio time, whole file / full layout:           {t_whole / t_layout:>10.2f}x")

@@ -361,3 +361,16 @@ def test_empty_table_has_a_dictionary_page_and_no_data_page(tmp_path):
     assert list(zip(pages.page_type, pages.offset, pages.num_values)) == [("DICTIONARY_PAGE", 4, 0)]
     assert_tiles(pl)
     assert pl.overlay([]).row_groups.deleted.tolist() == [0]
+
+
+def test_auto_mode_skips_headers_only_when_offset_indexes_list_every_page(samples):
+    pl = ParquetLayout(samples["v1"], header_budget=100)  # 120 data pages, all indexed
+    assert [(f.code, f.severity.value) for f in pl.findings] == [
+        ("parquet.page-headers-skipped", "info")]
+    assert pl.source.read_count <= 2
+    assert (pl.pages().header_length == 0).all()
+    assert ParquetLayout(samples["v1"]).findings == []  # 120 <= 1000: headers read
+    walked = ParquetLayout(samples["noindex"], header_budget=10)  # no index: must walk
+    assert walked.findings == [] and (walked.pages().header_length > 0).all()
+    with pytest.raises(ValueError):
+        ParquetLayout(samples["v1"], pages="yes")

@@ -31,8 +31,8 @@ def cmd_parquet(args: argparse.Namespace) -> int:
 
     opts = _storage_options(args)
     try:
-        pl = ParquetLayout(args.file, storage_options=opts, strict=args.strict,
-                           pages=not args.footer_only)
+        pages = False if args.footer_only else (True if args.all_headers else "auto")
+        pl = ParquetLayout(args.file, storage_options=opts, strict=args.strict, pages=pages)
     except PuffinError as exc:
         sys.stderr.write(f"puffin-explorer: {exc}\n")
         return 2
@@ -108,6 +108,8 @@ def register_cli(subparsers) -> None:
     s.add_argument("--pages", action="store_true", help="print the page table")
     s.add_argument("--footer-only", action="store_true",
                    help="read the footer and page indexes only, not the page headers")
+    s.add_argument("--all-headers", action="store_true",
+                   help="read every page header, however many pages the file has")
     s.add_argument("--strict", action="store_true", help="fail at the first error")
     s.add_argument("--json", action="store_true", help="machine-readable output")
     s.add_argument("--dv", metavar="PUFFIN", help="overlay the deletion vector read from this Puffin file")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any, Optional, Union
 
 from ..errors import InvalidFileError
 from ..io import ByteSource, Location
@@ -92,17 +92,27 @@ class ParquetLayout:
     ``ParquetLayout(location, storage_options=None, strict=False)`` reads the footer and
     the page headers by range reads (never the whole file).  Problems become
     :attr:`findings`; ``strict=True`` raises :class:`~puffin_explorer.errors.InvalidFileError`
-    at the first error instead.  ``pages=False`` stops after the footer and page indexes.
+    at the first error instead.
+
+    ``pages`` says whether to read every page header (one small range read each, made
+    concurrently by ``max_workers`` threads): ``True``; ``False`` (pages come from the
+    offset index: the footer and page indexes cost two or three reads in all); or
+    ``"auto"`` (default): read them unless every column chunk has an offset index and the
+    file has more than ``header_budget`` data pages.
     """
 
     def __init__(self, location: Location, storage_options: Optional[dict] = None,
-                 strict: bool = False, *, pages: bool = True, max_pages: int = 1_000_000,
+                 strict: bool = False, *, pages: Union[bool, str] = "auto",
+                 header_budget: int = 1000, max_pages: int = 1_000_000,
                  max_workers: int = 16) -> None:
         self.source = ByteSource.of(location, storage_options)
         self.location = self.source.location
         self.size = self.source.size
         self.strict = strict
         self.max_pages = max_pages
+        if pages not in (True, False, "auto"):
+            raise ValueError(f"pages must be True, False or 'auto', not {pages!r}")
+        self.header_budget = header_budget
         self.max_workers = max(1, int(max_workers))
         self._prefetched: dict[int, bytes] = {}
         self.findings: list[Finding] = []
@@ -372,6 +382,8 @@ class ParquetLayout:
                           schema_error)
         self._read_row_groups(meta, footer_start)
         self._read_page_indexes(footer_start)
+        if walk_pages == "auto":
+            walk_pages = self._headers_worth_reading()
         if walk_pages:
             self._prefetch_pages()
             self._walk_all()
@@ -381,6 +393,20 @@ class ParquetLayout:
         top.extend(self._row_group_regions())
         top.extend(self._index_regions(footer_start, top))
         self._finish(top)
+
+    def _headers_worth_reading(self) -> bool:
+        chunks = [c for rg in self.row_group_infos for c in rg.chunks if c.meta is not None]
+        indexed = [c.offset_index.get("page_locations") or [] for c in chunks
+                   if c.offset_index is not None]
+        n_pages = sum(len(locs) for locs in indexed)
+        if len(indexed) < len(chunks) or n_pages <= self.header_budget:
+            return True
+        self._finding("parquet.page-headers-skipped", Severity.INFO, None,
+                      f"{n_pages:,} data pages, all listed in offset indexes: their headers were "
+                      f"not read (more than header_budget={self.header_budget:,})",
+                      "ParquetLayout(..., pages=True) reads every page header, one small range "
+                      "read each")
+        return False
 
     def _finish(self, top: list[Region]) -> None:
         if self.metadata is None and self.size > 4:
