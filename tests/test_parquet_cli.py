@@ -45,3 +45,10 @@ def test_broken_and_missing_files_exit_without_traceback(fixtures, tmp_path, cap
     assert "no such file" in capsys.readouterr().err
     assert main(["parquet", str(fixtures / EVENTS), "--dv", "x.puffin"]) == 2
     assert "--dv needs --dv-offset and --dv-length" in capsys.readouterr().err
+
+
+def test_footer_only_and_all_headers(fixtures, capsys):
+    assert main(["parquet", str(fixtures / EVENTS), "--footer-only"]) == 0
+    assert "read 65,540 bytes in 2 requests" in capsys.readouterr().out
+    assert main(["parquet", str(fixtures / EVENTS), "--all-headers"]) == 0
+    assert "52 pages" in capsys.readouterr().out
