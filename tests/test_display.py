@@ -12,7 +12,7 @@ import pytest
 from puffin_explorer import DeletionVector, PuffinFile, PuffinWriter, Region
 from puffin_explorer import display
 from puffin_explorer.display import charts, dv_view, hexview, layout
-from puffin_explorer.display.report import register_cli
+from puffin_explorer.display.cli import register_cli
 
 FIX = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures"
 TRINO_DV = FIX / "puffin/trino/deletion-vector-v1.puffin"

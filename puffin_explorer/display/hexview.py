@@ -207,8 +207,8 @@ class HexView(RichRepr):
 
     def _html_row(self, row_start: int, lo: int, chunk: bytes, leaves: list[Optional[int]]) -> str:
         pad = lo - row_start
-        hex_parts = ["   " * pad] if pad else []
-        asc_parts = [" " * pad] if pad else []
+        hex_parts = ["\u00a0" * (3 * pad - 1)] if pad else []  # no-break spaces keep the columns
+        asc_parts = ["\u00a0" * pad] if pad else []
         j = 0
         n = len(chunk)
         while j < n:
@@ -231,11 +231,12 @@ class HexView(RichRepr):
         hex_text = " ".join(hex_parts)
         missing = ROW - pad - n
         if missing > 0:
-            hex_text += "   " * missing
+            hex_text += "\u00a0" * (3 * missing)
         labels = self._labels(lo, leaves)
         lab = f'  <span class="pe-lab">{H.esc(T.cut(", ".join(labels), 80))}</span>' if labels else ""
-        return (f'<span class="pe-off">{row_start:08x}</span>  {hex_text}  |{"".join(asc_parts)}'
-                f'{" " * max(0, missing)}|{lab}')
+        nb = "\u00a0"
+        return (f'<span class="pe-off">{row_start:08x}</span>{nb} {hex_text}{nb} |{"".join(asc_parts)}'
+                f'{nb * max(0, missing)}|{lab}')
 
     def text(self) -> str:
         head = f"hex {self.root.name}  ({self.size:,} bytes, {self.bytes_shown:,} shown)"

@@ -81,7 +81,7 @@ def html_body(pf: Any, names: Optional[dict[int, str]] = None, compact: bool = F
                    r["sequence-number"], H.num(r["offset"]), H.num(r["length"]), r["codec"],
                    H.num(r["decoded size"]), r["properties"], r["summary"]] for r in rows]
     table = H.table(cols, table_rows, ["", "pe-num", "pe-mono pe-nowrap", "pe-mono", "pe-num", "pe-num", "pe-num", "pe-num",
-                                       "", "pe-num", "pe-wrap pe-mono", "pe-text-col"],
+                                       "", "pe-num", "pe-wrap pe-mono pe-props", "pe-text-col"],
                     total=len(rows), more_hint="pf.blob_table() has all", raw_html_columns=(0,))
     if not rows:
         table = '<div class="pe-note">no blobs</div>'
