@@ -335,3 +335,33 @@ def test_cli_html_report(tmp_path, capsys):
     args = parser.parse_args(["html", str(tmp_path / "missing.puffin"), "-o", str(out)])
     assert args.func(args) == 2
     assert "no such file" in capsys.readouterr().err
+
+
+RES = Path(__file__).resolve().parents[1] / "resources"
+
+
+def test_hex_marks_the_bytes_of_findings():
+    pf = PuffinFile(RES / "broken-dv-crc.puffin")
+    crc = pf.findings[0]
+    assert (crc.code, crc.offset) == ("dv.crc", 48)
+    hv = pf.hex(offset=32, length=32)
+    row = [line for line in hv.to_text().splitlines() if line.startswith("00000030")][0]
+    assert "⚠ dv.crc" in row
+    h = hv.to_html()
+    # the whole 4-byte CRC region is marked, with the message on hover
+    assert ('<span class="pe-r pe-k0 pe-e pe-f" title="blob 0: deletion-vector-v1 › CRC-32 (big-endian) = '
+            '0x5a96fbe2 BAD\n[48, 52) 4 bytes\n⚠ error dv.crc: CRC-32 stored 0x5a96fbe2') in h
+    assert "5a 96 fb e2</span>" in h
+
+
+def test_every_view_has_a_dataframe():
+    pf = PuffinFile(TRINO_THETA)
+    df = pf.to_pandas()
+    assert list(df["summary"])[0] == "estimate 5.0 [5.0, 5.0] at 2σ, 5 retained, exact, ndv 5 ok"
+    assert list(df["decoded size"]) == [56, 56, 56]
+    assert list(display.view(pf, {1: "id"}).to_pandas()["fields"]) == ["[1 id]", "[2]", "[3]"]
+    bounds = pf.blobs[0].decode().to_pandas()
+    assert list(bounds["std_devs"]) == [1, 2, 3] and set(bounds["estimate"]) == {5.0}
+    dv = PuffinFile(TRINO_DV).blobs[0].decode()
+    assert list(dv.to_pandas()["pos"]) == [0, 2, 4]
+    assert list(PuffinFile(TRINO_DV).regions().to_pandas()["name"])[:2] == [str(TRINO_DV), "magic"]

@@ -38,6 +38,15 @@ class View(RichRepr):
         self.obj = obj
         self.names = column_names(schema)
 
+    def to_pandas(self):
+        """The wrapped object's DataFrame (column names applied where the object has field ids)."""
+        from ..format.puffin import PuffinFile
+        from .puffin_view import blob_frame
+
+        if isinstance(self.obj, PuffinFile):
+            return blob_frame(self.obj, self.names)
+        return self.obj.to_pandas()
+
     def __repr__(self) -> str:
         return f"View({self.obj!r})"
 

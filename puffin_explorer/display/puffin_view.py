@@ -41,6 +41,15 @@ def blob_rows(pf: Any, names: Optional[dict[int, str]] = None) -> list[dict[str,
     return rows
 
 
+def blob_frame(pf: Any, names: Optional[dict[int, str]] = None):
+    """:func:`blob_rows` as a DataFrame."""
+    import pandas as pd
+
+    cols = ["index", "type", "fields", "snapshot-id", "sequence-number", "offset", "length", "codec",
+            "decoded size", "properties", "summary"]
+    return pd.DataFrame(blob_rows(pf, names), columns=cols)
+
+
 def _blob_colours(root: Any) -> dict[int, str]:
     colours = colour_map(root)
     return {r.value: colours[id(r)] for r in top_regions(root) if r.kind == "blob" and isinstance(r.value, int)}

@@ -479,7 +479,7 @@ class PuffinFile(RichRepr):
 
     def hex(self, offset: Optional[int] = None, length: Optional[int] = None):
         """An annotated hex view coloured by region; big files are paged (head, tail, region edges)."""
-        return hex_view(self.source, self.regions(), offset, length)
+        return hex_view(self.source, self.regions(), offset, length, findings=self.findings)
 
     # ------------------------------------------------------------------ misc
     @property
@@ -494,6 +494,12 @@ class PuffinFile(RichRepr):
         cols = ["index", "type", "fields", "snapshot-id", "sequence-number", "offset", "length",
                 "compression-codec", "properties"]
         return pd.DataFrame([b.to_dict() for b in self.blobs], columns=cols)
+
+    def to_pandas(self):
+        """The blob table with each blob's decoded size and one-line summary (blobs are decoded)."""
+        from ..display.puffin_view import blob_frame
+
+        return blob_frame(self)
 
     def to_dict(self, decode: bool = False) -> dict[str, Any]:
         """A JSON-able summary: properties, blobs (with decoded summaries when ``decode``), findings."""
