@@ -57,7 +57,7 @@ def test_every_fixture_renders_deterministically_without_script(path):
     assert "script" not in tags.tags
     assert not any(name.startswith("on") for name in tags.attrs)
     assert "id" not in tags.attrs
-    assert len(bundle["text/html"]) < display.MAX_HTML_CHARS
+    assert len(bundle["text/html"]) < display.MAX_HTML_BYTES
     # the text fallback is inside the HTML
     assert '<pre class="pe-text">' in bundle["text/html"]
 
@@ -155,7 +155,7 @@ def test_strip_merges_many_blobs_into_groups():
     assert len(segs) <= layout.MAX_SEGMENTS
     assert sum(s.length for s in segs) == pf.size
     h = pf.to_html()
-    assert len(h) < display.MAX_HTML_CHARS
+    assert len(h) < display.MAX_HTML_BYTES
     assert "… 800 more rows not shown (pf.blob_table() has all)" in h
 
 
@@ -275,14 +275,14 @@ def test_big_dv_html_stays_small(monkeypatch):
 
 def test_compact_fallback_respects_the_cap(monkeypatch):
     pf = PuffinFile(SHAPES)
-    full = pf.to_html()
-    monkeypatch.setattr(display, "MAX_HTML_CHARS", len(full) - 1)
+    full = len(pf.to_html().encode())
+    monkeypatch.setattr(display, "MAX_HTML_BYTES", full - 1)
     compact = pf.to_html()
-    assert len(compact) <= len(full) - 1
+    assert len(compact.encode()) <= full - 1
     assert "compact view" in compact
-    monkeypatch.setattr(display, "MAX_HTML_CHARS", 2000)
+    monkeypatch.setattr(display, "MAX_HTML_BYTES", 2000)
     tiny = pf.to_html()
-    assert len(tiny) <= 2000 and tiny.startswith("<pre>")
+    assert len(tiny.encode()) <= 2000 and tiny.startswith("<pre>")
 
 
 # ---------------------------------------------------------------- regions, findings, pandas
