@@ -102,8 +102,10 @@ class HexView(RichRepr):
         self._leaf_list = _leaves(root, self.expand)
         # findings in file space mark their bytes (at least one) in red, with the message on hover
         self._starts = [l.start for l in self._leaf_list]
-        self._marks = sorted((f.offset, f.offset + self._mark_length(f), f) for f in (findings or [])
-                             if getattr(f, "space", "file") == "file" and f.offset is not None)
+        marks = [(f.offset, f.offset + self._mark_length(f), f) for f in (findings or [])
+                 if getattr(f, "space", "file") == "file" and f.offset is not None]
+        self._marks = sorted((m for m in marks if any(m[0] < b and a < m[1] for a, b in self.windows)),
+                             key=lambda m: (m[0], m[1]))
 
     # ------------------------------------------------------------------ planning
     def _plan(self, offset: Optional[int], length: Optional[int]) -> list[tuple[int, int]]:
@@ -150,7 +152,7 @@ class HexView(RichRepr):
         return None
 
     def rows(self) -> Iterator[tuple[str, Any]]:
-        """``("gap", n_bytes)`` and ``("row", (offset, bytes, [leaf index per byte]))`` in order."""
+        """``("gap", n_bytes)`` and ``("row", (row_start, first_offset, bytes, [leaf index per byte]))``."""
         prev_end = 0
         for a, b in self.windows:
             if a > prev_end:
