@@ -6,7 +6,7 @@ from typing import Any
 
 from . import html as H
 from . import text as T
-from .layout import strip_html, strip_text
+from .layout import strip_html
 from .tables import findings_html, findings_text, region_tree_text, render_region_tree_html
 
 #: Bytes of a raw blob previewed.

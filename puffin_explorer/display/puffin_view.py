@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import weakref
 from typing import Any, Optional
 
 from ..errors import PuffinError
@@ -10,6 +11,18 @@ from . import text as T
 from .layout import colour_map, strip_html, strip_text, top_regions
 from .schema import fields_label
 from .tables import findings_html, findings_text, render_region_tree_html
+
+
+_SUMMARIES: dict[int, str] = {}
+
+
+def _summary(decoded: Any) -> str:
+    """``decoded.summary()``, once per decoded object (the HTML and the text view both show it)."""
+    key = id(decoded)
+    if key not in _SUMMARIES:
+        _SUMMARIES[key] = decoded.summary()
+        weakref.finalize(decoded, _SUMMARIES.pop, key, None)
+    return _SUMMARIES[key]
 
 
 def _props(props: dict) -> str:
@@ -29,7 +42,7 @@ def blob_rows(pf: Any, names: Optional[dict[int, str]] = None) -> list[dict[str,
                 if data is None:
                     data = getattr(dec, "data", b"")
                 decoded_size = len(data)
-                summary = dec.summary()
+                summary = _summary(dec)
             except PuffinError as exc:
                 summary = f"unreadable: {exc}"
         else:
