@@ -365,3 +365,22 @@ def test_every_view_has_a_dataframe():
     dv = PuffinFile(TRINO_DV).blobs[0].decode()
     assert list(dv.to_pandas()["pos"]) == [0, 2, 4]
     assert list(PuffinFile(TRINO_DV).regions().to_pandas()["name"])[:2] == [str(TRINO_DV), "magic"]
+
+
+def test_display_in_a_real_kernel_sends_html_and_text():
+    """``obj.display()`` inside a Jupyter kernel goes through IPython's display (one rich output)."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(
+        "import sys\n"
+        f"sys.path.insert(0, {str(Path(__file__).resolve().parents[1])!r})\n"
+        "from puffin_explorer import PuffinFile\n"
+        f"PuffinFile({str(TRINO_DV)!r}).display()")]
+    NotebookClient(nb, timeout=120, kernel_name="python3").execute()
+    outputs = nb.cells[0].outputs
+    assert [o.output_type for o in outputs] == ["display_data"]
+    data = outputs[0].data
+    assert data["text/plain"] == PuffinFile(TRINO_DV).to_text()
+    assert data["text/html"] == PuffinFile(TRINO_DV).to_html()
