@@ -12,7 +12,7 @@ import pytest
 from puffin_explorer import DeletionVector, PuffinFile, PuffinWriter, Region
 from puffin_explorer import display
 from puffin_explorer.display import charts, dv_view, hexview, layout
-from puffin_explorer.display.report import register_cli
+from puffin_explorer.display.cli import register_cli
 
 FIX = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures"
 TRINO_DV = FIX / "puffin/trino/deletion-vector-v1.puffin"
@@ -57,7 +57,7 @@ def test_every_fixture_renders_deterministically_without_script(path):
     assert "script" not in tags.tags
     assert not any(name.startswith("on") for name in tags.attrs)
     assert "id" not in tags.attrs
-    assert len(bundle["text/html"]) < display.MAX_HTML_CHARS
+    assert len(bundle["text/html"]) < display.MAX_HTML_BYTES
     # the text fallback is inside the HTML
     assert '<pre class="pe-text">' in bundle["text/html"]
 
@@ -155,7 +155,7 @@ def test_strip_merges_many_blobs_into_groups():
     assert len(segs) <= layout.MAX_SEGMENTS
     assert sum(s.length for s in segs) == pf.size
     h = pf.to_html()
-    assert len(h) < display.MAX_HTML_CHARS
+    assert len(h) < display.MAX_HTML_BYTES
     assert "… 800 more rows not shown (pf.blob_table() has all)" in h
 
 
@@ -275,14 +275,14 @@ def test_big_dv_html_stays_small(monkeypatch):
 
 def test_compact_fallback_respects_the_cap(monkeypatch):
     pf = PuffinFile(SHAPES)
-    full = pf.to_html()
-    monkeypatch.setattr(display, "MAX_HTML_CHARS", len(full) - 1)
+    full = len(pf.to_html().encode())
+    monkeypatch.setattr(display, "MAX_HTML_BYTES", full - 1)
     compact = pf.to_html()
-    assert len(compact) <= len(full) - 1
+    assert len(compact.encode()) <= full - 1
     assert "compact view" in compact
-    monkeypatch.setattr(display, "MAX_HTML_CHARS", 2000)
+    monkeypatch.setattr(display, "MAX_HTML_BYTES", 2000)
     tiny = pf.to_html()
-    assert len(tiny) <= 2000 and tiny.startswith("<pre>")
+    assert len(tiny.encode()) <= 2000 and tiny.startswith("<pre>")
 
 
 # ---------------------------------------------------------------- regions, findings, pandas
@@ -335,3 +335,52 @@ def test_cli_html_report(tmp_path, capsys):
     args = parser.parse_args(["html", str(tmp_path / "missing.puffin"), "-o", str(out)])
     assert args.func(args) == 2
     assert "no such file" in capsys.readouterr().err
+
+
+RES = Path(__file__).resolve().parents[1] / "resources"
+
+
+def test_hex_marks_the_bytes_of_findings():
+    pf = PuffinFile(RES / "broken-dv-crc.puffin")
+    crc = pf.findings[0]
+    assert (crc.code, crc.offset) == ("dv.crc", 48)
+    hv = pf.hex(offset=32, length=32)
+    row = [line for line in hv.to_text().splitlines() if line.startswith("00000030")][0]
+    assert "⚠ dv.crc" in row
+    h = hv.to_html()
+    # the whole 4-byte CRC region is marked, with the message on hover
+    assert ('<span class="pe-r pe-k0 pe-e pe-f" title="blob 0: deletion-vector-v1 › CRC-32 (big-endian) = '
+            '0x5a96fbe2 BAD\n[48, 52) 4 bytes\n⚠ error dv.crc: CRC-32 stored 0x5a96fbe2') in h
+    assert "5a 96 fb e2</span>" in h
+
+
+def test_every_view_has_a_dataframe():
+    pf = PuffinFile(TRINO_THETA)
+    df = pf.to_pandas()
+    assert list(df["summary"])[0] == "estimate 5.0 [5.0, 5.0] at 2σ, 5 retained, exact, ndv 5 ok"
+    assert list(df["decoded size"]) == [56, 56, 56]
+    assert list(display.view(pf, {1: "id"}).to_pandas()["fields"]) == ["[1 id]", "[2]", "[3]"]
+    bounds = pf.blobs[0].decode().to_pandas()
+    assert list(bounds["std_devs"]) == [1, 2, 3] and set(bounds["estimate"]) == {5.0}
+    dv = PuffinFile(TRINO_DV).blobs[0].decode()
+    assert list(dv.to_pandas()["pos"]) == [0, 2, 4]
+    assert list(PuffinFile(TRINO_DV).regions().to_pandas()["name"])[:2] == [str(TRINO_DV), "magic"]
+
+
+def test_display_in_a_real_kernel_sends_html_and_text():
+    """``obj.display()`` inside a Jupyter kernel goes through IPython's display (one rich output)."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(
+        "import sys\n"
+        f"sys.path.insert(0, {str(Path(__file__).resolve().parents[1])!r})\n"
+        "from puffin_explorer import PuffinFile\n"
+        f"PuffinFile({str(TRINO_DV)!r}).display()")]
+    NotebookClient(nb, timeout=120, kernel_name="python3").execute()
+    outputs = nb.cells[0].outputs
+    assert [o.output_type for o in outputs] == ["display_data"]
+    data = outputs[0].data
+    assert data["text/plain"] == PuffinFile(TRINO_DV).to_text()
+    assert data["text/html"] == PuffinFile(TRINO_DV).to_html()

@@ -2,7 +2,7 @@
 
 Pure functions from model objects to HTML and text; nothing here opens a file.
 The HTML needs no JavaScript, escapes every string read from a file, carries its
-text form as a fallback, and never exceeds :data:`MAX_HTML_CHARS`.
+text form as a fallback, and never exceeds :data:`MAX_HTML_BYTES`.
 """
 
 from __future__ import annotations
@@ -16,16 +16,17 @@ from .hexview import HexView
 from .layout import segments, strip_html, strip_text
 from .tables import findings_html, findings_text, region_tree_text, render_region_tree_html
 
-#: Hard cap on one view's HTML (characters). Views are built to stay far below it; a view that
-#: would not is re-rendered compact (no charts, no region tree) and, failing that, as text.
-MAX_HTML_CHARS = 1_000_000
+#: Hard cap on one view's HTML, in UTF-8 bytes (Databricks truncates a cell's output at 10 MB).
+#: Views are built to stay far below it; one that would not is re-rendered compact (no charts,
+#: no region tree, shorter tables) and, failing that, as escaped text.
+MAX_HTML_BYTES = 1_000_000
 #: Cap on the plain-text form (also embedded in the HTML as its fallback).
 MAX_TEXT_CHARS = 100_000
 
 __all__ = [
     "mimebundle", "render_html", "render_text", "show", "view", "HexView", "render_region_tree_html",
     "region_tree_text", "strip_html", "strip_text", "segments", "findings_html", "findings_text",
-    "MAX_HTML_CHARS", "MAX_TEXT_CHARS", "View",
+    "MAX_HTML_BYTES", "MAX_TEXT_CHARS", "View",
 ]
 
 
@@ -37,6 +38,15 @@ class View(RichRepr):
 
         self.obj = obj
         self.names = column_names(schema)
+
+    def to_pandas(self):
+        """The wrapped object's DataFrame (column names applied where the object has field ids)."""
+        from ..format.puffin import PuffinFile
+        from .puffin_view import blob_frame
+
+        if isinstance(self.obj, PuffinFile):
+            return blob_frame(self.obj, self.names)
+        return self.obj.to_pandas()
 
     def __repr__(self) -> str:
         return f"View({self.obj!r})"
@@ -97,19 +107,23 @@ def render_html(obj: Any) -> str:
     body, text_fn, cls = _renderers(obj)
     text = render_text(obj)
     out = H.wrap(body(False), text, cls)
-    if len(out) <= MAX_HTML_CHARS:
+    if _utf8_len(out) <= MAX_HTML_BYTES:
         return out
     saved = H.MAX_TABLE_ROWS
     try:
         H.MAX_TABLE_ROWS = 50
         note = (f'<div class="pe-note">compact view: the full view would exceed the '
-                f"{MAX_HTML_CHARS:,}-character output cap</div>")
+                f"{MAX_HTML_BYTES:,}-byte output cap</div>")
         out = H.wrap(note + body(True), text[:20_000], cls)
     finally:
         H.MAX_TABLE_ROWS = saved
-    if len(out) <= MAX_HTML_CHARS:
+    if _utf8_len(out) <= MAX_HTML_BYTES:
         return out
-    return f'<pre>{H.esc(text[:MAX_HTML_CHARS // 2])}</pre>'
+    return f'<pre>{H.esc(text[:MAX_HTML_BYTES // 8])}</pre>'
+
+
+def _utf8_len(text: str) -> int:
+    return len(text.encode("utf-8", "surrogatepass"))
 
 
 def mimebundle(obj: Any) -> dict[str, str]:

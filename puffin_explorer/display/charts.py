@@ -149,7 +149,9 @@ def theta_figure(sketch: Any, pyplot: bool = True, _themable: bool = False):
         ax.set_ylim(-1, 1)
         ax.set_yticks([])
         ax.spines["left"].set_visible(False)
-        ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: _short(v)))
+        ax.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(6))
+        digits = 0 if (hi3 - lo3) + 2 * pad >= 6 else 2
+        ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:,.{digits}f}"))
         label = (f"estimate {est:,.1f}" + (" (exact: the bounds equal the estimate)" if exact else
                                            "  with 1σ, 2σ, 3σ bounds")
                  + (f"   ▼ ndv property {ndv}" if ndv is not None else ""))

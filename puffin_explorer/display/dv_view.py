@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import weakref
 from typing import Any, Optional
 
 import numpy as np
@@ -15,20 +16,42 @@ from .tables import findings_html, findings_text, render_region_tree_html
 EDGE_POSITIONS = 10
 
 
-def _container_bytes(dv: Any, c: Any) -> memoryview:
-    lo = c.offset - dv.offset
-    return memoryview(dv.to_bytes())[lo:lo + c.length]
+_RUNS_CACHE: dict[int, dict[str, int]] = {}
 
 
 def run_stats(dv: Any) -> dict[str, int]:
-    """Maximal runs of consecutive deleted positions, counted from the containers (nothing materialized)."""
+    """Maximal runs of consecutive deleted positions, counted from the containers (nothing materialized).
+
+    Cached per vector object, so the HTML and the text views of a big vector count once.
+    """
+    key = id(dv)
+    if key not in _RUNS_CACHE:
+        _RUNS_CACHE[key] = _count_runs(dv)
+        weakref.finalize(dv, _RUNS_CACHE.pop, key, None)
+    return _RUNS_CACHE[key]
+
+
+def _bit_index(words: np.ndarray, highest: bool) -> np.ndarray:
+    """Index of the lowest (or highest) set bit of each non-zero uint64, exactly (via 32-bit halves)."""
+    hi = (words >> np.uint64(32)).astype(np.float64)
+    lo = (words & np.uint64(0xFFFFFFFF)).astype(np.float64)
+    if highest:
+        return np.where(hi > 0, 32 + np.floor(np.log2(np.maximum(hi, 1))),
+                        np.floor(np.log2(np.maximum(lo, 1)))).astype(np.int64)
+    lo_bit = lo.astype(np.int64) & -lo.astype(np.int64)
+    hi_bit = hi.astype(np.int64) & -hi.astype(np.int64)
+    return np.where(lo > 0, np.log2(np.maximum(lo_bit, 1)), 32 + np.log2(np.maximum(hi_bit, 1))).astype(np.int64)
+
+
+def _count_runs(dv: Any) -> dict[str, int]:
     firsts, lasts, runs = [], [], []
-    bitmaps = []
-    order = []
+    bitmaps, order, bases = [], [], []
+    data = memoryview(dv.to_bytes())
     for b in dv.buckets:
         for c in b.bitmap.containers:
             base = (b.key << 32) | (c.key << 16)
-            raw = _container_bytes(dv, c)
+            lo = c.offset - dv.offset
+            raw = data[lo:lo + c.length]
             if c.cardinality == 0 or len(raw) < c.length:
                 continue
             if c.kind == "array":
@@ -47,6 +70,7 @@ def run_stats(dv: Any) -> dict[str, int]:
             else:
                 bitmaps.append(np.frombuffer(raw, dtype="<u8", count=1024))
                 order.append(len(runs))
+                bases.append(base)
                 runs.append(0)
                 firsts.append(base)
                 lasts.append(base)
@@ -59,17 +83,18 @@ def run_stats(dv: Any) -> dict[str, int]:
             counts = np.bitwise_count(starts_mask).sum(axis=1)
         else:  # pragma: no cover - numpy < 2
             counts = np.unpackbits(starts_mask.view(np.uint8), axis=1).sum(axis=1)
+        nonzero = words != 0
+        has_any = nonzero.any(axis=1)
+        first_word = np.argmax(nonzero, axis=1)
+        last_word = 1023 - np.argmax(nonzero[:, ::-1], axis=1)
+        rows = np.arange(len(words))
+        first_bit = first_word * 64 + _bit_index(words[rows, first_word], highest=False)
+        last_bit = last_word * 64 + _bit_index(words[rows, last_word], highest=True)
         for j, i in enumerate(order):
             runs[i] = int(counts[j])
-            w = words[j]
-            nz = np.flatnonzero(w)
-            if not len(nz):
-                continue
-            lo_word, hi_word = int(nz[0]), int(nz[-1])
-            lo_bits = np.unpackbits(w[lo_word:lo_word + 1].view(np.uint8), bitorder="little")
-            hi_bits = np.unpackbits(w[hi_word:hi_word + 1].view(np.uint8), bitorder="little")
-            firsts[i] += lo_word * 64 + int(np.flatnonzero(lo_bits)[0])
-            lasts[i] += hi_word * 64 + int(np.flatnonzero(hi_bits)[-1])
+            if has_any[j]:
+                firsts[i] = bases[j] + int(first_bit[j])
+                lasts[i] = bases[j] + int(last_bit[j])
     total = sum(runs)
     joined = sum(1 for i in range(1, len(runs)) if firsts[i] == lasts[i - 1] + 1)
     return {"runs": total - joined, "positions": dv.cardinality}

@@ -90,7 +90,7 @@ class HexView(RichRepr):
     """
 
     def __init__(self, source: Any, root: Region, offset: Optional[int] = None, length: Optional[int] = None,
-                 expand: Sequence[str] = EXPAND) -> None:
+                 expand: Sequence[str] = EXPAND, findings: Optional[Sequence[Any]] = None) -> None:
         self.source = source
         self.root = root
         self.size = int(source.size)
@@ -100,7 +100,12 @@ class HexView(RichRepr):
         self.windows = self._plan(offset, length)
         self._data = {w: source.read(w[0], w[1] - w[0]) for w in self.windows}
         self._leaf_list = _leaves(root, self.expand)
+        # findings in file space mark their bytes (at least one) in red, with the message on hover
         self._starts = [l.start for l in self._leaf_list]
+        marks = [(f.offset, f.offset + self._mark_length(f), f) for f in (findings or [])
+                 if getattr(f, "space", "file") == "file" and f.offset is not None]
+        self._marks = sorted((m for m in marks if any(m[0] < b and a < m[1] for a, b in self.windows)),
+                             key=lambda m: (m[0], m[1]))
 
     # ------------------------------------------------------------------ planning
     def _plan(self, offset: Optional[int], length: Optional[int]) -> list[tuple[int, int]]:
@@ -147,7 +152,7 @@ class HexView(RichRepr):
         return None
 
     def rows(self) -> Iterator[tuple[str, Any]]:
-        """``("gap", n_bytes)`` and ``("row", (offset, bytes, [leaf index per byte]))`` in order."""
+        """``("gap", n_bytes)`` and ``("row", (row_start, first_offset, bytes, [leaf index per byte]))``."""
         prev_end = 0
         for a, b in self.windows:
             if a > prev_end:
@@ -176,8 +181,20 @@ class HexView(RichRepr):
                          "regions": "; ".join(self._labels(lo, leaves))})
         return pd.DataFrame(recs, columns=["offset", "hex", "ascii", "regions"])
 
+    def _mark_length(self, f: Any) -> int:
+        """A finding's length, or the region that starts at its offset, or one byte."""
+        if f.length:
+            return max(1, min(int(f.length), MAX_SHOWN))
+        li = self._leaf_at(f.offset)
+        if li is not None and self._leaf_list[li].start == f.offset:
+            return self._leaf_list[li].end - f.offset
+        return 1
+
+    def _marks_at(self, pos: int) -> list[Any]:
+        return [f for a, b, f in self._marks if a <= pos < b]
+
     def _labels(self, lo: int, leaves: list[Optional[int]]) -> list[str]:
-        out = []
+        out = [f"⚠ {f.code}" for a, _, f in self._marks if lo <= a < lo + len(leaves)]
         for j, li in enumerate(leaves):
             if li is None:
                 continue
@@ -207,35 +224,44 @@ class HexView(RichRepr):
 
     def _html_row(self, row_start: int, lo: int, chunk: bytes, leaves: list[Optional[int]]) -> str:
         pad = lo - row_start
-        hex_parts = ["   " * pad] if pad else []
-        asc_parts = [" " * pad] if pad else []
+        hex_parts = ["\u00a0" * (3 * pad - 1)] if pad else []  # no-break spaces keep the columns
+        asc_parts = ["\u00a0" * pad] if pad else []
         j = 0
         n = len(chunk)
         while j < n:
             li = leaves[j]
+            bad = self._marks_at(lo + j) if self._marks else []
             k = j + 1
-            while k < n and leaves[k] == li:
+            while k < n and leaves[k] == li and (not self._marks or self._marks_at(lo + k) == bad) \
+                    and not any(lo + k == a for a, _, _ in self._marks):
                 k += 1
             bs = chunk[j:k]
             cells = " ".join("<i>00</i>" if x == 0 else f"{x:02x}" for x in bs)
             asc = H.esc(_ascii(bs))
+            warn = ""
+            if bad:
+                warn = "\n" + "\n".join(f"⚠ {f.severity.value} {f.code}: {T.printable(f.message)}" for f in bad)
             if li is None:
-                hex_parts.append(f"<span>{cells}</span>")
+                extra = f' class="pe-f" title={H.attr(warn.strip())}' if bad else ""
+                hex_parts.append(f"<span{extra}>{cells}</span>")
                 asc_parts.append(asc)
             else:
                 leaf = self._leaf_list[li]
                 edge = " pe-e" if leaf.start == lo + j else ""
-                hex_parts.append(f'<span class="pe-r {leaf.css}{edge}" title={H.attr(leaf.title)}>{cells}</span>')
+                flag = " pe-f" if bad else ""
+                hex_parts.append(f'<span class="pe-r {leaf.css}{edge}{flag}" title={H.attr(leaf.title + warn)}>'
+                                 f"{cells}</span>")
                 asc_parts.append(f'<span class="{leaf.css}">{asc}</span>')
             j = k
         hex_text = " ".join(hex_parts)
         missing = ROW - pad - n
         if missing > 0:
-            hex_text += "   " * missing
+            hex_text += "\u00a0" * (3 * missing)
         labels = self._labels(lo, leaves)
         lab = f'  <span class="pe-lab">{H.esc(T.cut(", ".join(labels), 80))}</span>' if labels else ""
-        return (f'<span class="pe-off">{row_start:08x}</span>  {hex_text}  |{"".join(asc_parts)}'
-                f'{" " * max(0, missing)}|{lab}')
+        nb = "\u00a0"
+        return (f'<span class="pe-off">{row_start:08x}</span>{nb} {hex_text}{nb} |{"".join(asc_parts)}'
+                f'{nb * max(0, missing)}|{lab}')
 
     def text(self) -> str:
         head = f"hex {self.root.name}  ({self.size:,} bytes, {self.bytes_shown:,} shown)"

@@ -6,7 +6,7 @@ from typing import Any
 
 from . import html as H
 from . import text as T
-from .layout import strip_html, strip_text
+from .layout import strip_html
 from .tables import findings_html, findings_text, region_tree_text, render_region_tree_html
 
 #: Bytes of a raw blob previewed.
@@ -20,6 +20,8 @@ def raw_html(raw: Any, compact: bool = False) -> str:
         facts += [("type", H.esc(meta.type)), ("codec", H.esc(meta.compression_codec or "none")),
                   ("fields", H.esc(meta.fields))]
     txt = raw.text
+    if txt is not None and not all(c.isprintable() or c in "\n\r\t" for c in txt[:2000]):
+        txt = None  # valid UTF-8 but control bytes: show hex
     preview = (H.esc(H.clip(txt, 2000)) if txt is not None
                else H.esc(raw.data[:RAW_PREVIEW].hex(" ")) + (" …" if raw.size > RAW_PREVIEW else ""))
     label = "UTF-8 text" if txt is not None else f"first {min(raw.size, RAW_PREVIEW)} bytes (hex)"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import weakref
 from typing import Any, Optional
 
 from ..errors import PuffinError
@@ -10,6 +11,18 @@ from . import text as T
 from .layout import colour_map, strip_html, strip_text, top_regions
 from .schema import fields_label
 from .tables import findings_html, findings_text, render_region_tree_html
+
+
+_SUMMARIES: dict[int, str] = {}
+
+
+def _summary(decoded: Any) -> str:
+    """``decoded.summary()``, once per decoded object (the HTML and the text view both show it)."""
+    key = id(decoded)
+    if key not in _SUMMARIES:
+        _SUMMARIES[key] = decoded.summary()
+        weakref.finalize(decoded, _SUMMARIES.pop, key, None)
+    return _SUMMARIES[key]
 
 
 def _props(props: dict) -> str:
@@ -29,7 +42,7 @@ def blob_rows(pf: Any, names: Optional[dict[int, str]] = None) -> list[dict[str,
                 if data is None:
                     data = getattr(dec, "data", b"")
                 decoded_size = len(data)
-                summary = dec.summary()
+                summary = _summary(dec)
             except PuffinError as exc:
                 summary = f"unreadable: {exc}"
         else:
@@ -39,6 +52,15 @@ def blob_rows(pf: Any, names: Optional[dict[int, str]] = None) -> list[dict[str,
                      "length": b.length, "codec": b.compression_codec or "none", "decoded size": decoded_size,
                      "properties": _props(b.properties), "summary": summary})
     return rows
+
+
+def blob_frame(pf: Any, names: Optional[dict[int, str]] = None):
+    """:func:`blob_rows` as a DataFrame."""
+    import pandas as pd
+
+    cols = ["index", "type", "fields", "snapshot-id", "sequence-number", "offset", "length", "codec",
+            "decoded size", "properties", "summary"]
+    return pd.DataFrame(blob_rows(pf, names), columns=cols)
 
 
 def _blob_colours(root: Any) -> dict[int, str]:
@@ -81,7 +103,7 @@ def html_body(pf: Any, names: Optional[dict[int, str]] = None, compact: bool = F
                    r["sequence-number"], H.num(r["offset"]), H.num(r["length"]), r["codec"],
                    H.num(r["decoded size"]), r["properties"], r["summary"]] for r in rows]
     table = H.table(cols, table_rows, ["", "pe-num", "pe-mono pe-nowrap", "pe-mono", "pe-num", "pe-num", "pe-num", "pe-num",
-                                       "", "pe-num", "pe-wrap pe-mono", "pe-text-col"],
+                                       "", "pe-num", "pe-wrap pe-mono pe-props", "pe-text-col"],
                     total=len(rows), more_hint="pf.blob_table() has all", raw_html_columns=(0,))
     if not rows:
         table = '<div class="pe-note">no blobs</div>'

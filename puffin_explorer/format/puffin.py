@@ -391,7 +391,7 @@ class PuffinFile(RichRepr):
             if not blob.readable:
                 continue
             dec = decoder_for(blob.type)
-            if blob.compression_codec not in (None, *codecs.KNOWN_CODECS):
+            if blob.compression_codec not in (None, *codecs.KNOWN_CODECS) or _opaque_and_large(blob):
                 continue
             try:
                 decoded = self.decode_blob(blob) if not self.strict else self._decode_lenient(blob)
@@ -462,7 +462,7 @@ class PuffinFile(RichRepr):
     def _blob_region(self, b: BlobMetadata, decode: bool) -> Region:
         name = f"blob {b.index}: {b.type}"
         region = Region(name, "blob", b.offset, b.length, value=b.index)
-        if not decode:
+        if not decode or _opaque_and_large(b):
             return region
         try:
             decoded = self.decode_blob(b) if not self.strict else self._decode_lenient(b)
@@ -479,7 +479,7 @@ class PuffinFile(RichRepr):
 
     def hex(self, offset: Optional[int] = None, length: Optional[int] = None):
         """An annotated hex view coloured by region; big files are paged (head, tail, region edges)."""
-        return hex_view(self.source, self.regions(), offset, length)
+        return hex_view(self.source, self.regions(), offset, length, findings=self.findings)
 
     # ------------------------------------------------------------------ misc
     @property
@@ -494,6 +494,12 @@ class PuffinFile(RichRepr):
         cols = ["index", "type", "fields", "snapshot-id", "sequence-number", "offset", "length",
                 "compression-codec", "properties"]
         return pd.DataFrame([b.to_dict() for b in self.blobs], columns=cols)
+
+    def to_pandas(self):
+        """The blob table with each blob's decoded size and one-line summary (blobs are decoded)."""
+        from ..display.puffin_view import blob_frame
+
+        return blob_frame(self)
 
     def to_dict(self, decode: bool = False) -> dict[str, Any]:
         """A JSON-able summary: properties, blobs (with decoded summaries when ``decode``), findings."""
@@ -518,6 +524,18 @@ class PuffinFile(RichRepr):
 
     def __repr__(self) -> str:
         return f"PuffinFile({self.location!r}, size={self.size}, blobs={len(self.blobs)})"
+
+
+#: Uncompressed blobs of types without a decoder above this size are not read to validate or map them:
+#: their bytes hold nothing to check (a hex view of a 1 GiB file must not read 1 GiB).
+OPAQUE_READ_LIMIT = 1 << 20
+
+
+def _opaque_and_large(blob: BlobMetadata) -> bool:
+    from .raw import RawBlob
+
+    return (blob.compression_codec is None and blob.length is not None and blob.length > OPAQUE_READ_LIMIT
+            and decoder_for(blob.type).decode is RawBlob)
 
 
 def _decoded_size(decoded: Any) -> int:

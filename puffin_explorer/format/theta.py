@@ -188,6 +188,12 @@ class ThetaSketch(RichRepr):
             return None
         return int(ndv) == self.expected_ndv
 
+    def to_pandas(self):
+        """The estimate with its lower and upper bounds at 1, 2 and 3 standard deviations."""
+        from ..display.theta_view import bounds_frame
+
+        return bounds_frame(self)
+
     def regions(self) -> list[Region]:
         return list(self._regions)
 
