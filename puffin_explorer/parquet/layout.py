@@ -1,9 +1,10 @@
 """The layout of a Parquet file as byte regions, read with range requests only.
 
-The footer is read first (one tail read), then each column chunk's page headers
-(one small read per page), then the page indexes and bloom filters the footer
-points to.  Page payloads are never read, so the cost of showing a file's layout
-grows with its number of pages, not its size.
+The footer is read first (one 64 KiB tail read, which usually also holds the page
+indexes), then the page indexes and bloom filters it points to, then each column
+chunk's page headers (one small read per page, concurrent; small chunks whole).
+Page payloads are never read, so the cost of showing a file's layout grows with
+its number of pages, not its size.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Any, Optional, Union
 
 from ..errors import InvalidFileError
 from ..io import ByteSource, Location
-from ..regions import Finding, Region, Severity
+from ..regions import Finding, FindingList, Region, Severity
 from .regions import check_children, struct_regions
 from .schema import ColumnInfo, columns_from_schema, decode_stat
 from .spec import CODECS, ENCODINGS, ENCRYPTED_MAGIC, MAGIC, PAGE_TYPES, SCHEMA, enum_name
@@ -115,7 +116,7 @@ class ParquetLayout:
         self.header_budget = header_budget
         self.max_workers = max(1, int(max_workers))
         self._prefetched: dict[int, bytes] = {}
-        self.findings: list[Finding] = []
+        self.findings: FindingList = FindingList()
         self.metadata: Optional[TStruct] = None
         self.columns: list[ColumnInfo] = []
         self.row_group_infos: list[RowGroupInfo] = []

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Optional
 
 import numpy as np
 
-from ..regions import Finding, Severity
+from ..regions import Finding, FindingList, Severity
 
 if TYPE_CHECKING:  # pragma: no cover
     from .layout import ParquetLayout
@@ -42,7 +42,7 @@ class DeletionOverlay:
 
         self.layout = layout
         self.positions = as_positions(dv)
-        self.findings: list[Finding] = []
+        self.findings: FindingList = FindingList()
         pos = self.positions
         n_rows = layout.num_rows
         self.deleted = int(pos.size)
