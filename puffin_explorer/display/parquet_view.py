@@ -142,7 +142,8 @@ def layout_html_body(pl: "ParquetLayout") -> str:
             findings_html(pl.findings),
             strip_html(pl.root, expand_kinds(pl))]
     if pl.row_group_infos:
-        body.append(H.details("Row groups", _table(pl.row_groups()), True,
+        body.append(H.details("Row groups", _table(pl.row_groups()),
+                              len(pl.row_group_infos) <= EXPAND_ROW_GROUPS,
                               f" {len(pl.row_group_infos):,}"))
         chunks = pl.column_chunks()
         body.append(H.details("Column chunks", _table(chunks), False, f" {len(chunks):,}"))
@@ -184,7 +185,8 @@ def overlay_html(ov: "DeletionOverlay") -> str:
     body = (H.card("deletion overlay", str(ov.layout.location), H.facts(facts))
             + findings_html(ov.findings)
             + f'<div class="pe-chart">{figure_svg(ov.chart())}</div>'
-            + H.details("Row groups", _table(ov.row_groups), True, f" {len(ov.row_groups):,}")
+            + H.details("Row groups", _table(ov.row_groups), len(ov.row_groups) <= EXPAND_ROW_GROUPS,
+                        f" {len(ov.row_groups):,}")
             + H.details("Data pages", _table(ov.pages), False, f" {len(ov.pages):,}"))
     return H.wrap(body, overlay_text(ov), "pe-parquet-overlay")
 

@@ -81,7 +81,8 @@ class DeletionOverlay:
                     "parquet.row-group-fully-deleted", Severity.INFO,
                     r.offset if r is not None else None,
                     f"row group {rg.index}: all {rg.num_rows} rows are deleted",
-                    f"rewriting the file would drop its {r.length if r is not None else '?'} bytes",
+                    f"rewriting the file would drop its {r.length:,} bytes" if r is not None
+                    else "rewriting the file would drop the whole row group",
                     length=r.length if r is not None else None))
 
         records = []
