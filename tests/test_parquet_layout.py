@@ -374,3 +374,12 @@ def test_auto_mode_skips_headers_only_when_offset_indexes_list_every_page(sample
     assert walked.findings == [] and (walked.pages().header_length > 0).all()
     with pytest.raises(ValueError):
         ParquetLayout(samples["v1"], pages="yes")
+
+
+@pytest.mark.parametrize("workers", [16, 1])
+def test_progress_reports_every_completed_read(samples, workers):
+    seen = []
+    ParquetLayout(samples["noindex"], pages=True, max_workers=workers,
+                  progress=lambda stage, done, total: seen.append((stage, done, total)))
+    chunks = [s for s in seen if s[0] == "column chunks"]
+    assert [d for _, d, _ in chunks] == list(range(1, 31)) and {t for *_, t in chunks} == {30}

@@ -32,7 +32,10 @@ def cmd_parquet(args: argparse.Namespace) -> int:
     opts = _storage_options(args)
     try:
         pages = False if args.footer_only else (True if args.all_headers else "auto")
-        pl = ParquetLayout(args.file, storage_options=opts, strict=args.strict, pages=pages)
+        pl = ParquetLayout(args.file, storage_options=opts, strict=args.strict, pages=pages,
+                           progress=_progress if sys.stderr.isatty() else None)
+        if sys.stderr.isatty():
+            sys.stderr.write("\r\033[K")
     except PuffinError as exc:
         sys.stderr.write(f"puffin-explorer: {exc}\n")
         return 2
@@ -70,6 +73,12 @@ def cmd_parquet(args: argparse.Namespace) -> int:
         ov = pl.overlay(dv, column=args.column)
         out.write("\n" + repr(ov) + "\n")
     return 1 if any(f.severity.value == "error" for f in pl.findings) else 0
+
+
+def _progress(stage: str, done: int, total: int) -> None:
+    if done == total or done % 50 == 0:
+        sys.stderr.write(f"\r  reading {stage}: {done:,}/{total:,}")
+        sys.stderr.flush()
 
 
 def _records(df) -> list[dict]:

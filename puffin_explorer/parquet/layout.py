@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass, field
-from typing import Any, Optional, Union
+from typing import Any, Callable, Optional, Union
 
 from ..errors import InvalidFileError
 from ..io import ByteSource, Location
@@ -99,13 +99,15 @@ class ParquetLayout:
     concurrently by ``max_workers`` threads): ``True``; ``False`` (pages come from the
     offset index: the footer and page indexes cost two or three reads in all); or
     ``"auto"`` (default): read them unless every column chunk has an offset index and the
-    file has more than ``header_budget`` data pages.
+    file has more than ``header_budget`` data pages.  ``progress(stage, done, total)``, if
+    given, is called on this thread as page-header reads complete.
     """
 
     def __init__(self, location: Location, storage_options: Optional[dict] = None,
                  strict: bool = False, *, pages: Union[bool, str] = "auto",
                  header_budget: int = 1000, max_pages: int = 1_000_000,
-                 max_workers: int = 16) -> None:
+                 max_workers: int = 16,
+                 progress: Optional[Callable[[str, int, int], None]] = None) -> None:
         self.source = ByteSource.of(location, storage_options)
         self.location = self.source.location
         self.size = self.source.size
@@ -115,6 +117,7 @@ class ParquetLayout:
             raise ValueError(f"pages must be True, False or 'auto', not {pages!r}")
         self.header_budget = header_budget
         self.max_workers = max(1, int(max_workers))
+        self.progress = progress
         self._prefetched: dict[int, bytes] = {}
         self.findings: FindingList = FindingList()
         self.metadata: Optional[TStruct] = None
@@ -524,16 +527,23 @@ class ParquetLayout:
         if len(wanted) < 2:
             return
         ranges = sorted(wanted.items())[: self.max_pages + 1]
-        datas = self._map_reads(lambda item, raw_read: raw_read(item[0], item[1]), ranges)
+        datas = self._map_reads(lambda item, raw_read: raw_read(item[0], item[1]), ranges,
+                                "page header windows")
         self._prefetched.update((off, data) for (off, _), data in zip(ranges, datas))
 
-    def _map_reads(self, fn, items: list) -> list:
+    def _map_reads(self, fn, items: list, stage: str = "") -> list:
         """``[fn(item, read) for item in items]``, where ``read(offset, length)`` is a range
         read: on a pool of ``max_workers`` threads (each with its own reader of the same
         location) for remote or local files, in order on this thread for bytes.  Every
         worker's bytes and requests are added to :attr:`source`'s counters."""
+        report = self.progress if stage else None
         if self.max_workers == 1 or self.source.location == "<bytes>" or len(items) < 2:
-            return [fn(item, self.source.read) for item in items]
+            out = []
+            for item in items:
+                out.append(fn(item, self.source.read))
+                if report is not None:
+                    report(stage, len(out), len(items))
+            return out
         import threading
         from concurrent.futures import ThreadPoolExecutor
 
@@ -553,7 +563,11 @@ class ParquetLayout:
         pool = ThreadPoolExecutor(max_workers=min(self.max_workers, len(items)))
         done = False
         try:
-            out = list(pool.map(run, items))
+            out = []
+            for result in pool.map(run, items):
+                out.append(result)
+                if report is not None:
+                    report(stage, len(out), len(items))
             done = True
             return out
         finally:
@@ -617,7 +631,7 @@ class ParquetLayout:
                 reader.read(c.start, c.length)
             return self._walk_chunk(c, reader.read)
 
-        results = self._map_reads(work, chunks)
+        results = self._map_reads(work, chunks, "column chunks")
         self._prefetched.clear()
         seen = 0
         for c, (pages, findings, walked) in zip(chunks, results):
