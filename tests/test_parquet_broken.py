@@ -207,3 +207,17 @@ def test_findings_order_does_not_depend_on_threads(data, tmp_path):
     assert runs[0] == runs[1] == runs[2]
     assert runs[0][:2] == [("parquet.page-bounds", "error", 4), ("parquet.chunk-values", "warning", 4)]
     assert ("parquet.page-header", "error", 79_569) in runs[0]
+
+
+def test_negative_row_count_in_the_footer(data):
+    pl = ParquetLayout(data, pages=False)
+    start, end = pl.metadata.spans["num_rows"]
+    new = zigzag_varint(-30_137)
+    assert len(new) == end - start - 1
+    bad = data[:start + 1] + new + data[end:]
+    pl = ParquetLayout(bad)
+    assert codes(pl) == [("parquet.row-group-rows", "error", start)]
+    assert pl.findings[0].message == "the row groups hold 30137 rows; the footer says -30137"
+    assert pl.num_rows == 0
+    ov = pl.overlay([0, 1])
+    assert ov.out_of_range == 2 and list(ov.row_groups.deleted) == [2]

@@ -232,7 +232,9 @@ def overlay_figure(overlay: "DeletionOverlay", column: Optional[str] = None):
         col_pages = col_pages.sort_values("first_row")
         ax2.stairs(col_pages["share"].to_numpy(dtype=np.float64),
                    _edges(col_pages["first_row"], col_pages["num_rows"]), fill=True, color=ORANGE)
-        ax2.set_title(f"data pages of {column}", fontsize=10)
+        from .text import printable
+
+        ax2.set_title(f"data pages of {printable(column)}", fontsize=10)
     else:
         ax2.set_title("no page row ranges known", fontsize=10)
     ax2.set_ylim(0, 1)

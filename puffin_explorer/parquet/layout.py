@@ -139,7 +139,8 @@ class ParquetLayout:
 
     @property
     def num_rows(self) -> int:
-        return int(self.metadata.get("num_rows", 0)) if self.metadata is not None else 0
+        n = self.metadata.get("num_rows", 0) if self.metadata is not None else 0
+        return max(0, n)  # a negative count (a corrupted footer) is reported, never used
 
     @property
     def created_by(self) -> str:
@@ -475,11 +476,11 @@ class ParquetLayout:
                     length = max(0, min(length, footer_start - start))
                 c.start, c.length = start, length
             self.row_group_infos.append(info)
-        if self.row_group_infos and first_row != self.num_rows:
+        if self.row_group_infos and first_row != meta.get("num_rows"):
             self._finding("parquet.row-group-rows", Severity.ERROR,
                           meta.spans.get("num_rows", (None,))[0],
                           f"the row groups hold {first_row} rows; the footer says "
-                          f"{self.num_rows}")
+                          f"{meta.get('num_rows')}")
 
     # -- pages --------------------------------------------------------------
     def _fetch(self, offset: int, length: int, keep: bool = False) -> bytes:
