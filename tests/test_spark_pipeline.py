@@ -196,3 +196,30 @@ def test_unknown_data_file_is_a_clear_error(spark, demo_warehouse):
 
     with pytest.raises(ValueError, match="no data file of demo.shop.events matches 'nope.parquet'"):
         pes.deleted_rows(spark, "demo.shop.events", "nope.parquet")
+
+
+def test_cli_check_report_and_errors(spark, demo_warehouse, fixture_warehouse, tmp_path, capsys):
+    from puffin_explorer.spark.cli import main
+
+    assert main(["spark", "check", "demo.shop.events"]) == 0
+    assert "1 deletion vectors checked, 0 with differences" in capsys.readouterr().out
+    assert main(["spark", "check", "shop.orders", "--warehouse", str(fixture_warehouse), "--catalog", "fx2",
+                 "--limit", "1"]) == 0
+    assert "4 deletion vectors checked, 0 with differences" in capsys.readouterr().out
+    out = tmp_path / "report.csv"
+    assert main(["spark", "report", "demo.shop.legacy", "--output", str(out)]) == 0
+    import pandas as pd
+
+    report = pd.concat(pd.read_csv(p) for p in out.glob("part-*.csv"))
+    assert report[["rows", "deleted", "live"]].values.tolist() == [[20_000, 2_000, 18_000]]
+    assert main(["spark", "report", "demo.shop.no_such_table"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: AnalysisException") and "no_such_table" in err and "Traceback" not in err
+
+
+def test_ship_package_adds_a_zip_of_the_package(spark):
+    from puffin_explorer import spark as pes
+
+    pes.ship_package(spark)
+    shipped = [p for p in spark.sparkContext._python_includes if p.endswith("puffin_explorer.zip")]
+    assert shipped
