@@ -223,3 +223,11 @@ def test_ship_package_adds_a_zip_of_the_package(spark):
     pes.ship_package(spark)
     shipped = [p for p in spark.sparkContext._python_includes if p.endswith("puffin_explorer.zip")]
     assert shipped
+
+
+def test_a_used_catalog_name_is_not_silently_repointed(spark, demo_warehouse, tmp_path):
+    from puffin_explorer import spark as pes
+
+    pes.add_catalog(spark, "demo", str(demo_warehouse))  # same folder: fine
+    with pytest.raises(pes.SparkSetupError, match="catalog 'demo' already points to"):
+        pes.add_catalog(spark, "demo", str(tmp_path))

@@ -45,7 +45,8 @@ def run(args) -> int:
     if args.warehouse and not is_location(table) and not table.startswith(f"{args.catalog}."):
         table = f"{args.catalog}.{table}"  # a name inside the warehouse given here
     try:
-        spark = session(args.warehouse, args.catalog, master=args.master, jar=args.jar)
+        spark = session(args.warehouse, args.catalog, master=args.master, jar=args.jar,
+                        conf={"spark.ui.showConsoleProgress": "true"})
         spark.sparkContext.setLogLevel("ERROR")
         if args.command == "check":
             df = scans.check(spark, table)

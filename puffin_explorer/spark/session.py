@@ -98,8 +98,15 @@ def check_java() -> str:
 
 
 def add_catalog(spark, name: str, warehouse: str) -> None:
-    """Register (or re-point) an Iceberg Hadoop catalog ``name`` over ``warehouse`` on ``spark``."""
+    """Register an Iceberg Hadoop catalog ``name`` over ``warehouse`` on ``spark``.
+
+    Spark keeps a catalog once it has been used, so a name that already points
+    elsewhere is refused rather than silently left pointing at the old folder.
+    """
     location = warehouse if "://" in warehouse else os.path.abspath(warehouse)
+    current = spark.conf.get(f"spark.sql.catalog.{name}.warehouse", None)
+    if current is not None and current.rstrip("/") != location.rstrip("/"):
+        raise SparkSetupError(f"catalog {name!r} already points to {current}; register {location} under another name")
     spark.conf.set(f"spark.sql.catalog.{name}", ICEBERG_CATALOG)
     spark.conf.set(f"spark.sql.catalog.{name}.type", "hadoop")
     spark.conf.set(f"spark.sql.catalog.{name}.warehouse", location)
