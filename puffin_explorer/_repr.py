@@ -36,7 +36,7 @@ class RichRepr:
         show(self)
 
 
-def hex_view(source: Any, root: Any, offset: Optional[int], length: Optional[int]):
+def hex_view(source: Any, root: Any, offset: Optional[int], length: Optional[int], findings: Any = None):
     from .display.hexview import HexView
 
-    return HexView(source, root, offset, length)
+    return HexView(source, root, offset, length, findings=findings)

@@ -28,6 +28,8 @@ FOOTER_TRAILER = 12
 MIN_FOOTER = 4 + FOOTER_TRAILER
 DEFAULT_TAIL = 64 * 1024
 FLAG_COMPRESSED = 0x1
+#: When validating, blob areas up to this size are fetched with one request.
+PREFETCH_LIMIT = 32 << 20
 
 _REQUIRED_BLOB_FIELDS = {
     "type": str,
@@ -153,6 +155,7 @@ class PuffinFile(RichRepr):
                       "(magic and footer)", "an interrupted write leaves a file like this", size - 4)
             return
         tail_start, tail = self.source.tail(min(tail_size, size))
+        self.source.keep(tail_start, tail)
         end_magic = tail[-4:]
         if end_magic != MAGIC:
             self._add("footer.magic-end", Severity.ERROR, size - 4,
@@ -182,6 +185,7 @@ class PuffinFile(RichRepr):
         if footer_start < tail_start:
             tail = self.source.read(footer_start, tail_start - footer_start) + tail
             tail_start = footer_start
+        self.source.keep(tail_start, tail)
         rel = footer_start - tail_start
         start_magic = tail[rel:rel + 4]
         payload = tail[rel + 4:rel + 4 + payload_size]
@@ -336,13 +340,13 @@ class PuffinFile(RichRepr):
 
     def decode_blob(self, blob: BlobMetadata):
         """Decode a blob by its type (cached)."""
-        if blob.index in self._decoded:
-            return self._decoded[blob.index]
-        data = self.read_blob(blob)
-        space = "file" if blob.compression_codec is None else f"blob {blob.index} decompressed"
-        offset = blob.offset if blob.compression_codec is None else 0
-        decoded = decoder_for(blob.type).decode(data, offset, blob, space)
-        self._decoded[blob.index] = decoded
+        decoded = self._decoded.get(blob.index)
+        if decoded is None:
+            data = self.read_blob(blob)
+            space = "file" if blob.compression_codec is None else f"blob {blob.index} decompressed"
+            offset = blob.offset if blob.compression_codec is None else 0
+            decoded = decoder_for(blob.type).decode(data, offset, blob, space)
+            self._decoded[blob.index] = decoded
         if self.strict:
             self._raise_first(decoded.findings)
         return decoded
@@ -377,11 +381,17 @@ class PuffinFile(RichRepr):
                                    f"the file starts with {head.hex(' ')}, not the magic 50 46 41 31 (PFA1)",
                                    "this is not a Puffin file, or its start was overwritten"))
         anchor = self.footer.payload_offset if self.footer else 0
+        readable = [b for b in self.blobs if b.readable]
+        if readable and self.footer is not None:
+            start = min(b.offset for b in readable)
+            span = max(b.end for b in readable) - start
+            if span <= PREFETCH_LIMIT:  # one request for all blobs instead of one per blob
+                self.source.prefetch(start, span)
         for blob in self.blobs:
             if not blob.readable:
                 continue
             dec = decoder_for(blob.type)
-            if blob.compression_codec not in (None, *codecs.KNOWN_CODECS):
+            if blob.compression_codec not in (None, *codecs.KNOWN_CODECS) or _opaque_and_large(blob):
                 continue
             try:
                 decoded = self.decode_blob(blob) if not self.strict else self._decode_lenient(blob)
@@ -452,7 +462,7 @@ class PuffinFile(RichRepr):
     def _blob_region(self, b: BlobMetadata, decode: bool) -> Region:
         name = f"blob {b.index}: {b.type}"
         region = Region(name, "blob", b.offset, b.length, value=b.index)
-        if not decode:
+        if not decode or _opaque_and_large(b):
             return region
         try:
             decoded = self.decode_blob(b) if not self.strict else self._decode_lenient(b)
@@ -469,7 +479,7 @@ class PuffinFile(RichRepr):
 
     def hex(self, offset: Optional[int] = None, length: Optional[int] = None):
         """An annotated hex view coloured by region; big files are paged (head, tail, region edges)."""
-        return hex_view(self.source, self.regions(), offset, length)
+        return hex_view(self.source, self.regions(), offset, length, findings=self.findings)
 
     # ------------------------------------------------------------------ misc
     @property
@@ -484,6 +494,12 @@ class PuffinFile(RichRepr):
         cols = ["index", "type", "fields", "snapshot-id", "sequence-number", "offset", "length",
                 "compression-codec", "properties"]
         return pd.DataFrame([b.to_dict() for b in self.blobs], columns=cols)
+
+    def to_pandas(self):
+        """The blob table with each blob's decoded size and one-line summary (blobs are decoded)."""
+        from ..display.puffin_view import blob_frame
+
+        return blob_frame(self)
 
     def to_dict(self, decode: bool = False) -> dict[str, Any]:
         """A JSON-able summary: properties, blobs (with decoded summaries when ``decode``), findings."""
@@ -508,6 +524,18 @@ class PuffinFile(RichRepr):
 
     def __repr__(self) -> str:
         return f"PuffinFile({self.location!r}, size={self.size}, blobs={len(self.blobs)})"
+
+
+#: Uncompressed blobs of types without a decoder above this size are not read to validate or map them:
+#: their bytes hold nothing to check (a hex view of a 1 GiB file must not read 1 GiB).
+OPAQUE_READ_LIMIT = 1 << 20
+
+
+def _opaque_and_large(blob: BlobMetadata) -> bool:
+    from .raw import RawBlob
+
+    return (blob.compression_codec is None and blob.length is not None and blob.length > OPAQUE_READ_LIMIT
+            and decoder_for(blob.type).decode is RawBlob)
 
 
 def _decoded_size(decoded: Any) -> int:
