@@ -89,6 +89,32 @@ def build_demo_warehouse(folder: str = DEFAULT_WAREHOUSE, spark=None, catalog: s
     return out
 
 
+def run_notebook(notebook: str, warehouse: str, output: Optional[str] = None, timeout: int = 600) -> str:
+    """Execute ``notebook`` with ``PUFFIN_EXPLORER_WAREHOUSE`` set to ``warehouse``; return the executed copy's path.
+
+    Inside the notebook, ``puffin_explorer.spark.session()`` then opens that warehouse
+    as catalog ``wh``.  The copy goes to ``output`` (default: beside the warehouse).
+    """
+    import nbformat
+    from nbclient import NotebookClient
+
+    nb = nbformat.read(notebook, as_version=4)
+    stem = os.path.splitext(os.path.basename(notebook))[0]
+    output = output or os.path.join(os.path.dirname(os.path.abspath(warehouse)), f"{stem}-executed.ipynb")
+    previous = os.environ.get("PUFFIN_EXPLORER_WAREHOUSE")
+    os.environ["PUFFIN_EXPLORER_WAREHOUSE"] = os.path.abspath(warehouse)
+    try:
+        NotebookClient(nb, timeout=timeout, resources={"metadata": {"path": os.path.dirname(os.path.abspath(notebook))}}
+                       ).execute()
+    finally:
+        if previous is None:
+            os.environ.pop("PUFFIN_EXPLORER_WAREHOUSE", None)
+        else:
+            os.environ["PUFFIN_EXPLORER_WAREHOUSE"] = previous
+        nbformat.write(nb, output)
+    return output
+
+
 def _run(args) -> int:
     from .spark.session import SparkSetupError
 
@@ -102,6 +128,13 @@ def _run(args) -> int:
     except KeyboardInterrupt:
         print("interrupted: the warehouse is incomplete; run again with --force", file=sys.stderr)
         return 130
+    if args.notebook:
+        try:
+            print(f"running {args.notebook} against the warehouse ...")
+            print(f"executed notebook: {run_notebook(args.notebook, args.folder)}")
+        except Exception as exc:  # a failing cell: say which, keep the partial output written
+            print(f"error: the notebook failed: {str(exc).strip().splitlines()[-1][:500]}", file=sys.stderr)
+            return 1
     print(f"\ndemo warehouse: {os.path.abspath(args.folder)}")
     for name, location in tables.items():
         print(f"  {args.catalog}.{name:<14} {location}")
@@ -117,6 +150,8 @@ def _add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--catalog", default=DEFAULT_CATALOG, help="Spark catalog name for it (default wh)")
     parser.add_argument("--master", default="local[*]", help="Spark master for an embedded session")
     parser.add_argument("--force", action="store_true", help="drop and rebuild existing demo tables")
+    parser.add_argument("--notebook", help="then execute this notebook with PUFFIN_EXPLORER_WAREHOUSE set to the "
+                                           "warehouse (the executed copy, NAME-executed.ipynb, is written beside it)")
 
 
 def register_cli(subparsers) -> None:

@@ -11,12 +11,14 @@ lengths that change with them) so Spark's Iceberg reader opens the copy.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
 import pytest
 
-FIXTURES = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures"
+FIXTURES = Path(os.environ.get("PUFFIN_EXPLORER_FIXTURES",
+                              Path(__file__).resolve().parents[1].parent / "shared" / "fixtures"))
 FIXTURE_WAREHOUSE = FIXTURES / "warehouse"
 FIXTURE_ROOT = "/data/warehouse"
 

@@ -57,3 +57,21 @@ def test_demo_refuses_to_overwrite_without_force(tmp_path):
     with pytest.raises(FileExistsError, match="already holds demo tables"):
         build_demo_warehouse(str(tmp_path))
     assert main([str(tmp_path)]) == 2
+
+
+def test_demo_runs_a_notebook_against_the_warehouse(tmp_path):
+    nbformat = pytest.importorskip("nbformat")
+    pytest.importorskip("nbclient")
+    from puffin_explorer.demo import run_notebook
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("import os\nprint(os.environ['PUFFIN_EXPLORER_WAREHOUSE'])")]
+    path = tmp_path / "nb" / "probe.ipynb"
+    path.parent.mkdir()
+    nbformat.write(nb, str(path))
+    warehouse = tmp_path / "wh"
+    out = run_notebook(str(path), str(warehouse))
+    assert out == str(tmp_path / "probe-executed.ipynb")
+    assert nbformat.read(str(path), as_version=4).cells[0].outputs == []  # the source is left alone
+    executed = nbformat.read(out, as_version=4)
+    assert executed.cells[0].outputs[0]["text"].strip() == str(warehouse)
