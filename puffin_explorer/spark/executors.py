@@ -24,7 +24,24 @@ INVENTORY_SCHEMA = (
     "ndv_estimate double, findings array<string>, file_findings array<string>"
 )
 
-MAX_BATCH_ROWS = 1 << 20
+#: Positions of many small DVs are sent to Spark together, in batches of about this many rows.
+FLUSH_ROWS = 1 << 16
+
+
+def _position_batches(pending: list[tuple[str, np.ndarray]]):
+    """Arrow batches (data_file, pos) for [(data_file, positions), ...], names stored once and taken."""
+    import pyarrow as pa
+
+    pending = [(name, pos) for name, pos in pending if len(pos)]
+    if not pending:
+        return
+    names = pa.array([name for name, _ in pending], pa.string())
+    index = np.repeat(np.arange(len(pending), dtype=np.int32), [len(pos) for _, pos in pending])
+    positions = np.concatenate([pos for _, pos in pending])
+    for start in range(0, len(positions), FLUSH_ROWS * 16):
+        end = start + FLUSH_ROWS * 16
+        yield pa.RecordBatch.from_arrays([names.take(pa.array(index[start:end])),
+                                          pa.array(positions[start:end], pa.int64())], names=["data_file", "pos"])
 
 
 def _dv_rows(batches: Iterable[Any]) -> Iterator[dict]:
@@ -55,23 +72,26 @@ def _read_dvs(rows: list[dict], storage_options: Optional[dict]) -> Iterator[tup
     for row in rows:
         by_file.setdefault(row["file_path"], []).append(row)
     for path, group in by_file.items():
-        group.sort(key=lambda r: (r["content_offset"] or 0))
+        group.sort(key=lambda r: r["content_offset"] or 0)
         try:
             source = ByteSource(fsspec_location(path), storage_options)
         except PuffinError as exc:
             for row in group:
                 yield row, exc
             continue
-        start = min(int(r["content_offset"]) for r in group)
-        end = max(int(r["content_offset"]) + int(r["content_size_in_bytes"]) for r in group)
-        used = sum(int(r["content_size_in_bytes"]) for r in group)
+        placed = [r for r in group if r["content_offset"] is not None and r["content_size_in_bytes"] is not None]
+        start = min((int(r["content_offset"]) for r in placed), default=0)
+        end = max((int(r["content_offset"]) + int(r["content_size_in_bytes"]) for r in placed), default=0)
+        used = sum(int(r["content_size_in_bytes"]) for r in placed)
         span = None
         if 0 <= start < end <= source.size and end - start <= COALESCE_MAX_SPAN \
                 and used >= COALESCE_MIN_DENSITY * (end - start):
             span = source.read(start, end - start)
         for row in group:
-            offset, length = int(row["content_offset"]), int(row["content_size_in_bytes"])
             try:
+                if row["content_offset"] is None or row["content_size_in_bytes"] is None:
+                    raise PuffinError("the delete_files row has no content_offset / content_size_in_bytes")
+                offset, length = int(row["content_offset"]), int(row["content_size_in_bytes"])
                 if span is not None and offset >= start and offset + length <= end:
                     dv = DeletionVector.from_bytes(span[offset - start:offset - start + length], offset,
                                                    referenced_data_file=row.get("referenced_data_file"))
@@ -87,10 +107,10 @@ def decode_positions(storage_options: Optional[dict] = None):
     """mapInArrow function: ``delete_files`` rows → (data_file, pos) for every deleted position."""
 
     def run(batches):
-        import pyarrow as pa
-
         from ..errors import PuffinError
 
+        pending: list[tuple[str, np.ndarray]] = []
+        pending_rows = 0
         for row, dv in _read_dvs(list(_dv_rows(batches)), storage_options):
             if isinstance(dv, PuffinError):
                 raise PuffinError(f"cannot read the DV of {row['referenced_data_file']} in {row['file_path']} "
@@ -100,14 +120,12 @@ def decode_positions(storage_options: Optional[dict] = None):
                 raise PuffinError(f"the DV of {row['referenced_data_file']} in {row['file_path']} is damaged: "
                                   f"{errors[0]}", errors[0].offset, errors[0].code)
             positions = dv.positions().view(np.int64)
-            name = pa.array([row["referenced_data_file"]], pa.string())
-            for start in range(0, max(1, len(positions)), MAX_BATCH_ROWS):
-                chunk = positions[start:start + MAX_BATCH_ROWS]
-                if len(chunk) == 0:
-                    break
-                yield pa.RecordBatch.from_arrays(
-                    [name.take(pa.array(np.zeros(len(chunk), dtype=np.int32))), pa.array(chunk, pa.int64())],
-                    names=["data_file", "pos"])
+            pending.append((row["referenced_data_file"], positions))
+            pending_rows += len(positions)
+            if pending_rows >= FLUSH_ROWS:
+                yield from _position_batches(pending)
+                pending, pending_rows = [], 0
+        yield from _position_batches(pending)
 
     return run
 
