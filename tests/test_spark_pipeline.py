@@ -8,8 +8,6 @@ Iceberg 1.9.2 (relocated; its counts are in the fixtures README and CSVs).
 from __future__ import annotations
 
 import os
-import shutil
-from pathlib import Path
 
 import pytest
 

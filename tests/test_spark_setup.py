@@ -18,7 +18,7 @@ def test_importing_the_spark_module_does_not_import_pyspark():
 
 
 def test_runtime_jar_comes_from_the_wheel_and_matches_spark():
-    from puffin_explorer.spark import runtime_jar, session
+    from puffin_explorer.spark import runtime_jar
 
     jar = runtime_jar()
     assert os.path.basename(jar) == "iceberg-spark-runtime-3.5_2.12-1.9.2.jar"
