@@ -1,2 +1,22 @@
-"""puffin_explorer: look inside Apache Iceberg Puffin files."""
+"""puffin_explorer: look inside Apache Iceberg Puffin files.
+
+The core (reading, validating, decoding, writing) needs no JVM and no notebook;
+display, widgets and Spark helpers are imported lazily.
+"""
+
+from .errors import BlobDecodeError, InvalidFileError, PuffinError, SourceError, UnsupportedCodecError
+from .format.dv import DeletionVector
+from .format.puffin import BlobMetadata, PuffinFile, read_dv
+from .format.raw import RawBlob
+from .format.registry import register_decoder
+from .format.theta import ThetaSketch
+from .format.writer import PuffinWriter
+from .regions import Finding, Region, Severity
+
 __version__ = "0.1.0"
+
+__all__ = [
+    "PuffinFile", "BlobMetadata", "DeletionVector", "ThetaSketch", "RawBlob", "PuffinWriter", "read_dv",
+    "register_decoder", "Region", "Finding", "Severity", "PuffinError", "InvalidFileError",
+    "BlobDecodeError", "SourceError", "UnsupportedCodecError",
+]

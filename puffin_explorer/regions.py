@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Iterator, Optional
 
+from ._repr import RichRepr
+
 
 class Severity(str, Enum):
     """How bad a finding is."""
@@ -58,8 +60,8 @@ class Finding:
         return f"{self.severity.value} {self.code} @ {where}: {self.message}"
 
 
-@dataclass
-class Region:
+@dataclass(repr=False)
+class Region(RichRepr):
     """A named span of bytes, possibly with children.
 
     ``kind`` is a short machine name used for colouring and filtering
@@ -126,6 +128,20 @@ class Region:
             f"Region({self.name!r}, {self.kind!r}, offset={self.offset}, "
             f"length={self.length}, children={len(self.children)})"
         )
+
+
+class FindingList(list, RichRepr):
+    """A list of findings that renders as a table in notebooks."""
+
+    def to_pandas(self):
+        import pandas as pd
+
+        cols = ["severity", "code", "offset", "length", "space", "message", "hint"]
+        return pd.DataFrame([f.to_dict() for f in self], columns=cols)
+
+    @property
+    def errors(self) -> "FindingList":
+        return FindingList(f for f in self if f.severity is Severity.ERROR)
 
 
 def _short_value(value: Any) -> Any:

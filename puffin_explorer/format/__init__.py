@@ -1,0 +1,1 @@
+"""Bytes → model + regions + findings, for Puffin files and their blob types."""

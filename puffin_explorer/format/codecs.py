@@ -1,0 +1,118 @@
+"""Blob and footer compression codecs: none, zstd and lz4 (single frames).
+
+Decompression is bounded: a frame that declares (or produces) more than
+``max_output`` bytes is rejected before the memory is allocated.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from ..errors import BlobDecodeError, UnsupportedCodecError
+
+KNOWN_CODECS = ("zstd", "lz4")
+
+#: Default ceiling on one decompressed blob or footer (bytes).
+DEFAULT_MAX_OUTPUT = 1 << 30
+#: Neither codec expands data more than this many times (lz4 tops out near 255×).
+_MAX_RATIO = 1 << 16
+
+
+def output_cap(compressed_length: int, max_output: int = DEFAULT_MAX_OUTPUT) -> int:
+    """The largest output we accept for ``compressed_length`` compressed bytes."""
+    return min(max_output, max(1 << 20, compressed_length * _MAX_RATIO))
+
+
+def normalize_codec(codec: Optional[str]) -> Optional[str]:
+    """``None`` for uncompressed; the codec name otherwise (case kept)."""
+    if codec is None or codec == "" or codec == "none":
+        return None
+    return codec
+
+
+def compress(data: bytes, codec: Optional[str], level: Optional[int] = None) -> bytes:
+    """Compress ``data`` as one frame with the content size present."""
+    codec = normalize_codec(codec)
+    if codec is None:
+        return bytes(data)
+    if codec == "zstd":
+        import zstandard
+
+        # Iceberg Java's frames carry a content checksum; this matches them byte for byte.
+        cctx = zstandard.ZstdCompressor(level=3 if level is None else level, write_checksum=True,
+                                        write_content_size=True)
+        return cctx.compress(data)
+    if codec == "lz4":
+        import lz4.frame
+
+        return lz4.frame.compress(data, compression_level=level or 0, store_size=True,
+                                  content_checksum=False)
+    raise UnsupportedCodecError(f"unknown compression codec {codec!r}", code="blob.unknown-codec")
+
+
+def decompress(data: bytes, codec: Optional[str], max_output: int = DEFAULT_MAX_OUTPUT) -> bytes:
+    """Decompress one frame; raise :class:`BlobDecodeError` with a clear reason on failure."""
+    codec = normalize_codec(codec)
+    if codec is None:
+        return bytes(data)
+    cap = output_cap(len(data), max_output)
+    if codec == "zstd":
+        return _zstd(data, cap)
+    if codec == "lz4":
+        return _lz4(data, cap)
+    raise UnsupportedCodecError(f"unknown compression codec {codec!r}", code="blob.unknown-codec")
+
+
+def _zstd(data: bytes, cap: int) -> bytes:
+    import zstandard
+
+    try:
+        params = zstandard.get_frame_parameters(data)
+    except zstandard.ZstdError as exc:
+        raise BlobDecodeError(f"not a zstd frame: {exc}", code="blob.decompress") from exc
+    if params.content_size not in (zstandard.CONTENTSIZE_UNKNOWN, zstandard.CONTENTSIZE_ERROR) \
+            and params.content_size > cap:
+        raise BlobDecodeError(
+            f"zstd frame declares {params.content_size:,} bytes, more than the {cap:,} bytes allowed",
+            code="blob.decompress")
+    dctx = zstandard.ZstdDecompressor()
+    try:
+        reader = dctx.stream_reader(data, read_across_frames=False)
+        out = reader.read(cap + 1)
+    except zstandard.ZstdError as exc:
+        raise BlobDecodeError(f"zstd decompression failed: {exc}", code="blob.decompress") from exc
+    if len(out) > cap:
+        raise BlobDecodeError(f"zstd output exceeds the {cap:,} bytes allowed", code="blob.decompress")
+    if params.content_size not in (zstandard.CONTENTSIZE_UNKNOWN, zstandard.CONTENTSIZE_ERROR) \
+            and len(out) != params.content_size:
+        raise BlobDecodeError(
+            f"zstd frame declares {params.content_size:,} bytes but holds {len(out):,} (truncated?)",
+            code="blob.decompress")
+    return out
+
+
+def _lz4(data: bytes, cap: int) -> bytes:
+    import lz4.frame
+
+    try:
+        info = lz4.frame.get_frame_info(data)
+    except RuntimeError as exc:
+        raise BlobDecodeError(f"not an lz4 frame: {exc}", code="blob.decompress") from exc
+    declared = info.get("content_size") or 0
+    if declared > cap:
+        raise BlobDecodeError(
+            f"lz4 frame declares {declared:,} bytes, more than the {cap:,} bytes allowed",
+            code="blob.decompress")
+    dec = lz4.frame.LZ4FrameDecompressor()
+    try:
+        out = dec.decompress(data, max_length=cap + 1)
+    except RuntimeError as exc:
+        raise BlobDecodeError(f"lz4 decompression failed: {exc}", code="blob.decompress") from exc
+    if len(out) > cap:
+        raise BlobDecodeError(f"lz4 output exceeds the {cap:,} bytes allowed", code="blob.decompress")
+    if not dec.eof:
+        raise BlobDecodeError("lz4 frame is truncated (no end mark)", code="blob.decompress")
+    if declared and len(out) != declared:
+        raise BlobDecodeError(f"lz4 frame declares {declared:,} bytes but holds {len(out):,}",
+                              code="blob.decompress")
+    return out

@@ -1,0 +1,450 @@
+"""Iceberg ``deletion-vector-v1`` blobs: decode, validate, build and serialize.
+
+Layout (Puffin spec): a 4-byte big-endian length of magic + vector, the magic
+``D1 D3 39 64``, the vector in Roaring's portable 64-bit format (an 8-byte
+little-endian bucket count, then per bucket a 4-byte key and a 32-bit Roaring
+bitmap), and a big-endian CRC-32 of magic + vector.
+"""
+
+from __future__ import annotations
+
+import array
+import struct
+import zlib
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Iterable, Optional
+
+import numpy as np
+
+from ..errors import BlobDecodeError
+from .._repr import RichRepr
+from ..regions import Finding, Region, Severity
+from .roaring import JAVA_MAX_KEY, Bitmap32, parse_bitmap32, values_from_slice
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .puffin import BlobMetadata
+
+BLOB_TYPE = "deletion-vector-v1"
+DV_MAGIC = b"\xd1\xd3\x39\x64"
+ROW_POSITION_FIELD_ID = 2147483645
+#: Buckets for absent keys below the largest are written (as Iceberg Java does) up to this many.
+_MAX_FILLED_BUCKETS = 1 << 16
+
+
+@dataclass
+class Bucket:
+    """One 32-bit Roaring bitmap of the vector, for positions ``key << 32 | low``."""
+
+    key: int
+    key_offset: int  # absolute offset of the 4-byte key
+    bitmap: Bitmap32
+
+    @property
+    def cardinality(self) -> int:
+        return self.bitmap.cardinality
+
+
+class DeletionVector(RichRepr):
+    """A decoded deletion vector: the set of deleted row positions of one data file.
+
+    Build one with :meth:`from_bytes` (a blob's bytes), :meth:`from_positions`,
+    ``PuffinFile(...).blobs[i].decode()`` or :func:`puffin_explorer.read_dv`.
+    """
+
+    blob_type = BLOB_TYPE
+
+    def __init__(self, data: bytes, offset: int = 0, metadata: Optional["BlobMetadata"] = None,
+                 space: str = "file", referenced_data_file: Optional[str] = None) -> None:
+        self._data = bytes(data)
+        self.offset = offset
+        self.metadata = metadata
+        self.space = space
+        self._referenced = referenced_data_file
+        self.findings: list[Finding] = []
+        self.buckets: list[Bucket] = []
+        self.length_prefix: Optional[int] = None
+        self.crc_stored: Optional[int] = None
+        self.crc_computed: Optional[int] = None
+        self.magic_ok = False
+        self.bucket_count: Optional[int] = None
+        self._regions: list[Region] = []
+        self._positions: Optional[np.ndarray] = None
+        self._parse()
+
+    # ------------------------------------------------------------------ building
+    @classmethod
+    def from_bytes(cls, data: bytes, offset: int = 0, metadata: Optional["BlobMetadata"] = None,
+                   strict: bool = False, referenced_data_file: Optional[str] = None) -> "DeletionVector":
+        """Decode a bare ``deletion-vector-v1`` blob (length prefix … CRC).
+
+        ``offset`` is where the blob starts in its file, so regions and findings
+        carry file offsets.  With ``strict=True`` the first error raises
+        :class:`~puffin_explorer.errors.BlobDecodeError`.
+        """
+        dv = cls(data, offset, metadata, referenced_data_file=referenced_data_file)
+        if strict:
+            for f in dv.findings:
+                if f.severity is Severity.ERROR:
+                    raise BlobDecodeError.from_finding(f)
+        return dv
+
+    @classmethod
+    def from_positions(cls, positions: Iterable[int] | np.ndarray,
+                       referenced_data_file: Optional[str] = None) -> "DeletionVector":
+        """Build a vector from row positions (any order, duplicates ignored)."""
+        return cls(serialize_positions(positions), referenced_data_file=referenced_data_file)
+
+    # ------------------------------------------------------------------ parsing
+    def _add(self, code: str, severity: Severity, offset: int, message: str, hint: str = "") -> None:
+        self.findings.append(Finding(code, severity, self.offset + offset, message, hint, space=self.space))
+
+    def _region(self, name: str, kind: str, offset: int, length: int, value: Any = None,
+                children: Optional[list[Region]] = None) -> Region:
+        return Region(name, kind, self.offset + offset, length, children or [], value, space=self.space)
+
+    def _parse(self) -> None:
+        data, n = self._data, len(self._data)
+        if n < 20:
+            self._add("dv.truncated", Severity.ERROR, 0,
+                      f"a deletion vector needs at least 20 bytes (length, magic, bucket count, CRC); "
+                      f"this one has {n}")
+            if n:
+                self._regions.append(self._region("truncated deletion vector", "unparsed", 0, n))
+            return
+        (self.length_prefix,) = struct.unpack_from(">I", data, 0)
+        self._regions.append(self._region("length (big-endian)", "dv-length", 0, 4, self.length_prefix))
+        if self.length_prefix != n - 8:
+            self._add("dv.length-prefix", Severity.ERROR, 0,
+                      f"length prefix says {self.length_prefix:,} bytes of magic + vector; "
+                      f"the blob holds {n - 8:,}",
+                      "the blob's length in the footer and the DV's own length prefix disagree")
+        magic = data[4:8]
+        self.magic_ok = magic == DV_MAGIC
+        self._regions.append(self._region("DV magic", "dv-magic", 4, 4, magic.hex(" ")))
+        if not self.magic_ok:
+            self._add("dv.magic", Severity.ERROR, 4,
+                      f"DV magic is {magic.hex(' ')}, expected d1 d3 39 64")
+        (self.crc_stored,) = struct.unpack_from(">I", data, n - 4)
+        self.crc_computed = zlib.crc32(data[4:n - 4]) & 0xFFFFFFFF
+        if self.crc_stored != self.crc_computed:
+            self._add("dv.crc", Severity.ERROR, n - 4,
+                      f"CRC-32 stored {self.crc_stored:#010x}, computed {self.crc_computed:#010x} "
+                      f"over magic + vector", "the vector's bytes were changed or cut")
+        vector_regions = self._parse_vector(memoryview(data)[:n - 4])
+        self._regions.append(self._region("vector (Roaring portable 64-bit)", "dv-vector", 8, n - 12,
+                                          children=vector_regions))
+        self._regions.append(self._region("CRC-32 (big-endian)", "dv-crc", n - 4, 4,
+                                          f"{self.crc_stored:#010x}"
+                                          + (" ok" if self.crc_stored == self.crc_computed else " BAD")))
+
+    def _parse_vector(self, buf: memoryview) -> list[Region]:
+        end = len(buf)
+        regions = []
+        (count,) = struct.unpack_from("<Q", buf, 8)
+        self.bucket_count = count
+        regions.append(self._region("bucket count (uint64)", "dv-bucket-count", 8, 8, count))
+        pos = 16
+        # Every bucket needs at least a key (4) and an empty bitmap (8) bytes.
+        if count > (end - pos) // 12:
+            self._add("dv.bucket-count", Severity.ERROR, 8,
+                      f"{count:,} buckets declared, but {end - pos:,} bytes can hold at most "
+                      f"{(end - pos) // 12:,}")
+            count = (end - pos) // 12
+        prev_key = -1
+        for i in range(count):
+            if end - pos < 4:
+                self._add("roaring.truncated", Severity.ERROR, pos, f"vector ends before bucket {i}'s key")
+                break
+            (key,) = struct.unpack_from("<I", buf, pos)
+            key_pos = pos
+            if key <= prev_key:
+                self._add("roaring.keys-order", Severity.ERROR, pos,
+                          f"bucket key {key} follows key {prev_key}: keys must be strictly ascending")
+            if key > JAVA_MAX_KEY:
+                self._add("roaring.key-range", Severity.ERROR, pos,
+                          f"bucket key {key:,} is above 2^31-1: positions would be negative as 64-bit "
+                          f"signed longs", "Iceberg Java rejects this vector")
+            prev_key = max(prev_key, key)
+            pos += 4
+            bm = parse_bitmap32(buf, pos, self.offset, self.space)
+            self.findings.extend(bm.findings)
+            bucket = Bucket(key, self.offset + key_pos, bm)
+            self.buckets.append(bucket)
+            children = [self._region("key", "dv-bucket-key", key_pos, 4, key)] + bm.regions
+            regions.append(self._region(f"bucket key={key} ({bm.cardinality:,} positions)", "dv-bucket",
+                                        key_pos, 4 + bm.length, bm.cardinality, children))
+            pos += bm.length
+            if not bm.ok:
+                break
+        else:
+            if pos < end:
+                self._add("roaring.trailing-bytes", Severity.ERROR, pos,
+                          f"{end - pos:,} bytes after the last bucket, before the CRC")
+                regions.append(self._region("trailing bytes", "unclaimed", pos, end - pos))
+        return regions
+
+    # ------------------------------------------------------------------ queries
+    @property
+    def cardinality(self) -> int:
+        """Number of deleted positions, from the container headers (nothing materialized)."""
+        return sum(b.cardinality for b in self.buckets)
+
+    def __len__(self) -> int:
+        return self.cardinality
+
+    @property
+    def is_valid(self) -> bool:
+        return not any(f.severity is Severity.ERROR for f in self.findings)
+
+    @property
+    def crc_ok(self) -> bool:
+        return self.crc_stored is not None and self.crc_stored == self.crc_computed
+
+    @property
+    def referenced_data_file(self) -> Optional[str]:
+        if self._referenced is not None:
+            return self._referenced
+        if self.metadata is not None:
+            return self.metadata.properties.get("referenced-data-file")
+        return None
+
+    def positions(self) -> np.ndarray:
+        """All deleted positions as a sorted ``numpy.uint64`` array."""
+        if self._positions is None:
+            parts = []
+            mv = memoryview(self._data)
+            for b in self.buckets:
+                if not b.bitmap.containers:
+                    continue
+                lo = b.bitmap.offset - self.offset
+                low = values_from_slice(mv[lo:lo + b.bitmap.length], b.bitmap, b.bitmap.offset)
+                parts.append(low.astype(np.uint64) | np.uint64(b.key << 32))
+            out = np.concatenate(parts) if parts else np.zeros(0, dtype=np.uint64)
+            if len(parts) > 1 and np.any(np.diff(out.view(np.int64)) <= 0):
+                out = np.unique(out)  # keys out of order in a malformed vector
+            out.flags.writeable = False
+            self._positions = out
+        return self._positions
+
+    @property
+    def min_position(self) -> Optional[int]:
+        for b in self.buckets:
+            if b.bitmap.containers:
+                c = b.bitmap.containers[0]
+                return int(self._container_values(b, c)[0])
+        return None
+
+    @property
+    def max_position(self) -> Optional[int]:
+        for b in reversed(self.buckets):
+            if b.bitmap.containers:
+                c = b.bitmap.containers[-1]
+                return int(self._container_values(b, c)[-1])
+        return None
+
+    def _container_values(self, bucket: Bucket, c) -> np.ndarray:
+        from .roaring import Bitmap32 as _B
+
+        one = _B(offset=c.offset, length=c.length, cookie=0, has_runs=c.kind == "run", containers=[c])
+        one.findings = [None]  # force the numpy decoder on this single container
+        lo = c.offset - self.offset
+        vals = values_from_slice(memoryview(self._data)[lo:lo + c.length], one, c.offset)
+        return vals.astype(np.uint64) | np.uint64(bucket.key << 32)
+
+    def contains(self, position: int) -> bool:
+        """Whether ``position`` is deleted."""
+        key, low = position >> 32, position & 0xFFFFFFFF
+        for b, bm in zip(self.buckets, self._bitmaps()):
+            if b.key == key:
+                return low in bm
+        return False
+
+    __contains__ = contains
+
+    def _bitmaps(self) -> list:
+        from pyroaring import BitMap
+
+        out = []
+        for b in self.buckets:
+            lo = b.bitmap.offset - self.offset
+            vals = values_from_slice(memoryview(self._data)[lo:lo + b.bitmap.length], b.bitmap,
+                                     b.bitmap.offset)
+            out.append(BitMap(_uint32_array(vals)))
+        return out
+
+    def _keyed(self) -> dict[int, Any]:
+        return {b.key: bm for b, bm in zip(self.buckets, self._bitmaps())}
+
+    def _combine(self, other: "DeletionVector", op: str) -> "DeletionVector":
+        mine, theirs = self._keyed(), other._keyed()
+        from pyroaring import BitMap
+
+        keys = sorted(set(mine) | set(theirs))
+        result = {}
+        for k in keys:
+            a, b = mine.get(k, BitMap()), theirs.get(k, BitMap())
+            result[k] = getattr(a, op)(b)
+        return DeletionVector(_serialize_bitmaps(result), referenced_data_file=self.referenced_data_file)
+
+    def union(self, other: "DeletionVector") -> "DeletionVector":
+        """Positions deleted by either vector."""
+        return self._combine(other, "union")
+
+    def intersection(self, other: "DeletionVector") -> "DeletionVector":
+        """Positions deleted by both vectors."""
+        return self._combine(other, "intersection")
+
+    def difference(self, other: "DeletionVector") -> "DeletionVector":
+        """Positions deleted here but not in ``other`` (e.g. what a newer DV added)."""
+        return self._combine(other, "difference")
+
+    def ranges(self):
+        """Runs of consecutive deleted positions as a DataFrame: start, end (exclusive), length."""
+        import pandas as pd
+
+        pos = self.positions().astype(np.int64)
+        if len(pos) == 0:
+            return pd.DataFrame({"start": np.zeros(0, np.int64), "end": np.zeros(0, np.int64),
+                                 "length": np.zeros(0, np.int64)})
+        breaks = np.flatnonzero(np.diff(pos) != 1)
+        starts = np.concatenate(([pos[0]], pos[breaks + 1]))
+        ends = np.concatenate((pos[breaks], [pos[-1]])) + 1
+        return pd.DataFrame({"start": starts, "end": ends, "length": ends - starts})
+
+    def containers(self):
+        """One row per Roaring container: bucket key, container key, type, cardinality, bytes, offset."""
+        import pandas as pd
+
+        rows = []
+        for b in self.buckets:
+            for c in b.bitmap.containers:
+                first = (b.key << 32) | (c.key << 16)
+                rows.append({"bucket_key": b.key, "container_key": c.key, "type": c.kind,
+                             "cardinality": c.cardinality, "bytes": c.length, "offset": c.offset,
+                             "runs": c.runs if c.kind == "run" else None,
+                             "first_possible": first, "last_possible": first + 0xFFFF})
+        cols = ["bucket_key", "container_key", "type", "cardinality", "bytes", "offset", "runs",
+                "first_possible", "last_possible"]
+        return pd.DataFrame(rows, columns=cols)
+
+    def container_summary(self) -> dict[str, dict[str, int]]:
+        """Count, positions and bytes per container type."""
+        out: dict[str, dict[str, int]] = {}
+        for b in self.buckets:
+            for c in b.bitmap.containers:
+                d = out.setdefault(c.kind, {"containers": 0, "positions": 0, "bytes": 0})
+                d["containers"] += 1
+                d["positions"] += c.cardinality
+                d["bytes"] += c.length
+        return out
+
+    def to_pandas(self):
+        """The deleted positions as a one-column DataFrame ``pos``."""
+        import pandas as pd
+
+        return pd.DataFrame({"pos": self.positions().astype(np.int64)})
+
+    def to_bytes(self) -> bytes:
+        """The blob's bytes (as read, or as serialized for a vector built here)."""
+        return self._data
+
+    def regions(self) -> list[Region]:
+        """The byte regions of this blob (length, magic, buckets and containers, CRC)."""
+        return list(self._regions)
+
+    def summary(self) -> str:
+        """One line: cardinality, range, CRC."""
+        if not self.buckets and self.findings:
+            return f"unreadable deletion vector ({self.findings[0].code})"
+        lo, hi = self.min_position, self.max_position
+        span = f", positions {lo:,}..{hi:,}" if lo is not None else ""
+        return f"{self.cardinality:,} deleted rows{span}, CRC {'ok' if self.crc_ok else 'BAD'}"
+
+    def __repr__(self) -> str:
+        ref = self.referenced_data_file
+        return f"DeletionVector(cardinality={self.cardinality}, referenced_data_file={ref!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, DeletionVector):
+            return NotImplemented
+        return np.array_equal(self.positions(), other.positions())
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def _uint32_array(values: np.ndarray) -> array.array:
+    arr = array.array("I")
+    arr.frombytes(np.ascontiguousarray(values, dtype=np.uint32).tobytes())
+    return arr
+
+
+def _serialize_bitmaps(bitmaps: dict[int, Any]) -> bytes:
+    """Frame per-key pyroaring bitmaps as a deletion-vector-v1 blob, as Iceberg Java does."""
+    from pyroaring import BitMap
+
+    keys = sorted(k for k, bm in bitmaps.items() if len(bm))
+    if keys and keys[-1] < _MAX_FILLED_BUCKETS:
+        keys = list(range(keys[-1] + 1))  # Java writes an empty bitmap for every key below the max
+    parts = [struct.pack("<Q", len(keys))]
+    for k in keys:
+        bm = bitmaps.get(k) or BitMap()
+        bm.run_optimize()
+        parts.append(struct.pack("<I", k))
+        parts.append(bm.serialize())
+    vector = b"".join(parts)
+    body = DV_MAGIC + vector
+    return struct.pack(">I", len(body)) + body + struct.pack(">I", zlib.crc32(body) & 0xFFFFFFFF)
+
+
+def serialize_positions(positions: Iterable[int] | np.ndarray) -> bytes:
+    """Serialize row positions as a ``deletion-vector-v1`` blob, byte-identical to Iceberg Java."""
+    from pyroaring import BitMap
+
+    pos = np.asarray(positions if isinstance(positions, np.ndarray) else list(positions))
+    if pos.size and pos.dtype.kind == "i" and int(pos.min()) < 0:
+        raise ValueError("positions must be >= 0")
+    pos = np.unique(pos.astype(np.uint64))
+    if pos.size and int(pos[-1]) >= 1 << 63:
+        raise ValueError("positions must be below 2^63")
+    keys = (pos >> np.uint64(32)).astype(np.int64)
+    bitmaps = {}
+    if pos.size:
+        uniq, starts = np.unique(keys, return_index=True)
+        bounds = list(starts) + [pos.size]
+        for i, k in enumerate(uniq):
+            low = (pos[bounds[i]:bounds[i + 1]] & np.uint64(0xFFFFFFFF)).astype(np.uint32)
+            bitmaps[int(k)] = BitMap(_uint32_array(low))
+    return _serialize_bitmaps(bitmaps)
+
+
+def check_metadata(dv: DeletionVector, blob: "BlobMetadata", anchor: int) -> list[Finding]:
+    """The Puffin spec's rules for a DV blob's footer entry, checked against the decoded vector."""
+    out = []
+    where = f"blob {blob.index}"
+
+    def add(code: str, sev: Severity, msg: str, hint: str = "") -> None:
+        out.append(Finding(code, sev, anchor, f"{where}: {msg}", hint))
+
+    if blob.compression_codec is not None:
+        add("dv.codec", Severity.ERROR, f"compression-codec is {blob.compression_codec!r}; "
+            "deletion-vector-v1 blobs must not be compressed")
+    if blob.snapshot_id != -1:
+        add("dv.snapshot-id", Severity.ERROR, f"snapshot-id is {blob.snapshot_id}, must be -1")
+    if blob.sequence_number != -1:
+        add("dv.sequence-number", Severity.ERROR, f"sequence-number is {blob.sequence_number}, must be -1")
+    if blob.fields != [ROW_POSITION_FIELD_ID]:
+        add("dv.fields", Severity.WARNING, f"fields is {blob.fields}, expected [{ROW_POSITION_FIELD_ID}] "
+            "(the _pos metadata column)")
+    props = blob.properties
+    if "referenced-data-file" not in props:
+        add("dv.referenced-data-file", Severity.ERROR, "property referenced-data-file is missing",
+            "a reader cannot tell which data file this vector applies to")
+    card = props.get("cardinality")
+    if card is None:
+        add("dv.cardinality-missing", Severity.ERROR, "property cardinality is missing")
+    elif not (isinstance(card, str) and card.isdigit()):
+        add("dv.cardinality-invalid", Severity.ERROR, f"property cardinality {card!r} is not a number")
+    elif int(card) != dv.cardinality:
+        add("dv.cardinality-mismatch", Severity.ERROR,
+            f"property cardinality says {int(card):,}, the vector holds {dv.cardinality:,}")
+    return out

@@ -1,0 +1,552 @@
+"""The Puffin container: footer first, blobs on demand, every problem a finding.
+
+Opening reads the file's tail once (``tail_size`` bytes, 64 KiB by default) and a
+second, exact range only when the footer is larger; blobs are read when asked
+for.  Parsing is lenient: what the bytes allow is parsed and each problem is
+recorded as a :class:`~puffin_explorer.regions.Finding`.  ``strict=True`` raises
+the first error instead.
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from ..errors import BlobDecodeError, InvalidFileError, PuffinError, SourceError
+from ..io import ByteSource, Location
+from .._repr import RichRepr, hex_view
+from ..regions import Finding, FindingList, Region, Severity
+from . import codecs
+from .registry import decoder_for
+
+MAGIC = b"PFA1"
+#: FooterPayloadSize + Flags + Magic
+FOOTER_TRAILER = 12
+#: Magic + FooterPayload(empty) + trailer
+MIN_FOOTER = 4 + FOOTER_TRAILER
+DEFAULT_TAIL = 64 * 1024
+FLAG_COMPRESSED = 0x1
+
+_REQUIRED_BLOB_FIELDS = {
+    "type": str,
+    "fields": list,
+    "snapshot-id": int,
+    "sequence-number": int,
+    "offset": int,
+    "length": int,
+}
+
+
+@dataclass
+class BlobMetadata:
+    """One entry of the footer's ``blobs`` list, with a handle to read the blob."""
+
+    index: int
+    type: Optional[str]
+    fields: list
+    snapshot_id: Optional[int]
+    sequence_number: Optional[int]
+    offset: Optional[int]
+    length: Optional[int]
+    compression_codec: Optional[str] = None
+    properties: dict = field(default_factory=dict)
+    raw: dict = field(default_factory=dict, repr=False)
+    readable: bool = True
+    file: Optional["PuffinFile"] = field(default=None, repr=False, compare=False)
+
+    @property
+    def end(self) -> Optional[int]:
+        if self.offset is None or self.length is None:
+            return None
+        return self.offset + self.length
+
+    def read_stored(self) -> bytes:
+        """The blob's bytes as stored in the file (still compressed)."""
+        return self._file().read_stored(self)
+
+    def read(self) -> bytes:
+        """The blob's bytes, decompressed."""
+        return self._file().read_blob(self)
+
+    def decode(self):
+        """The decoded blob: a DeletionVector, ThetaSketch or RawBlob, by type."""
+        return self._file().decode_blob(self)
+
+    def _file(self) -> "PuffinFile":
+        if self.file is None:
+            raise PuffinError("this blob metadata is not attached to a file")
+        return self.file
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "index": self.index, "type": self.type, "fields": self.fields,
+            "snapshot-id": self.snapshot_id, "sequence-number": self.sequence_number,
+            "offset": self.offset, "length": self.length,
+            "compression-codec": self.compression_codec, "properties": dict(self.properties),
+        }
+
+
+@dataclass
+class Footer:
+    """Where the footer sits and what its fixed fields say."""
+
+    offset: int  # footer start magic
+    payload_offset: int
+    payload_size: int
+    flags: int
+    payload: bytes = b""  # as stored
+    text: Optional[str] = None  # decompressed UTF-8 JSON
+
+    @property
+    def compressed(self) -> bool:
+        return bool(self.flags & FLAG_COMPRESSED)
+
+    @property
+    def size(self) -> int:
+        """Footer bytes: magic + payload + size + flags + magic."""
+        return self.payload_size + MIN_FOOTER
+
+
+class PuffinFile(RichRepr):
+    """A Puffin file, opened leniently.
+
+    ``location`` is a local path, any fsspec URL (``s3://``, ``gs://``,
+    ``abfs://``, ``http(s)://``, ``memory://``) or ``bytes``.  Only the footer is
+    read on open; ``findings`` reads and checks every blob.
+    """
+
+    def __init__(self, location: Location, storage_options: Optional[dict[str, Any]] = None,
+                 strict: bool = False, tail_size: int = DEFAULT_TAIL,
+                 max_footer_size: int = 256 << 20, max_blob_size: int = codecs.DEFAULT_MAX_OUTPUT) -> None:
+        self.source = ByteSource.of(location, storage_options)
+        self.location = self.source.location
+        self.size = self.source.size
+        self.strict = strict
+        self.max_footer_size = max_footer_size
+        self.max_blob_size = max_blob_size
+        self.footer: Optional[Footer] = None
+        self.blobs: list[BlobMetadata] = []
+        self.properties: dict[str, Any] = {}
+        self.footer_findings: list[Finding] = []
+        self._decoded: dict[int, Any] = {}
+        self._blob_findings: Optional[list[Finding]] = None
+        self._read_footer(max(MIN_FOOTER, tail_size))
+        if strict:
+            self._raise_first(self.footer_findings)
+
+    # ------------------------------------------------------------------ footer
+    def _add(self, code: str, severity: Severity, offset: Optional[int], message: str, hint: str = "",
+             length: Optional[int] = None) -> None:
+        self.footer_findings.append(Finding(code, severity, offset, message, hint, length))
+
+    def _read_footer(self, tail_size: int) -> None:
+        size = self.size
+        if size < 4:
+            self._add("file.too-small", Severity.ERROR, 0,
+                      f"the file has {size} bytes, not even the 4-byte magic PFA1")
+            return
+        if size < 4 + MIN_FOOTER:
+            self._add("footer.missing", Severity.ERROR, 4 if size >= 4 else 0,
+                      f"the file has {size} bytes; a Puffin file needs at least {4 + MIN_FOOTER} "
+                      "(magic and footer)", "an interrupted write leaves a file like this", size - 4)
+            return
+        tail_start, tail = self.source.tail(min(tail_size, size))
+        end_magic = tail[-4:]
+        if end_magic != MAGIC:
+            self._add("footer.magic-end", Severity.ERROR, size - 4,
+                      f"the file ends with {end_magic.hex(' ')}, not the footer magic 50 46 41 31 "
+                      "(PFA1): there is no footer", "the write was interrupted or the file was cut")
+            return
+        payload_size, flags = struct.unpack_from("<iI", tail, len(tail) - 12)
+        if flags & ~FLAG_COMPRESSED:
+            self._add("footer.flags-reserved", Severity.WARNING, size - 8,
+                      f"reserved footer flag bits are set (flags {flags:#010x})",
+                      "a newer writer may use them; this reader ignores them")
+        if payload_size < 0:
+            self._add("footer.payload-size-negative", Severity.ERROR, size - 12,
+                      f"footer payload size is negative ({payload_size})")
+            return
+        footer_start = size - MIN_FOOTER - payload_size
+        if footer_start < 4:
+            self._add("footer.payload-size-beyond-file", Severity.ERROR, size - 12,
+                      f"footer payload size {payload_size:,} needs a {payload_size + MIN_FOOTER + 4:,}-byte "
+                      f"file, the file has {size:,} bytes")
+            return
+        if payload_size > self.max_footer_size:
+            self._add("footer.too-large", Severity.ERROR, size - 12,
+                      f"footer payload of {payload_size:,} bytes is above the {self.max_footer_size:,}-byte limit",
+                      "open with a larger max_footer_size to read it")
+            return
+        if footer_start < tail_start:
+            tail = self.source.read(footer_start, tail_start - footer_start) + tail
+            tail_start = footer_start
+        rel = footer_start - tail_start
+        start_magic = tail[rel:rel + 4]
+        payload = tail[rel + 4:rel + 4 + payload_size]
+        self.footer = Footer(footer_start, footer_start + 4, payload_size, flags, payload)
+        if start_magic != MAGIC:
+            self._add("footer.magic-start", Severity.ERROR, footer_start,
+                      f"footer start magic is {start_magic.hex(' ')}, expected 50 46 41 31 (PFA1)",
+                      "the payload size may be wrong, or bytes were inserted or removed")
+        self._parse_payload(self.footer)
+
+    def _parse_payload(self, footer: Footer) -> None:
+        data = footer.payload
+        at = footer.payload_offset
+        if footer.compressed:
+            try:
+                data = codecs.decompress(data, "lz4", self.max_footer_size)
+            except PuffinError as exc:
+                self._add("footer.decompress", Severity.ERROR, at,
+                          f"the footer payload is flagged LZ4-compressed but cannot be decompressed: {exc}")
+                return
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            self._add("footer.utf8", Severity.ERROR, at + (exc.start if not footer.compressed else 0),
+                      f"the footer payload is not UTF-8 ({exc.reason} at payload byte {exc.start})")
+            return
+        footer.text = text
+        try:
+            meta = json.loads(text)
+        except json.JSONDecodeError as exc:
+            self._add("footer.json", Severity.ERROR, at + (exc.pos if not footer.compressed else 0),
+                      f"the footer payload is not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})")
+            return
+        if not isinstance(meta, dict):
+            self._add("footer.schema", Severity.ERROR, at,
+                      f"the footer payload is a JSON {type(meta).__name__}, expected an object")
+            return
+        props = meta.get("properties", {})
+        if not isinstance(props, dict):
+            self._add("footer.schema", Severity.ERROR, at, "file 'properties' is not a JSON object")
+            props = {}
+        for key, value in props.items():
+            if not isinstance(value, str):
+                self._add("footer.property-type", Severity.WARNING, at,
+                          f"file property {key!r} is a {type(value).__name__}, not a string")
+        self.properties = props
+        blobs = meta.get("blobs")
+        if not isinstance(blobs, list):
+            self._add("footer.schema", Severity.ERROR, at,
+                      "the footer has no 'blobs' list" if blobs is None else "'blobs' is not a JSON list")
+            return
+        for i, raw in enumerate(blobs):
+            self.blobs.append(self._blob_metadata(i, raw, at))
+        self._check_layout()
+
+    def _blob_metadata(self, i: int, raw: Any, at: int) -> BlobMetadata:
+        if not isinstance(raw, dict):
+            self._add("footer.blob-field", Severity.ERROR, at, f"blob {i} is not a JSON object")
+            return BlobMetadata(i, None, [], None, None, None, None, raw={}, readable=False, file=self)
+        values: dict[str, Any] = {}
+        for name, kind in _REQUIRED_BLOB_FIELDS.items():
+            v = raw.get(name)
+            ok = isinstance(v, kind) and not isinstance(v, bool)
+            if ok and name == "fields":
+                ok = all(isinstance(x, int) and not isinstance(x, bool) for x in v)
+            if v is None:
+                self._add("footer.blob-field", Severity.ERROR, at, f"blob {i} has no required field {name!r}")
+            elif not ok:
+                self._add("footer.blob-field", Severity.ERROR, at,
+                          f"blob {i} field {name!r} is {json.dumps(v)[:60]}, expected "
+                          f"{'a list of ints' if name == 'fields' else 'a ' + kind.__name__}")
+            values[name] = v if ok else None
+        codec = raw.get("compression-codec")
+        if codec is not None and not isinstance(codec, str):
+            self._add("footer.blob-field", Severity.ERROR, at, f"blob {i} compression-codec is not a string")
+            codec = str(codec)
+        codec = codecs.normalize_codec(codec)
+        if codec is not None and codec not in codecs.KNOWN_CODECS:
+            self._add("blob.unknown-codec", Severity.ERROR, at,
+                      f"blob {i} uses compression codec {codec!r}; the spec knows only lz4 and zstd")
+        props = raw.get("properties", {})
+        if not isinstance(props, dict):
+            self._add("footer.blob-field", Severity.ERROR, at, f"blob {i} 'properties' is not a JSON object")
+            props = {}
+        for key, value in props.items():
+            if not isinstance(value, str):
+                self._add("footer.property-type", Severity.WARNING, at,
+                          f"blob {i} property {key!r} is a {type(value).__name__}, not a string")
+        readable = values["offset"] is not None and values["length"] is not None
+        return BlobMetadata(i, values["type"], values["fields"] or [], values["snapshot-id"],
+                            values["sequence-number"], values["offset"], values["length"], codec, props,
+                            raw, readable, self)
+
+    def _check_layout(self) -> None:
+        assert self.footer is not None
+        data_end = self.footer.offset
+        placed = []
+        for b in self.blobs:
+            if not b.readable:
+                continue
+            off, ln = b.offset, b.length
+            problem = None
+            if ln < 0:
+                problem = f"has a negative length ({ln})"
+            elif off < 4:
+                problem = f"starts at {off}, inside the leading magic (blobs start at 4 or later)"
+            elif off + ln > self.size:
+                problem = f"spans [{off:,}, {off + ln:,}), past the end of the {self.size:,}-byte file"
+            elif off + ln > data_end:
+                problem = f"spans [{off:,}, {off + ln:,}), overlapping the footer at {data_end:,}"
+            if problem:
+                b.readable = False
+                self._add("blob.out-of-bounds", Severity.ERROR, max(0, min(off, self.size)),
+                          f"blob {b.index} {problem}", length=max(ln, 0))
+            else:
+                placed.append(b)
+        placed.sort(key=lambda b: (b.offset, b.length))
+        covered = 4
+        for prev, cur in zip([None] + placed[:-1], placed):
+            if prev is not None and cur.offset < prev.end:
+                self._add("blob.overlap", Severity.ERROR, cur.offset,
+                          f"blob {cur.index} [{cur.offset:,}, {cur.end:,}) overlaps blob {prev.index} "
+                          f"[{prev.offset:,}, {prev.end:,})", length=min(prev.end, cur.end) - cur.offset)
+            if cur.offset > covered:
+                self._add_gap(covered, cur.offset)
+            covered = max(covered, cur.end)
+        if data_end > covered:
+            self._add_gap(covered, data_end)
+
+    def _add_gap(self, start: int, end: int) -> None:
+        self._add("layout.unclaimed", Severity.WARNING, start,
+                  f"{end - start:,} bytes at [{start:,}, {end:,}) belong to no blob",
+                  "left over from a rewrite, or a blob missing from the footer", end - start)
+
+    # ------------------------------------------------------------------ blobs
+    def read_stored(self, blob: BlobMetadata) -> bytes:
+        """The blob's stored bytes (one range read)."""
+        if not blob.readable:
+            raise InvalidFileError(f"blob {blob.index} has no valid offset/length", blob.offset,
+                                   "blob.out-of-bounds")
+        if blob.length > self.max_blob_size:
+            raise BlobDecodeError(f"blob {blob.index} is {blob.length:,} bytes, above the limit", blob.offset)
+        return self.source.read(blob.offset, blob.length)
+
+    def read_blob(self, blob: BlobMetadata) -> bytes:
+        """The blob's bytes, decompressed (bounded by ``max_blob_size``)."""
+        data = self.read_stored(blob)
+        try:
+            return codecs.decompress(data, blob.compression_codec, self.max_blob_size)
+        except PuffinError as exc:
+            raise BlobDecodeError(f"blob {blob.index}: {exc}", blob.offset, exc.code or "blob.decompress") from exc
+
+    def decode_blob(self, blob: BlobMetadata):
+        """Decode a blob by its type (cached)."""
+        if blob.index in self._decoded:
+            return self._decoded[blob.index]
+        data = self.read_blob(blob)
+        space = "file" if blob.compression_codec is None else f"blob {blob.index} decompressed"
+        offset = blob.offset if blob.compression_codec is None else 0
+        decoded = decoder_for(blob.type).decode(data, offset, blob, space)
+        self._decoded[blob.index] = decoded
+        if self.strict:
+            self._raise_first(decoded.findings)
+        return decoded
+
+    # ------------------------------------------------------------------ validation
+    @property
+    def findings(self) -> list[Finding]:
+        """Every problem in the file: footer, leading magic, and each blob decoded and checked."""
+        if self._blob_findings is None:
+            self._blob_findings = self._validate_content()
+        return FindingList(sorted(self.footer_findings + self._blob_findings,
+                                  key=lambda f: (f.space != "file", f.offset if f.offset is not None else -1)))
+
+    @property
+    def is_valid(self) -> bool:
+        """No error-level findings (warnings allowed)."""
+        return not any(f.severity is Severity.ERROR for f in self.findings)
+
+    def validate(self) -> list[Finding]:
+        """Run every check and return the findings; with ``strict=True`` raise the first error."""
+        found = self.findings
+        if self.strict:
+            self._raise_first(found)
+        return found
+
+    def _validate_content(self) -> list[Finding]:
+        out: list[Finding] = []
+        if self.size >= 4:
+            head = self.source.read(0, 4)
+            if head != MAGIC:
+                out.append(Finding("magic.header", Severity.ERROR, 0,
+                                   f"the file starts with {head.hex(' ')}, not the magic 50 46 41 31 (PFA1)",
+                                   "this is not a Puffin file, or its start was overwritten"))
+        anchor = self.footer.payload_offset if self.footer else 0
+        for blob in self.blobs:
+            if not blob.readable:
+                continue
+            dec = decoder_for(blob.type)
+            if blob.compression_codec not in (None, *codecs.KNOWN_CODECS):
+                continue
+            try:
+                decoded = self.decode_blob(blob) if not self.strict else self._decode_lenient(blob)
+            except PuffinError as exc:
+                out.append(Finding(exc.code or "blob.decompress", Severity.ERROR, blob.offset,
+                                   f"blob {blob.index}: cannot be read: {exc}", length=blob.length))
+                continue
+            out.extend(decoded.findings)
+            if dec.check is not None:
+                out.extend(dec.check(decoded, blob, anchor))
+        return out
+
+    def _decode_lenient(self, blob: BlobMetadata):
+        strict, self.strict = self.strict, False
+        try:
+            return self.decode_blob(blob)
+        finally:
+            self.strict = strict
+
+    @staticmethod
+    def _raise_first(findings: list[Finding]) -> None:
+        for f in findings:
+            if f.severity is Severity.ERROR:
+                raise InvalidFileError.from_finding(f)
+
+    # ------------------------------------------------------------------ regions
+    def regions(self, decode: bool = True) -> Region:
+        """The file as a tree of byte regions; with ``decode`` blobs are opened to their fields."""
+        size = self.size
+        children: list[Region] = []
+        if size >= 4:
+            children.append(Region("magic", "magic", 0, 4, value="PFA1"))
+        elif size:
+            children.append(Region("truncated magic", "unparsed", 0, size))
+        if self.footer is None:
+            if size > 4:
+                children.append(Region("unparsed (no valid footer)", "unparsed", 4, size - 4))
+            return Region(self.location, "file", 0, size, children)
+        spans = []
+        for b in self.blobs:
+            if not b.readable:
+                continue
+            spans.append(self._blob_region(b, decode))
+        spans.sort(key=lambda r: r.offset)
+        covered = 4
+        for r in spans:
+            if r.offset > covered:
+                children.append(Region(f"unclaimed ({r.offset - covered:,} bytes)", "unclaimed", covered,
+                                       r.offset - covered))
+            children.append(r)
+            covered = max(covered, r.end)
+        f = self.footer
+        if f.offset > covered:
+            children.append(Region(f"unclaimed ({f.offset - covered:,} bytes)", "unclaimed", covered,
+                                   f.offset - covered))
+        payload_desc = f"{'LZ4-compressed ' if f.compressed else ''}JSON, {f.payload_size:,} bytes"
+        footer_parts = [
+            Region("footer magic", "magic", f.offset, 4, value="PFA1"),
+            Region("footer payload", "footer-payload", f.payload_offset, f.payload_size, value=payload_desc),
+            Region("payload size (int32 LE)", "footer-size", size - 12, 4, value=f.payload_size),
+            Region("flags", "footer-flags", size - 8, 4,
+                   value=f"{f.flags:#010x}" + (" compressed" if f.compressed else "")),
+            Region("trailing magic", "magic", size - 4, 4, value="PFA1"),
+        ]
+        children.append(Region("footer", "footer", f.offset, size - f.offset, footer_parts))
+        return Region(self.location, "file", 0, size, children)
+
+    def _blob_region(self, b: BlobMetadata, decode: bool) -> Region:
+        name = f"blob {b.index}: {b.type}"
+        region = Region(name, "blob", b.offset, b.length, value=b.index)
+        if not decode:
+            return region
+        try:
+            decoded = self.decode_blob(b) if not self.strict else self._decode_lenient(b)
+        except PuffinError:
+            return region
+        inner = decoded.regions()
+        if b.compression_codec is None:
+            region.children = inner
+        else:
+            region.children = [Region(f"{b.compression_codec} frame ({b.length:,} → "
+                                      f"{_decoded_size(decoded):,} bytes)", "compressed", b.offset, b.length,
+                                      inner)]
+        return region
+
+    def hex(self, offset: Optional[int] = None, length: Optional[int] = None):
+        """An annotated hex view coloured by region; big files are paged (head, tail, region edges)."""
+        return hex_view(self.source, self.regions(), offset, length)
+
+    # ------------------------------------------------------------------ misc
+    @property
+    def footer_size(self) -> Optional[int]:
+        """Total footer bytes (magic + payload + 12), as Iceberg's table metadata records it."""
+        return self.footer.size if self.footer else None
+
+    def blob_table(self):
+        """The blobs as a DataFrame (footer entries, nothing read)."""
+        import pandas as pd
+
+        cols = ["index", "type", "fields", "snapshot-id", "sequence-number", "offset", "length",
+                "compression-codec", "properties"]
+        return pd.DataFrame([b.to_dict() for b in self.blobs], columns=cols)
+
+    def to_dict(self, decode: bool = False) -> dict[str, Any]:
+        """A JSON-able summary: properties, blobs (with decoded summaries when ``decode``), findings."""
+        blobs = []
+        for b in self.blobs:
+            d = b.to_dict()
+            if decode and b.readable:
+                try:
+                    dec = b.decode()
+                    d["summary"] = dec.summary()
+                    d.update(_decoded_facts(dec))
+                except PuffinError as exc:
+                    d["summary"] = f"unreadable: {exc}"
+            blobs.append(d)
+        out = {"location": self.location, "size": self.size, "properties": self.properties,
+               "footer_size": self.footer_size,
+               "footer_compressed": bool(self.footer and self.footer.compressed), "blobs": blobs}
+        if decode:
+            out["findings"] = [f.to_dict() for f in self.findings]
+            out["valid"] = self.is_valid
+        return out
+
+    def __repr__(self) -> str:
+        return f"PuffinFile({self.location!r}, size={self.size}, blobs={len(self.blobs)})"
+
+
+def _decoded_size(decoded: Any) -> int:
+    for attr in ("_data", "data"):
+        if hasattr(decoded, attr):
+            return len(getattr(decoded, attr))
+    return 0
+
+
+def _decoded_facts(dec: Any) -> dict[str, Any]:
+    from .dv import DeletionVector
+    from .theta import ThetaSketch
+
+    if isinstance(dec, DeletionVector):
+        return {"deletedRows": dec.cardinality, "crc_ok": dec.crc_ok}
+    if isinstance(dec, ThetaSketch) and dec.sketch is not None:
+        return {"ndv_estimate": dec.estimate, "ndv_lower_2sd": dec.lower_bound(2),
+                "ndv_upper_2sd": dec.upper_bound(2), "retained": dec.num_retained}
+    return {"decoded_size": _decoded_size(dec)}
+
+
+def read_dv(location: Location, offset: int, length: int, storage_options: Optional[dict[str, Any]] = None,
+            strict: bool = False, referenced_data_file: Optional[str] = None):
+    """Read one deletion vector by its manifest ``content_offset`` / ``content_size_in_bytes``.
+
+    Exactly ``length`` bytes are read (no footer, no size probe).
+    """
+    from .dv import DeletionVector
+
+    if offset < 0 or length < 0:
+        raise InvalidFileError(f"invalid DV range: offset {offset}, length {length}", offset, "dv.range")
+    if isinstance(location, ByteSource):
+        source = location
+    elif isinstance(location, (bytes, bytearray, memoryview)):
+        source = ByteSource(location)
+    else:
+        source = ByteSource(location, storage_options, size=offset + length)
+    data = source.read(offset, length)
+    if len(data) != length:
+        raise SourceError(f"the file ends before the DV: asked for [{offset:,}, {offset + length:,}), "
+                          f"got {len(data):,} bytes", offset)
+    return DeletionVector.from_bytes(data, offset, strict=strict, referenced_data_file=referenced_data_file)

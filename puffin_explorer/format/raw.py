@@ -1,0 +1,56 @@
+"""Blobs of types without a decoder: kept as bytes, shown raw, never an error."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Optional
+
+from .._repr import RichRepr
+from ..regions import Finding, Region
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .puffin import BlobMetadata
+
+
+class RawBlob(RichRepr):
+    """The (decompressed) bytes of a blob this package does not interpret."""
+
+    blob_type = None
+
+    def __init__(self, data: bytes, offset: int = 0, metadata: Optional["BlobMetadata"] = None,
+                 space: str = "file") -> None:
+        self.data = bytes(data)
+        self.offset = offset
+        self.metadata = metadata
+        self.space = space
+        self.findings: list[Finding] = []
+
+    @property
+    def size(self) -> int:
+        """Bytes after decompression."""
+        return len(self.data)
+
+    @property
+    def stored_size(self) -> int:
+        """Bytes in the file (before decompression)."""
+        return self.metadata.length if self.metadata is not None else len(self.data)
+
+    @property
+    def text(self) -> Optional[str]:
+        """The bytes as UTF-8 text when they are valid UTF-8."""
+        try:
+            return self.data.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+
+    def regions(self) -> list[Region]:
+        return []
+
+    def summary(self) -> str:
+        preview = self.text
+        if preview is not None:
+            preview = preview if len(preview) <= 40 else preview[:37] + "..."
+            return f"{self.size:,} bytes: {preview!r}"
+        return f"{self.size:,} bytes of binary data"
+
+    def __repr__(self) -> str:
+        return f"RawBlob(size={self.size}, stored_size={self.stored_size})"
