@@ -51,10 +51,9 @@ def findings_frame(findings: list[Finding]):
 
 def puffin_footer_size(pf: Any) -> Optional[int]:
     """Bytes from the footer's start magic to the end of the file, read from the file's tail."""
-    for name in ("footer_size", "footer_length"):
-        value = getattr(pf, name, None)
-        if isinstance(value, int):
-            return value
+    footer = getattr(pf, "footer", None)
+    if footer is not None and isinstance(getattr(footer, "size", None), int):
+        return footer.size
     source = getattr(pf, "source", None)
     if source is None or getattr(source, "size", 0) < 12:
         return None
@@ -170,6 +169,11 @@ def _check_dvs(table: "Table", snapshot_id: int, data: list[dict], deletes: list
                               f"DV at offset {off} length {size} (for {e.get('referenced_data_file')}) cannot be "
                               f"read: {exc}", getattr(exc, "offset", None) or int(off), int(size)))
                 continue
+            for f in getattr(dv, "findings", []):
+                if f.severity == Severity.ERROR:
+                    out.append(_f(f"dv-invalid:{f.code}", Severity.ERROR, path,
+                                  f"DV at offset {off} length {size} (for {e.get('referenced_data_file')}): "
+                                  f"{f.message}", f.offset, f.length, f.hint))
             if int(dv.cardinality) != int(e["record_count"]):
                 out.append(_f("dv-cardinality-mismatch", Severity.ERROR, path,
                               f"manifest record_count {e['record_count']} but the DV at offset {off} holds "

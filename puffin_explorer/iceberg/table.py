@@ -390,7 +390,8 @@ class Table:
             raise InvalidFileError(f"{e.get('file_path')}: DV entry without content_offset/content_size_in_bytes",
                                    None, "dv-missing-range")
         return read_dv(self.locate(e["file_path"]), offset=int(e["content_offset"]),
-                       length=int(e["content_size_in_bytes"]), storage_options=self.io.storage_options)
+                       length=int(e["content_size_in_bytes"]), storage_options=self.io.storage_options,
+                       referenced_data_file=e.get("referenced_data_file"))
 
     def _read_parquet(self, path: str, columns: Optional[list[str]] = None):
         import pyarrow.parquet as pq
