@@ -72,6 +72,8 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     sizes = sorted(int(s) for s in args.sizes.split(","))
 
+    # building a table fans out one Parquet writer per data file in each task: 1 GiB of driver heap is too little
+    os.environ.setdefault("PYSPARK_SUBMIT_ARGS", "--driver-memory 4g pyspark-shell")
     from generate_dv_table import ensure_dv_table
 
     locations = {}
