@@ -73,6 +73,10 @@ def test_manifest_record_count_disagrees_with_the_dv(shop):
     rewrite_orders_delete_manifest(shop, lambda recs: _entry_for(recs, BUCKET1_DATA)["data_file"].update(
         record_count=7000))
     findings = orders(shop).check()
+    summary = [f for f in findings if f.code == "summary-mismatch"]
+    assert [f.message for f in summary] == [
+        "snapshot 6590999396394158857 summary says total-position-deletes 27924 but its manifests hold 27819"]
+    findings = [f for f in findings if f.code != "summary-mismatch"]
     assert codes(findings) == ["dv-cardinality-mismatch", "dv-cardinality-property-mismatch"]
     by_code = {f.code: f for f in findings}
     assert by_code["dv-cardinality-mismatch"].message == \
@@ -117,7 +121,8 @@ def test_dv_position_beyond_the_data_file(shop):
                  lambda recs: [dict(r, manifest_length=new_len) if r["manifest_path"].endswith(data_manifest.name)
                                else r for r in recs])
     findings = orders(shop).check()
-    assert codes(findings) == ["dv-position-out-of-range"]
+    assert codes(findings) == ["dv-position-out-of-range", "summary-mismatch"]
+    findings = [f for f in findings if f.code != "summary-mismatch"]
     f = findings[0]
     assert (f.file, f.offset, f.length) == (DV_WRITTEN, 8236, 8232)
     assert f.message.endswith(f"{BUCKET1_DATA} has only 100 rows")
@@ -203,3 +208,25 @@ def test_unreadable_manifest_list_is_a_finding_not_a_traceback(shop):
     assert codes(findings) == ["manifest-unreadable"]
     assert findings[0].file.endswith("snap-6590999396394158857-1-da354e0d-4a95-484a-b518-c198966d2374.avro")
     assert "cannot read Avro" in findings[0].message
+
+
+def test_snapshot_summary_disagrees_with_manifests(shop):
+    def change(md):
+        snap = next(s for s in md["snapshots"] if s["snapshot-id"] == md["current-snapshot-id"])
+        snap["summary"]["total-records"] = "121000"
+        snap["summary"]["total-position-deletes"] = "27000"
+    edit_json(shop / ORDERS_CURRENT_METADATA, change)
+    findings = orders(shop).check()
+    assert [(f.code, f.severity.value, f.message) for f in findings] == [
+        ("summary-mismatch", "warning",
+         "snapshot 6590999396394158857 summary says total-records 121000 but its manifests hold 121964"),
+        ("summary-mismatch", "warning",
+         "snapshot 6590999396394158857 summary says total-position-deletes 27000 but its manifests hold 27924"),
+    ]
+
+
+def test_check_reports_progress():
+    t = Warehouse(str(WAREHOUSE)).table("shop.orders")
+    calls = []
+    t.check(progress=lambda done, total: calls.append((done, total)))
+    assert calls == [(0, 4)]  # one Puffin file holds all four DVs

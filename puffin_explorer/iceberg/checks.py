@@ -7,7 +7,7 @@ file it is about (offsets are in that file).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from ..errors import PuffinError
 from ..regions import Finding, Severity
@@ -74,9 +74,12 @@ def _open_puffin(table: "Table", path: str, out: list[Finding]):
         return None
 
 
-def check_table(table: "Table", snapshot_id: Optional[int] = None,
-                check_files_exist: bool = True) -> list[Finding]:
-    """Run every cross-check on one snapshot (current by default) and the table's statistics files."""
+def check_table(table: "Table", snapshot_id: Optional[int] = None, check_files_exist: bool = True,
+                progress: Optional[Callable[[int, int], None]] = None) -> list[Finding]:
+    """Run every cross-check on one snapshot (current by default) and the table's statistics files.
+
+    ``progress(done, total)`` is called as DVs are checked.
+    """
     out: list[Finding] = []
     snap = table.snapshot(snapshot_id)
     try:
@@ -84,15 +87,40 @@ def check_table(table: "Table", snapshot_id: Optional[int] = None,
         deletes = table.entries(snap.snapshot_id, content="deletes")
     except PuffinError as exc:
         return [_f("manifest-unreadable", Severity.ERROR, snap.manifest_list or "", str(exc), exc.offset)]
-    _check_dvs(table, snap.snapshot_id, data, deletes, out)
+    _check_summary(snap, data, deletes, out)
+    _check_dvs(table, snap.snapshot_id, data, deletes, out, progress)
     _check_statistics(table, out)
     if check_files_exist:
         _check_files_exist(table, snap.snapshot_id, data + deletes, out)
     return out
 
 
+def _check_summary(snap: Any, data: list[dict], deletes: list[dict], out: list[Finding]) -> None:
+    """The snapshot summary's totals against what the manifests hold."""
+    position = [e for e in deletes if e["content"] == 1]
+    equality = [e for e in deletes if e["content"] == 2]
+    computed = {
+        "total-data-files": len(data),
+        "total-delete-files": len(deletes),
+        "total-records": sum(int(e["record_count"] or 0) for e in data),
+        "total-position-deletes": sum(int(e["record_count"] or 0) for e in position),
+        "total-equality-deletes": sum(int(e["record_count"] or 0) for e in equality),
+    }
+    for key, value in computed.items():
+        claimed = snap.summary.get(key)
+        if claimed is None:
+            continue
+        try:
+            claimed_n = int(claimed)
+        except ValueError:
+            claimed_n = None
+        if claimed_n != value:
+            out.append(_f("summary-mismatch", Severity.WARNING, snap.manifest_list or "",
+                          f"snapshot {snap.snapshot_id} summary says {key} {claimed} but its manifests hold {value}"))
+
+
 def _check_dvs(table: "Table", snapshot_id: int, data: list[dict], deletes: list[dict],
-               out: list[Finding]) -> None:
+               out: list[Finding], progress: Optional[Callable[[int, int], None]] = None) -> None:
     live = {normalize(d["file_path"]): d for d in data}
     dvs = [e for e in deletes if e["kind"] == "dv"]
     per_data_file: dict[str, list[dict]] = {}
@@ -118,7 +146,11 @@ def _check_dvs(table: "Table", snapshot_id: int, data: list[dict], deletes: list
                           f"{len(entries)} DVs for data file {ref} in snapshot {snapshot_id}: {where}",
                           hint="a snapshot may hold at most one DV per data file"))
 
+    done = 0
     for path, entries in by_puffin.items():
+        if progress is not None:
+            progress(done, len(dvs))
+        done += len(entries)
         pf = _open_puffin(table, path, out)
         if pf is None:
             continue

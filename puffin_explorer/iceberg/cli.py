@@ -98,7 +98,13 @@ def run(args) -> int:
                 print(f"  statistics files  {len(t.statistics_files()):>7,}")
             return 0
         if view == "check":
-            findings = t.check(sid)
+            def progress(done: int, total: int) -> None:
+                if total >= 200 and sys.stderr.isatty():
+                    print(f"\rchecking DVs {done:,}/{total:,}", end="", file=sys.stderr, flush=True)
+
+            findings = t.check(sid, progress=progress)
+            if sys.stderr.isatty():
+                print("\r" + " " * 40 + "\r", end="", file=sys.stderr)
             if args.format == "text":
                 for f in findings:
                     print(str(f))

@@ -504,11 +504,15 @@ class Table:
             "deleted_share", "dvs", "position_delete_files", "equality_delete_files"])
 
     # ---- checks --------------------------------------------------------------------------
-    def check(self, snapshot_id: Optional[int] = None, check_files_exist: bool = True) -> list[Finding]:
-        """Cross-check a snapshot's manifests, Puffin footers, DVs and statistics files (see ``checks``)."""
+    def check(self, snapshot_id: Optional[int] = None, check_files_exist: bool = True,
+              progress=None) -> list[Finding]:
+        """Cross-check a snapshot's manifests, Puffin footers, DVs and statistics files (see ``checks``).
+
+        ``progress(done, total)`` is called as DVs are checked.
+        """
         from .checks import check_table
 
-        return check_table(self, snapshot_id, check_files_exist=check_files_exist)
+        return check_table(self, snapshot_id, check_files_exist=check_files_exist, progress=progress)
 
     def __repr__(self) -> str:
         return (f"Table({self.name!r}, format-version={self.metadata.format_version}, "

@@ -120,11 +120,15 @@ class Warehouse:
             })
         return pd.DataFrame.from_records(rows)
 
-    def browse(self, spark: Any = None):
-        """An ipywidgets browser: namespaces -> tables -> snapshots -> files -> details."""
+    def browse(self, spark: Any = None, spark_table: Any = None):
+        """An ipywidgets browser: namespaces -> tables -> snapshots -> files -> details.
+
+        With ``spark`` (a SparkSession) a selected data file also shows its deleted
+        rows; ``spark_table(name)`` gives the identifier Spark knows a table by.
+        """
         from ..widgets.browser import WarehouseBrowser
 
-        return WarehouseBrowser(self, spark=spark)
+        return WarehouseBrowser(self, spark=spark, spark_table=spark_table)
 
     def __repr__(self) -> str:
         return f"Warehouse({self.root!r})"
