@@ -223,30 +223,23 @@ class Table:
             rows.append(r)
         return pd.DataFrame.from_records(rows)
 
-    def manifest_entries(self, manifest: dict[str, Any], lean: bool = False) -> list[dict[str, Any]]:
-        """Entries of one manifest (all statuses), inheritance applied; ``lean`` skips column metrics."""
+    def manifest_entries(self, manifest: dict[str, Any]) -> list[dict[str, Any]]:
+        """Entries of one manifest (all statuses), inheritance applied."""
         key = f"m:{manifest['manifest_path']}:{manifest.get('sequence_number')}:{manifest.get('first_row_id')}"
-        if key in self._cache:
-            return self._cache[key]
-        if lean and key + ":lean" in self._cache:
-            return self._cache[key + ":lean"]
-        loc = self.locate(manifest["manifest_path"])
-        entries = mf.read_manifest(self.io.read(loc), manifest, loc, lean=lean)
-        self._cache[key + (":lean" if lean else "")] = entries
-        return entries
+        if key not in self._cache:
+            loc = self.locate(manifest["manifest_path"])
+            self._cache[key] = mf.read_manifest(self.io.read(loc), manifest, loc)
+        return self._cache[key]
 
     def entries(self, snapshot_id: Optional[int] = None, content: Optional[str] = None,
-                include_deleted: bool = False, lean: bool = False) -> list[dict[str, Any]]:
-        """Manifest entries of a snapshot; ``content`` ``"data"`` or ``"deletes"`` reads only those manifests.
-
-        ``lean`` leaves out column metrics (bounds and counts), which is faster on big manifests.
-        """
+                include_deleted: bool = False) -> list[dict[str, Any]]:
+        """Manifest entries of a snapshot; ``content`` ``"data"`` or ``"deletes"`` reads only those manifests."""
         out = []
         for m in self.manifest_records(snapshot_id):
             m_content = "deletes" if m.get("content") == 1 else "data"
             if content is not None and m_content != content:
                 continue
-            for e in self.manifest_entries(m, lean=lean):
+            for e in self.manifest_entries(m):
                 if include_deleted or e["status_code"] != 2:
                     out.append(e)
         return out
@@ -305,7 +298,7 @@ class Table:
         """Only the deletion vectors of a snapshot: one row per DV (where it is, what it covers), no column metrics."""
         import pandas as pd
 
-        dvs = [e for e in self.entries(snapshot_id, content="deletes", lean=True) if e["kind"] == "dv"]
+        dvs = [e for e in self.entries(snapshot_id, content="deletes") if e["kind"] == "dv"]
         cols = ["file_path", "referenced_data_file", "content_offset", "content_size_in_bytes",
                 "record_count", "file_size_in_bytes", "snapshot_id", "sequence_number", "partition"]
         data = {c: [e.get(c) for e in dvs] for c in cols}
