@@ -24,6 +24,7 @@ class ByteSource:
         self.bytes_read = 0
         self.read_count = 0
         self._data: Optional[bytes] = None
+        self._window: tuple[int, bytes] = (0, b"")
         self._fs = None
         self._path: Optional[str] = None
         if isinstance(location, (bytes, bytearray, memoryview)):
@@ -58,6 +59,9 @@ class ByteSource:
         end = min(self.size, offset + max(0, length))
         if end <= offset:
             return b""
+        w_start, w_data = self._window
+        if w_start <= offset and end <= w_start + len(w_data):
+            return w_data[offset - w_start:end - w_start]
         self.read_count += 1
         if self._data is not None:
             chunk = self._data[offset:end]
@@ -68,6 +72,20 @@ class ByteSource:
                 raise SourceError(f"cannot read {self.location} [{offset}, {end}): {exc}") from exc
         self.bytes_read += len(chunk)
         return bytes(chunk)
+
+    def prefetch(self, offset: int, length: int) -> None:
+        """Read a range once; later reads inside it are served from memory (one window at a time)."""
+        if self._data is None:
+            w_start, w_data = self._window
+            if w_start <= offset and offset + length <= w_start + len(w_data):
+                return
+            self._window = (0, b"")
+            self._window = (offset, self.read(offset, length))
+
+    def keep(self, offset: int, data: bytes) -> None:
+        """Remember bytes already read at ``offset`` so reads inside them cost nothing."""
+        if self._data is None:
+            self._window = (offset, data)
 
     def tail(self, length: int) -> tuple[int, bytes]:
         """The last ``length`` bytes (or the whole file) and the offset they start at."""

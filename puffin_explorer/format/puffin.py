@@ -28,6 +28,8 @@ FOOTER_TRAILER = 12
 MIN_FOOTER = 4 + FOOTER_TRAILER
 DEFAULT_TAIL = 64 * 1024
 FLAG_COMPRESSED = 0x1
+#: When validating, blob areas up to this size are fetched with one request.
+PREFETCH_LIMIT = 32 << 20
 
 _REQUIRED_BLOB_FIELDS = {
     "type": str,
@@ -153,6 +155,7 @@ class PuffinFile(RichRepr):
                       "(magic and footer)", "an interrupted write leaves a file like this", size - 4)
             return
         tail_start, tail = self.source.tail(min(tail_size, size))
+        self.source.keep(tail_start, tail)
         end_magic = tail[-4:]
         if end_magic != MAGIC:
             self._add("footer.magic-end", Severity.ERROR, size - 4,
@@ -182,6 +185,7 @@ class PuffinFile(RichRepr):
         if footer_start < tail_start:
             tail = self.source.read(footer_start, tail_start - footer_start) + tail
             tail_start = footer_start
+        self.source.keep(tail_start, tail)
         rel = footer_start - tail_start
         start_magic = tail[rel:rel + 4]
         payload = tail[rel + 4:rel + 4 + payload_size]
@@ -336,13 +340,13 @@ class PuffinFile(RichRepr):
 
     def decode_blob(self, blob: BlobMetadata):
         """Decode a blob by its type (cached)."""
-        if blob.index in self._decoded:
-            return self._decoded[blob.index]
-        data = self.read_blob(blob)
-        space = "file" if blob.compression_codec is None else f"blob {blob.index} decompressed"
-        offset = blob.offset if blob.compression_codec is None else 0
-        decoded = decoder_for(blob.type).decode(data, offset, blob, space)
-        self._decoded[blob.index] = decoded
+        decoded = self._decoded.get(blob.index)
+        if decoded is None:
+            data = self.read_blob(blob)
+            space = "file" if blob.compression_codec is None else f"blob {blob.index} decompressed"
+            offset = blob.offset if blob.compression_codec is None else 0
+            decoded = decoder_for(blob.type).decode(data, offset, blob, space)
+            self._decoded[blob.index] = decoded
         if self.strict:
             self._raise_first(decoded.findings)
         return decoded
@@ -377,6 +381,12 @@ class PuffinFile(RichRepr):
                                    f"the file starts with {head.hex(' ')}, not the magic 50 46 41 31 (PFA1)",
                                    "this is not a Puffin file, or its start was overwritten"))
         anchor = self.footer.payload_offset if self.footer else 0
+        readable = [b for b in self.blobs if b.readable]
+        if readable and self.footer is not None:
+            start = min(b.offset for b in readable)
+            span = max(b.end for b in readable) - start
+            if span <= PREFETCH_LIMIT:  # one request for all blobs instead of one per blob
+                self.source.prefetch(start, span)
         for blob in self.blobs:
             if not blob.readable:
                 continue

@@ -119,17 +119,17 @@ class ThetaSketch(RichRepr):
             if n > head:
                 self._regions.append(self._r(f"entries (serial version {self.serial_version})",
                                              "theta-hashes", head, n - head))
+        if self.seed_hash != default_seed_hash() and not (pre_longs == 1 and "empty" in self.flags):
+            self._add("theta.seed-hash", Severity.ERROR, 6,
+                      f"seed hash {self.seed_hash:#06x} is not the default seed's {default_seed_hash():#06x}",
+                      "the sketch was built with another seed: Iceberg (and this reader) cannot use it")
+            return
         try:
             import datasketches
 
             self.sketch = datasketches.compact_theta_sketch.deserialize(d)
         except Exception as exc:  # noqa: BLE001 - the library raises plain RuntimeError/ValueError
             self._add("theta.invalid", Severity.ERROR, 0, f"datasketches cannot read this sketch: {exc}")
-            return
-        if self.seed_hash != default_seed_hash():
-            self._add("theta.seed-hash", Severity.ERROR, 6,
-                      f"seed hash {self.seed_hash:#06x} is not the default seed's {default_seed_hash():#06x}",
-                      "the sketch was built with another seed: Iceberg readers cannot merge or trust it")
 
     # ------------------------------------------------------------------ values
     def _need(self):

@@ -1,0 +1,28 @@
+"""Shared test helpers: where the reference fixtures and the samples live."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+RESOURCES = ROOT / "resources"
+#: Reference files written by other implementations (read-only), beside the repository.
+FIXTURES = Path(os.environ.get("PUFFIN_EXPLORER_FIXTURES", ROOT.parent / "shared" / "fixtures"))
+
+sys.path.insert(0, str(RESOURCES))
+
+
+@pytest.fixture(scope="session")
+def fixtures() -> Path:
+    if not FIXTURES.is_dir():
+        pytest.fail(f"reference fixtures not found at {FIXTURES} (set PUFFIN_EXPLORER_FIXTURES)")
+    return FIXTURES
+
+
+@pytest.fixture(scope="session")
+def resources() -> Path:
+    return RESOURCES
