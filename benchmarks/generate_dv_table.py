@@ -56,6 +56,7 @@ def _session(root: str, master: str = "local[*]"):
             .config("spark.jars", _iceberg_runtime_jar())
             .config("spark.sql.extensions", "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions")
             .config("spark.ui.enabled", "false")
+            .config("spark.driver.memory", "4g")
             .config("spark.sql.shuffle.partitions", "8")
             .getOrCreate()
         )
@@ -105,10 +106,10 @@ def ensure_dv_table(n_files: int, root: str, rows_per_file: int = 1000, spark=No
             TBLPROPERTIES ('format-version'='3',
                            'write.delete.mode'='merge-on-read',
                            'write.update.mode'='merge-on-read',
-                           'write.distribution-mode'='none',
-                           'write.spark.fanout.enabled'='true')"""
+                           'write.distribution-mode'='none')"""
     )
-    # One partition per data file: a handful of fanout tasks write all of them.
+    # One partition per data file.  Each task gets a contiguous, sorted run of file numbers,
+    # so Iceberg's clustered writer keeps one file open at a time and a few tasks write them all.
     n_tasks = max(1, min(16, n_files // 500 or 1))
     rows = (
         spark.range(0, n_files * rows_per_file, numPartitions=n_tasks)
