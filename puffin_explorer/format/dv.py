@@ -344,6 +344,12 @@ class DeletionVector(RichRepr):
 
         return pd.DataFrame({"pos": self.positions().astype(np.int64)})
 
+    def plot(self, bins: int = 200, upper: Optional[int] = None):
+        """A matplotlib Figure of where the deleted rows fall (binned from the bitmap, never per row)."""
+        from ..display.charts import dv_figure
+
+        return dv_figure(self, bins, upper)
+
     def to_bytes(self) -> bytes:
         """The blob's bytes (as read, or as serialized for a vector built here)."""
         return self._data

@@ -1,0 +1,120 @@
+"""The PuffinFile view: summary card, findings, layout strip, blob table, properties, regions."""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from ..errors import PuffinError
+from . import html as H
+from . import text as T
+from .layout import colour_map, strip_html, strip_text, top_regions
+from .schema import fields_label
+from .tables import findings_html, findings_text, render_region_tree_html
+
+
+def _props(props: dict) -> str:
+    return "; ".join(f"{k}={v}" for k, v in props.items())
+
+
+def blob_rows(pf: Any, names: Optional[dict[int, str]] = None) -> list[dict[str, Any]]:
+    """One dict per blob: footer entry, decoded size and a one-line decoded summary."""
+    rows = []
+    for b in pf.blobs:
+        decoded_size: Optional[int] = None
+        summary = ""
+        if b.readable:
+            try:
+                dec = b.decode()
+                data = getattr(dec, "_data", None)
+                if data is None:
+                    data = getattr(dec, "data", b"")
+                decoded_size = len(data)
+                summary = dec.summary()
+            except PuffinError as exc:
+                summary = f"unreadable: {exc}"
+        else:
+            summary = "not readable (bad offset/length)"
+        rows.append({"index": b.index, "type": b.type, "fields": fields_label(b.fields, names),
+                     "snapshot-id": b.snapshot_id, "sequence-number": b.sequence_number, "offset": b.offset,
+                     "length": b.length, "codec": b.compression_codec or "none", "decoded size": decoded_size,
+                     "properties": _props(b.properties), "summary": summary})
+    return rows
+
+
+def _blob_colours(root: Any) -> dict[int, str]:
+    colours = colour_map(root)
+    return {r.value: colours[id(r)] for r in top_regions(root) if r.kind == "blob" and isinstance(r.value, int)}
+
+
+def _status(pf: Any) -> tuple[str, str]:
+    findings = pf.findings
+    errors = sum(1 for f in findings if f.severity.value == "error")
+    warnings = sum(1 for f in findings if f.severity.value == "warning")
+    if errors:
+        return f"invalid: {errors} error{'s' * (errors != 1)}" + (f", {warnings} warning{'s' * (warnings != 1)}"
+                                                                   if warnings else ""), "error"
+    if warnings:
+        return f"valid with {warnings} warning{'s' * (warnings != 1)}", "warning"
+    return "valid", "ok"
+
+
+def _footer_text(pf: Any) -> str:
+    if pf.footer is None:
+        return "none"
+    return f"{pf.footer_size:,} B, " + ("LZ4-compressed" if pf.footer.compressed else "uncompressed")
+
+
+def html_body(pf: Any, names: Optional[dict[int, str]] = None, compact: bool = False) -> str:
+    status, kind = _status(pf)
+    created = pf.properties.get("created-by")
+    body = H.facts([("size", H.esc(T.size(pf.size))), ("blobs", f"{len(pf.blobs):,}"),
+                    ("created-by", H.esc(created) if created is not None else "—"),
+                    ("footer", H.esc(_footer_text(pf))), ("status", H.badge(status, kind))])
+    parts = [H.card("Puffin file", pf.location, body), findings_html(pf.findings)]
+    root = pf.regions()
+    parts.append(strip_html(root))
+    colours = _blob_colours(root)
+    rows = blob_rows(pf, names)
+    cols = ["", "#", "type", "fields", "snapshot", "sequence", "offset", "length", "codec", "decoded",
+            "properties", "summary"]
+    table_rows = [[H.swatch(colours.get(r["index"], "")), r["index"], r["type"], r["fields"], r["snapshot-id"],
+                   r["sequence-number"], H.num(r["offset"]), H.num(r["length"]), r["codec"],
+                   H.num(r["decoded size"]), r["properties"], r["summary"]] for r in rows]
+    table = H.table(cols, table_rows, ["", "pe-num", "pe-mono pe-nowrap", "pe-mono", "pe-num", "pe-num", "pe-num", "pe-num",
+                                       "", "pe-num", "pe-wrap pe-mono pe-props", "pe-text-col"],
+                    total=len(rows), more_hint="pf.blob_table() has all", raw_html_columns=(0,))
+    if not rows:
+        table = '<div class="pe-note">no blobs</div>'
+    parts.append(H.details("Blobs", table, True, f" {len(rows):,}"))
+    if pf.properties:
+        ptab = H.table(["property", "value"], [[k, v] for k, v in pf.properties.items()],
+                       ["pe-mono", "pe-wrap"], total=len(pf.properties))
+        parts.append(H.details("File properties", ptab, True, f" {len(pf.properties):,}"))
+    if not compact:
+        parts.append(H.details("Byte regions", render_region_tree_html(root), False,
+                               f" {sum(1 for _ in root.walk()) - 1:,}"))
+    return "".join(parts)
+
+
+def text(pf: Any, names: Optional[dict[int, str]] = None) -> str:
+    status, _ = _status(pf)
+    created = pf.properties.get("created-by")
+    lines = [f"PuffinFile  {T.printable(pf.location)}",
+             f"  size {T.size(pf.size)}  blobs {len(pf.blobs):,}  footer {_footer_text(pf)}  {status}"]
+    if created is not None:
+        lines.append(f"  created-by {T.printable(created)}")
+    ft = findings_text(pf.findings)
+    if ft:
+        lines.append(ft)
+    lines.append("layout " + strip_text(pf.regions(decode=False)))
+    rows = blob_rows(pf, names)
+    if rows:
+        lines.append("blobs")
+        lines.append(T.table(["#", "type", "fields", "offset", "length", "codec", "summary"],
+                             [[r["index"], r["type"], r["fields"], T.cut(f"{r['offset']}" if r["offset"] is not None else "?"),
+                               r["length"], r["codec"], r["summary"]] for r in rows],
+                             right=(0, 3, 4), total=len(rows)))
+    if pf.properties:
+        lines.append("properties")
+        lines += [f"  {T.printable(k)}: {T.cut(T.printable(v), 100)}" for k, v in list(pf.properties.items())[:50]]
+    return "\n".join(lines)
