@@ -14,7 +14,8 @@ class WarehouseBrowser:
 
     ``detail.value``, ``timeline.value`` and ``chart.value`` hold the HTML shown.
     ``spark`` (a SparkSession) adds the deleted rows of a selected data file;
-    ``spark_table`` maps a table name to the identifier Spark knows it by.
+    ``spark_table`` maps a table name to the identifier Spark knows it by (by
+    default Spark loads the table from its folder).
     """
 
     def __init__(self, warehouse, spark: Any = None,
@@ -136,6 +137,10 @@ class WarehouseBrowser:
         row = self._files.loc[self.file.value]
         name = self.table.value
         spark_id = self.spark_table(name) if callable(self.spark_table) else None
+        if spark_id is None and self.spark is not None:
+            from ..iceberg.paths import parent
+
+            spark_id = parent(parent(self.current_table.metadata_location))  # Spark loads a table by its folder
         self.detail.value = views.file_detail_html(self.current_table, row, self.snapshot.value,
                                                    self.spark, spark_id)
 
