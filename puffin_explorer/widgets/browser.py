@@ -41,7 +41,8 @@ class WarehouseBrowser:
         self.widget = w.VBox([
             w.HBox([self.namespace, self.table]), self.status,
             w.Accordion(children=[self.timeline], titles=("snapshot timeline",)), self.snapshot,
-            w.Accordion(children=[w.VBox([self.chart, self.per_file])], titles=("deleted rows per data file",)),
+            w.Accordion(children=[w.VBox([self.chart, self.per_file])], titles=("deleted rows per data file",),
+                        selected_index=0),
             self.kind, self.search, self.file, self.detail,
         ])
         self.namespace.observe(self._on_namespace, names="value")
