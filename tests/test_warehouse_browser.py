@@ -146,3 +146,11 @@ def test_rich_views_are_used_when_present():
     assert views.rich_html(df) == df._repr_html_()
     assert views.rich_html(object()) is None
     assert "&lt;b&gt;x&lt;/b&gt;" in views.frame_html(df)
+
+
+def test_per_file_table_orders_compaction_candidates_first(browser):
+    browser.select(table="shop.orders")
+    html = browser.per_file.value
+    first = html.index("customer_id_bucket=1/00000-10-")
+    assert first < html.index("customer_id_bucket=3/00000-10-") < html.index("customer_id_bucket=0/00000-21-")
+    assert "<td>23.5%</td>" in html and "<td>0.0%</td>" in html

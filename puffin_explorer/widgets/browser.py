@@ -110,10 +110,10 @@ class WarehouseBrowser:
             per_file = t.deleted_rows_per_file(sid)
             fig = views.deleted_rows_figure(t, sid, per_file)
             self.chart.value = views.figure_svg(fig)
-            self.per_file.value = views.frame_html(
-                per_file[["file_path", "record_count", "deleted_rows", "deleted_share", "dvs",
-                          "position_delete_files"]].sort_values("deleted_share", ascending=False),
-                title="per data file")
+            shown = per_file[["file_path", "record_count", "deleted_rows", "deleted_share", "dvs",
+                              "position_delete_files"]].sort_values("deleted_share", ascending=False)
+            shown = shown.assign(deleted_share=shown.deleted_share.map("{:.1%}".format))
+            self.per_file.value = views.frame_html(shown, title="per data file")
         except Exception as exc:
             self._files = None
             self._show_error(f"cannot read snapshot {sid}", exc)
