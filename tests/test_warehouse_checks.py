@@ -230,3 +230,33 @@ def test_check_reports_progress():
     calls = []
     t.check(progress=lambda done, total: calls.append((done, total)))
     assert calls == [(0, 4)]  # one Puffin file holds all four DVs
+
+
+def test_partition_statistics_files(shop):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    stats = shop / "orders/metadata/partition-stats-6590999396394158857.parquet"
+    pq.write_table(pa.table({"partition": [0, 1, 2, 3], "data_record_count": [1, 2, 3, 4]}), stats)
+    size = stats.stat().st_size
+
+    def change(md):
+        md["partition-statistics"] = [
+            {"snapshot-id": 6590999396394158857, "file-size-in-bytes": size,
+             "statistics-path": f"{WRITTEN_ROOT}/shop/orders/metadata/{stats.name}"},
+            {"snapshot-id": 6590999396394158857, "file-size-in-bytes": size + 1,
+             "statistics-path": f"{WRITTEN_ROOT}/shop/orders/metadata/{stats.name}"},
+            {"snapshot-id": 42, "file-size-in-bytes": 10,
+             "statistics-path": f"{WRITTEN_ROOT}/shop/orders/metadata/partition-stats-42.parquet"},
+        ]
+    edit_json(shop / ORDERS_CURRENT_METADATA, change)
+    t = orders(shop)
+    listed = t.statistics_files()
+    assert listed.kind.tolist() == ["table", "partition", "partition", "partition"]
+    assert listed.file_size_in_bytes.tolist()[1:] == [size, size + 1, 10]
+    findings = t.check()
+    assert [(f.code, f.message) for f in findings] == [
+        ("stats-file-size-mismatch", f"metadata file-size-in-bytes {size + 1} but the file has {size} bytes"),
+        ("stats-snapshot-missing", "partition statistics file is for snapshot 42, which the table does not have"),
+        ("file-missing", f"partition statistics file {shop}/orders/metadata/partition-stats-42.parquet does not exist"),
+    ]

@@ -203,6 +203,9 @@ def test_v2_position_delete_file_listed_and_viewable(wh):
     assert per_file[["record_count", "deleted_rows", "live_rows", "position_delete_files"]].values.tolist() == \
         [[20000, 2000, 18000, 1]]
     assert t.puffin_files().empty
+    # the spec's reserved position-delete columns get names and types in the bounds
+    assert deletes.lower_bounds[0] == {"file_path": data_file, "pos": 3}
+    assert deletes.upper_bounds[0] == {"file_path": data_file, "pos": 19993}
 
 
 def test_v2_and_v3_side_by_side(wh):

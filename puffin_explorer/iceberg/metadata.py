@@ -19,6 +19,19 @@ class SchemaField:
     required: bool = False
 
 
+#: Field ids the spec reserves for metadata columns and for position-delete files (name, type).
+RESERVED_FIELDS: dict[int, tuple[str, str]] = {
+    2147483646: ("_file", "string"),
+    2147483645: ("_pos", "long"),
+    2147483644: ("_deleted", "boolean"),
+    2147483643: ("_spec_id", "int"),
+    2147483546: ("file_path", "string"),
+    2147483545: ("pos", "long"),
+    2147483540: ("_row_id", "long"),
+    2147483539: ("_last_updated_sequence_number", "long"),
+}
+
+
 def flatten_schema(schema: dict[str, Any]) -> list[SchemaField]:
     """Every field id in a schema, nested ones included, in order."""
     out: list[SchemaField] = []

@@ -9,7 +9,7 @@ from ..errors import InvalidFileError, SourceError
 from ..regions import Finding, Severity
 from . import manifests as mf
 from .bounds import decode_bounds
-from .metadata import Snapshot, TableMetadata
+from .metadata import RESERVED_FIELDS, Snapshot, TableMetadata
 from .paths import PathMapper, TableIO, basename, join, normalize, parent
 
 _VERSION_FILE = re.compile(r"^v(\d+)(?:\.gz)?\.metadata\.json$")
@@ -252,6 +252,8 @@ class Table:
             for sid in sorted(self.metadata.schemas, key=lambda s: s != self.metadata.current_schema_id):
                 for f in self.metadata.fields(sid):
                     fields.setdefault(f.id, (f.name, f.type))
+            for fid, (name, type_name) in RESERVED_FIELDS.items():
+                fields.setdefault(fid, (name, type_name))
             self._cache[key] = fields
         return self._cache[key]
 
