@@ -260,3 +260,19 @@ def test_partition_statistics_files(shop):
         ("stats-snapshot-missing", "partition statistics file is for snapshot 42, which the table does not have"),
         ("file-missing", f"partition statistics file {shop}/orders/metadata/partition-stats-42.parquet does not exist"),
     ]
+
+
+def test_huge_dv_length_in_a_manifest_is_checked_before_reading(shop):
+    rewrite_orders_delete_manifest(shop, lambda recs: _entry_for(recs, BUCKET1_DATA)["data_file"].update(
+        content_size_in_bytes=10**12))
+    t = orders(shop)
+    findings = t.check()
+    assert codes(findings) == ["dv-length-mismatch", "dv-unreadable"]
+    unreadable = next(f for f in findings if f.code == "dv-unreadable")
+    assert (unreadable.offset, unreadable.length) == (8236, 10**12)
+    assert "DV range [8,236, 1,000,000,008,236) from the manifest is beyond the end of the file (34,239 bytes)" \
+        in unreadable.message
+    from puffin_explorer.errors import InvalidFileError
+
+    with pytest.raises(InvalidFileError, match="beyond the end of the file"):
+        t.read_dv(t.dvs().iloc[1])

@@ -22,6 +22,7 @@ FILE_COLUMNS = [
     "lower_bounds", "upper_bounds", "value_counts", "null_value_counts", "nan_value_counts",
     "column_sizes", "split_offsets", "sort_order_id", "spec_id", "manifest_path", "manifest_entry_index",
 ]
+_DV_SIZE_WITHOUT_PROBE = 16 << 20  # bigger DV ranges are checked against the real file size first
 _METRIC_MAPS = ("value_counts", "null_value_counts", "nan_value_counts", "column_sizes")
 
 
@@ -400,8 +401,18 @@ class Table:
         if e.get("content_offset") is None or e.get("content_size_in_bytes") is None:
             raise InvalidFileError(f"{e.get('file_path')}: DV entry without content_offset/content_size_in_bytes",
                                    None, "dv-missing-range")
-        return read_dv(self.locate(e["file_path"]), offset=int(e["content_offset"]),
-                       length=int(e["content_size_in_bytes"]), storage_options=self.io.storage_options,
+        loc = self.locate(e["file_path"])
+        offset, length = int(e["content_offset"]), int(e["content_size_in_bytes"])
+        claimed = e.get("file_size_in_bytes")
+        if length > _DV_SIZE_WITHOUT_PROBE or (claimed is not None and offset + length > int(claimed)):
+            real = self.io.size(loc)  # never allocate for a size read out of a manifest before checking it
+            if real is None:
+                raise SourceError(f"no such file: {loc}")
+            if offset < 0 or offset + length > real:
+                raise InvalidFileError(f"{e['file_path']}: DV range [{offset:,}, {offset + length:,}) from the "
+                                       f"manifest is beyond the end of the file ({real:,} bytes)", offset,
+                                       "dv-range-beyond-file")
+        return read_dv(loc, offset=offset, length=length, storage_options=self.io.storage_options,
                        referenced_data_file=e.get("referenced_data_file"))
 
     def _read_parquet(self, path: str, columns: Optional[list[str]] = None):
