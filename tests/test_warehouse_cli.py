@@ -56,3 +56,12 @@ def test_bad_input_is_a_message_not_a_traceback(tmp_path):
         assert proc.returncode == 2, proc.stderr
         assert message in proc.stderr
         assert "Traceback" not in proc.stderr
+
+
+def test_table_subcommand_is_part_of_the_main_command(capsys):
+    from puffin_explorer.cli import main as package_main
+
+    assert package_main(["table", str(WAREHOUSE / "shop" / "legacy"), "deletes", "--format", "csv"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("kind,content,file_path,location,file_format,record_count,")
+    assert out[1].startswith("position-deletes,1,/data/warehouse/shop/legacy/data/00000-37-")

@@ -89,3 +89,19 @@ def test_missing_object_on_s3_is_a_finding(s3_server, s3_warehouse):
     findings = t.check()
     assert [f.code for f in findings] == ["file-missing"]
     assert findings[0].file == f"{WRITTEN_ROOT}/shop/{ORDERS_DV_PUFFIN}"
+
+
+def test_cli_over_s3(s3_server, s3_warehouse, capsys):
+    import json
+
+    from puffin_explorer.cli import main
+
+    opts = json.dumps(s3_server.storage_options)
+    assert main(["--storage-options", opts, "table", s3_warehouse, "check", "--table", "shop.events"]) == 0
+    assert capsys.readouterr().out.strip() == "0 findings, 0 errors"
+    assert main(["table", f"{s3_warehouse}/shop/events", "dvs", "--format", "json",
+                 "--storage-option", f"key={s3_server.key}", "--storage-option", f"secret={s3_server.secret}",
+                 "--storage-option", "client_kwargs=" + json.dumps(s3_server.storage_options["client_kwargs"])]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [(r["content_offset"], r["content_size_in_bytes"], r["record_count"]) for r in rows] == [(4, 16161, 55878)]
+    assert rows[0]["location"].startswith(s3_warehouse + "/shop/events/data/")

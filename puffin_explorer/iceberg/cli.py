@@ -80,8 +80,14 @@ def run(args) -> int:
     from .checks import findings_frame
 
     try:
-        t = open_table(args.location, args.table, _pairs(args.relocate, "--relocate"),
-                       _pairs(args.storage_option, "--storage-option"))
+        options: dict[str, Any] = {}
+        if getattr(args, "storage_options", None):  # the main command's --storage-options JSON
+            options = json.loads(args.storage_options) if isinstance(args.storage_options, str) \
+                else dict(args.storage_options)
+            if not isinstance(options, dict):
+                raise ValueError("--storage-options must be a JSON object")
+        options.update(_pairs(args.storage_option, "--storage-option"))
+        t = open_table(args.location, args.table, _pairs(args.relocate, "--relocate"), options)
         view, sid = args.view, args.snapshot
         if view == "summary":
             snap = t.metadata.snapshot(sid)
