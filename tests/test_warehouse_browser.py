@@ -154,3 +154,31 @@ def test_per_file_table_orders_compaction_candidates_first(browser):
     first = html.index("customer_id_bucket=1/00000-10-")
     assert first < html.index("customer_id_bucket=3/00000-10-") < html.index("customer_id_bucket=0/00000-21-")
     assert "<td>23.5%</td>" in html and "<td>0.0%</td>" in html
+
+
+def test_chart_bins_many_files():
+    import numpy as np
+
+    n = 5000
+    rng = np.random.default_rng(7)
+    rows = rng.integers(100, 1000, n)
+    deleted = (rows * rng.random(n)).astype(int)
+    per_file = pd.DataFrame({"record_count": rows, "deleted_rows": deleted, "deleted_share": deleted / rows})
+    fig = views.deleted_rows_figure(None, per_file=per_file)
+    left, right = fig.axes
+    assert len(left.patches) == 40 and len(right.patches) == 20  # bins, not one bar per file
+    assert sum(p.get_height() for p in right.patches) == n
+    assert len(views.figure_svg(fig)) < 200_000
+
+
+def test_long_file_lists_are_capped():
+    pytest.importorskip("ipywidgets")
+    from puffin_explorer.widgets.browser import WarehouseBrowser
+
+    b = WarehouseBrowser(Warehouse(str(WAREHOUSE)), max_files=5).select(table="shop.orders")
+    assert len(b.file.options) == 5
+    assert b.detail.value == "<p><i>13 files (the first 5 are listed: filter to narrow); select one</i></p>"
+    b.search.value = "00000-21-"
+    assert len(b.file.options) == 5  # 4 new data files + the Puffin file's 4 DVs
+    b.kind.value = "dv"
+    assert len(b.file.options) == 4

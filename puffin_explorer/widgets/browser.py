@@ -6,6 +6,7 @@ from typing import Any, Callable, Optional
 
 from . import table_views as views
 
+MAX_FILE_OPTIONS = 500  # a select list longer than this is slow in the browser and useless to scroll
 KINDS = ["all", "data", "dv", "position-deletes", "equality-deletes", "stats"]
 
 
@@ -19,9 +20,10 @@ class WarehouseBrowser:
     """
 
     def __init__(self, warehouse, spark: Any = None,
-                 spark_table: Optional[Callable[[str], str]] = None) -> None:
+                 spark_table: Optional[Callable[[str], str]] = None, max_files: int = MAX_FILE_OPTIONS) -> None:
         import ipywidgets as w
 
+        self.max_files = max_files
         self.warehouse = warehouse
         self.spark = spark
         self.spark_table = spark_table
@@ -128,9 +130,11 @@ class WarehouseBrowser:
             df = df[df.kind == self.kind.value]
         if self.search.value:
             df = df[df.file_path.str.contains(self.search.value, regex=False)]
-        self.file.options = [(views.file_label(r), i) for i, r in df.iterrows()]
+        shown = df.head(self.max_files)
+        self.file.options = [(views.file_label(r), i) for i, r in shown.iterrows()]
         self.file.value = None
-        self.detail.value = f"<p><i>{len(df):,} files; select one</i></p>"
+        more = f" (the first {self.max_files:,} are listed: filter to narrow)" if len(df) > self.max_files else ""
+        self.detail.value = f"<p><i>{len(df):,} files{more}; select one</i></p>"
 
     def _on_file(self, change=None) -> None:
         if self.file.value is None or self._files is None:

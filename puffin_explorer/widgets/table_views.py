@@ -192,25 +192,41 @@ def file_detail_html(table, row, snapshot_id: Optional[int] = None, spark: Any =
         return f"<p><b>cannot show {esc(row['file_path'])}</b>: {esc(type(exc).__name__)}: {esc(exc)}</p>"
 
 
-def deleted_rows_figure(table, snapshot_id: Optional[int] = None, per_file=None):
-    """Bar chart: deleted rows per data file, and the share of each file deleted (the compaction question)."""
+def deleted_rows_figure(table, snapshot_id: Optional[int] = None, per_file=None, max_bars: int = 60):
+    """Deleted rows per data file and the share of each file deleted (the compaction question).
+
+    Up to ``max_bars`` files get one bar each, sorted by share deleted; more
+    files are binned into histograms (how many files have how much deleted),
+    so the figure stays small whatever the table's size.
+    """
     import matplotlib
 
     matplotlib.use("Agg", force=False)
+    import numpy as np
     from matplotlib.figure import Figure
 
     df = per_file if per_file is not None else table.deleted_rows_per_file(snapshot_id)
     df = df.sort_values("deleted_share", ascending=False).reset_index(drop=True)
     fig = Figure(figsize=(8, 3.2), dpi=100)
     ax1, ax2 = fig.subplots(1, 2)
-    x = range(len(df))
-    ax1.bar(x, df.deleted_rows, color="#c0392b", width=1.0 if len(df) > 50 else 0.8)
-    ax1.set_title("deleted rows per data file")
-    ax1.set_xlabel("data files (by share deleted)")
-    ax2.bar(x, df.deleted_share * 100, color="#2c7fb8", width=1.0 if len(df) > 50 else 0.8)
-    ax2.set_ylim(0, 100)
-    ax2.set_title("share of each file deleted (%)")
-    ax2.set_xlabel("data files (by share deleted)")
+    if len(df) <= max_bars:
+        x = np.arange(len(df))
+        ax1.bar(x, df.deleted_rows, color="#c0392b", width=0.8)
+        ax1.set_title("deleted rows per data file")
+        ax1.set_xlabel("data files (by share deleted)")
+        ax2.bar(x, df.deleted_share * 100, color="#2c7fb8", width=0.8)
+        ax2.set_ylim(0, 100)
+        ax2.set_title("share of each file deleted (%)")
+        ax2.set_xlabel("data files (by share deleted)")
+    else:
+        ax1.hist(df.deleted_rows, bins=40, color="#c0392b")
+        ax1.set_title(f"deleted rows per data file ({len(df):,} files)")
+        ax1.set_xlabel("deleted rows")
+        ax1.set_ylabel("data files")
+        ax2.hist(df.deleted_share * 100, bins=np.linspace(0, 100, 21), color="#2c7fb8")
+        ax2.set_title("share of each file deleted")
+        ax2.set_xlabel("% of the file's rows deleted")
+        ax2.set_ylabel("data files")
     fig.tight_layout()
     return fig
 
