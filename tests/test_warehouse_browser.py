@@ -68,6 +68,9 @@ def test_select_data_file_shows_its_deletions(browser):
     html = browser.detail.value
     assert "<p>30,185 rows · <b>7,105 deleted</b> (23.5%) · 23,080 live</p>" in html
     assert "deleted positions (runs)" in html
+    bounds = html[html.index("column bounds"):]
+    assert "<td>order_date</td>\n      <td>2025-01-01</td>\n      <td>2025-12-31</td>" in bounds
+    assert "<td>status</td>" in bounds
     # an earlier snapshot: only the first DELETE's 296 rows of this file are gone
     browser.select(snapshot_id=FIRST_DELETE, kind="data", file=BUCKET1)
     assert "<p>30,185 rows · <b>296 deleted</b> (1.0%) · 29,889 live</p>" in browser.detail.value

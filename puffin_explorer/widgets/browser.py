@@ -69,22 +69,35 @@ class WarehouseBrowser:
         self.status.value = f"<p><b>{views.esc(where)}</b>: {views.esc(type(exc).__name__)}: {views.esc(exc)}</p>"
 
     # ---- events ----------------------------------------------------------------------
+    def _quietly(self, widget, **values) -> None:
+        """Set a widget's options/value without running the handlers (a Select picks a value itself)."""
+        self._busy = True
+        try:
+            for name, value in values.items():
+                setattr(widget, name, value)
+        finally:
+            self._busy = False
+
     def _on_namespace(self, change=None) -> None:
+        if self._busy:
+            return
         ns = self.namespace.value
         names = [n for n in self.warehouse.table_names() if n.rsplit(".", 1)[0] == ns or (not ns and "." not in n)]
-        self.table.options = names
-        self.table.value = names[0] if names else None
-        if names:
-            self._on_table()
+        self._quietly(self.table, options=names, value=names[0] if names else None)
+        self._on_table()
 
     def _on_table(self, change=None) -> None:
+        if self._busy:
+            return
         t = None
         try:
             t = self.current_table
         except Exception as exc:
             self._show_error(f"cannot open {self.table.value}", exc)
         if t is None:
-            self.snapshot.options = []
+            self._quietly(self.snapshot, options=[])
+            self._files = None
+            self._on_filter()
             return
         self.status.value = (f"<p>{views.esc(t.name)} · format v{t.metadata.format_version} · "
                              f"{views.esc(t.metadata_location)}"
@@ -92,20 +105,17 @@ class WarehouseBrowser:
         snaps = t.snapshots()
         self.timeline.value = views.snapshots_html(t)
         options = [(views.snapshot_label(r), int(r["snapshot_id"])) for _, r in snaps.iloc[::-1].iterrows()]
-        self.snapshot.options = options
-        current = t.metadata.current_snapshot_id
-        if current is not None:
-            if self.snapshot.value == current:
-                self._on_snapshot()
-            else:
-                self.snapshot.value = current
-        else:
-            self._files = None
-            self.file.options = []
+        self._quietly(self.snapshot, options=options, value=t.metadata.current_snapshot_id)
+        self._on_snapshot()
 
     def _on_snapshot(self, change=None) -> None:
+        if self._busy:
+            return
         t, sid = self.current_table, self.snapshot.value
         if t is None or sid is None:
+            self._files = None
+            self.chart.value = self.per_file.value = ""
+            self._on_filter()
             return
         try:
             self._files = views.files_frame(t, sid)
@@ -122,22 +132,23 @@ class WarehouseBrowser:
         self._on_filter()
 
     def _on_filter(self, change=None) -> None:
+        if self._busy:
+            return
         df = self._files
         if df is None:
-            self.file.options = []
+            self._quietly(self.file, options=[])
             return
         if self.kind.value != "all":
             df = df[df.kind == self.kind.value]
         if self.search.value:
             df = df[df.file_path.str.contains(self.search.value, regex=False)]
         shown = df.head(self.max_files)
-        self.file.options = [(views.file_label(r), i) for i, r in shown.iterrows()]
-        self.file.value = None
+        self._quietly(self.file, options=[(views.file_label(r), i) for i, r in shown.iterrows()], value=None)
         more = f" (the first {self.max_files:,} are listed: filter to narrow)" if len(df) > self.max_files else ""
         self.detail.value = f"<p><i>{len(df):,} files{more}; select one</i></p>"
 
     def _on_file(self, change=None) -> None:
-        if self.file.value is None or self._files is None:
+        if self._busy or self.file.value is None or self._files is None:
             return
         row = self._files.loc[self.file.value]
         name = self.table.value

@@ -68,7 +68,7 @@ def files_frame(table, snapshot_id: Optional[int]):
     """Data, delete and statistics files of a snapshot in one frame (``kind`` says which)."""
     import pandas as pd
 
-    files = table.files(snapshot_id)
+    files = table.files(snapshot_id, decode=False)  # bounds are decoded for the one file shown
     stats = table.statistics_files()
     snap = table.snapshot(snapshot_id).snapshot_id
     stats = stats[stats.snapshot_id == snap]
@@ -105,6 +105,32 @@ def positions_ranges(positions):
     return pd.DataFrame({"start": p[starts], "end": p[ends - 1] + 1, "length": ends - starts})
 
 
+def bounds_html(table, row) -> str:
+    """Column metrics of one file: typed lower/upper bounds and counts by column name."""
+    import pandas as pd
+
+    from ..iceberg.bounds import decode_bounds
+
+    fields = table._fields_by_id()
+    lower = decode_bounds(row.get("lower_bounds"), fields)
+    upper = decode_bounds(row.get("upper_bounds"), fields)
+
+    def counts(name: str) -> dict:
+        raw = row.get(name)
+        if isinstance(raw, dict):
+            return raw
+        return {fields.get(int(kv["key"]), (f"#{kv['key']}",))[0]: kv["value"] for kv in (raw or [])}
+
+    nulls, values = counts("null_value_counts"), counts("value_counts")
+    columns = list(dict.fromkeys([*lower, *upper, *values]))
+    if not columns:
+        return ""
+    frame = pd.DataFrame({"column": columns, "lower": [lower.get(c) for c in columns],
+                          "upper": [upper.get(c) for c in columns], "values": [values.get(c) for c in columns],
+                          "nulls": [nulls.get(c) for c in columns]})
+    return frame_html(frame, title="column bounds")
+
+
 def data_file_html(table, row, snapshot_id: Optional[int], spark: Any = None,
                    spark_table: Optional[str] = None) -> str:
     """A data file's deletions: count, share, position runs; with Spark, the deleted rows themselves."""
@@ -115,6 +141,7 @@ def data_file_html(table, row, snapshot_id: Optional[int], spark: Any = None,
              f"<p>{n:,} rows · <b>{len(positions):,} deleted</b> ({share:.1%}) · "
              f"{n - len(positions):,} live</p>"]
     parts.append(frame_html(positions_ranges(positions), title="deleted positions (runs)"))
+    parts.append(bounds_html(table, row))
     if len(positions):
         first = ", ".join(str(int(p)) for p in positions[:20])
         parts.append(f"<p>first positions: {esc(first)}{' …' if len(positions) > 20 else ''}</p>")
