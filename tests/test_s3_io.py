@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -16,7 +17,8 @@ except ImportError:  # tests/ imported as a package
 
 pytestmark = pytest.mark.s3
 
-FIXTURES = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures"
+FIXTURES = Path(os.environ.get("PUFFIN_EXPLORER_FIXTURES",
+                               Path(__file__).resolve().parents[1].parent / "shared" / "fixtures"))
 PUFFIN_FIXTURES = FIXTURES / "puffin"
 FIXTURE_FILES = sorted(p.relative_to(PUFFIN_FIXTURES).as_posix() for p in PUFFIN_FIXTURES.rglob("*") if p.is_file())
 
