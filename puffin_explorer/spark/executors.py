@@ -32,13 +32,55 @@ def _dv_rows(batches: Iterable[Any]) -> Iterator[dict]:
         yield from batch.to_pylist()
 
 
-def _read(row: dict, storage_options: Optional[dict]):
+#: Read all DVs of one Puffin file in one request when they cover at least this share of their span.
+COALESCE_MIN_DENSITY = 0.5
+COALESCE_MAX_SPAN = 64 << 20
+
+
+def _read_dvs(rows: list[dict], storage_options: Optional[dict]) -> Iterator[tuple[dict, Any]]:
+    """(row, DeletionVector or PuffinError) for each ``delete_files`` row, grouped by Puffin file.
+
+    Each Puffin file is opened once.  When its DVs fill most of the span they cover
+    (the usual layout: blobs back to back, then the footer), that span is read in one
+    request and each DV is decoded from its slice, with its absolute file offset;
+    otherwise each DV is read by ``read_dv`` through the one open source.
+    """
+    from ..errors import PuffinError
+    from ..format.dv import DeletionVector
     from ..format.puffin import read_dv
+    from ..io import ByteSource
     from .tables import fsspec_location
 
-    return read_dv(fsspec_location(row["file_path"]), offset=int(row["content_offset"]),
-                   length=int(row["content_size_in_bytes"]), storage_options=storage_options,
-                   referenced_data_file=row.get("referenced_data_file"))
+    by_file: dict[str, list[dict]] = {}
+    for row in rows:
+        by_file.setdefault(row["file_path"], []).append(row)
+    for path, group in by_file.items():
+        group.sort(key=lambda r: (r["content_offset"] or 0))
+        try:
+            source = ByteSource(fsspec_location(path), storage_options)
+        except PuffinError as exc:
+            for row in group:
+                yield row, exc
+            continue
+        start = min(int(r["content_offset"]) for r in group)
+        end = max(int(r["content_offset"]) + int(r["content_size_in_bytes"]) for r in group)
+        used = sum(int(r["content_size_in_bytes"]) for r in group)
+        span = None
+        if 0 <= start < end <= source.size and end - start <= COALESCE_MAX_SPAN \
+                and used >= COALESCE_MIN_DENSITY * (end - start):
+            span = source.read(start, end - start)
+        for row in group:
+            offset, length = int(row["content_offset"]), int(row["content_size_in_bytes"])
+            try:
+                if span is not None and offset >= start and offset + length <= end:
+                    dv = DeletionVector.from_bytes(span[offset - start:offset - start + length], offset,
+                                                   referenced_data_file=row.get("referenced_data_file"))
+                else:
+                    dv = read_dv(source, offset=offset, length=length,
+                                 referenced_data_file=row.get("referenced_data_file"))
+                yield row, dv
+            except PuffinError as exc:
+                yield row, exc
 
 
 def decode_positions(storage_options: Optional[dict] = None):
@@ -49,12 +91,10 @@ def decode_positions(storage_options: Optional[dict] = None):
 
         from ..errors import PuffinError
 
-        for row in _dv_rows(batches):
-            try:
-                dv = _read(row, storage_options)
-            except PuffinError as exc:
+        for row, dv in _read_dvs(list(_dv_rows(batches)), storage_options):
+            if isinstance(dv, PuffinError):
                 raise PuffinError(f"cannot read the DV of {row['referenced_data_file']} in {row['file_path']} "
-                                  f"[{row['content_offset']}, +{row['content_size_in_bytes']}]: {exc}") from exc
+                                  f"[{row['content_offset']}, +{row['content_size_in_bytes']}]: {dv}") from dv
             errors = [f for f in dv.findings if f.severity.value == "error"]
             if errors:
                 raise PuffinError(f"the DV of {row['referenced_data_file']} in {row['file_path']} is damaged: "
@@ -81,23 +121,22 @@ def decode_dv_facts(storage_options: Optional[dict] = None):
         from ..errors import PuffinError
 
         out: list[dict] = []
-        for row in _dv_rows(batches):
+        for row, dv in _read_dvs(list(_dv_rows(batches)), storage_options):
             fact = {"data_file": row["referenced_data_file"], "delete_file": row["file_path"],
                     "content_offset": row["content_offset"], "content_size_in_bytes": row["content_size_in_bytes"],
                     "record_count": row["record_count"], "cardinality": None, "min_pos": None, "max_pos": None,
                     "runs": None, "crc_ok": None, "findings": []}
-            try:
-                dv = _read(row, storage_options)
-                positions = dv.positions().view(np.int64)
-                fact.update(cardinality=len(positions), crc_ok=dv.crc_ok,
-                            findings=[str(f) for f in dv.findings])
-                if len(positions):
-                    fact.update(min_pos=int(positions[0]), max_pos=int(positions[-1]),
-                                runs=int(1 + np.count_nonzero(np.diff(positions) != 1)))
-                else:
-                    fact["runs"] = 0
-            except PuffinError as exc:
-                fact["findings"] = [f"error {exc.code or 'dv.read'} @ {exc.offset}: {exc}"]
+            if isinstance(dv, PuffinError):
+                fact["findings"] = [f"error {dv.code or 'dv.read'} @ {dv.offset}: {dv}"]
+                out.append(fact)
+                continue
+            positions = dv.positions().view(np.int64)
+            fact.update(cardinality=len(positions), crc_ok=dv.crc_ok, findings=[str(f) for f in dv.findings])
+            if len(positions):
+                fact.update(min_pos=int(positions[0]), max_pos=int(positions[-1]),
+                            runs=int(1 + np.count_nonzero(np.diff(positions) != 1)))
+            else:
+                fact["runs"] = 0
             out.append(fact)
         if out:
             yield pa.RecordBatch.from_pylist(out, schema=_arrow_schema(DV_FACTS_SCHEMA))

@@ -37,6 +37,16 @@ def dv_metadata(spark, table: str, data_files: Optional[list[str]] = None):
     return dvs
 
 
+def _iceberg_positions(spark, table: str, dvs: bool):
+    """Iceberg's ``position_deletes`` rows from DVs (``dvs``) or from Parquet/ORC/Avro delete files."""
+    from pyspark.sql import functions as F
+
+    rows = metadata_table(spark, table, "position_deletes")
+    if "content_offset" not in rows.columns:  # v2 tables: no DVs at all
+        return rows.where(F.lit(not dvs))
+    return rows.where(F.col("content_offset").isNotNull() if dvs else F.col("content_offset").isNull())
+
+
 def _spread(spark, dvs):
     """Spread DV rows over the cluster (the metadata table arrives in one partition per manifest)."""
     return dvs.repartition(_parallelism(spark) * 2, "file_path", "content_offset")
@@ -104,7 +114,7 @@ def deletion_report(spark, table: str, storage_options: Optional[dict[str, Any]]
     other = (metadata_table(spark, table, "delete_files")
              .where((F.col("content") == 1) & (F.upper(F.col("file_format")) != "PUFFIN")).limit(1).count())
     if other:
-        counted = (metadata_table(spark, table, "position_deletes").where(F.col("content_offset").isNull())
+        counted = (_iceberg_positions(spark, table, dvs=False)
                    .groupBy(F.col("file_path").alias("data_file")).agg(F.count(F.lit(1)).alias("file_deleted")))
         report = report.join(counted, "data_file", "left")
     else:
@@ -131,7 +141,7 @@ def check(spark, table: str, storage_options: Optional[dict[str, Any]] = None):
     from pyspark.sql import functions as F
 
     ours = dv_positions(spark, table, storage_options).withColumn("_o", F.lit(1))
-    theirs = (metadata_table(spark, table, "position_deletes").where(F.col("content_offset").isNotNull())
+    theirs = (_iceberg_positions(spark, table, dvs=True)
               .select(F.col("file_path").alias("data_file"), "pos").withColumn("_t", F.lit(1)))
     both = ours.join(theirs, ["data_file", "pos"], "full_outer")
     only_o = F.col("_o").isNotNull() & F.col("_t").isNull()
