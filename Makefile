@@ -25,7 +25,7 @@ demo: $(STAMP)
 	$(PY) -m puffin_explorer validate resources/multi-dv.puffin resources/stats-theta.puffin resources/mixed-lz4.puffin
 
 test: $(STAMP) browser
-	$(PY) -m pytest -p no:cacheprovider tests
+	$(PY) -m pytest -p no:cacheprovider --nbval tests notebooks
 
 clean:
 	rm -rf $(VENV) out build *.egg-info

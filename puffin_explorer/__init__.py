@@ -11,6 +11,7 @@ from .format.raw import RawBlob
 from .format.registry import register_decoder
 from .format.theta import ThetaSketch
 from .format.writer import PuffinWriter
+from .iceberg import Table, Warehouse
 from .regions import Finding, Region, Severity
 
 __version__ = "0.1.0"
@@ -18,5 +19,5 @@ __version__ = "0.1.0"
 __all__ = [
     "PuffinFile", "BlobMetadata", "DeletionVector", "ThetaSketch", "RawBlob", "PuffinWriter", "read_dv",
     "register_decoder", "Region", "Finding", "Severity", "PuffinError", "InvalidFileError",
-    "BlobDecodeError", "SourceError", "UnsupportedCodecError",
+    "BlobDecodeError", "SourceError", "UnsupportedCodecError", "Table", "Warehouse",
 ]

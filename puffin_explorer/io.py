@@ -79,6 +79,10 @@ class ByteSource:
             w_start, w_data = self._window
             if w_start <= offset and offset + length <= w_start + len(w_data):
                 return
+            if offset < w_start <= offset + length <= w_start + len(w_data):
+                # the range ends inside what is already held: fetch only the head before it
+                self._window = (offset, self.read(offset, w_start - offset) + w_data)
+                return
             self._window = (0, b"")
             self._window = (offset, self.read(offset, length))
 

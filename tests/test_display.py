@@ -384,3 +384,49 @@ def test_display_in_a_real_kernel_sends_html_and_text():
     data = outputs[0].data
     assert data["text/plain"] == PuffinFile(TRINO_DV).to_text()
     assert data["text/html"] == PuffinFile(TRINO_DV).to_html()
+
+
+def test_schema_names_from_pyiceberg_and_pyarrow():
+    import pyarrow as pa
+    from pyiceberg.schema import Schema
+    from pyiceberg.types import LongType, NestedField, StringType, StructType
+
+    from puffin_explorer.display.schema import column_names
+
+    schema = Schema(NestedField(1, "id", LongType(), required=True),
+                    NestedField(2, "who", StructType(NestedField(3, "first", StringType(), required=False)),
+                                required=False))
+    assert column_names(schema) == {1: "id", 2: "who", 3: "who.first"}
+    arrow = pa.schema([pa.field("id", pa.int64(), metadata={b"PARQUET:field_id": b"1"}),
+                       pa.field("name", pa.string(), metadata={b"PARQUET:field_id": b"2"})])
+    assert column_names(arrow) == {1: "id", 2: "name"}
+    text = display.render_text(display.view(PuffinFile(TRINO_THETA), schema))
+    assert "  0  apache-datasketches-theta-v1  [1 id]" in text and "[3 who.first]" in text
+
+
+def test_hex_view_and_strip_for_any_region_tree():
+    """A non-Puffin layout (Parquet-like) gets the same colours, edges and paging."""
+    from puffin_explorer.io import ByteSource
+
+    data = b"PAR1" + bytes(range(256)) * 40 + b"\x00" * 100 + b"PAR1"
+    size = len(data)
+    chunk = Region("column chunk a", "column-chunk", 4, 10240,
+                   [Region("page header", "page-header", 4, 24), Region("page data", "page-data", 28, 10216)])
+    root = Region("t.parquet", "file", 0, size, [
+        Region("magic", "magic", 0, 4),
+        Region("row group 0", "row-group", 4, 10240, [chunk]),
+        Region("footer", "footer", 10244, 104, [Region("file metadata", "footer-metadata", 10244, 96),
+                                                Region("footer length", "footer-size", 10340, 4),
+                                                Region("magic", "magic", 10344, 4)]),
+    ])
+    assert [s.name for s in display.segments(root)] == ["magic", "row group 0", "file metadata",
+                                                        "footer length", "magic"]
+    hv = display.HexView(ByteSource(data), root)
+    assert hv.windows[0][0] == 0 and hv.windows[-1][1] == size and hv.bytes_shown < size
+    h = hv.to_html()
+    assert 'class="pe-r pe-k0 pe-e" title="row group 0 › column chunk a › page header' in h
+    text = hv.to_text()
+    lines = text.splitlines()
+    assert lines[1].startswith("00000000  50 41 52 31 00 01 02") and lines[1].endswith("|  magic, page header")
+    assert lines[2].startswith("00000010") and lines[2].endswith("|  page data")
+    assert "pe-strip" in display.strip_html(root)

@@ -133,8 +133,9 @@ def text(pf: Any, names: Optional[dict[int, str]] = None) -> str:
     if rows:
         lines.append("blobs")
         lines.append(T.table(["#", "type", "fields", "offset", "length", "codec", "summary"],
-                             [[r["index"], r["type"], r["fields"], T.cut(f"{r['offset']}" if r["offset"] is not None else "?"),
-                               r["length"], r["codec"], r["summary"]] for r in rows],
+                             [[r["index"], r["type"], r["fields"], "?" if r["offset"] is None else r["offset"],
+                               "?" if r["length"] is None else r["length"], r["codec"], r["summary"]]
+                              for r in rows],
                              right=(0, 3, 4), total=len(rows)))
     if pf.properties:
         lines.append("properties")

@@ -210,21 +210,43 @@ class DeletionVector(RichRepr):
 
     def positions(self) -> np.ndarray:
         """All deleted positions as a sorted ``numpy.uint64`` array."""
+        if self._positions is None and self._whole_vector_ok():
+            try:
+                from pyroaring import BitMap64
+
+                vector = BitMap64.deserialize(memoryview(self._data)[8:len(self._data) - 4])
+                out = np.frombuffer(vector.to_array(), dtype=np.uint64)
+                if len(out) == self.cardinality:
+                    out.flags.writeable = False
+                    self._positions = out
+            except Exception:  # noqa: BLE001 - fall back to the per-bucket decoder below
+                pass
         if self._positions is None:
-            parts = []
+            lows = []
             mv = memoryview(self._data)
             for b in self.buckets:
                 if not b.bitmap.containers:
                     continue
                 lo = b.bitmap.offset - self.offset
-                low = values_from_slice(mv[lo:lo + b.bitmap.length], b.bitmap, b.bitmap.offset)
-                parts.append(low.astype(np.uint64) | np.uint64(b.key << 32))
-            out = np.concatenate(parts) if parts else np.zeros(0, dtype=np.uint64)
-            if len(parts) > 1 and np.any(np.diff(out.view(np.int64)) <= 0):
+                lows.append((b.key, values_from_slice(mv[lo:lo + b.bitmap.length], b.bitmap, b.bitmap.offset)))
+            out = np.empty(sum(len(v) for _, v in lows), dtype=np.uint64)
+            at = 0
+            for key, low in lows:  # one output array, filled in place: no temporaries per bucket
+                part = out[at:at + len(low)]
+                part[:] = low
+                if key:
+                    part |= np.uint64(key << 32)
+                at += len(low)
+            if len(lows) > 1 and np.any(out[1:] <= out[:-1]):
                 out = np.unique(out)  # keys out of order in a malformed vector
             out.flags.writeable = False
             self._positions = out
         return self._positions
+
+    def _whole_vector_ok(self) -> bool:
+        """Whether the vector is well-formed enough to hand to CRoaring's 64-bit reader in one call."""
+        return bool(self.buckets) and not any(
+            f.code.startswith(("roaring.", "dv.bucket-count", "dv.truncated")) for f in self.findings)
 
     @property
     def min_position(self) -> Optional[int]:
@@ -409,7 +431,12 @@ def serialize_positions(positions: Iterable[int] | np.ndarray) -> bytes:
     pos = np.asarray(positions if isinstance(positions, np.ndarray) else list(positions))
     if pos.size and pos.dtype.kind == "i" and int(pos.min()) < 0:
         raise ValueError("positions must be >= 0")
-    pos = np.unique(pos.astype(np.uint64))
+    pos = np.sort(pos.astype(np.uint64))
+    if pos.size > 1:
+        keep = np.empty(pos.size, dtype=bool)
+        keep[0] = True
+        np.not_equal(pos[1:], pos[:-1], out=keep[1:])
+        pos = pos[keep]
     if pos.size and int(pos[-1]) >= 1 << 63:
         raise ValueError("positions must be below 2^63")
     keys = (pos >> np.uint64(32)).astype(np.int64)

@@ -41,6 +41,10 @@ _REQUIRED_BLOB_FIELDS = {
 }
 
 
+_TYPE_WORDS = {"type": "a string", "fields": "a list of ints", "snapshot-id": "an integer",
+               "sequence-number": "an integer", "offset": "an integer", "length": "an integer"}
+
+
 @dataclass
 class BlobMetadata:
     """One entry of the footer's ``blobs`` list, with a handle to read the blob."""
@@ -256,7 +260,7 @@ class PuffinFile(RichRepr):
             elif not ok:
                 self._add("footer.blob-field", Severity.ERROR, at,
                           f"blob {i} field {name!r} is {json.dumps(v)[:60]}, expected "
-                          f"{'a list of ints' if name == 'fields' else 'a ' + kind.__name__}")
+                          f"{_TYPE_WORDS[name]}")
             values[name] = v if ok else None
         codec = raw.get("compression-codec")
         if codec is not None and not isinstance(codec, str):

@@ -181,8 +181,8 @@ def parse_bitmap32(buf: memoryview, pos: int, base: int, space: str = "file",
 
 def _check_container(buf: memoryview, pos: int, c: Container) -> Optional[str]:
     if c.kind == "array":
-        vals = np.frombuffer(buf, dtype="<u2", count=c.cardinality, offset=pos).astype(np.int32)
-        if c.cardinality > 1 and np.any(np.diff(vals) <= 0):
+        vals = np.frombuffer(buf, dtype="<u2", count=c.cardinality, offset=pos)
+        if c.cardinality > 1 and (vals[1:] <= vals[:-1]).any():
             return "values are not strictly ascending"
     elif c.kind == "bitmap":
         words = np.frombuffer(buf, dtype="<u8", count=BITMAP_BYTES // 8, offset=pos)
@@ -193,9 +193,9 @@ def _check_container(buf: memoryview, pos: int, c: Container) -> Optional[str]:
         pairs = np.frombuffer(buf, dtype="<u2", count=2 * c.runs, offset=pos + 2).reshape(-1, 2)
         starts = pairs[:, 0].astype(np.int64)
         ends = starts + pairs[:, 1].astype(np.int64)  # inclusive
-        if np.any(ends > 0xFFFF):
+        if (ends > 0xFFFF).any():
             return "a run extends past 65535"
-        if c.runs > 1 and np.any(starts[1:] <= ends[:-1] + 0):
+        if c.runs > 1 and (starts[1:] <= ends[:-1]).any():
             return "runs overlap or are not ascending"
         count = int((ends - starts + 1).sum())
         if count != c.cardinality:

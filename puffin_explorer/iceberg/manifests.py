@@ -1,0 +1,140 @@
+"""Manifest lists and manifests (Avro, read with fastavro), with the spec's inheritance rules.
+
+* snapshot id: a null ``snapshot_id`` is the manifest's ``added_snapshot_id``;
+* sequence numbers: a null ``sequence_number`` / ``file_sequence_number`` of an
+  ADDED entry is the manifest's ``sequence_number`` from the manifest list; v1
+  manifests have none and default to 0;
+* first row id (v3): a data file with a null ``first_row_id`` gets the
+  manifest's ``first_row_id`` plus the ``record_count`` of every data file before
+  it in the manifest that also had a null ``first_row_id``; delete files have none.
+"""
+
+from __future__ import annotations
+
+import io
+from typing import Any, Iterator, Optional
+
+from ..errors import InvalidFileError
+
+STATUS_NAMES = {0: "existing", 1: "added", 2: "deleted"}
+CONTENT_DATA, CONTENT_POSITION_DELETES, CONTENT_EQUALITY_DELETES = 0, 1, 2
+
+
+def file_kind(content: int, file_format: str) -> str:
+    """``data``, ``dv`` (a Puffin deletion vector), ``position-deletes`` or ``equality-deletes``."""
+    if content == CONTENT_DATA:
+        return "data"
+    if content == CONTENT_POSITION_DELETES:
+        return "dv" if str(file_format).lower() == "puffin" else "position-deletes"
+    if content == CONTENT_EQUALITY_DELETES:
+        return "equality-deletes"
+    return f"content-{content}"
+
+
+def _avro_records(data: bytes, location: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    import fastavro
+
+    try:
+        reader = fastavro.reader(io.BytesIO(data))
+        meta = {k: (v.decode("utf-8", "replace") if isinstance(v, bytes) else v)
+                for k, v in (reader.metadata or {}).items()}
+        records = list(reader)
+    except Exception as exc:  # fastavro raises many types on corrupt input
+        raise InvalidFileError(f"{location}: cannot read Avro: {type(exc).__name__}: {exc}",
+                               None, "avro-unreadable") from exc
+    return meta, records
+
+
+def read_manifest_list(data: bytes, location: str = "") -> list[dict[str, Any]]:
+    """The ``manifest_file`` records of a manifest list, with v1 defaults filled in."""
+    _, records = _avro_records(data, location)
+    out = []
+    for r in records:
+        m = dict(r)
+        m.setdefault("content", 0)
+        if m.get("content") is None:
+            m["content"] = 0
+        m.setdefault("sequence_number", 0)
+        m.setdefault("min_sequence_number", 0)
+        m.setdefault("first_row_id", None)
+        for legacy, name in (("added_data_files_count", "added_files_count"),
+                             ("existing_data_files_count", "existing_files_count"),
+                             ("deleted_data_files_count", "deleted_files_count")):
+            if name not in m and legacy in m:
+                m[name] = m[legacy]
+        out.append(m)
+    return out
+
+
+def manifest_list_from_paths(paths: list[str], snapshot_id: int) -> list[dict[str, Any]]:
+    """v1 snapshots may list manifests directly instead of writing a manifest list."""
+    return [{"manifest_path": p, "manifest_length": None, "partition_spec_id": 0, "content": 0,
+             "sequence_number": 0, "min_sequence_number": 0, "added_snapshot_id": snapshot_id,
+             "first_row_id": None} for p in paths]
+
+
+def read_manifest(data: bytes, manifest: dict[str, Any], location: str = "") -> list[dict[str, Any]]:
+    """Entries of one manifest as flat dicts (``data_file`` fields lifted up), inheritance applied.
+
+    ``manifest`` is the manifest list record the manifest was found through.
+    (Decoding everything is faster with fastavro than projecting fields away with a reader schema.)
+    """
+    meta, records = _avro_records(data, location)
+    m_seq = manifest.get("sequence_number")
+    m_seq = 0 if m_seq is None else int(m_seq)
+    m_snapshot = manifest.get("added_snapshot_id")
+    next_row_id = manifest.get("first_row_id")
+    fmt = meta.get("format-version")
+    v1 = fmt == "1" or (fmt is None and records and "sequence_number" not in records[0])
+    out = []
+    for index, rec in enumerate(records):
+        df = rec.get("data_file") or {}
+        e: dict[str, Any] = dict(df)
+        status = int(rec.get("status", 1))
+        e["status"] = STATUS_NAMES.get(status, str(status))
+        e["status_code"] = status
+        sid = rec.get("snapshot_id")
+        e["snapshot_id"] = int(m_snapshot) if sid is None and m_snapshot is not None else sid
+        if v1:
+            seq = fseq = 0
+        else:
+            seq, fseq = rec.get("sequence_number"), rec.get("file_sequence_number")
+            if seq is None and status == 1:
+                seq = m_seq
+            if fseq is None and status == 1:
+                fseq = m_seq
+        e["sequence_number"] = seq
+        e["file_sequence_number"] = fseq
+        content = int(df.get("content", 0) or 0)
+        e["content"] = content
+        frid = df.get("first_row_id")
+        if content == CONTENT_DATA:
+            if frid is None and next_row_id is not None:
+                frid = int(next_row_id)
+                next_row_id = frid + int(df.get("record_count") or 0)
+            e["first_row_id"] = frid
+        else:
+            e["first_row_id"] = None
+        for name in ("referenced_data_file", "content_offset", "content_size_in_bytes", "equality_ids"):
+            e.setdefault(name, None)
+        e["kind"] = file_kind(content, df.get("file_format", ""))
+        e["manifest_path"] = manifest.get("manifest_path")
+        e["manifest_entry_index"] = index
+        e["spec_id"] = manifest.get("partition_spec_id")
+        out.append(e)
+    return out
+
+
+def iter_live(entries: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+    """Entries that are part of the snapshot (status ADDED or EXISTING)."""
+    for e in entries:
+        if e["status_code"] != 2:
+            yield e
+
+
+def manifest_counts(manifest: dict[str, Any]) -> Optional[int]:
+    """Total entry count the manifest list claims, when all three counts are given."""
+    parts = [manifest.get(k) for k in ("added_files_count", "existing_files_count", "deleted_files_count")]
+    if any(p is None for p in parts):
+        return None
+    return sum(int(p) for p in parts)

@@ -1,0 +1,525 @@
+"""One Iceberg table: its snapshots, files, delete files, statistics and Puffin files as DataFrames."""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Mapping, Optional, Union
+
+from ..errors import InvalidFileError, SourceError
+from ..regions import Finding, Severity
+from . import manifests as mf
+from .bounds import decode_bounds
+from .metadata import RESERVED_FIELDS, Snapshot, TableMetadata
+from .paths import PathMapper, TableIO, basename, join, normalize, parent
+
+_VERSION_FILE = re.compile(r"^v(\d+)(?:\.gz)?\.metadata\.json$")
+_NUMBERED_FILE = re.compile(r"^(\d+)-[^/]*\.metadata\.json$")
+
+FILE_COLUMNS = [
+    "kind", "content", "file_path", "location", "file_format", "record_count", "file_size_in_bytes",
+    "partition", "status", "snapshot_id", "sequence_number", "file_sequence_number", "first_row_id",
+    "referenced_data_file", "content_offset", "content_size_in_bytes", "equality_ids",
+    "lower_bounds", "upper_bounds", "value_counts", "null_value_counts", "nan_value_counts",
+    "column_sizes", "split_offsets", "sort_order_id", "spec_id", "manifest_path", "manifest_entry_index",
+]
+_DV_SIZE_WITHOUT_PROBE = 16 << 20  # bigger DV ranges are checked against the real file size first
+_METRIC_MAPS = ("value_counts", "null_value_counts", "nan_value_counts", "column_sizes")
+
+
+def current_metadata_location(io: TableIO, table_root: str) -> str:
+    """The current metadata file of a Hadoop-style table folder.
+
+    ``metadata/version-hint.text`` names version N (``vN.metadata.json``); without
+    a usable hint the highest ``vN.metadata.json`` (or ``NNNNN-uuid.metadata.json``) wins.
+    """
+    meta_dir = join(table_root, "metadata")
+    names = {name for name, kind, _ in io.listdir(meta_dir) if kind == "file"}
+    if "version-hint.text" in names:
+        try:
+            hint = io.read_text(join(meta_dir, "version-hint.text")).strip()
+            candidate = f"v{int(hint)}.metadata.json"
+            if candidate in names:
+                return join(meta_dir, candidate)
+        except (SourceError, ValueError):
+            pass
+    best: Optional[tuple[int, str]] = None
+    for name in names:
+        m = _VERSION_FILE.match(name) or _NUMBERED_FILE.match(name)
+        if m and (best is None or int(m.group(1)) > best[0]):
+            best = (int(m.group(1)), name)
+    if best is None:
+        raise SourceError(f"no *.metadata.json in {meta_dir}")
+    return join(meta_dir, best[1])
+
+
+def storage_options_from_pyiceberg(properties: Mapping[str, str]) -> dict[str, Any]:
+    """fsspec/s3fs options from a pyiceberg FileIO's properties (``s3.endpoint`` ...)."""
+    opts: dict[str, Any] = {}
+    client: dict[str, Any] = {}
+    if properties.get("s3.endpoint"):
+        client["endpoint_url"] = properties["s3.endpoint"]
+    if properties.get("s3.region"):
+        client["region_name"] = properties["s3.region"]
+    if properties.get("s3.access-key-id"):
+        opts["key"] = properties["s3.access-key-id"]
+    if properties.get("s3.secret-access-key"):
+        opts["secret"] = properties["s3.secret-access-key"]
+    if properties.get("s3.session-token"):
+        opts["token"] = properties["s3.session-token"]
+    if client:
+        opts["client_kwargs"] = client
+    return opts
+
+
+class Table:
+    """An Iceberg table read from its metadata file.
+
+    Locations inside the metadata are mapped through ``relocate`` (old prefix ->
+    new prefix); when the table's ``location`` differs from the folder its
+    metadata was found in, that mapping is added automatically.
+    """
+
+    def __init__(self, metadata: TableMetadata, metadata_location: str, io: TableIO,
+                 mapper: PathMapper, name: str = "") -> None:
+        self.metadata = metadata
+        self.metadata_location = metadata_location
+        self.io = io
+        self.mapper = mapper
+        self.name = name or basename(metadata.location or parent(parent(metadata_location)))
+        self.findings: list[Finding] = []
+        self._cache: dict[str, Any] = {}
+
+    # ---- opening -------------------------------------------------------------------------
+    @classmethod
+    def from_metadata(cls, metadata_location: str, storage_options: Optional[dict[str, Any]] = None,
+                      relocate: Optional[Mapping[str, str]] = None, auto_relocate: bool = True,
+                      name: str = "", io: Optional[TableIO] = None) -> "Table":
+        """Open a table from one ``*.metadata.json`` location (local path or fsspec URL)."""
+        io = io or TableIO(storage_options)
+        location = normalize(str(metadata_location))
+        metadata = TableMetadata.from_bytes(io.read(location), location)
+        mapper = PathMapper(relocate)
+        table = cls(metadata, location, io, mapper, name)
+        if auto_relocate:
+            table._detect_relocation()
+        return table
+
+    @classmethod
+    def from_folder(cls, table_root: str, storage_options: Optional[dict[str, Any]] = None,
+                    relocate: Optional[Mapping[str, str]] = None, auto_relocate: bool = True,
+                    name: str = "", io: Optional[TableIO] = None) -> "Table":
+        """Open a Hadoop-style table folder (``<root>/metadata/version-hint.text``)."""
+        io = io or TableIO(storage_options)
+        loc = current_metadata_location(io, normalize(table_root))
+        return cls.from_metadata(loc, relocate=relocate, auto_relocate=auto_relocate, name=name, io=io)
+
+    @classmethod
+    def from_pyiceberg(cls, table: Any, relocate: Optional[Mapping[str, str]] = None,
+                       storage_options: Optional[dict[str, Any]] = None) -> "Table":
+        """Open the metadata file a pyiceberg ``Table`` points at, with its FileIO's S3 settings."""
+        props = dict(getattr(getattr(table, "io", None), "properties", {}) or {})
+        opts = storage_options if storage_options is not None else storage_options_from_pyiceberg(props)
+        ident = getattr(table, "name", None)
+        name = ".".join(ident()) if callable(ident) else ""
+        return cls.from_metadata(table.metadata_location, storage_options=opts, relocate=relocate, name=name)
+
+    def _detect_relocation(self) -> None:
+        meta_dir = parent(self.metadata_location)
+        if basename(meta_dir) != "metadata" or not self.metadata.location:
+            return
+        actual_root = normalize(parent(meta_dir))
+        written_root = normalize(self.metadata.location)
+        if self.mapper.map(written_root) == actual_root:
+            return
+        self.mapper.add(written_root, actual_root)
+        self.findings.append(Finding(
+            "table-relocated", Severity.INFO, None,
+            f"table location {written_root} differs from where its metadata was found "
+            f"({actual_root}); reading {written_root}/… from {actual_root}/…",
+            hint="pass relocate={old: new} to map other prefixes (e.g. data written elsewhere)"))
+
+    def locate(self, path: str) -> str:
+        """Where a location written in the metadata is now."""
+        return self.mapper.map(path)
+
+    # ---- snapshots -----------------------------------------------------------------------
+    def snapshot(self, snapshot_id: Optional[int] = None) -> Snapshot:
+        snap = self.metadata.snapshot(snapshot_id)
+        if snap is None:
+            which = "current snapshot" if snapshot_id is None else f"snapshot {snapshot_id}"
+            raise KeyError(f"{self.name}: no {which}")
+        return snap
+
+    def snapshots(self):
+        """One row per snapshot: id, parent, sequence number, time, operation and summary counts."""
+        import pandas as pd
+
+        current = self.metadata.current_snapshot_id
+        rows = []
+        for s in self.metadata.snapshots:
+            sm = s.summary
+
+            def num(key: str) -> Optional[int]:
+                try:
+                    return int(sm[key])
+                except (KeyError, ValueError):
+                    return None
+
+            rows.append({
+                "snapshot_id": s.snapshot_id,
+                "parent_snapshot_id": s.parent_snapshot_id,
+                "sequence_number": s.sequence_number,
+                "timestamp": pd.Timestamp(s.timestamp_ms, unit="ms", tz="UTC"),
+                "operation": s.operation,
+                "added_data_files": num("added-data-files"),
+                "removed_data_files": num("deleted-data-files"),
+                "added_records": num("added-records"),
+                "added_delete_files": num("added-delete-files"),
+                "removed_delete_files": num("removed-delete-files"),
+                "added_dvs": num("added-dvs"),
+                "removed_dvs": num("removed-dvs"),
+                "added_position_deletes": num("added-position-deletes"),
+                "removed_position_deletes": num("removed-position-deletes"),
+                "added_equality_deletes": num("added-equality-deletes"),
+                "total_records": num("total-records"),
+                "total_data_files": num("total-data-files"),
+                "total_delete_files": num("total-delete-files"),
+                "total_position_deletes": num("total-position-deletes"),
+                "total_equality_deletes": num("total-equality-deletes"),
+                "first_row_id": s.first_row_id,
+                "added_rows": s.added_rows,
+                "schema_id": s.schema_id,
+                "manifest_list": s.manifest_list,
+                "is_current": s.snapshot_id == current,
+                "summary": dict(sm),
+            })
+        df = pd.DataFrame.from_records(rows)
+        for col in df.columns:
+            if col.startswith(("added_", "removed_", "total_")) and col != "added_rows":
+                df[col] = df[col].astype("Int64")
+        return df
+
+    # ---- manifests -----------------------------------------------------------------------
+    def manifest_records(self, snapshot_id: Optional[int] = None) -> list[dict[str, Any]]:
+        """The manifest list of a snapshot (records as dicts)."""
+        snap = self.snapshot(snapshot_id)
+        key = f"ml:{snap.snapshot_id}"
+        if key not in self._cache:
+            if snap.manifest_list:
+                loc = self.locate(snap.manifest_list)
+                self._cache[key] = mf.read_manifest_list(self.io.read(loc), loc)
+            else:
+                self._cache[key] = mf.manifest_list_from_paths(snap.manifests, snap.snapshot_id)
+        return self._cache[key]
+
+    def manifests(self, snapshot_id: Optional[int] = None):
+        """The manifest list of a snapshot as a DataFrame."""
+        import pandas as pd
+
+        rows = []
+        for m in self.manifest_records(snapshot_id):
+            r = {k: v for k, v in m.items() if k != "partitions"}
+            r["content"] = "deletes" if m.get("content") == 1 else "data"
+            r["location"] = self.locate(m["manifest_path"])
+            rows.append(r)
+        return pd.DataFrame.from_records(rows)
+
+    def manifest_entries(self, manifest: dict[str, Any]) -> list[dict[str, Any]]:
+        """Entries of one manifest (all statuses), inheritance applied."""
+        key = f"m:{manifest['manifest_path']}:{manifest.get('sequence_number')}:{manifest.get('first_row_id')}"
+        if key not in self._cache:
+            loc = self.locate(manifest["manifest_path"])
+            self._cache[key] = mf.read_manifest(self.io.read(loc), manifest, loc)
+        return self._cache[key]
+
+    def entries(self, snapshot_id: Optional[int] = None, content: Optional[str] = None,
+                include_deleted: bool = False) -> list[dict[str, Any]]:
+        """Manifest entries of a snapshot; ``content`` ``"data"`` or ``"deletes"`` reads only those manifests."""
+        out = []
+        for m in self.manifest_records(snapshot_id):
+            m_content = "deletes" if m.get("content") == 1 else "data"
+            if content is not None and m_content != content:
+                continue
+            for e in self.manifest_entries(m):
+                if include_deleted or e["status_code"] != 2:
+                    out.append(e)
+        return out
+
+    # ---- files ---------------------------------------------------------------------------
+    def _fields_by_id(self) -> dict[int, tuple[str, Any]]:
+        key = "fields"
+        if key not in self._cache:
+            fields: dict[int, tuple[str, Any]] = {}
+            for sid in sorted(self.metadata.schemas, key=lambda s: s != self.metadata.current_schema_id):
+                for f in self.metadata.fields(sid):
+                    fields.setdefault(f.id, (f.name, f.type))
+            for fid, (name, type_name) in RESERVED_FIELDS.items():
+                fields.setdefault(fid, (name, type_name))
+            self._cache[key] = fields
+        return self._cache[key]
+
+    def _frame(self, entries: list[dict[str, Any]], decode: bool = True):
+        import pandas as pd
+
+        fields = self._fields_by_id()
+        rows = []
+        for e in entries:
+            r = {c: e.get(c) for c in FILE_COLUMNS}
+            r["location"] = self.locate(e["file_path"])
+            r["content"] = e["content"]
+            if decode:
+                r["lower_bounds"] = decode_bounds(e.get("lower_bounds"), fields)
+                r["upper_bounds"] = decode_bounds(e.get("upper_bounds"), fields)
+                for name in _METRIC_MAPS:
+                    raw = e.get(name)
+                    r[name] = {fields.get(int(kv["key"]), (f"#{kv['key']}",))[0]: kv["value"]
+                               for kv in raw} if raw else {}
+            rows.append(r)
+        df = pd.DataFrame.from_records(rows, columns=FILE_COLUMNS)
+        for col in ("first_row_id", "content_offset", "content_size_in_bytes", "sequence_number",
+                    "file_sequence_number", "sort_order_id"):
+            df[col] = df[col].astype("Int64")
+        return df
+
+    def files(self, snapshot_id: Optional[int] = None, include_deleted: bool = False, decode: bool = True):
+        """Every live data and delete file of a snapshot (current by default).
+
+        ``kind`` is ``data``, ``dv``, ``position-deletes`` or ``equality-deletes``;
+        ``location`` is where the file is now; bounds are typed values by column name.
+        """
+        return self._frame(self.entries(snapshot_id, include_deleted=include_deleted), decode)
+
+    def data_files(self, snapshot_id: Optional[int] = None, decode: bool = True):
+        """Live data files of a snapshot."""
+        return self._frame(self.entries(snapshot_id, content="data"), decode)
+
+    def delete_files(self, snapshot_id: Optional[int] = None, decode: bool = True):
+        """Live delete files (DVs, Parquet position deletes, equality deletes); reads only delete manifests."""
+        return self._frame(self.entries(snapshot_id, content="deletes"), decode)
+
+    def dvs(self, snapshot_id: Optional[int] = None):
+        """Only the deletion vectors of a snapshot: one row per DV (where it is, what it covers), no column metrics."""
+        import pandas as pd
+
+        dvs = [e for e in self.entries(snapshot_id, content="deletes") if e["kind"] == "dv"]
+        cols = ["file_path", "referenced_data_file", "content_offset", "content_size_in_bytes",
+                "record_count", "file_size_in_bytes", "snapshot_id", "sequence_number", "partition"]
+        data = {c: [e.get(c) for e in dvs] for c in cols}
+        located: dict[str, str] = {}
+        data["location"] = [located.get(p) or located.setdefault(p, self.locate(p)) for p in data["file_path"]]
+        df = pd.DataFrame(data, columns=cols[:1] + ["location"] + cols[1:])
+        for col in ("content_offset", "content_size_in_bytes", "record_count", "file_size_in_bytes",
+                    "sequence_number"):
+            df[col] = df[col].astype("Int64")
+        return df
+
+    # ---- statistics and Puffin files -----------------------------------------------------
+    def statistics_files(self):
+        """Table and partition statistics files named by the metadata."""
+        import pandas as pd
+
+        fields = self._fields_by_id()
+        rows = []
+        for s in self.metadata.statistics:
+            rows.append({
+                "kind": s.kind,
+                "snapshot_id": s.snapshot_id,
+                "statistics_path": s.path,
+                "location": self.locate(s.path),
+                "file_size_in_bytes": s.file_size_in_bytes,
+                "file_footer_size_in_bytes": s.file_footer_size_in_bytes,
+                "blob_count": len(s.blob_metadata),
+                "blob_types": sorted({b.get("type", "") for b in s.blob_metadata}),
+                "columns": [",".join(fields.get(int(f), (f"#{f}",))[0] for f in b.get("fields", []))
+                            for b in s.blob_metadata],
+                "ndv": [b.get("properties", {}).get("ndv") for b in s.blob_metadata],
+            })
+        df = pd.DataFrame.from_records(rows, columns=[
+            "kind", "snapshot_id", "statistics_path", "location", "file_size_in_bytes",
+            "file_footer_size_in_bytes", "blob_count", "blob_types", "columns", "ndv"])
+        df["file_footer_size_in_bytes"] = df["file_footer_size_in_bytes"].astype("Int64")
+        return df
+
+    def puffin_files(self, snapshot_id: Optional[int] = None):
+        """Every Puffin file a snapshot references, with its role (``deletion-vectors`` or ``statistics``)."""
+        import pandas as pd
+
+        snap = self.snapshot(snapshot_id)
+        rows: dict[str, dict[str, Any]] = {}
+        for e in self.entries(snap.snapshot_id, content="deletes"):
+            if e["kind"] != "dv":
+                continue
+            r = rows.setdefault(e["file_path"], {
+                "role": "deletion-vectors", "file_path": e["file_path"], "location": self.locate(e["file_path"]),
+                "file_size_in_bytes": e["file_size_in_bytes"], "blobs": 0, "record_count": 0,
+                "snapshot_id": e["snapshot_id"], "sequence_number": e["sequence_number"]})
+            r["blobs"] += 1
+            r["record_count"] += int(e["record_count"] or 0)
+        for s in self.metadata.statistics:
+            if s.snapshot_id != snap.snapshot_id or s.kind != "table":
+                continue
+            rows.setdefault(s.path, {
+                "role": "statistics", "file_path": s.path, "location": self.locate(s.path),
+                "file_size_in_bytes": s.file_size_in_bytes, "blobs": len(s.blob_metadata),
+                "record_count": None, "snapshot_id": s.snapshot_id, "sequence_number": None})
+        cols = ["role", "file_path", "location", "file_size_in_bytes", "blobs", "record_count",
+                "snapshot_id", "sequence_number"]
+        df = pd.DataFrame.from_records(list(rows.values()), columns=cols)
+        df["record_count"] = df["record_count"].astype("Int64")
+        df["sequence_number"] = df["sequence_number"].astype("Int64")
+        return df
+
+    def puffin(self, path: str, strict: bool = False):
+        """Open a Puffin file the metadata names (its footer only)."""
+        from .. import PuffinFile  # noqa: lazy so the metadata layer imports without the format layer
+
+        return PuffinFile(self.locate(path), storage_options=self.io.storage_options, strict=strict)
+
+    # ---- deletions -----------------------------------------------------------------------
+    def _dv_entry(self, target: Union[str, dict, Any], snapshot_id: Optional[int]) -> dict[str, Any]:
+        if isinstance(target, dict):
+            return target
+        if hasattr(target, "to_dict"):  # a DataFrame row
+            return dict(target.to_dict())
+        wanted = normalize(str(target))
+        for e in self.entries(snapshot_id, content="deletes"):
+            if e["kind"] == "dv" and e.get("referenced_data_file") and (
+                    normalize(e["referenced_data_file"]) == wanted
+                    or self.locate(e["referenced_data_file"]) == wanted):
+                return e
+        raise KeyError(f"{self.name}: no deletion vector for {target}")
+
+    def read_dv(self, target: Union[str, dict, Any], snapshot_id: Optional[int] = None):
+        """The DeletionVector of a data file (path) or of a DV delete-file row.
+
+        Reads only ``content_size_in_bytes`` at ``content_offset`` of the Puffin
+        file, as Iceberg's own reader does.
+        """
+        from .. import read_dv
+
+        e = self._dv_entry(target, snapshot_id)
+        if e.get("content_offset") is None or e.get("content_size_in_bytes") is None:
+            raise InvalidFileError(f"{e.get('file_path')}: DV entry without content_offset/content_size_in_bytes",
+                                   None, "dv-missing-range")
+        loc = self.locate(e["file_path"])
+        offset, length = int(e["content_offset"]), int(e["content_size_in_bytes"])
+        claimed = e.get("file_size_in_bytes")
+        if length > _DV_SIZE_WITHOUT_PROBE or (claimed is not None and offset + length > int(claimed)):
+            real = self.io.size(loc)  # never allocate for a size read out of a manifest before checking it
+            if real is None:
+                raise SourceError(f"no such file: {loc}")
+            if offset < 0 or offset + length > real:
+                raise InvalidFileError(f"{e['file_path']}: DV range [{offset:,}, {offset + length:,}) from the "
+                                       f"manifest is beyond the end of the file ({real:,} bytes)", offset,
+                                       "dv-range-beyond-file")
+        return read_dv(loc, offset=offset, length=length, storage_options=self.io.storage_options,
+                       referenced_data_file=e.get("referenced_data_file"))
+
+    def _read_parquet(self, path: str, columns: Optional[list[str]] = None):
+        import pyarrow.parquet as pq
+
+        loc = self.locate(path)
+        fs, p = self.io.fs(loc)
+        try:
+            return pq.read_table(p, filesystem=fs, columns=columns)
+        except FileNotFoundError as exc:
+            raise SourceError(f"no such file: {loc}") from exc
+
+    def delete_file_contents(self, path: str, snapshot_id: Optional[int] = None):
+        """What a delete file says: ``(file_path, pos)`` rows for DVs and position deletes, the rows for equality deletes."""
+        import numpy as np
+        import pandas as pd
+
+        wanted = normalize(path)
+        entries = [e for e in self.entries(snapshot_id, content="deletes")
+                   if normalize(e["file_path"]) == wanted or self.locate(e["file_path"]) == wanted]
+        if not entries:
+            raise KeyError(f"{self.name}: {path} is not a live delete file of the snapshot")
+        kind = entries[0]["kind"]
+        if kind == "dv":
+            frames = []
+            for e in sorted(entries, key=lambda x: x.get("content_offset") or 0):
+                pos = np.asarray(self.read_dv(e).positions(), dtype=np.int64)
+                frames.append(pd.DataFrame({"file_path": e["referenced_data_file"], "pos": pos}))
+            return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=["file_path", "pos"])
+        return self._read_parquet(entries[0]["file_path"]).to_pandas()
+
+    def deletions(self, data_file: str, snapshot_id: Optional[int] = None):
+        """Sorted deleted row positions of one data file (from its DV and any Parquet position deletes).
+
+        Equality deletes are not resolved to positions.
+        """
+        import numpy as np
+
+        wanted = normalize(data_file)
+        parts = []
+        for e in self.entries(snapshot_id, content="deletes"):
+            ref = e.get("referenced_data_file")
+            if e["kind"] == "dv":
+                if ref and (normalize(ref) == wanted or self.locate(ref) == wanted):
+                    parts.append(np.asarray(self.read_dv(e).positions(), dtype=np.int64))
+            elif e["kind"] == "position-deletes":
+                if ref and normalize(ref) != wanted and self.locate(ref) != wanted:
+                    continue
+                t = self._read_parquet(e["file_path"], columns=["file_path", "pos"]).to_pandas()
+                mask = t["file_path"].map(lambda p: normalize(p) == wanted or self.locate(p) == wanted)
+                parts.append(t.loc[mask, "pos"].to_numpy(dtype=np.int64))
+        if not parts:
+            return np.zeros(0, dtype=np.int64)
+        return np.unique(np.concatenate(parts))
+
+    def deleted_rows_per_file(self, snapshot_id: Optional[int] = None):
+        """Per data file: rows, deleted rows, share deleted and how many delete files touch it.
+
+        DV counts come from the manifests; Parquet position-delete files are read
+        to count per data file; equality deletes are counted as files only.
+        """
+        import pandas as pd
+
+        snap = self.snapshot(snapshot_id)
+        data = self.entries(snap.snapshot_id, content="data")
+        deleted: dict[str, int] = {}
+        dv_count: dict[str, int] = {}
+        pos_files: dict[str, int] = {}
+        eq_files = 0
+        for e in self.entries(snap.snapshot_id, content="deletes"):
+            if e["kind"] == "dv" and e.get("referenced_data_file"):
+                key = normalize(e["referenced_data_file"])
+                deleted[key] = deleted.get(key, 0) + int(e["record_count"] or 0)
+                dv_count[key] = dv_count.get(key, 0) + 1
+            elif e["kind"] == "position-deletes":
+                t = self._read_parquet(e["file_path"], columns=["file_path"]).to_pandas()
+                for p, n in t["file_path"].value_counts().items():
+                    key = normalize(p)
+                    deleted[key] = deleted.get(key, 0) + int(n)
+                    pos_files[key] = pos_files.get(key, 0) + 1
+            elif e["kind"] == "equality-deletes":
+                eq_files += 1
+        rows = []
+        for d in data:
+            key = normalize(d["file_path"])
+            n = int(d["record_count"] or 0)
+            k = deleted.get(key, 0)
+            rows.append({"file_path": d["file_path"], "location": self.locate(d["file_path"]),
+                         "partition": d.get("partition"), "record_count": n, "deleted_rows": k,
+                         "live_rows": n - k, "deleted_share": (k / n) if n else 0.0,
+                         "dvs": dv_count.get(key, 0), "position_delete_files": pos_files.get(key, 0),
+                         "equality_delete_files": eq_files})
+        return pd.DataFrame.from_records(rows, columns=[
+            "file_path", "location", "partition", "record_count", "deleted_rows", "live_rows",
+            "deleted_share", "dvs", "position_delete_files", "equality_delete_files"])
+
+    # ---- checks --------------------------------------------------------------------------
+    def check(self, snapshot_id: Optional[int] = None, check_files_exist: bool = True,
+              progress=None) -> list[Finding]:
+        """Cross-check a snapshot's manifests, Puffin footers, DVs and statistics files (see ``checks``).
+
+        ``progress(done, total)`` is called as DVs are checked.
+        """
+        from .checks import check_table
+
+        return check_table(self, snapshot_id, check_files_exist=check_files_exist, progress=progress)
+
+    def __repr__(self) -> str:
+        return (f"Table({self.name!r}, format-version={self.metadata.format_version}, "
+                f"snapshots={len(self.metadata.snapshots)}, metadata={self.metadata_location!r})")

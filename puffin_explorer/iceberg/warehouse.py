@@ -1,0 +1,134 @@
+"""A warehouse: a Hadoop-style folder of tables (local or any fsspec URL), or a pyiceberg catalog."""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Optional
+
+from ..errors import SourceError
+from .paths import TableIO, join, normalize
+from .table import Table, current_metadata_location
+
+
+class Warehouse:
+    """Tables under a root folder laid out as ``<root>/<namespace...>/<table>/metadata/``.
+
+    ``Warehouse(pyiceberg_catalog)`` lists and loads tables through that catalog instead.
+    ``relocate`` maps old location prefixes to new ones for every table; a
+    table whose ``location`` differs from where it was found is mapped automatically.
+    """
+
+    def __init__(self, root: Any, storage_options: Optional[dict[str, Any]] = None,
+                 relocate: Optional[Mapping[str, str]] = None, max_depth: int = 4) -> None:
+        self.relocate = dict(relocate or {})
+        self.max_depth = max_depth
+        self._tables: dict[str, Table] = {}
+        self._catalog = None
+        if not isinstance(root, str) and hasattr(root, "list_namespaces") and hasattr(root, "load_table"):
+            self._catalog = root
+            self.root = getattr(root, "name", "catalog")
+            self.io = TableIO(storage_options)
+        else:
+            self.root = normalize(str(root))
+            self.io = TableIO(storage_options)
+        self._index: Optional[dict[str, str]] = None  # table name -> table folder
+
+    @property
+    def storage_options(self) -> dict[str, Any]:
+        return self.io.storage_options
+
+    # ---- discovery -----------------------------------------------------------------------
+    def _discover(self) -> dict[str, str]:
+        if self._index is not None:
+            return self._index
+        index: dict[str, str] = {}
+        if self._catalog is not None:
+            for ns in self._catalog.list_namespaces():
+                for ident in self._catalog.list_tables(ns):
+                    index[".".join(ident)] = ""
+            self._index = index
+            return index
+
+        def walk(folder: str, parts: list[str], depth: int) -> None:
+            entries = self.io.listdir(folder)
+            names = {n for n, kind, _ in entries if kind == "directory"}
+            if "metadata" in names and parts:
+                meta_files = {n for n, kind, _ in self.io.listdir(join(folder, "metadata")) if kind == "file"}
+                if "version-hint.text" in meta_files or any(n.endswith(".metadata.json") for n in meta_files):
+                    index[".".join(parts)] = folder
+                    return
+            if depth >= self.max_depth:
+                return
+            for name in sorted(names):
+                if name.startswith((".", "_")):
+                    continue
+                walk(join(folder, name), parts + [name], depth + 1)
+
+        if not self.io.listdir(self.root) and not self.io.exists(self.root):
+            raise SourceError(f"warehouse root {self.root} does not exist")
+        walk(self.root, [], 0)
+        self._index = index
+        return index
+
+    def refresh(self) -> None:
+        """Forget what was listed and loaded."""
+        self._index = None
+        self._tables.clear()
+
+    def table_names(self) -> list[str]:
+        """Full names (``namespace.table``) of every table, sorted."""
+        return sorted(self._discover())
+
+    def namespaces(self) -> list[str]:
+        """Namespaces that hold at least one table."""
+        return sorted({name.rsplit(".", 1)[0] for name in self._discover() if "." in name})
+
+    def table(self, name: str) -> Table:
+        """One table by full name, e.g. ``"shop.orders"``."""
+        if name in self._tables:
+            return self._tables[name]
+        index = self._discover()
+        if name not in index:
+            raise KeyError(f"no table {name!r} in {self.root} (tables: {', '.join(sorted(index)) or 'none'})")
+        if self._catalog is not None:
+            t = Table.from_pyiceberg(self._catalog.load_table(name), relocate=self.relocate,
+                                     storage_options=self.io.storage_options or None)
+        else:
+            loc = current_metadata_location(self.io, index[name])
+            t = Table.from_metadata(loc, relocate=self.relocate, name=name, io=self.io)
+        self._tables[name] = t
+        return t
+
+    def tables(self):
+        """One row per table: name, namespace, format version, current snapshot, location written and read."""
+        import pandas as pd
+
+        rows = []
+        for name in self.table_names():
+            t = self.table(name)
+            snap = t.metadata.snapshot()
+            rows.append({
+                "table": name,
+                "namespace": name.rsplit(".", 1)[0] if "." in name else "",
+                "format_version": t.metadata.format_version,
+                "current_snapshot_id": snap.snapshot_id if snap else None,
+                "snapshots": len(t.metadata.snapshots),
+                "total_records": int(snap.summary["total-records"]) if snap and "total-records" in snap.summary else None,
+                "total_data_files": int(snap.summary["total-data-files"]) if snap and "total-data-files" in snap.summary else None,
+                "total_delete_files": int(snap.summary["total-delete-files"]) if snap and "total-delete-files" in snap.summary else None,
+                "location_written": t.metadata.location,
+                "metadata_location": t.metadata_location,
+            })
+        return pd.DataFrame.from_records(rows)
+
+    def browse(self, spark: Any = None, spark_table: Any = None):
+        """An ipywidgets browser: namespaces -> tables -> snapshots -> files -> details.
+
+        With ``spark`` (a SparkSession) a selected data file also shows its deleted
+        rows; ``spark_table(name)`` gives the identifier Spark knows a table by.
+        """
+        from ..widgets.browser import WarehouseBrowser
+
+        return WarehouseBrowser(self, spark=spark, spark_table=spark_table)
+
+    def __repr__(self) -> str:
+        return f"Warehouse({self.root!r})"

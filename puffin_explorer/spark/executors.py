@@ -1,0 +1,249 @@
+"""The code that runs on Spark executors: decode Puffin files and DVs from metadata rows.
+
+Each function takes an iterator of Arrow record batches (rows of Iceberg's
+``delete_files`` table, or of Puffin file paths) and yields record batches, so
+it plugs into ``DataFrame.mapInArrow``.  Nothing here imports pyspark, and
+nothing is collected to the driver.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Iterator, Optional
+
+import numpy as np
+
+#: Output schemas, as Spark DDL, of the functions below.
+POSITIONS_SCHEMA = "data_file string, pos bigint"
+DV_FACTS_SCHEMA = ("data_file string, delete_file string, content_offset bigint, content_size_in_bytes bigint, "
+                   "record_count bigint, cardinality bigint, min_pos bigint, max_pos bigint, runs bigint, "
+                   "crc_ok boolean, findings array<string>")
+INVENTORY_SCHEMA = (
+    "puffin_file string, file_kind string, file_size bigint, blob_index int, blob_type string, "
+    "fields array<int>, snapshot_id bigint, sequence_number bigint, offset bigint, length bigint, "
+    "compression_codec string, properties map<string,string>, summary string, cardinality bigint, "
+    "ndv_estimate double, findings array<string>, file_findings array<string>"
+)
+
+#: Positions of many small DVs are sent to Spark together, in batches of about this many rows.
+FLUSH_ROWS = 1 << 16
+
+
+def _position_batches(pending: list[tuple[str, np.ndarray]]):
+    """Arrow batches (data_file, pos) for [(data_file, positions), ...], names stored once and taken."""
+    import pyarrow as pa
+
+    pending = [(name, pos) for name, pos in pending if len(pos)]
+    if not pending:
+        return
+    names = pa.array([name for name, _ in pending], pa.string())
+    index = np.repeat(np.arange(len(pending), dtype=np.int32), [len(pos) for _, pos in pending])
+    positions = np.concatenate([pos for _, pos in pending])
+    for start in range(0, len(positions), FLUSH_ROWS * 16):
+        end = start + FLUSH_ROWS * 16
+        yield pa.RecordBatch.from_arrays([names.take(pa.array(index[start:end])),
+                                          pa.array(positions[start:end], pa.int64())], names=["data_file", "pos"])
+
+
+def _dv_rows(batches: Iterable[Any]) -> Iterator[dict]:
+    for batch in batches:
+        yield from batch.to_pylist()
+
+
+#: Read all DVs of one Puffin file in one request when they cover at least this share of their span.
+COALESCE_MIN_DENSITY = 0.5
+COALESCE_MAX_SPAN = 64 << 20
+
+
+def _read_dvs(rows: list[dict], storage_options: Optional[dict]) -> Iterator[tuple[dict, Any]]:
+    """(row, DeletionVector or PuffinError) for each ``delete_files`` row, grouped by Puffin file.
+
+    Each Puffin file is opened once.  When its DVs fill most of the span they cover
+    (the usual layout: blobs back to back, then the footer), that span is read in one
+    request and each DV is decoded from its slice, with its absolute file offset;
+    otherwise each DV is read by ``read_dv`` through the one open source.
+    """
+    from ..errors import PuffinError
+    from ..format.dv import DeletionVector
+    from ..format.puffin import read_dv
+    from ..io import ByteSource
+    from .tables import fsspec_location
+
+    by_file: dict[str, list[dict]] = {}
+    for row in rows:
+        by_file.setdefault(row["file_path"], []).append(row)
+    for path, group in by_file.items():
+        group.sort(key=lambda r: r["content_offset"] or 0)
+        try:
+            source = ByteSource(fsspec_location(path), storage_options)
+        except PuffinError as exc:
+            for row in group:
+                yield row, exc
+            continue
+        placed = [r for r in group if r["content_offset"] is not None and r["content_size_in_bytes"] is not None]
+        start = min((int(r["content_offset"]) for r in placed), default=0)
+        end = max((int(r["content_offset"]) + int(r["content_size_in_bytes"]) for r in placed), default=0)
+        used = sum(int(r["content_size_in_bytes"]) for r in placed)
+        span = None
+        if 0 <= start < end <= source.size and end - start <= COALESCE_MAX_SPAN \
+                and used >= COALESCE_MIN_DENSITY * (end - start):
+            span = source.read(start, end - start)
+        for row in group:
+            try:
+                if row["content_offset"] is None or row["content_size_in_bytes"] is None:
+                    raise PuffinError("the delete_files row has no content_offset / content_size_in_bytes")
+                offset, length = int(row["content_offset"]), int(row["content_size_in_bytes"])
+                if span is not None and offset >= start and offset + length <= end:
+                    dv = DeletionVector.from_bytes(span[offset - start:offset - start + length], offset,
+                                                   referenced_data_file=row.get("referenced_data_file"))
+                else:
+                    dv = read_dv(source, offset=offset, length=length,
+                                 referenced_data_file=row.get("referenced_data_file"))
+                yield row, dv
+            except PuffinError as exc:
+                yield row, exc
+
+
+def decode_positions(storage_options: Optional[dict] = None):
+    """mapInArrow function: ``delete_files`` rows → (data_file, pos) for every deleted position."""
+
+    def run(batches):
+        from ..errors import PuffinError
+
+        pending: list[tuple[str, np.ndarray]] = []
+        pending_rows = 0
+        for row, dv in _read_dvs(list(_dv_rows(batches)), storage_options):
+            if isinstance(dv, PuffinError):
+                raise PuffinError(f"cannot read the DV of {row['referenced_data_file']} in {row['file_path']} "
+                                  f"[{row['content_offset']}, +{row['content_size_in_bytes']}]: {dv}") from dv
+            errors = [f for f in dv.findings if f.severity.value == "error"]
+            if errors:
+                raise PuffinError(f"the DV of {row['referenced_data_file']} in {row['file_path']} is damaged: "
+                                  f"{errors[0]}", errors[0].offset, errors[0].code)
+            positions = dv.positions().view(np.int64)
+            pending.append((row["referenced_data_file"], positions))
+            pending_rows += len(positions)
+            if pending_rows >= FLUSH_ROWS:
+                yield from _position_batches(pending)
+                pending, pending_rows = [], 0
+        yield from _position_batches(pending)
+
+    return run
+
+
+def decode_dv_facts(storage_options: Optional[dict] = None):
+    """mapInArrow function: ``delete_files`` rows → one row of decoded facts per DV (no positions)."""
+
+    def run(batches):
+        import pyarrow as pa
+
+        from ..errors import PuffinError
+
+        out: list[dict] = []
+        for row, dv in _read_dvs(list(_dv_rows(batches)), storage_options):
+            fact = {"data_file": row["referenced_data_file"], "delete_file": row["file_path"],
+                    "content_offset": row["content_offset"], "content_size_in_bytes": row["content_size_in_bytes"],
+                    "record_count": row["record_count"], "cardinality": None, "min_pos": None, "max_pos": None,
+                    "runs": None, "crc_ok": None, "findings": []}
+            if isinstance(dv, PuffinError):
+                fact["findings"] = [f"error {dv.code or 'dv.read'} @ {dv.offset}: {dv}"]
+                out.append(fact)
+                continue
+            positions = dv.positions().view(np.int64)
+            fact.update(cardinality=len(positions), crc_ok=dv.crc_ok, findings=[str(f) for f in dv.findings])
+            if len(positions):
+                fact.update(min_pos=int(positions[0]), max_pos=int(positions[-1]),
+                            runs=int(1 + np.count_nonzero(np.diff(positions) != 1)))
+            else:
+                fact["runs"] = 0
+            out.append(fact)
+        if out:
+            yield pa.RecordBatch.from_pylist(out, schema=_arrow_schema(DV_FACTS_SCHEMA))
+
+    return run
+
+
+def inventory(storage_options: Optional[dict] = None):
+    """mapInArrow function: rows (puffin_file, file_kind, file_size) → one row per blob, decoded."""
+
+    def run(batches):
+        import pyarrow as pa
+
+        schema = _arrow_schema(INVENTORY_SCHEMA)
+        for row in _dv_rows(batches):
+            rows = list(_inventory_rows(row["puffin_file"], row["file_kind"], storage_options))
+            yield pa.RecordBatch.from_pylist(rows, schema=schema)
+
+    return run
+
+
+def _inventory_rows(path: str, kind: str, storage_options: Optional[dict]) -> Iterator[dict]:
+    from ..errors import PuffinError
+    from ..format.puffin import PuffinFile
+    from .tables import fsspec_location
+
+    base = {"puffin_file": path, "file_kind": kind, "file_size": None, "blob_index": None, "blob_type": None,
+            "fields": None, "snapshot_id": None, "sequence_number": None, "offset": None, "length": None,
+            "compression_codec": None, "properties": None, "summary": None, "cardinality": None,
+            "ndv_estimate": None, "findings": [], "file_findings": []}
+    try:
+        pf = PuffinFile(fsspec_location(path), storage_options=storage_options)
+        findings = list(pf.findings)
+    except PuffinError as exc:
+        yield dict(base, summary="unreadable", file_findings=[f"error {exc.code or 'open'} @ {exc.offset}: {exc}"])
+        return
+    base["file_size"] = pf.size
+    per_blob: dict[int, list[str]] = {}
+    file_level: list[str] = []
+    for f in findings:
+        owner = _owning_blob(pf.blobs, f)
+        (per_blob.setdefault(owner, []) if owner is not None else file_level).append(str(f))
+    if not pf.blobs:
+        yield dict(base, summary="no blobs", file_findings=file_level)
+        return
+    for blob in pf.blobs:
+        row = dict(base, blob_index=blob.index, blob_type=blob.type,
+                   fields=[int(x) for x in blob.fields if isinstance(x, int)] if blob.fields else [],
+                   snapshot_id=blob.snapshot_id, sequence_number=blob.sequence_number,
+                   offset=blob.offset, length=blob.length, compression_codec=blob.compression_codec,
+                   properties={str(k): str(v) for k, v in (blob.properties or {}).items()},
+                   findings=per_blob.get(blob.index, []), file_findings=file_level)
+        if blob.readable:
+            try:
+                decoded = blob.decode()
+                row["summary"] = decoded.summary()
+                if hasattr(decoded, "cardinality"):
+                    row["cardinality"] = int(decoded.cardinality)
+                if getattr(decoded, "sketch", None) is not None:
+                    row["ndv_estimate"] = float(decoded.estimate)
+            except (PuffinError, ValueError) as exc:
+                row["summary"] = f"cannot decode: {exc}"
+        yield row
+
+
+def _owning_blob(blobs, finding) -> Optional[int]:
+    space = getattr(finding, "space", "file")
+    if space != "file":
+        for blob in blobs:
+            if space.endswith(f" {blob.index} decompressed") or f"[{blob.index}]" in space:
+                return blob.index
+        return None
+    if finding.offset is None:
+        return None
+    for blob in blobs:
+        if blob.offset is not None and blob.end is not None and blob.offset <= finding.offset < blob.end:
+            return blob.index
+    return None
+
+
+def _arrow_schema(ddl: str):
+    """The pyarrow schema of one of the DDL strings above (only the types they use)."""
+    import pyarrow as pa
+
+    simple = {"string": pa.string(), "bigint": pa.int64(), "int": pa.int32(), "double": pa.float64(),
+              "boolean": pa.bool_(), "array<string>": pa.list_(pa.string()), "array<int>": pa.list_(pa.int32()),
+              "map<string,string>": pa.map_(pa.string(), pa.string())}
+    fields = []
+    for part in ddl.split(", "):
+        name, typ = part.split(" ", 1)
+        fields.append(pa.field(name, simple[typ]))
+    return pa.schema(fields)

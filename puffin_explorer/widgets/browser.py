@@ -1,0 +1,190 @@
+"""``Warehouse.browse()``: namespaces -> tables -> snapshots -> files -> detail, from core ipywidgets only."""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Optional
+
+from . import table_views as views
+
+MAX_FILE_OPTIONS = 500  # a select list longer than this is slow in the browser and useless to scroll
+KINDS = ["all", "data", "dv", "position-deletes", "equality-deletes", "stats"]
+
+
+class WarehouseBrowser:
+    """Drive it from Python (set ``.namespace.value``, ``.table.value`` ...) or click through it.
+
+    ``detail.value``, ``timeline.value`` and ``chart.value`` hold the HTML shown.
+    ``spark`` (a SparkSession) adds the deleted rows of a selected data file;
+    ``spark_table`` maps a table name to the identifier Spark knows it by (by
+    default Spark loads the table from its folder).
+    """
+
+    def __init__(self, warehouse, spark: Any = None,
+                 spark_table: Optional[Callable[[str], str]] = None, max_files: int = MAX_FILE_OPTIONS) -> None:
+        import ipywidgets as w
+
+        self.max_files = max_files
+        self.warehouse = warehouse
+        self.spark = spark
+        self.spark_table = spark_table
+        self._files = None
+        self._busy = False
+        self.namespace = w.Dropdown(description="namespace", options=warehouse.namespaces() or [""])
+        self.table = w.Select(description="table", rows=5)
+        self.snapshot = w.Select(description="snapshot", rows=6, layout=w.Layout(width="100%"))
+        self.kind = w.ToggleButtons(description="files", options=KINDS, value="all")
+        self.search = w.Text(description="filter", placeholder="part of the file path")
+        self.file = w.Select(description="file", rows=10, layout=w.Layout(width="100%"))
+        self.status = w.HTML()
+        self.timeline = w.HTML()
+        self.chart = w.HTML()
+        self.per_file = w.HTML()
+        self.detail = w.HTML()
+        self.widget = w.VBox([
+            w.HBox([self.namespace, self.table]), self.status,
+            w.Accordion(children=[self.timeline], titles=("snapshot timeline",)), self.snapshot,
+            w.Accordion(children=[w.VBox([self.chart, self.per_file])], titles=("deleted rows per data file",),
+                        selected_index=0),
+            self.kind, self.search, self.file, self.detail,
+        ])
+        self.namespace.observe(self._on_namespace, names="value")
+        self.table.observe(self._on_table, names="value")
+        self.snapshot.observe(self._on_snapshot, names="value")
+        self.kind.observe(self._on_filter, names="value")
+        self.search.observe(self._on_filter, names="value")
+        self.file.observe(self._on_file, names="value")
+        self._on_namespace()
+
+    # ---- state -----------------------------------------------------------------------
+    @property
+    def current_table(self):
+        return self.warehouse.table(self.table.value) if self.table.value else None
+
+    @property
+    def files(self):
+        """The files of the selected snapshot (all kinds), as the list is built from."""
+        return self._files
+
+    def _show_error(self, where: str, exc: Exception) -> None:
+        self.status.value = f"<p><b>{views.esc(where)}</b>: {views.esc(type(exc).__name__)}: {views.esc(exc)}</p>"
+
+    # ---- events ----------------------------------------------------------------------
+    def _quietly(self, widget, **values) -> None:
+        """Set a widget's options/value without running the handlers (a Select picks a value itself)."""
+        self._busy = True
+        try:
+            for name, value in values.items():
+                setattr(widget, name, value)
+        finally:
+            self._busy = False
+
+    def _on_namespace(self, change=None) -> None:
+        if self._busy:
+            return
+        ns = self.namespace.value
+        names = [n for n in self.warehouse.table_names() if n.rsplit(".", 1)[0] == ns or (not ns and "." not in n)]
+        self._quietly(self.table, options=names, value=names[0] if names else None)
+        self._on_table()
+
+    def _on_table(self, change=None) -> None:
+        if self._busy:
+            return
+        t = None
+        try:
+            t = self.current_table
+        except Exception as exc:
+            self._show_error(f"cannot open {self.table.value}", exc)
+        if t is None:
+            self._quietly(self.snapshot, options=[])
+            self._files = None
+            self._on_filter()
+            return
+        self.status.value = (f"<p>{views.esc(t.name)} · format v{t.metadata.format_version} · "
+                             f"{views.esc(t.metadata_location)}"
+                             + "".join(f"<br><i>{views.esc(f.message)}</i>" for f in t.findings) + "</p>")
+        snaps = t.snapshots()
+        self.timeline.value = views.snapshots_html(t)
+        options = [(views.snapshot_label(r), int(r["snapshot_id"])) for _, r in snaps.iloc[::-1].iterrows()]
+        self._quietly(self.snapshot, options=options, value=t.metadata.current_snapshot_id)
+        self._on_snapshot()
+
+    def _on_snapshot(self, change=None) -> None:
+        if self._busy:
+            return
+        t, sid = self.current_table, self.snapshot.value
+        if t is None or sid is None:
+            self._files = None
+            self.chart.value = self.per_file.value = ""
+            self._on_filter()
+            return
+        try:
+            self._files = views.files_frame(t, sid)
+            per_file = t.deleted_rows_per_file(sid)
+            fig = views.deleted_rows_figure(t, sid, per_file)
+            self.chart.value = views.figure_svg(fig)
+            shown = per_file[["file_path", "record_count", "deleted_rows", "deleted_share", "dvs",
+                              "position_delete_files"]].sort_values("deleted_share", ascending=False)
+            shown = shown.assign(deleted_share=shown.deleted_share.map("{:.1%}".format))
+            self.per_file.value = views.frame_html(shown, title="per data file")
+        except Exception as exc:
+            self._files = None
+            self._show_error(f"cannot read snapshot {sid}", exc)
+        self._on_filter()
+
+    def _on_filter(self, change=None) -> None:
+        if self._busy:
+            return
+        df = self._files
+        if df is None:
+            self._quietly(self.file, options=[])
+            return
+        if self.kind.value != "all":
+            df = df[df.kind == self.kind.value]
+        if self.search.value:
+            df = df[df.file_path.str.contains(self.search.value, regex=False)]
+        shown = df.head(self.max_files)
+        self._quietly(self.file, options=[(views.file_label(r), i) for i, r in shown.iterrows()], value=None)
+        more = f" (the first {self.max_files:,} are listed: filter to narrow)" if len(df) > self.max_files else ""
+        self.detail.value = f"<p><i>{len(df):,} files{more}; select one</i></p>"
+
+    def _on_file(self, change=None) -> None:
+        if self._busy or self.file.value is None or self._files is None:
+            return
+        row = self._files.loc[self.file.value]
+        name = self.table.value
+        spark_id = self.spark_table(name) if callable(self.spark_table) else None
+        if spark_id is None and self.spark is not None:
+            from ..iceberg.paths import parent
+
+            spark_id = parent(parent(self.current_table.metadata_location))  # Spark loads a table by its folder
+        self.detail.value = views.file_detail_html(self.current_table, row, self.snapshot.value,
+                                                   self.spark, spark_id)
+
+    # ---- selection helpers for scripts and tests -------------------------------------
+    def select(self, table: Optional[str] = None, snapshot_id: Optional[int] = None,
+               kind: Optional[str] = None, file: Optional[str] = None) -> "WarehouseBrowser":
+        """Select by name: a table, a snapshot id, a file kind, a file (a unique part of its path)."""
+        if table is not None:
+            ns = table.rsplit(".", 1)[0] if "." in table else ""
+            if self.namespace.value != ns:
+                self.namespace.value = ns
+            self.table.value = table
+        if snapshot_id is not None:
+            self.snapshot.value = int(snapshot_id)
+        if kind is not None:
+            self.kind.value = kind
+        if file is not None:
+            matches = [v for label, v in self.file.options
+                       if file in str(self._files.loc[v, "file_path"]) or file in label]
+            if len(matches) != 1:
+                raise KeyError(f"{len(matches)} files match {file!r}")
+            self.file.value = matches[0]
+        return self
+
+    def _ipython_display_(self) -> None:
+        from IPython.display import display
+
+        display(self.widget)
+
+    def _repr_mimebundle_(self, **kwargs):
+        return self.widget._repr_mimebundle_(**kwargs)

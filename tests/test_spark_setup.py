@@ -1,0 +1,77 @@
+"""Setup errors of the Spark layer, raised before any JVM starts (no Spark session needed)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+pyspark = pytest.importorskip("pyspark")
+
+
+def test_importing_the_spark_module_does_not_import_pyspark():
+    code = "import sys, puffin_explorer.spark as pes; print('pyspark' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+def test_runtime_jar_comes_from_the_wheel_and_matches_spark():
+    from puffin_explorer.spark import runtime_jar
+
+    jar = runtime_jar()
+    assert os.path.basename(jar) == "iceberg-spark-runtime-3.5_2.12-1.9.2.jar"
+    assert os.path.getsize(jar) > 40_000_000
+
+
+def test_a_jar_for_another_scala_is_refused():
+    import snowpark_connect_deps_iceberg as deps
+
+    from puffin_explorer.spark import SparkSetupError, check_runtime_jar
+
+    other = os.path.join(str(deps.get_jars_dir()), "iceberg-spark-runtime-3.5_2.13-1.9.2.jar")
+    with pytest.raises(SparkSetupError, match=r"built for Spark 3.5 / Scala 2.13, but the installed PySpark is "
+                                              r"Spark 3.5 / Scala 2.12"):
+        check_runtime_jar(other)
+    with pytest.raises(SparkSetupError, match="jar not found"):
+        check_runtime_jar("/nonexistent/iceberg-spark-runtime-3.5_2.12-1.9.2.jar")
+
+
+def test_missing_java_is_a_clear_error(tmp_path, monkeypatch):
+    from puffin_explorer.spark import SparkSetupError, check_java
+
+    monkeypatch.setenv("JAVA_HOME", str(tmp_path))
+    with pytest.raises(SparkSetupError, match=r"Spark needs Java .* has no bin/java"):
+        check_java()
+    monkeypatch.delenv("JAVA_HOME")
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(SparkSetupError, match="no 'java' on PATH"):
+        check_java()
+
+
+def test_demo_refuses_to_overwrite_without_force(tmp_path):
+    from puffin_explorer.demo import build_demo_warehouse, main
+
+    (tmp_path / "shop" / "orders" / "metadata").mkdir(parents=True)
+    with pytest.raises(FileExistsError, match="already holds demo tables"):
+        build_demo_warehouse(str(tmp_path))
+    assert main([str(tmp_path)]) == 2
+
+
+def test_demo_runs_a_notebook_against_the_warehouse(tmp_path):
+    nbformat = pytest.importorskip("nbformat")
+    pytest.importorskip("nbclient")
+    from puffin_explorer.demo import run_notebook
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("import os\nprint(os.environ['PUFFIN_EXPLORER_WAREHOUSE'])")]
+    path = tmp_path / "nb" / "probe.ipynb"
+    path.parent.mkdir()
+    nbformat.write(nb, str(path))
+    warehouse = tmp_path / "wh"
+    out = run_notebook(str(path), str(warehouse))
+    assert out == str(tmp_path / "probe-executed.ipynb")
+    assert nbformat.read(str(path), as_version=4).cells[0].outputs == []  # the source is left alone
+    executed = nbformat.read(out, as_version=4)
+    assert executed.cells[0].outputs[0]["text"].strip() == str(warehouse)
