@@ -12,6 +12,7 @@ from .format.registry import register_decoder
 from .format.theta import ThetaSketch
 from .format.writer import PuffinWriter
 from .iceberg import Table, Warehouse
+from .parquet import DeletionOverlay, ParquetLayout
 from .regions import Finding, Region, Severity
 
 __version__ = "0.1.0"
@@ -20,4 +21,5 @@ __all__ = [
     "PuffinFile", "BlobMetadata", "DeletionVector", "ThetaSketch", "RawBlob", "PuffinWriter", "read_dv",
     "register_decoder", "Region", "Finding", "Severity", "PuffinError", "InvalidFileError",
     "BlobDecodeError", "SourceError", "UnsupportedCodecError", "Table", "Warehouse",
+    "ParquetLayout", "DeletionOverlay",
 ]

@@ -66,6 +66,15 @@ def _renderers(obj: Any) -> tuple[Callable[..., str], Callable[..., str], str]:
     from ..format.theta import ThetaSketch
     from ..regions import FindingList, Region
 
+    from ..parquet.layout import ParquetLayout
+    from ..parquet.overlay import DeletionOverlay
+
+    if isinstance(obj, (ParquetLayout, DeletionOverlay)):
+        from . import parquet_view as pv
+
+        if isinstance(obj, ParquetLayout):
+            return (lambda c: pv.layout_html_body(obj)), (lambda: pv.layout_text(obj)), "pe-parquet"
+        return (lambda c: pv.overlay_html_body(obj)), (lambda: pv.overlay_text(obj)), "pe-parquet-overlay"
     names = None
     if isinstance(obj, View):
         names, obj = obj.names, obj.obj

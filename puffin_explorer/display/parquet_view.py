@@ -152,10 +152,10 @@ def layout_html_body(pl: "ParquetLayout") -> str:
 
 
 def layout_html(pl: "ParquetLayout") -> str:
-    """The HTML view: a self-contained fragment (stylesheet, text fallback, no script)."""
-    from . import html as H
+    """The HTML view: a self-contained fragment (stylesheet, text fallback, no script), size-capped."""
+    from . import render_html
 
-    return H.wrap(layout_html_body(pl), layout_text(pl), "pe-parquet")
+    return render_html(pl)
 
 
 def overlay_text(ov: "DeletionOverlay") -> str:
@@ -172,6 +172,13 @@ def overlay_text(ov: "DeletionOverlay") -> str:
 
 
 def overlay_html(ov: "DeletionOverlay") -> str:
+    """The overlay's HTML view: a self-contained fragment (stylesheet, text fallback, no script), size-capped."""
+    from . import render_html
+
+    return render_html(ov)
+
+
+def overlay_html_body(ov: "DeletionOverlay") -> str:
     from . import html as H
     from .charts import figure_svg
     from .tables import findings_html
@@ -188,7 +195,7 @@ def overlay_html(ov: "DeletionOverlay") -> str:
             + H.details("Row groups", _table(ov.row_groups), len(ov.row_groups) <= EXPAND_ROW_GROUPS,
                         f" {len(ov.row_groups):,}")
             + H.details("Data pages", _table(ov.pages), False, f" {len(ov.pages):,}"))
-    return H.wrap(body, overlay_text(ov), "pe-parquet-overlay")
+    return body
 
 
 # -- chart -------------------------------------------------------------------

@@ -13,6 +13,7 @@ import struct
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional, Union
 
+from .._repr import RichRepr
 from ..errors import InvalidFileError
 from ..io import ByteSource, Location
 from ..regions import Finding, FindingList, Region, Severity
@@ -86,7 +87,7 @@ class RowGroupInfo:
     region: Optional[Region] = None
 
 
-class ParquetLayout:
+class ParquetLayout(RichRepr):
     """Where every part of a Parquet file lives: magic, row groups, column chunks, pages,
     page indexes, bloom filters and footer, as a :class:`~puffin_explorer.regions.Region` tree.
 

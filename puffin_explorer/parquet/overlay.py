@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Optional
 
 import numpy as np
 
+from .._repr import RichRepr
 from ..regions import Finding, FindingList, Severity
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -29,7 +30,7 @@ def as_positions(dv: Any) -> np.ndarray:
     return arr
 
 
-class DeletionOverlay:
+class DeletionOverlay(RichRepr):
     """Deleted rows per row group and per page of one Parquet file.
 
     ``row_groups`` and ``pages`` are DataFrames; ``findings`` holds
