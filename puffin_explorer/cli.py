@@ -198,17 +198,17 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("hex", help="annotated hex dump")
     s.add_argument("file")
-    s.add_argument("--offset", type=_nonneg, default=None)
-    s.add_argument("--length", type=_nonneg, default=None)
+    s.add_argument("--offset", type=nonnegative_int, default=None)
+    s.add_argument("--length", type=nonnegative_int, default=None)
     s.set_defaults(func=cmd_hex)
 
     s = sub.add_parser("dv", help="positions of one deletion vector")
     s.add_argument("file")
-    s.add_argument("--blob", type=_nonneg, default=None, help="blob index (default: the first DV)")
-    s.add_argument("--offset", type=_nonneg, default=None, help="read a DV by manifest content_offset")
-    s.add_argument("--length", type=_nonneg, default=None, help="… and content_size_in_bytes")
+    s.add_argument("--blob", type=nonnegative_int, default=None, help="blob index (default: the first DV)")
+    s.add_argument("--offset", type=nonnegative_int, default=None, help="read a DV by manifest content_offset")
+    s.add_argument("--length", type=nonnegative_int, default=None, help="… and content_size_in_bytes")
     s.add_argument("--csv", action="store_true", help="every position, one per line")
-    s.add_argument("--limit", type=_nonneg, default=20, help="runs to list (default 20)")
+    s.add_argument("--limit", type=nonnegative_int, default=20, help="runs to list (default 20)")
     s.set_defaults(func=cmd_dv)
 
     for register in _extensions():
@@ -229,7 +229,8 @@ def _extensions() -> list[Callable[[Any], None]]:
     return out
 
 
-def _nonneg(text: str) -> int:
+def nonnegative_int(text: str) -> int:
+    """argparse type: a whole number >= 0 (decimal or 0x hex)."""
     try:
         value = int(text, 0)
     except ValueError as exc:

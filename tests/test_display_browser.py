@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
@@ -10,11 +9,13 @@ import pytest
 from puffin_explorer import PuffinFile, PuffinWriter
 from puffin_explorer.display.report import report_html
 
+try:
+    from _browser import launch_chromium
+except ImportError:  # tests/ imported as a package
+    from tests._browser import launch_chromium
+
 pytestmark = pytest.mark.browser
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync"]
 
 # Each payload would set window.__pwned (or open a dialog) if it ever became markup or script.
 PAYLOADS = {
@@ -49,15 +50,7 @@ def _theta() -> bytes:
 
 @pytest.fixture(scope="module")
 def browser():
-    sync_api = pytest.importorskip("playwright.sync_api")
-    if not Path(CHROMIUM).exists():
-        pytest.skip("chromium not installed")
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=FLAGS)
-        try:
-            yield b
-        finally:
-            b.close()
+    yield from launch_chromium()
 
 
 def _page_with(browser, html_doc: str, tmp_path: Path):

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import socket
 import subprocess
 import sys
@@ -19,11 +18,13 @@ try:
 except ImportError:  # tests/ imported as a package
     from tests._warehouse_fixtures import WAREHOUSE
 
+try:
+    from _browser import launch_chromium
+except ImportError:  # tests/ imported as a package
+    from tests._browser import launch_chromium
+
 pytestmark = pytest.mark.browser
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-FLAGS = ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync"]
 REPO = Path(__file__).resolve().parents[1]
 SCREENSHOT_DIR = Path(os.environ.get("PUFFIN_EXPLORER_SCREENSHOTS", REPO / "build" / "screenshots"))
 
@@ -85,15 +86,7 @@ def lab(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def chromium():
-    sync_api = pytest.importorskip("playwright.sync_api")
-    if not Path(CHROMIUM).exists():
-        pytest.skip("chromium not installed")
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=FLAGS)
-        try:
-            yield b
-        finally:
-            b.close()
+    yield from launch_chromium()
 
 
 def test_browser_widget_in_jupyterlab(lab, chromium):

@@ -7,6 +7,7 @@ import json
 import sys
 from typing import Any, Optional
 
+from ..cli import nonnegative_int
 from ..errors import PuffinError
 
 
@@ -96,16 +97,6 @@ def _json_default(value: Any) -> Any:
     return str(value)
 
 
-def _nonneg(text: str) -> int:
-    try:
-        value = int(text, 0)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from exc
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be >= 0: {value}")
-    return value
-
-
 def register_cli(subparsers) -> None:
     """Add the ``parquet`` subcommand."""
     s = subparsers.add_parser(
@@ -122,7 +113,7 @@ def register_cli(subparsers) -> None:
     s.add_argument("--strict", action="store_true", help="fail at the first error")
     s.add_argument("--json", action="store_true", help="machine-readable output")
     s.add_argument("--dv", metavar="PUFFIN", help="overlay the deletion vector read from this Puffin file")
-    s.add_argument("--dv-offset", type=_nonneg, help="the DV's content_offset")
-    s.add_argument("--dv-length", type=_nonneg, help="the DV's content_size_in_bytes")
+    s.add_argument("--dv-offset", type=nonnegative_int, help="the DV's content_offset")
+    s.add_argument("--dv-length", type=nonnegative_int, help="the DV's content_size_in_bytes")
     s.add_argument("--column", help="overlay pages of this column only")
     s.set_defaults(func=cmd_parquet)

@@ -288,8 +288,6 @@ class ParquetLayout(RichRepr):
     def __repr__(self) -> str:
         return self.to_text()
 
-    def _repr_mimebundle_(self, include=None, exclude=None):
-        return {"text/plain": self.to_text(), "text/html": self.to_html()}
 
     # ------------------------------------------------------------- parsing
     def _finding(self, code: str, severity: Severity, offset: Optional[int], message: str,

@@ -159,5 +159,3 @@ class DeletionOverlay(RichRepr):
     def __repr__(self) -> str:
         return self.to_text()
 
-    def _repr_mimebundle_(self, include=None, exclude=None):
-        return {"text/plain": self.to_text(), "text/html": self.to_html()}
