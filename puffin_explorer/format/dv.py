@@ -210,17 +210,6 @@ class DeletionVector(RichRepr):
 
     def positions(self) -> np.ndarray:
         """All deleted positions as a sorted ``numpy.uint64`` array."""
-        if self._positions is None and self._whole_vector_ok():
-            try:
-                from pyroaring import BitMap64
-
-                vector = BitMap64.deserialize(memoryview(self._data)[8:len(self._data) - 4])
-                out = np.frombuffer(vector.to_array(), dtype=np.uint64)
-                if len(out) == self.cardinality:
-                    out.flags.writeable = False
-                    self._positions = out
-            except Exception:  # noqa: BLE001 - fall back to the per-bucket decoder below
-                pass
         if self._positions is None:
             lows = []
             mv = memoryview(self._data)
@@ -242,11 +231,6 @@ class DeletionVector(RichRepr):
             out.flags.writeable = False
             self._positions = out
         return self._positions
-
-    def _whole_vector_ok(self) -> bool:
-        """Whether the vector is well-formed enough to hand to CRoaring's 64-bit reader in one call."""
-        return bool(self.buckets) and not any(
-            f.code.startswith(("roaring.", "dv.bucket-count", "dv.truncated")) for f in self.findings)
 
     @property
     def min_position(self) -> Optional[int]:
