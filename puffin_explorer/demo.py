@@ -19,7 +19,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
+import signal
 import sys
+import threading
 import time
 from typing import Callable, Optional
 
@@ -156,7 +159,8 @@ def notebook_to_html(notebook: str, warehouse: str, html_path: str, timeout: int
     write it as one HTML page to ``html_path``; return that path.  Prints a line per code cell.
 
     If a cell fails or the run is interrupted, the cells run so far are written to
-    ``html_path`` with ``.partial`` before the extension, and the exception propagates.
+    ``html_path`` with ``.partial`` before the extension, and the exception propagates
+    (``KeyboardInterrupt`` for Ctrl-C, whether it stopped this process or the kernel's cell).
     """
     import nbformat
     from nbclient import NotebookClient
@@ -167,7 +171,17 @@ def notebook_to_html(notebook: str, warehouse: str, html_path: str, timeout: int
     total = sum(1 for c in nb.cells if c.cell_type == "code")
     done = [0]
 
+    interrupted = [False]
+
+    def on_sigint(signum, frame):
+        # nbclient can swallow a KeyboardInterrupt raised while it waits for the kernel, or turn it
+        # into errors of its own: remember that Ctrl-C was pressed.
+        interrupted[0] = True
+        raise KeyboardInterrupt
+
     def on_cell_start(cell, cell_index):  # nbclient hook
+        if interrupted[0]:
+            raise KeyboardInterrupt
         if cell.cell_type == "code":
             done[0] += 1
             first = next((ln for ln in cell.source.splitlines() if ln.strip() and not ln.startswith("#")), "")
@@ -181,21 +195,39 @@ def notebook_to_html(notebook: str, warehouse: str, html_path: str, timeout: int
 
     previous = os.environ.get("PUFFIN_EXPLORER_WAREHOUSE")
     os.environ["PUFFIN_EXPLORER_WAREHOUSE"] = os.path.abspath(warehouse)
+    client = NotebookClient(nb, timeout=timeout, on_cell_start=on_cell_start,
+                            resources={"metadata": {"path": os.path.dirname(os.path.abspath(notebook))}})
+    in_main_thread = threading.current_thread() is threading.main_thread()
+    previous_handler = signal.signal(signal.SIGINT, on_sigint) if in_main_thread else None
     try:
-        client = NotebookClient(nb, timeout=timeout, on_cell_start=on_cell_start,
-                                resources={"metadata": {"path": os.path.dirname(os.path.abspath(notebook))}})
         client.execute()
-    except BaseException:
+        if interrupted[0]:
+            raise KeyboardInterrupt
+    except BaseException as exc:
         stem, ext = os.path.splitext(html_path)
         write(f"{stem}.partial{ext}")
+        if interrupted[0] or _interrupted_by_user(exc):
+            raise KeyboardInterrupt from None
         raise
     finally:
+        if previous_handler is not None:
+            signal.signal(signal.SIGINT, previous_handler)
         if previous is None:
             os.environ.pop("PUFFIN_EXPLORER_WAREHOUSE", None)
         else:
             os.environ["PUFFIN_EXPLORER_WAREHOUSE"] = previous
     write(html_path)
     return html_path
+
+
+def _interrupted_by_user(exc: BaseException) -> bool:
+    """Ctrl-C anywhere in the chain: in this process, or in the kernel (a cell failing with KeyboardInterrupt)."""
+    seen = 0
+    while exc is not None and seen < 20:
+        if isinstance(exc, KeyboardInterrupt) or getattr(exc, "ename", None) == "KeyboardInterrupt":
+            return True
+        exc, seen = exc.__cause__ or exc.__context__, seen + 1
+    return False
 
 
 def _build(args) -> Optional[dict[str, str]]:
@@ -229,6 +261,12 @@ def _build(args) -> Optional[dict[str, str]]:
     return None
 
 
+def _interrupted(pages: list[str], partial: str) -> int:
+    print("\ninterrupted; written so far: " + ", ".join(pages + ([partial] if os.path.exists(partial) else [])),
+          file=sys.stderr)
+    return 130
+
+
 def _run(args) -> int:
     args.notebooks = args.notebooks and not args.notebook
     try:
@@ -255,13 +293,14 @@ def _run(args) -> int:
         for name in TOUR_NOTEBOOKS:
             html_path = os.path.join(os.path.abspath(args.out), os.path.splitext(name)[0] + ".html")
             print(f"running notebooks/{name} ...")
+            partial = "{}.partial{}".format(*os.path.splitext(html_path))
             try:
                 pages.append(notebook_to_html(os.path.join(folder, name), args.folder, html_path))
             except KeyboardInterrupt:
-                print("\ninterrupted" + (f"; written so far: {', '.join(pages)}" if pages else ""), file=sys.stderr)
-                return 130
+                return _interrupted(pages, partial)
             except Exception as exc:  # a failing cell: say which, keep the partial page written
-                print(f"error: {name} failed: {str(exc).strip().splitlines()[-1][:500]}", file=sys.stderr)
+                lines = re.sub(r"\x1b\[[0-9;]*m", "", str(exc)).strip().splitlines() or [type(exc).__name__]
+                print(f"error: {name} failed: {lines[-1][:500]}\n  the cells run so far: {partial}", file=sys.stderr)
                 return 1
             print(f"  wrote {html_path}")
     print(f"\ndemo warehouse: {os.path.abspath(args.folder)}")
