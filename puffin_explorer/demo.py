@@ -285,6 +285,13 @@ def _run(args) -> int:
             return 1
     pages: list[str] = []
     if args.notebooks:
+        try:
+            import nbclient  # noqa: F401
+            import nbconvert  # noqa: F401
+        except ImportError as exc:
+            print(f"error: running the tour notebooks needs nbclient, nbconvert and ipykernel ({exc}): "
+                  "pip install 'puffin-explorer[dev]', or pass --no-notebooks", file=sys.stderr)
+            return 2
         folder = notebooks_folder()
         if folder is None:
             print("error: notebooks/tour.ipynb and notebooks/warehouse.ipynb not found (run from a source checkout, "
