@@ -21,8 +21,7 @@ browser:
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium >/dev/null; }
 
 demo: $(STAMP)
-	$(PY) -m puffin_explorer inspect resources/multi-dv.puffin
-	$(PY) -m puffin_explorer validate resources/multi-dv.puffin resources/stats-theta.puffin resources/mixed-lz4.puffin
+	$(PY) -m puffin_explorer.demo
 
 test: $(STAMP) browser
 	$(PY) -m pytest -p no:cacheprovider --nbval tests notebooks
