@@ -57,6 +57,7 @@ def _session(root: str, master: str = "local[*]"):
             .config("spark.sql.extensions", "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions")
             .config("spark.ui.enabled", "false")
             .config("spark.driver.memory", "4g")
+            .config("spark.pyspark.python", sys.executable)
             .config("spark.sql.shuffle.partitions", "8")
             .getOrCreate()
         )

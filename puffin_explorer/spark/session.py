@@ -12,6 +12,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 from typing import Any, Optional
 
 ICEBERG_EXTENSIONS = "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions"
@@ -163,6 +164,9 @@ def session(warehouse: Optional[str] = None, catalog: str = DEFAULT_CATALOG, *, 
             p for p in (_package_root(), os.environ.get("PYTHONPATH", "")) if p
         ),
     }
+    if master.startswith("local") and not os.environ.get("PYSPARK_PYTHON"):
+        # Python workers use this interpreter (its venv, its pyarrow), not whatever python3 is on PATH.
+        settings["spark.pyspark.python"] = sys.executable
     settings.update(conf or {})
     for key, value in settings.items():
         builder = builder.config(key, value)
