@@ -50,6 +50,7 @@ def _session(root: str, master: str = "local[*]"):
     warehouse = os.path.abspath(root)
     spark = SparkSession.getActiveSession()
     if spark is None:
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # workers on this interpreter
         spark = (
             SparkSession.builder.master(master)
             .appName("puffin-explorer-bench-generator")
@@ -57,7 +58,6 @@ def _session(root: str, master: str = "local[*]"):
             .config("spark.sql.extensions", "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions")
             .config("spark.ui.enabled", "false")
             .config("spark.driver.memory", "4g")
-            .config("spark.pyspark.python", sys.executable)
             .config("spark.sql.shuffle.partitions", "8")
             .getOrCreate()
         )

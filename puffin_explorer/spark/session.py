@@ -165,8 +165,10 @@ def session(warehouse: Optional[str] = None, catalog: str = DEFAULT_CATALOG, *, 
         ),
     }
     if master.startswith("local") and not os.environ.get("PYSPARK_PYTHON"):
-        # Python workers use this interpreter (its venv, its pyarrow), not whatever python3 is on PATH.
-        settings["spark.pyspark.python"] = sys.executable
+        # Python workers use this interpreter (its venv, its pyarrow), not whatever python3 is on PATH;
+        # PySpark reads the variable when the context starts (the spark.pyspark.python setting only
+        # reaches spark-submit).
+        os.environ["PYSPARK_PYTHON"] = sys.executable
     settings.update(conf or {})
     for key, value in settings.items():
         builder = builder.config(key, value)
