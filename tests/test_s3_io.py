@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
 
 import pytest
 
 from puffin_explorer.errors import SourceError
 from puffin_explorer.io import ByteSource
+
+from conftest import FIXTURES
 
 try:
     from _s3server import s3_server  # noqa: F401  (pytest fixture)
@@ -17,8 +17,6 @@ except ImportError:  # tests/ imported as a package
 
 pytestmark = pytest.mark.s3
 
-FIXTURES = Path(os.environ.get("PUFFIN_EXPLORER_FIXTURES",
-                               Path(__file__).resolve().parents[1].parent / "shared" / "fixtures"))
 PUFFIN_FIXTURES = FIXTURES / "puffin"
 FIXTURE_FILES = sorted(p.relative_to(PUFFIN_FIXTURES).as_posix() for p in PUFFIN_FIXTURES.rglob("*") if p.is_file())
 

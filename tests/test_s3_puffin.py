@@ -11,6 +11,8 @@ import pytest
 from puffin_explorer import DeletionVector, PuffinFile, PuffinWriter, read_dv
 from puffin_explorer.errors import SourceError
 
+from conftest import FIXTURES
+
 try:
     from _s3server import s3_server  # noqa: F401  (pytest fixture)
 except ImportError:  # tests/ imported as a package
@@ -18,8 +20,6 @@ except ImportError:  # tests/ imported as a package
 
 pytestmark = pytest.mark.s3
 
-FIXTURES = Path(os.environ.get("PUFFIN_EXPLORER_FIXTURES",
-                               Path(__file__).resolve().parents[1].parent / "shared" / "fixtures"))
 PUFFIN_FIXTURES = FIXTURES / "puffin"
 TAIL = 64 * 1024
 DV_FIELD = 2147483645
