@@ -19,7 +19,7 @@ import numpy as np
 from ..errors import BlobDecodeError
 from .._repr import RichRepr
 from ..regions import Finding, Region, Severity
-from .roaring import JAVA_MAX_KEY, Bitmap32, parse_bitmap32, values_from_slice
+from .roaring import JAVA_MAX_KEY, Bitmap32, container_values, parse_bitmap32, sorted_unique, values_from_slice
 
 if TYPE_CHECKING:  # pragma: no cover
     from .puffin import BlobMetadata
@@ -227,7 +227,7 @@ class DeletionVector(RichRepr):
                     part |= np.uint64(key << 32)
                 at += len(low)
             if len(lows) > 1 and np.any(out[1:] <= out[:-1]):
-                out = np.unique(out)  # keys out of order in a malformed vector
+                out = sorted_unique(out)  # keys out of order in a malformed vector
             out.flags.writeable = False
             self._positions = out
         return self._positions
@@ -236,50 +236,39 @@ class DeletionVector(RichRepr):
     def min_position(self) -> Optional[int]:
         for b in self.buckets:
             if b.bitmap.containers:
-                c = b.bitmap.containers[0]
-                return int(self._container_values(b, c)[0])
+                return int(self._container_values(b, b.bitmap.containers[0])[0])
         return None
 
     @property
     def max_position(self) -> Optional[int]:
         for b in reversed(self.buckets):
             if b.bitmap.containers:
-                c = b.bitmap.containers[-1]
-                return int(self._container_values(b, c)[-1])
+                return int(self._container_values(b, b.bitmap.containers[-1])[-1])
         return None
 
     def _container_values(self, bucket: Bucket, c) -> np.ndarray:
-        from .roaring import Bitmap32 as _B
-
-        one = _B(offset=c.offset, length=c.length, cookie=0, has_runs=c.kind == "run", containers=[c])
-        one.findings = [None]  # force the numpy decoder on this single container
-        lo = c.offset - self.offset
-        vals = values_from_slice(memoryview(self._data)[lo:lo + c.length], one, c.offset)
+        vals = container_values(memoryview(self._data), c, self.offset)
         return vals.astype(np.uint64) | np.uint64(bucket.key << 32)
 
     def contains(self, position: int) -> bool:
-        """Whether ``position`` is deleted."""
+        """Whether ``position`` is deleted (decodes only the bucket that could hold it)."""
         key, low = position >> 32, position & 0xFFFFFFFF
-        for b, bm in zip(self.buckets, self._bitmaps()):
+        for b in self.buckets:
             if b.key == key:
-                return low in bm
+                return low in self._bucket_bitmap(b)
         return False
 
     __contains__ = contains
 
-    def _bitmaps(self) -> list:
+    def _bucket_bitmap(self, b: Bucket):
         from pyroaring import BitMap
 
-        out = []
-        for b in self.buckets:
-            lo = b.bitmap.offset - self.offset
-            vals = values_from_slice(memoryview(self._data)[lo:lo + b.bitmap.length], b.bitmap,
-                                     b.bitmap.offset)
-            out.append(BitMap(_uint32_array(vals)))
-        return out
+        lo = b.bitmap.offset - self.offset
+        vals = values_from_slice(memoryview(self._data)[lo:lo + b.bitmap.length], b.bitmap, b.bitmap.offset)
+        return BitMap(_uint32_array(vals))
 
     def _keyed(self) -> dict[int, Any]:
-        return {b.key: bm for b, bm in zip(self.buckets, self._bitmaps())}
+        return {b.key: self._bucket_bitmap(b) for b in self.buckets}
 
     def _combine(self, other: "DeletionVector", op: str) -> "DeletionVector":
         mine, theirs = self._keyed(), other._keyed()
@@ -415,22 +404,18 @@ def serialize_positions(positions: Iterable[int] | np.ndarray) -> bytes:
     pos = np.asarray(positions if isinstance(positions, np.ndarray) else list(positions))
     if pos.size and pos.dtype.kind == "i" and int(pos.min()) < 0:
         raise ValueError("positions must be >= 0")
-    pos = np.sort(pos.astype(np.uint64))
-    if pos.size > 1:
-        keep = np.empty(pos.size, dtype=bool)
-        keep[0] = True
-        np.not_equal(pos[1:], pos[:-1], out=keep[1:])
-        pos = pos[keep]
+    pos = sorted_unique(pos.astype(np.uint64))
     if pos.size and int(pos[-1]) >= 1 << 63:
         raise ValueError("positions must be below 2^63")
     keys = (pos >> np.uint64(32)).astype(np.int64)
     bitmaps = {}
     if pos.size:
-        uniq, starts = np.unique(keys, return_index=True)
+        # keys are sorted: each bucket starts where the key changes
+        starts = np.flatnonzero(np.concatenate(([True], keys[1:] != keys[:-1])))
         bounds = list(starts) + [pos.size]
-        for i, k in enumerate(uniq):
-            low = (pos[bounds[i]:bounds[i + 1]] & np.uint64(0xFFFFFFFF)).astype(np.uint32)
-            bitmaps[int(k)] = BitMap(_uint32_array(low))
+        for i, start in enumerate(starts):
+            low = (pos[start:bounds[i + 1]] & np.uint64(0xFFFFFFFF)).astype(np.uint32)
+            bitmaps[int(keys[start])] = BitMap(_uint32_array(low))
     return _serialize_bitmaps(bitmaps)
 
 

@@ -221,25 +221,36 @@ def values_from_slice(data: bytes, bm: Bitmap32, base: int) -> np.ndarray:
             return np.frombuffer(rb.to_array(), dtype=np.uint32)
         except Exception:  # noqa: BLE001 - fall back to the tolerant decoder below
             pass
-    parts = []
     mv = memoryview(data)
-    for c in bm.containers:
-        p = c.offset - base
-        high = np.uint32(c.key << 16)
-        if c.kind == "array":
-            low = np.frombuffer(mv, dtype="<u2", count=c.cardinality, offset=p).astype(np.uint32)
-        elif c.kind == "bitmap":
-            bits = np.unpackbits(np.frombuffer(mv, dtype=np.uint8, count=BITMAP_BYTES, offset=p),
-                                 bitorder="little")
-            low = np.flatnonzero(bits).astype(np.uint32)
-        else:
-            pairs = np.frombuffer(mv, dtype="<u2", count=2 * c.runs, offset=p + 2).reshape(-1, 2)
-            starts = pairs[:, 0].astype(np.int64)
-            lens = pairs[:, 1].astype(np.int64) + 1
-            low = expand_runs(starts, lens).clip(0, 0xFFFF).astype(np.uint32)
-        parts.append(low | high)
-    out = np.concatenate(parts)
-    return np.unique(out)
+    return sorted_unique(np.concatenate([container_values(mv, c, base) for c in bm.containers]))
+
+
+def container_values(buf: memoryview, c: Container, base: int) -> np.ndarray:
+    """The uint32 values of one container, decoded with numpy (tolerates malformed payloads)."""
+    p = c.offset - base
+    high = np.uint32(c.key << 16)
+    if c.kind == "array":
+        low = np.frombuffer(buf, dtype="<u2", count=c.cardinality, offset=p).astype(np.uint32)
+    elif c.kind == "bitmap":
+        bits = np.unpackbits(np.frombuffer(buf, dtype=np.uint8, count=BITMAP_BYTES, offset=p), bitorder="little")
+        low = np.flatnonzero(bits).astype(np.uint32)
+    else:
+        pairs = np.frombuffer(buf, dtype="<u2", count=2 * c.runs, offset=p + 2).reshape(-1, 2)
+        starts = pairs[:, 0].astype(np.int64)
+        lens = pairs[:, 1].astype(np.int64) + 1
+        low = expand_runs(starts, lens).clip(0, 0xFFFF).astype(np.uint32)
+    return sorted_unique(low | high)
+
+
+def sorted_unique(values: np.ndarray) -> np.ndarray:
+    """Sorted distinct values of a 1-D array (sort + neighbour mask; ``np.unique`` is far slower on big arrays)."""
+    out = np.sort(values)
+    if out.size > 1:
+        keep = np.empty(out.size, dtype=bool)
+        keep[0] = True
+        np.not_equal(out[1:], out[:-1], out=keep[1:])
+        out = out[keep]
+    return out
 
 
 def expand_runs(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
