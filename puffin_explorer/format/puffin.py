@@ -342,8 +342,8 @@ class PuffinFile(RichRepr):
         except PuffinError as exc:
             raise BlobDecodeError(f"blob {blob.index}: {exc}", blob.offset, exc.code or "blob.decompress") from exc
 
-    def decode_blob(self, blob: BlobMetadata):
-        """Decode a blob by its type (cached)."""
+    def decode_blob(self, blob: BlobMetadata, strict: Optional[bool] = None):
+        """Decode a blob by its type (cached); ``strict`` (default: the file's) raises its first error."""
         decoded = self._decoded.get(blob.index)
         if decoded is None:
             data = self.read_blob(blob)
@@ -351,7 +351,7 @@ class PuffinFile(RichRepr):
             offset = blob.offset if blob.compression_codec is None else 0
             decoded = decoder_for(blob.type).decode(data, offset, blob, space)
             self._decoded[blob.index] = decoded
-        if self.strict:
+        if self.strict if strict is None else strict:
             self._raise_first(decoded.findings)
         return decoded
 
@@ -398,7 +398,7 @@ class PuffinFile(RichRepr):
             if blob.compression_codec not in (None, *codecs.KNOWN_CODECS) or _opaque_and_large(blob):
                 continue
             try:
-                decoded = self.decode_blob(blob) if not self.strict else self._decode_lenient(blob)
+                decoded = self.decode_blob(blob, strict=False)
             except PuffinError as exc:
                 out.append(Finding(exc.code or "blob.decompress", Severity.ERROR, blob.offset,
                                    f"blob {blob.index}: cannot be read: {exc}", length=blob.length))
@@ -407,13 +407,6 @@ class PuffinFile(RichRepr):
             if dec.check is not None:
                 out.extend(dec.check(decoded, blob, anchor))
         return out
-
-    def _decode_lenient(self, blob: BlobMetadata):
-        strict, self.strict = self.strict, False
-        try:
-            return self.decode_blob(blob)
-        finally:
-            self.strict = strict
 
     @staticmethod
     def _raise_first(findings: list[Finding]) -> None:
@@ -469,7 +462,7 @@ class PuffinFile(RichRepr):
         if not decode or _opaque_and_large(b):
             return region
         try:
-            decoded = self.decode_blob(b) if not self.strict else self._decode_lenient(b)
+            decoded = self.decode_blob(b, strict=False)
         except PuffinError:
             return region
         inner = decoded.regions()
