@@ -151,13 +151,6 @@ def layout_html_body(pl: "ParquetLayout") -> str:
     return "".join(body)
 
 
-def layout_html(pl: "ParquetLayout") -> str:
-    """The HTML view: a self-contained fragment (stylesheet, text fallback, no script), size-capped."""
-    from . import render_html
-
-    return render_html(pl)
-
-
 def overlay_text(ov: "DeletionOverlay") -> str:
     from .text import printable
 
@@ -169,13 +162,6 @@ def overlay_text(ov: "DeletionOverlay") -> str:
         lines.append(f"  ... {len(ov.row_groups) - 50} more row groups")
     lines.extend(f"  {printable(str(f))}" for f in ov.findings[:20])
     return "\n".join(lines)
-
-
-def overlay_html(ov: "DeletionOverlay") -> str:
-    """The overlay's HTML view: a self-contained fragment (stylesheet, text fallback, no script), size-capped."""
-    from . import render_html
-
-    return render_html(ov)
 
 
 def overlay_html_body(ov: "DeletionOverlay") -> str:

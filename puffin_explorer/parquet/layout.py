@@ -273,18 +273,6 @@ class ParquetLayout(RichRepr):
 
         return HexView(self.source, self.root, offset, length, expand=expand_kinds(self))
 
-    def to_text(self) -> str:
-        """The plain-text view: summary, layout strip, regions, findings."""
-        from ..display.parquet_view import layout_text
-
-        return layout_text(self)
-
-    def to_html(self) -> str:
-        """The HTML view (self-contained fragment, no JavaScript)."""
-        from ..display.parquet_view import layout_html
-
-        return layout_html(self)
-
     def __repr__(self) -> str:
         return self.to_text()
 

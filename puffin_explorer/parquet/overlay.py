@@ -145,17 +145,6 @@ class DeletionOverlay(RichRepr):
                 f"{int(self.pages['fully_deleted'].sum())} of {len(self.pages)} data pages "
                 "fully deleted")
 
-    def to_text(self) -> str:
-        from ..display.parquet_view import overlay_text
-
-        return overlay_text(self)
-
-    def to_html(self) -> str:
-        """HTML: summary, findings, the chart as inline SVG, row-group and page tables."""
-        from ..display.parquet_view import overlay_html
-
-        return overlay_html(self)
-
     def __repr__(self) -> str:
         return self.to_text()
 
