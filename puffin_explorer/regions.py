@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, Iterator, Optional
+from typing import Any, Iterator, Optional, Sequence
 
 from ._repr import RichRepr
 
@@ -142,6 +142,41 @@ class FindingList(list, RichRepr):
     @property
     def errors(self) -> "FindingList":
         return FindingList(f for f in self if f.severity is Severity.ERROR)
+
+    def __repr__(self) -> str:
+        """The readable text form: one line per finding (severity, code, offset, message)."""
+        return self.to_text()
+
+    __str__ = __repr__
+
+
+def top_regions(root: Region, expand: Sequence[str] = ("footer",)) -> list[Region]:
+    """The root's file-space children, with children of ``expand`` kinds in their place (what the
+    layout strip draws and the hex view pages by)."""
+    out = []
+    for child in root.children:
+        if child.space != "file":
+            continue
+        if child.kind in expand and child.children:
+            out.extend(c for c in child.children if c.space == "file")
+        else:
+            out.append(child)
+    if not out and root.length:
+        out = [root]
+    return out
+
+
+def clip(value: Any, limit: int = 80) -> str:
+    """``repr(value)`` cut to ``limit`` characters, for values from a file quoted in a finding's message
+    (a footer can hold a string of millions of characters)."""
+    if isinstance(value, (list, dict)) and len(value) > 16:
+        text = f"<{type(value).__name__} of {len(value):,} items>"
+    else:
+        try:
+            text = repr(value)
+        except RecursionError:  # a deeply nested JSON value
+            text = f"<deeply nested {type(value).__name__}>"
+    return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
 def _short_value(value: Any) -> Any:

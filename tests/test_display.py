@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import html.parser
 from pathlib import Path
 
@@ -12,7 +11,6 @@ import pytest
 from puffin_explorer import DeletionVector, PuffinFile, PuffinWriter, Region
 from puffin_explorer import display
 from puffin_explorer.display import charts, dv_view, hexview, layout
-from puffin_explorer.display.cli import register_cli
 
 FIX = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures"
 TRINO_DV = FIX / "puffin/trino/deletion-vector-v1.puffin"
@@ -216,13 +214,13 @@ def test_hex_explicit_range_and_cap():
 def test_dv_views_of_the_java_shapes():
     pf = PuffinFile(SHAPES)
     sparse, rng, dense, high = (b.decode() for b in pf.blobs)
-    assert dv_view.run_stats(sparse)["runs"] == 7  # 65535 and 65536 join across containers
-    assert dv_view.run_stats(rng)["runs"] == 1
-    assert dv_view.run_stats(dense)["runs"] == 60_000
-    assert dv_view.run_stats(high)["runs"] == 4
-    first, last = dv_view.edge_positions(high)
+    assert sparse.run_count() == 7  # 65535 and 65536 join across containers
+    assert rng.run_count() == 1
+    assert dense.run_count() == 60_000
+    assert high.run_count() == 4
+    first, last = high.edge_positions()
     assert first == last == [5, 2**32 + 7, 2**33 + 1, 3 * 2**32 - 1]
-    first, last = dv_view.edge_positions(dense)
+    first, last = dense.edge_positions()
     assert first == list(range(1, 20, 2)) and last == list(range(119_981, 120_000, 2))
     text = rng.to_text()
     assert "  deleted rows 299,900  positions 100 … 299,999  CRC ok (0x1bd2b479)" in text
@@ -237,7 +235,7 @@ def test_run_count_matches_materialized_ranges(seed):
     parts = [rng.integers(0, 1 << 20, 3000), np.arange(65_000, 66_000), np.arange(131_000, 200_000),
              np.flatnonzero(rng.random(300_000) < 0.6) + 400_000, np.arange((1 << 32) - 10, (1 << 32) + 10)]
     dv = DeletionVector.from_positions(np.concatenate(parts[: 2 + seed % 4] + [parts[4]]))
-    assert dv_view.run_stats(dv)["runs"] == len(dv.ranges())
+    assert dv.run_count() == len(dv.ranges())
 
 
 def test_histogram_by_container_agrees_with_exact_on_container_aligned_bins(monkeypatch):
@@ -324,16 +322,15 @@ def test_show_uses_display_html_when_the_notebook_has_it(capsys):
 
 
 def test_cli_html_report(tmp_path, capsys):
-    parser = argparse.ArgumentParser(prog="puffin-explorer")
-    register_cli(parser.add_subparsers())
+    from puffin_explorer.cli import main
+
     out = tmp_path / "report.html"
-    args = parser.parse_args(["html", str(SHAPES), "-o", str(out)])
-    assert args.func(args) == 0
+    assert main(["html", str(SHAPES), "-o", str(out)]) == 0
+    assert capsys.readouterr().out.startswith(f"wrote {out} (")
     page = out.read_text(encoding="utf-8")
     assert page.startswith("<!DOCTYPE html>") and "blob 3: deletion-vector-v1" in page
     assert "script" not in collect(page).tags
-    args = parser.parse_args(["html", str(tmp_path / "missing.puffin"), "-o", str(out)])
-    assert args.func(args) == 2
+    assert main(["html", str(tmp_path / "missing.puffin"), "-o", str(out)]) == 2
     assert "no such file" in capsys.readouterr().err
 
 

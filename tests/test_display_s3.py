@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import argparse
 import re
 from pathlib import Path
 
 import pytest
 
 from puffin_explorer import PuffinFile
-from puffin_explorer.display.cli import register_cli
 from puffin_explorer.display.hexview import HexView
 
 try:
@@ -50,15 +48,23 @@ def test_hex_view_over_s3_reads_only_its_windows(s3_server):
 
 
 def test_cli_html_report_of_an_s3_file(s3_server, tmp_path, monkeypatch):
+    import json
+
     url = s3_server.upload(RESOURCES / "stats-theta.puffin", "display-cli")
     for key, value in {"AWS_ACCESS_KEY_ID": s3_server.key, "AWS_SECRET_ACCESS_KEY": s3_server.secret,
                        "AWS_ENDPOINT_URL": s3_server.endpoint_url, "AWS_DEFAULT_REGION": "us-east-1"}.items():
         monkeypatch.setenv(key, value)
-    parser = argparse.ArgumentParser(prog="puffin-explorer")
-    register_cli(parser.add_subparsers())
+    from puffin_explorer.cli import main
+
     out = tmp_path / "report.html"
-    args = parser.parse_args(["html", url, "-o", str(out)])
-    assert args.func(args) == 0
+    assert main(["html", url, "-o", str(out)]) == 0  # credentials from the environment
+    page = out.read_text(encoding="utf-8")
+    assert re.search(r"blob 2: apache-datasketches-theta-v1", page)
+    for key in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_ENDPOINT_URL"):
+        monkeypatch.delenv(key)
+    out.unlink()
+    # html takes --storage-options like every other command (it used to ignore them)
+    assert main(["html", url, "-o", str(out), "--storage-options", json.dumps(s3_server.storage_options)]) == 0
     page = out.read_text(encoding="utf-8")
     assert re.search(r"blob 2: apache-datasketches-theta-v1", page)
     assert "estimate 200,947.1" in page

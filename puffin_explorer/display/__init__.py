@@ -14,6 +14,7 @@ from .._repr import RichRepr
 from . import html as H
 from .hexview import HexView
 from .layout import segments, strip_html, strip_text
+from .registry import RenderOptions, find_view, register_view
 from .tables import findings_html, findings_text, region_tree_text, render_region_tree_html
 
 #: Hard cap on one view's HTML, in UTF-8 bytes (Databricks truncates a cell's output at 10 MB).
@@ -22,22 +23,27 @@ from .tables import findings_html, findings_text, region_tree_text, render_regio
 MAX_HTML_BYTES = 1_000_000
 #: Cap on the plain-text form (also embedded in the HTML as its fallback).
 MAX_TEXT_CHARS = 100_000
+#: Table rows of the compact re-render.
+COMPACT_ROWS = 50
 
 __all__ = [
-    "mimebundle", "render_html", "render_text", "show", "view", "HexView", "render_region_tree_html",
-    "region_tree_text", "strip_html", "strip_text", "segments", "findings_html", "findings_text",
-    "MAX_HTML_BYTES", "MAX_TEXT_CHARS", "View",
+    "mimebundle", "render_html", "render_text", "show", "view", "register_view", "RenderOptions", "HexView",
+    "render_region_tree_html", "region_tree_text", "strip_html", "strip_text", "segments", "findings_html",
+    "findings_text", "MAX_HTML_BYTES", "MAX_TEXT_CHARS", "View",
 ]
 
 
 class View(RichRepr):
-    """A model object with view options (e.g. ``schema`` for column names)."""
+    """A model object with its render options (e.g. column names from a schema)."""
 
-    def __init__(self, obj: Any, schema: Any = None) -> None:
-        from .schema import column_names
-
+    def __init__(self, obj: Any, options: Optional[RenderOptions] = None) -> None:
         self.obj = obj
-        self.names = column_names(schema)
+        self.options = options or RenderOptions()
+
+    @property
+    def names(self) -> dict[int, str]:
+        """``{field_id: column name}`` used by this view."""
+        return dict(self.options.names)
 
     def to_pandas(self):
         """The wrapped object's DataFrame (column names applied where the object has field ids)."""
@@ -52,80 +58,62 @@ class View(RichRepr):
         return f"View({self.obj!r})"
 
 
-def view(obj: Any, schema: Any = None) -> View:
-    """``obj`` with column names from ``schema`` (a ``{field_id: name}`` dict, an Iceberg schema JSON dict,
-    a pyiceberg Schema or a pyarrow schema with field ids)."""
-    return View(obj, schema)
+def view(obj: Any, schema: Any = None, options: Optional[RenderOptions] = None, **changes: Any) -> View:
+    """``obj`` with render options: column names from ``schema`` (a ``{field_id: name}`` dict, an
+    Iceberg schema JSON dict, a pyiceberg Schema or a pyarrow schema with field ids), other
+    :class:`RenderOptions` fields as keywords (``compact=True``, ``max_rows=20``)."""
+    from .schema import column_names
 
-
-def _renderers(obj: Any) -> tuple[Callable[..., str], Callable[..., str], str]:
-    """``(html_body(obj, compact), text(obj), css class)`` for a model object."""
-    from ..format.dv import DeletionVector
-    from ..format.puffin import PuffinFile
-    from ..format.raw import RawBlob
-    from ..format.theta import ThetaSketch
-    from ..regions import FindingList, Region
-
-    from ..parquet.layout import ParquetLayout
-    from ..parquet.overlay import DeletionOverlay
-
-    if isinstance(obj, (ParquetLayout, DeletionOverlay)):
-        from . import parquet_view as pv
-
-        if isinstance(obj, ParquetLayout):
-            return (lambda c: pv.layout_html_body(obj)), (lambda: pv.layout_text(obj)), "pe-parquet"
-        return (lambda c: pv.overlay_html_body(obj)), (lambda: pv.overlay_text(obj)), "pe-parquet-overlay"
-    names = None
     if isinstance(obj, View):
-        names, obj = obj.names, obj.obj
-    if isinstance(obj, PuffinFile):
-        from . import puffin_view as v
-
-        return (lambda c: v.html_body(obj, names, c)), (lambda: v.text(obj, names)), "pe-puffin"
-    if isinstance(obj, DeletionVector):
-        from . import dv_view as v
-
-        return (lambda c: v.html_body(obj, compact=c)), (lambda: v.text(obj)), "pe-dv"
-    if isinstance(obj, ThetaSketch):
-        from . import theta_view as v
-
-        return (lambda c: v.html_body(obj, names, c)), (lambda: v.text(obj, names)), "pe-theta"
-    if isinstance(obj, HexView):
-        return (lambda c: obj.html_body()), obj.text, "pe-hexview"
-    from . import misc_views as m
-
-    if isinstance(obj, RawBlob):
-        return (lambda c: m.raw_html(obj, c)), (lambda: m.raw_text(obj)), "pe-raw"
-    if isinstance(obj, Region):
-        return (lambda c: m.region_html(obj, c)), (lambda: m.region_text(obj)), "pe-region"
-    if isinstance(obj, FindingList):
-        return (lambda c: m.findings_list_html(obj, c)), (lambda: m.findings_list_text(obj)), "pe-findings"
-    raise TypeError(f"no view for {type(obj).__name__}")
+        options = options or obj.options
+        obj = obj.obj
+    opts = options or RenderOptions()
+    if schema is not None:
+        changes["names"] = column_names(schema)
+    if changes:
+        opts = opts.replace(**changes)
+    if find_view(obj) is None:
+        raise TypeError(f"no view for {type(obj).__name__}")
+    return View(obj, opts)
 
 
-def render_text(obj: Any) -> str:
+def _resolve(obj: Any, opts: Optional[RenderOptions]):
+    """``(model object, options, view spec)``; a :class:`View` brings its own options."""
+    if isinstance(obj, View):
+        opts = opts or obj.options
+        obj = obj.obj
+    spec = find_view(obj)
+    if spec is None:
+        raise TypeError(f"no view for {type(obj).__name__}")
+    return obj, opts or RenderOptions(), spec
+
+
+def render_text(obj: Any, opts: Optional[RenderOptions] = None) -> str:
     """The plain-text view (at most :data:`MAX_TEXT_CHARS` characters)."""
-    text = _renderers(obj)[1]()
+    obj, opts, spec = _resolve(obj, opts)
+    return _cap_text(spec.text(obj, opts))
+
+
+def _cap_text(text: str) -> str:
     if len(text) > MAX_TEXT_CHARS:
         text = text[:MAX_TEXT_CHARS] + f"\n… text view cut at {MAX_TEXT_CHARS:,} characters"
     return text
 
 
-def render_html(obj: Any) -> str:
-    """The HTML view: a self-contained fragment (stylesheet, text fallback, no script), size-capped."""
-    body, text_fn, cls = _renderers(obj)
-    text = render_text(obj)
-    out = H.wrap(body(False), text, cls)
+def render_html(obj: Any, opts: Optional[RenderOptions] = None, text: Optional[str] = None) -> str:
+    """The HTML view: a self-contained fragment (stylesheet, text fallback, no script), size-capped.
+
+    ``text`` is the already rendered text view, when the caller has it."""
+    obj, opts, spec = _resolve(obj, opts)
+    if text is None:
+        text = _cap_text(spec.text(obj, opts))
+    out = H.wrap(spec.html(obj, opts), text, spec.css_class)
     if _utf8_len(out) <= MAX_HTML_BYTES:
         return out
-    saved = H.MAX_TABLE_ROWS
-    try:
-        H.MAX_TABLE_ROWS = 50
-        note = (f'<div class="pe-note">compact view: the full view would exceed the '
-                f"{MAX_HTML_BYTES:,}-byte output cap</div>")
-        out = H.wrap(note + body(True), text[:20_000], cls)
-    finally:
-        H.MAX_TABLE_ROWS = saved
+    small = opts.replace(compact=True, max_rows=min(opts.max_rows, COMPACT_ROWS))
+    note = (f'<div class="pe-note">compact view: the full view would exceed the '
+            f"{MAX_HTML_BYTES:,}-byte output cap</div>")
+    out = H.wrap(note + spec.html(obj, small), text[:20_000], spec.css_class)
     if _utf8_len(out) <= MAX_HTML_BYTES:
         return out
     return f'<pre>{H.esc(text[:MAX_HTML_BYTES // 8])}</pre>'
@@ -135,9 +123,10 @@ def _utf8_len(text: str) -> int:
     return len(text.encode("utf-8", "surrogatepass"))
 
 
-def mimebundle(obj: Any) -> dict[str, str]:
-    """``{"text/plain": ..., "text/html": ...}`` for ``_repr_mimebundle_``."""
-    return {"text/plain": render_text(obj), "text/html": render_html(obj)}
+def mimebundle(obj: Any, opts: Optional[RenderOptions] = None) -> dict[str, str]:
+    """``{"text/plain": ..., "text/html": ...}`` for ``_repr_mimebundle_`` (the text is rendered once)."""
+    text = render_text(obj, opts)
+    return {"text/plain": text, "text/html": render_html(obj, opts, text=text)}
 
 
 def _find_display_html() -> Optional[Callable[[str], Any]]:

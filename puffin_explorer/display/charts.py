@@ -139,9 +139,9 @@ def theta_figure(sketch: Any, pyplot: bool = True, _themable: bool = False):
             if not exact:
                 ax.annotate(f"{k}σ", (hi, 0), xytext=(2, 4), textcoords="offset points", fontsize=7)
         ax.plot([est], [0], marker="|", markersize=16, color=_INK if _themable else "black")
-        ndv = sketch.ndv_property
-        if ndv is not None and str(ndv).isdigit():
-            ax.plot([int(ndv)], [0], marker="v", markersize=7, color=_ACCENT2 if _themable else "#b35c00",
+        ndv = sketch.ndv_number
+        if ndv is not None:
+            ax.plot([ndv], [0], marker="v", markersize=7, color=_ACCENT2 if _themable else "#b35c00",
                     linestyle="none")
         lo3, hi3 = sketch.lower_bound(3), sketch.upper_bound(3)
         pad = max(1.0, (hi3 - lo3) * 0.15)

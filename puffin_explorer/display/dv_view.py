@@ -2,12 +2,8 @@
 
 from __future__ import annotations
 
-import weakref
 from typing import Any, Optional
 
-import numpy as np
-
-from ..regions import Region
 from . import html as H
 from . import text as T
 from .tables import findings_html, findings_text, render_region_tree_html
@@ -16,111 +12,9 @@ from .tables import findings_html, findings_text, render_region_tree_html
 EDGE_POSITIONS = 10
 
 
-_RUNS_CACHE: dict[int, dict[str, int]] = {}
-
-
 def run_stats(dv: Any) -> dict[str, int]:
-    """Maximal runs of consecutive deleted positions, counted from the containers (nothing materialized).
-
-    Cached per vector object, so the HTML and the text views of a big vector count once.
-    """
-    key = id(dv)
-    if key not in _RUNS_CACHE:
-        _RUNS_CACHE[key] = _count_runs(dv)
-        weakref.finalize(dv, _RUNS_CACHE.pop, key, None)
-    return _RUNS_CACHE[key]
-
-
-def _bit_index(words: np.ndarray, highest: bool) -> np.ndarray:
-    """Index of the lowest (or highest) set bit of each non-zero uint64, exactly (via 32-bit halves)."""
-    hi = (words >> np.uint64(32)).astype(np.float64)
-    lo = (words & np.uint64(0xFFFFFFFF)).astype(np.float64)
-    if highest:
-        return np.where(hi > 0, 32 + np.floor(np.log2(np.maximum(hi, 1))),
-                        np.floor(np.log2(np.maximum(lo, 1)))).astype(np.int64)
-    lo_bit = lo.astype(np.int64) & -lo.astype(np.int64)
-    hi_bit = hi.astype(np.int64) & -hi.astype(np.int64)
-    return np.where(lo > 0, np.log2(np.maximum(lo_bit, 1)), 32 + np.log2(np.maximum(hi_bit, 1))).astype(np.int64)
-
-
-def _count_runs(dv: Any) -> dict[str, int]:
-    firsts, lasts, runs = [], [], []
-    bitmaps, order, bases = [], [], []
-    data = memoryview(dv.to_bytes())
-    for b in dv.buckets:
-        for c in b.bitmap.containers:
-            base = (b.key << 32) | (c.key << 16)
-            lo = c.offset - dv.offset
-            raw = data[lo:lo + c.length]
-            if c.cardinality == 0 or len(raw) < c.length:
-                continue
-            if c.kind == "array":
-                v = np.frombuffer(raw, dtype="<u2", count=c.cardinality).astype(np.int64)
-                runs.append(1 + int(np.count_nonzero(np.diff(v) != 1)))
-                firsts.append(base + int(v[0]))
-                lasts.append(base + int(v[-1]))
-            elif c.kind == "run":
-                if c.runs == 0:
-                    continue
-                pairs = np.frombuffer(raw, dtype="<u2", count=2 * c.runs, offset=2).reshape(-1, 2).astype(np.int64)
-                starts, ends = pairs[:, 0], pairs[:, 0] + pairs[:, 1]
-                runs.append(1 + int(np.count_nonzero(starts[1:] != ends[:-1] + 1)))
-                firsts.append(base + int(starts[0]))
-                lasts.append(base + int(ends[-1]))
-            else:
-                bitmaps.append(np.frombuffer(raw, dtype="<u8", count=1024))
-                order.append(len(runs))
-                bases.append(base)
-                runs.append(0)
-                firsts.append(base)
-                lasts.append(base)
-    if bitmaps:
-        words = np.stack(bitmaps)
-        carry = np.zeros_like(words)
-        carry[:, 1:] = words[:, :-1] >> np.uint64(63)
-        starts_mask = words & ~((words << np.uint64(1)) | carry)
-        if hasattr(np, "bitwise_count"):
-            counts = np.bitwise_count(starts_mask).sum(axis=1)
-        else:  # pragma: no cover - numpy < 2
-            counts = np.unpackbits(starts_mask.view(np.uint8), axis=1).sum(axis=1)
-        nonzero = words != 0
-        has_any = nonzero.any(axis=1)
-        first_word = np.argmax(nonzero, axis=1)
-        last_word = 1023 - np.argmax(nonzero[:, ::-1], axis=1)
-        rows = np.arange(len(words))
-        first_bit = first_word * 64 + _bit_index(words[rows, first_word], highest=False)
-        last_bit = last_word * 64 + _bit_index(words[rows, last_word], highest=True)
-        for j, i in enumerate(order):
-            runs[i] = int(counts[j])
-            if has_any[j]:
-                firsts[i] = bases[j] + int(first_bit[j])
-                lasts[i] = bases[j] + int(last_bit[j])
-    total = sum(runs)
-    joined = sum(1 for i in range(1, len(runs)) if firsts[i] == lasts[i - 1] + 1)
-    return {"runs": total - joined, "positions": dv.cardinality}
-
-
-def edge_positions(dv: Any, n: int = EDGE_POSITIONS) -> tuple[list[int], list[int]]:
-    """The first and last ``n`` deleted positions, decoding only the containers at the ends."""
-    pairs = [(b, c) for b in dv.buckets for c in b.bitmap.containers]
-    first: list[int] = []
-    for b, c in pairs:
-        first.extend(int(x) for x in dv._container_values(b, c)[: n - len(first)])
-        if len(first) >= n:
-            break
-    last: list[int] = []
-    for b, c in reversed(pairs):
-        vals = dv._container_values(b, c)
-        last[:0] = [int(x) for x in vals[max(0, len(vals) - (n - len(last))):]]
-        if len(last) >= n:
-            break
-    return first, last
-
-
-def _regions_root(dv: Any) -> Region:
-    regs = dv.regions()
-    size = len(dv.to_bytes())
-    return Region("deletion vector", "dv", dv.offset, size, regs, space=dv.space)
+    """``{"runs", "positions"}`` from the model (:meth:`DeletionVector.run_count`)."""
+    return {"runs": dv.run_count(), "positions": dv.cardinality}
 
 
 def _facts(dv: Any) -> list[tuple[str, str]]:
@@ -154,11 +48,11 @@ def container_rows(dv: Any) -> list[list[Any]]:
     return rows
 
 
-def html_body(dv: Any, title: Optional[str] = None, compact: bool = False) -> str:
+def html_body(dv: Any, opts: Any, title: Optional[str] = None) -> str:
     parts = [H.card("deletion vector", title or dv.referenced_data_file or "(no referenced data file)",
                     H.facts([("data file", H.esc(dv.referenced_data_file or "—"))] + _facts(dv)))]
-    parts.append(findings_html(dv.findings))
-    if dv.cardinality and not compact:
+    parts.append(findings_html(dv.findings, max_rows=opts.max_rows))
+    if dv.cardinality and not opts.compact:
         from .charts import dv_chart_svg
 
         parts.append(f'<div class="pe-chart">{dv_chart_svg(dv)}</div>')
@@ -169,20 +63,24 @@ def html_body(dv: Any, title: Optional[str] = None, compact: bool = False) -> st
     mean = dv.cardinality / runs["runs"] if runs["runs"] else 0
     run_html = (f'<div class="pe-note">{runs["runs"]:,} runs of consecutive positions, '
                 f'{mean:,.1f} positions per run on average</div>')
-    first, last = edge_positions(dv)
+    first, last = dv.edge_positions(EDGE_POSITIONS)
     n = max(len(first), len(last))
-    erows = [[i, f"{first[i]:,}" if i < len(first) else "", (-len(last) + i) if i < len(last) else "",
-              f"{last[i]:,}" if i < len(last) else ""] for i in range(n)]
+    total = dv.cardinality
+    # the last positions are numbered by their rank in the vector (1-based), not -10..-1
+    erows = [[i + 1 if i < len(first) else "", f"{first[i]:,}" if i < len(first) else "",
+              f"{total - len(last) + i + 1:,}" if i < len(last) else "", f"{last[i]:,}" if i < len(last) else ""]
+             for i in range(n)]
     etab = H.table(["#", "first positions", "#", "last positions"], erows, ["pe-num"] * 4)
     parts.append(H.details("Containers and runs", f'<div class="pe-cols"><div>{ctab}{run_html}</div>'
                                                   f"<div>{etab}</div></div>", True))
-    if not compact:
-        parts.append(H.details("Byte layout", render_region_tree_html(_regions_root(dv)), False,
+    if not opts.compact:
+        parts.append(H.details("Byte layout", render_region_tree_html(dv.region_tree(), max_rows=2 * opts.max_rows),
+                               False,
                                f" {len(dv.regions())} regions"))
     return "".join(parts)
 
 
-def text(dv: Any, title: Optional[str] = None) -> str:
+def text(dv: Any, opts: Any = None, title: Optional[str] = None) -> str:
     lo, hi = dv.min_position, dv.max_position
     crc = ("missing" if dv.crc_stored is None else
            f"ok ({dv.crc_stored:#010x})" if dv.crc_ok else
@@ -191,13 +89,13 @@ def text(dv: Any, title: Optional[str] = None) -> str:
              f"  deleted rows {dv.cardinality:,}  positions "
              + ("none" if lo is None else f"{lo:,} … {hi:,}") + f"  CRC {crc}",
              f"  buckets {len(dv.buckets):,}  blob {len(dv.to_bytes()):,} bytes"]
-    if dv.cardinality:
-        runs = run_stats(dv)["runs"]
+    runs = run_stats(dv)["runs"] if dv.cardinality else 0
+    if runs:  # a malformed vector can claim positions its containers do not hold
         lines.append(f"  runs {runs:,} (mean {dv.cardinality / runs:,.1f} positions)")
     crows = container_rows(dv)
     if crows:
         lines.append(T.table(["container", "count", "positions", "bytes", "bytes/pos"], crows, right=(1, 2, 3, 4)))
-    first, last = edge_positions(dv)
+    first, last = dv.edge_positions(EDGE_POSITIONS)
     if first:
         lines.append("  first " + ", ".join(f"{p:,}" for p in first))
         lines.append("  last  " + ", ".join(f"{p:,}" for p in last))
@@ -205,3 +103,13 @@ def text(dv: Any, title: Optional[str] = None) -> str:
     if ft:
         lines.append(ft)
     return "\n".join(lines)
+
+
+def _register() -> None:
+    from ..format.dv import DeletionVector
+    from .registry import register_view
+
+    register_view(DeletionVector, html=html_body, text=text, css_class="pe-dv")
+
+
+_register()

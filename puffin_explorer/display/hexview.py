@@ -13,21 +13,14 @@ from dataclasses import dataclass
 from typing import Any, Iterator, Optional, Sequence
 
 from .._repr import RichRepr
+from ..hexdump import MAX_SHOWN, ROW, align_down, plan_windows, read_windows
 from ..regions import Region, _short_value
 from . import html as H
 from . import text as T
 from .layout import EXPAND, region_css, segments, legend_html
 
-ROW = 16
-#: Files up to this size are shown whole.
-WHOLE_FILE = 2048
-#: Bytes shown at the start and at the end of a paged file.
-HEAD = TAIL = 256
-#: Bytes shown before and after each region boundary of a paged file.
-EDGE_BEFORE, EDGE_AFTER = 16, 32
-#: Most bytes one view shows (an explicit ``length`` is cut to this).
-MAX_SHOWN = 8192
-DEFAULT_LENGTH = 512
+#: Findings marked in one hex view (the rest are counted in a note; the findings table lists them all).
+MAX_MARKS = 64
 
 
 @dataclass
@@ -68,20 +61,6 @@ def _leaves(root: Region, expand: Sequence[str]) -> list[_Leaf]:
     return out
 
 
-def _align_down(n: int) -> int:
-    return n - n % ROW
-
-
-def _merge(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    out: list[tuple[int, int]] = []
-    for a, b in sorted(spans):
-        if out and a <= out[-1][1]:
-            out[-1] = (out[-1][0], max(out[-1][1], b))
-        else:
-            out.append((a, b))
-    return out
-
-
 class HexView(RichRepr):
     """Annotated hex of ``source`` (a :class:`~puffin_explorer.io.ByteSource`), coloured by ``root``'s regions.
 
@@ -96,47 +75,31 @@ class HexView(RichRepr):
         self.size = int(source.size)
         self.expand = tuple(expand)
         self.requested = (offset, length)
-        self.notes: list[str] = []
-        self.windows = self._plan(offset, length)
-        self._data = {w: source.read(w[0], w[1] - w[0]) for w in self.windows}
+        planned = read_windows(source, plan_windows(self.size, root, offset, length, self.expand))
+        self.notes = list(planned.notes)
+        self.windows = planned.windows
+        self._data = planned.data
         self._leaf_list = _leaves(root, self.expand)
         # findings in file space mark their bytes (at least one) in red, with the message on hover
         self._starts = [l.start for l in self._leaf_list]
-        marks = [(f.offset, f.offset + self._mark_length(f), f) for f in (findings or [])
-                 if getattr(f, "space", "file") == "file" and f.offset is not None]
-        self._marks = sorted((m for m in marks if any(m[0] < b and a < m[1] for a, b in self.windows)),
-                             key=lambda m: (m[0], m[1]))
-
-    # ------------------------------------------------------------------ planning
-    def _plan(self, offset: Optional[int], length: Optional[int]) -> list[tuple[int, int]]:
-        size = self.size
-        if offset is not None or length is not None:
-            start = max(0, min(size, offset or 0))
-            want = DEFAULT_LENGTH if length is None else max(0, length)
-            if want > MAX_SHOWN:
-                self.notes.append(f"{want:,} bytes asked for; showing the first {MAX_SHOWN:,}")
-                want = MAX_SHOWN
-            return [(start, min(size, start + want))] if start < size else []
-        if size <= WHOLE_FILE:
-            return [(0, size)] if size else []
-        spans = [(0, min(size, HEAD)), (_align_down(max(0, size - TAIL)), size)]
-        budget = MAX_SHOWN - sum(b - a for a, b in spans)
-        segs = segments(self.root, self.expand)
-        edges = sorted({s.offset for s in segs} | {s.end for s in segs})
-        skipped = 0
-        for e in edges:
-            a, b = _align_down(max(0, e - EDGE_BEFORE)), min(size, _align_down(e + EDGE_AFTER + ROW - 1))
-            merged = _merge(spans + [(a, b)])
-            cost = sum(y - x for x, y in merged) - sum(y - x for x, y in _merge(spans))
-            if cost > budget:
-                skipped += 1
+        marks = []
+        for f in findings or []:
+            if getattr(f, "space", "file") != "file" or f.offset is None:
                 continue
-            budget -= cost
-            spans = merged
-        if skipped:
-            self.notes.append(f"{skipped:,} region boundaries not shown (view cap {MAX_SHOWN:,} bytes); "
-                              "pass offset= and length= to see any range")
-        return _merge(spans)
+            a = int(f.offset)
+            if any(a < wb and wa < a + MAX_SHOWN for wa, wb in self.windows):
+                m = (a, a + self._mark_length(f), f)
+                if any(m[0] < wb and wa < m[1] for wa, wb in self.windows):
+                    marks.append(m)
+        marks.sort(key=lambda m: (m[0], m[1]))
+        # each byte is checked against every mark: one mark per range and code, at most MAX_MARKS
+        seen: set = set()
+        marks = [m for m in marks if (m[0], m[1], m[2].code) not in seen and not seen.add((m[0], m[1], m[2].code))]
+        if len(marks) > MAX_MARKS:
+            self.notes.append(f"{len(marks) - MAX_MARKS:,} more findings are not marked here (see the findings)")
+            marks = marks[:MAX_MARKS]
+        self._marks = marks
+        self._mark_starts = {m[0] for m in marks}
 
     @property
     def bytes_shown(self) -> int:
@@ -158,7 +121,7 @@ class HexView(RichRepr):
             if a > prev_end:
                 yield "gap", a - prev_end
             data = self._data[(a, b)]
-            for row_start in range(_align_down(a), b, ROW):
+            for row_start in range(align_down(a), b, ROW):
                 lo, hi = max(row_start, a), min(row_start + ROW, b)
                 chunk = data[lo - a:hi - a]
                 leaves = [self._leaf_at(p) for p in range(lo, hi)]
@@ -233,14 +196,17 @@ class HexView(RichRepr):
             bad = self._marks_at(lo + j) if self._marks else []
             k = j + 1
             while k < n and leaves[k] == li and (not self._marks or self._marks_at(lo + k) == bad) \
-                    and not any(lo + k == a for a, _, _ in self._marks):
+                    and (lo + k) not in self._mark_starts:
                 k += 1
             bs = chunk[j:k]
             cells = " ".join("<i>00</i>" if x == 0 else f"{x:02x}" for x in bs)
             asc = H.esc(_ascii(bs))
             warn = ""
             if bad:
-                warn = "\n" + "\n".join(f"⚠ {f.severity.value} {f.code}: {T.printable(f.message)}" for f in bad)
+                # the message once, on the bytes the finding starts at; after that only its code
+                warn = "\n" + "\n".join(
+                    f"⚠ {f.severity.value} {f.code}: {T.printable(f.message, 300)}" if a == lo + j else f"⚠ {f.code}"
+                    for a, end, f in self._marks if a <= lo + j < end)
             if li is None:
                 extra = f' class="pe-f" title={H.attr(warn.strip())}' if bad else ""
                 hex_parts.append(f"<span{extra}>{cells}</span>")
@@ -284,3 +250,13 @@ class HexView(RichRepr):
 
 def _ascii(bs: bytes) -> str:
     return "".join(chr(x) if 32 <= x < 127 else "." for x in bs)
+
+
+def _register() -> None:
+    from .registry import register_view
+
+    register_view(HexView, html=lambda hv, opts: hv.html_body(), text=lambda hv, opts: hv.text(),
+                  css_class="pe-hexview")
+
+
+_register()

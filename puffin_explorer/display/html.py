@@ -68,8 +68,9 @@ def swatch(css_class: str, title: str = "") -> str:
 
 
 def table(columns: Sequence[str], rows: Iterable[Sequence[Any]], classes: Optional[Sequence[str]] = None,
-          total: Optional[int] = None, more_hint: str = "", raw_html_columns: Sequence[int] = ()) -> str:
-    """A table of escaped cells; rows beyond :data:`MAX_TABLE_ROWS` are elided and counted.
+          total: Optional[int] = None, more_hint: str = "", raw_html_columns: Sequence[int] = (),
+          max_rows: int = MAX_TABLE_ROWS, max_cell_chars: int = MAX_CELL_CHARS) -> str:
+    """A table of escaped cells; rows beyond ``max_rows`` are elided and counted.
 
     ``classes`` gives a CSS class per column (``pe-num``, ``pe-mono``, ``pe-wrap``);
     columns listed in ``raw_html_columns`` hold HTML built by this package.
@@ -81,12 +82,12 @@ def table(columns: Sequence[str], rows: Iterable[Sequence[Any]], classes: Option
     out.append("</tr></thead><tbody>")
     shown = 0
     for row in rows:
-        if shown >= MAX_TABLE_ROWS:
+        if shown >= max_rows:
             break
         out.append("<tr>")
         for i, cell in enumerate(row):
             cls = f' class="{classes[i]}"' if classes[i] else ""
-            content = cell if i in raw else esc(clip("" if cell is None else cell))
+            content = cell if i in raw else esc(clip("" if cell is None else cell, max_cell_chars))
             out.append(f"<td{cls}>{content}</td>")
         out.append("</tr>")
         shown += 1

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
-from ..regions import Region
+from ..regions import Region, top_regions
 from .html import attr, esc, swatch
 from .text import size as fmt_size
 
@@ -54,21 +54,6 @@ def colour_class(region: Region, index: int) -> str:
 
 def _in_file(region: Region) -> bool:
     return region.space == "file"
-
-
-def top_regions(root: Region, expand: Sequence[str] = EXPAND) -> list[Region]:
-    """The root's file-space children, with ``expand`` kinds replaced by their children."""
-    out = []
-    for child in root.children:
-        if not _in_file(child):
-            continue
-        if child.kind in expand and child.children:
-            out.extend(c for c in child.children if _in_file(c))
-        else:
-            out.append(child)
-    if not out and root.length:
-        out = [root]
-    return out
 
 
 def colour_map(root: Region, expand: Sequence[str] = EXPAND) -> dict[int, str]:

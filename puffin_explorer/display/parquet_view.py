@@ -7,7 +7,7 @@ classes import this module only when something is rendered.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import numpy as np
 
@@ -24,7 +24,7 @@ def summary(pl: "ParquetLayout") -> str:
     n_rg = len(pl.row_group_infos)
     parts = [f"{pl.size:,} bytes", f"{n_rg} row group{'s' if n_rg != 1 else ''}",
              f"{pl.num_rows:,} rows", f"{len(pl.columns)} columns"]
-    n_pages = sum(len(c.pages) for rg in pl.row_group_infos for c in rg.chunks) + len(pl._recovered)
+    n_pages = len(pl.pages())
     if n_pages:
         parts.append(f"{n_pages} pages")
     if pl.created_by:
@@ -80,7 +80,7 @@ def _value_text(value) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def layout_text(pl: "ParquetLayout") -> str:
+def layout_text(pl: "ParquetLayout", opts: Any = None) -> str:
     """Summary, layout strip, region table (row groups and column chunks) and findings."""
     from .layout import strip_text
     from .text import printable
@@ -109,12 +109,13 @@ def layout_text(pl: "ParquetLayout") -> str:
     return "\n".join(lines)
 
 
-def _table(df, classes=None) -> str:
+def _table(df, classes=None, max_rows: Optional[int] = None) -> str:
     from . import html as H
 
     cols = list(df.columns)
     rows = ([None if _missing(v) else v for v in rec] for rec in df.itertuples(index=False))
-    return H.table(cols, rows, classes, total=len(df), more_hint="the DataFrame has all")
+    return H.table(cols, rows, classes, total=len(df), more_hint="the DataFrame has all",
+                   max_rows=H.MAX_TABLE_ROWS if max_rows is None else max_rows)
 
 
 def _missing(v) -> bool:
@@ -126,7 +127,8 @@ def _missing(v) -> bool:
         return False
 
 
-def layout_html_body(pl: "ParquetLayout") -> str:
+def layout_html_body(pl: "ParquetLayout", opts: Any = None) -> str:
+    rows = getattr(opts, "max_rows", None)
     from . import html as H
     from .layout import strip_html
     from .tables import findings_html, render_region_tree_html
@@ -139,19 +141,21 @@ def layout_html_body(pl: "ParquetLayout") -> str:
     if pl.created_by:
         facts.append(("created by", H.esc(H.clip(pl.created_by, 120))))
     body = [H.card("parquet file", str(pl.location), H.facts(facts)),
-            findings_html(pl.findings),
+            findings_html(pl.findings, max_rows=rows or H.MAX_TABLE_ROWS),
             strip_html(pl.root, expand_kinds(pl))]
     if pl.row_group_infos:
-        body.append(H.details("Row groups", _table(pl.row_groups()),
+        body.append(H.details("Row groups", _table(pl.row_groups(), max_rows=rows),
                               len(pl.row_group_infos) <= EXPAND_ROW_GROUPS,
                               f" {len(pl.row_group_infos):,}"))
         chunks = pl.column_chunks()
-        body.append(H.details("Column chunks", _table(chunks), False, f" {len(chunks):,}"))
-    body.append(H.details("Regions", render_region_tree_html(pl.root, expand_kinds(pl)), False))
+        body.append(H.details("Column chunks", _table(chunks, max_rows=rows), False, f" {len(chunks):,}"))
+    if not getattr(opts, "compact", False):
+        body.append(H.details("Regions", render_region_tree_html(pl.root, expand_kinds(pl),
+                                                                 max_rows=2 * (rows or 200)), False))
     return "".join(body)
 
 
-def overlay_text(ov: "DeletionOverlay") -> str:
+def overlay_text(ov: "DeletionOverlay", opts: Any = None) -> str:
     from .text import printable
 
     lines = [f"DeletionOverlay({ov.layout.location!r})", "  " + ov.summary()]
@@ -164,7 +168,9 @@ def overlay_text(ov: "DeletionOverlay") -> str:
     return "\n".join(lines)
 
 
-def overlay_html_body(ov: "DeletionOverlay") -> str:
+def overlay_html_body(ov: "DeletionOverlay", opts: Any = None) -> str:
+    rows = getattr(opts, "max_rows", None)
+    compact = getattr(opts, "compact", False)
     from . import html as H
     from .charts import figure_svg
     from .tables import findings_html
@@ -176,11 +182,11 @@ def overlay_html_body(ov: "DeletionOverlay") -> str:
              ("fully deleted data pages",
               f"{int(ov.pages.fully_deleted.sum()):,} of {len(ov.pages):,}")]
     body = (H.card("deletion overlay", str(ov.layout.location), H.facts(facts))
-            + findings_html(ov.findings)
-            + f'<div class="pe-chart">{figure_svg(ov.chart())}</div>'
-            + H.details("Row groups", _table(ov.row_groups), len(ov.row_groups) <= EXPAND_ROW_GROUPS,
+            + findings_html(ov.findings, max_rows=rows or H.MAX_TABLE_ROWS)
+            + ("" if compact else f'<div class="pe-chart">{figure_svg(ov.chart())}</div>')
+            + H.details("Row groups", _table(ov.row_groups, max_rows=rows), len(ov.row_groups) <= EXPAND_ROW_GROUPS,
                         f" {len(ov.row_groups):,}")
-            + H.details("Data pages", _table(ov.pages), False, f" {len(ov.pages):,}"))
+            + H.details("Data pages", _table(ov.pages, max_rows=rows), False, f" {len(ov.pages):,}"))
     return body
 
 
@@ -234,3 +240,15 @@ def overlay_figure(overlay: "DeletionOverlay", column: Optional[str] = None):
     ax2.set_ylabel("deleted share")
     ax2.set_xlabel("row position")
     return fig
+
+
+def _register() -> None:
+    from ..parquet.layout import ParquetLayout
+    from ..parquet.overlay import DeletionOverlay
+    from .registry import register_view
+
+    register_view(ParquetLayout, html=layout_html_body, text=layout_text, css_class="pe-parquet")
+    register_view(DeletionOverlay, html=overlay_html_body, text=overlay_text, css_class="pe-parquet-overlay")
+
+
+_register()

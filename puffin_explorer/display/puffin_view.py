@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import weakref
 from typing import Any, Optional
 
-from ..errors import PuffinError
 from . import html as H
 from . import text as T
 from .layout import colour_map, strip_html, strip_text, top_regions
@@ -13,54 +11,22 @@ from .schema import fields_label
 from .tables import findings_html, findings_text, render_region_tree_html
 
 
-_SUMMARIES: dict[int, str] = {}
-
-
-def _summary(decoded: Any) -> str:
-    """``decoded.summary()``, once per decoded object (the HTML and the text view both show it)."""
-    key = id(decoded)
-    if key not in _SUMMARIES:
-        _SUMMARIES[key] = decoded.summary()
-        weakref.finalize(decoded, _SUMMARIES.pop, key, None)
-    return _SUMMARIES[key]
-
-
 def _props(props: dict) -> str:
     return "; ".join(f"{k}={v}" for k, v in props.items())
 
 
 def blob_rows(pf: Any, names: Optional[dict[int, str]] = None) -> list[dict[str, Any]]:
-    """One dict per blob: footer entry, decoded size and a one-line decoded summary."""
-    rows = []
-    for b in pf.blobs:
-        decoded_size: Optional[int] = None
-        summary = ""
-        if b.readable:
-            try:
-                dec = b.decode()
-                data = getattr(dec, "_data", None)
-                if data is None:
-                    data = getattr(dec, "data", b"")
-                decoded_size = len(data)
-                summary = _summary(dec)
-            except PuffinError as exc:
-                summary = f"unreadable: {exc}"
-        else:
-            summary = "not readable (bad offset/length)"
-        rows.append({"index": b.index, "type": b.type, "fields": fields_label(b.fields, names),
-                     "snapshot-id": b.snapshot_id, "sequence-number": b.sequence_number, "offset": b.offset,
-                     "length": b.length, "codec": b.compression_codec or "none", "decoded size": decoded_size,
-                     "properties": _props(b.properties), "summary": summary})
+    """:meth:`PuffinFile.blob_summaries` with fields and properties formatted as labels."""
+    rows = pf.blob_summaries()
+    for r in rows:
+        r["fields"] = fields_label(r["fields"], names)
+        r["properties"] = _props(r["properties"])
     return rows
 
 
 def blob_frame(pf: Any, names: Optional[dict[int, str]] = None):
-    """:func:`blob_rows` as a DataFrame."""
-    import pandas as pd
-
-    cols = ["index", "type", "fields", "snapshot-id", "sequence-number", "offset", "length", "codec",
-            "decoded size", "properties", "summary"]
-    return pd.DataFrame(blob_rows(pf, names), columns=cols)
+    """The blob table with decoded sizes and summaries (the model's ``to_pandas(names)``)."""
+    return pf.to_pandas(names)
 
 
 def _blob_colours(root: Any) -> dict[int, str]:
@@ -86,13 +52,14 @@ def _footer_text(pf: Any) -> str:
     return f"{pf.footer_size:,} B, " + ("LZ4-compressed" if pf.footer.compressed else "uncompressed")
 
 
-def html_body(pf: Any, names: Optional[dict[int, str]] = None, compact: bool = False) -> str:
+def html_body(pf: Any, opts: Any) -> str:
+    names = (dict(opts.names) or None)
     status, kind = _status(pf)
     created = pf.properties.get("created-by")
     body = H.facts([("size", H.esc(T.size(pf.size))), ("blobs", f"{len(pf.blobs):,}"),
                     ("created-by", H.esc(created) if created is not None else "—"),
                     ("footer", H.esc(_footer_text(pf))), ("status", H.badge(status, kind))])
-    parts = [H.card("Puffin file", pf.location, body), findings_html(pf.findings)]
+    parts = [H.card("Puffin file", pf.location, body), findings_html(pf.findings, max_rows=opts.max_rows)]
     root = pf.regions()
     parts.append(strip_html(root))
     colours = _blob_colours(root)
@@ -104,21 +71,23 @@ def html_body(pf: Any, names: Optional[dict[int, str]] = None, compact: bool = F
                    H.num(r["decoded size"]), r["properties"], r["summary"]] for r in rows]
     table = H.table(cols, table_rows, ["", "pe-num", "pe-mono pe-nowrap", "pe-mono", "pe-num", "pe-num", "pe-num", "pe-num",
                                        "", "pe-num", "pe-wrap pe-mono pe-props", "pe-text-col"],
-                    total=len(rows), more_hint="pf.blob_table() has all", raw_html_columns=(0,))
+                    total=len(rows), more_hint="pf.blob_table() has all", raw_html_columns=(0,),
+                    max_rows=opts.max_rows)
     if not rows:
         table = '<div class="pe-note">no blobs</div>'
     parts.append(H.details("Blobs", table, True, f" {len(rows):,}"))
     if pf.properties:
         ptab = H.table(["property", "value"], [[k, v] for k, v in pf.properties.items()],
-                       ["pe-mono", "pe-wrap"], total=len(pf.properties))
+                       ["pe-mono", "pe-wrap"], total=len(pf.properties), max_rows=opts.max_rows)
         parts.append(H.details("File properties", ptab, True, f" {len(pf.properties):,}"))
-    if not compact:
-        parts.append(H.details("Byte regions", render_region_tree_html(root), False,
+    if not opts.compact:
+        parts.append(H.details("Byte regions", render_region_tree_html(root, max_rows=2 * opts.max_rows), False,
                                f" {sum(1 for _ in root.walk()) - 1:,}"))
     return "".join(parts)
 
 
-def text(pf: Any, names: Optional[dict[int, str]] = None) -> str:
+def text(pf: Any, opts: Any) -> str:
+    names = (dict(opts.names) or None)
     status, _ = _status(pf)
     created = pf.properties.get("created-by")
     lines = [f"PuffinFile  {T.printable(pf.location)}",
@@ -141,3 +110,13 @@ def text(pf: Any, names: Optional[dict[int, str]] = None) -> str:
         lines.append("properties")
         lines += [f"  {T.printable(k)}: {T.cut(T.printable(v), 100)}" for k, v in list(pf.properties.items())[:50]]
     return "\n".join(lines)
+
+
+def _register() -> None:
+    from ..format.puffin import PuffinFile
+    from .registry import register_view
+
+    register_view(PuffinFile, html=html_body, text=text, css_class="pe-puffin")
+
+
+_register()

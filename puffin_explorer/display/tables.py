@@ -22,10 +22,10 @@ def _where(offset: Optional[int], space: str) -> str:
 
 
 def render_region_tree_html(root: Region, expand: Sequence[str] = EXPAND, open_: bool = False,
-                            max_rows: int = MAX_REGION_ROWS) -> str:
+                            max_rows: int = MAX_REGION_ROWS, table_rows: int = H.MAX_TABLE_ROWS) -> str:
     """The region tree as collapsible tables: one ``<details>`` per top-level region.
 
-    At most ``max_rows`` rows are drawn in all; the rest is counted.
+    At most ``max_rows`` rows are drawn in all and ``table_rows`` in one table; the rest is counted.
     """
     colours = region_css(root, expand)
     parts = []
@@ -52,7 +52,8 @@ def render_region_tree_html(root: Region, expand: Sequence[str] = EXPAND, open_:
         budget -= len(rows)
         table = H.table(["region", "kind", "offset", "length", "end", "value", "finding"], rows,
                         ["", "pe-mono", "pe-num", "pe-num", "pe-num", "pe-wrap pe-mono", ""],
-                        total=total, more_hint="Region.to_pandas() has all", raw_html_columns=(0,))
+                        total=total, more_hint="Region.to_pandas() has all", raw_html_columns=(0,),
+                        max_rows=table_rows)
         summary = f"{H.swatch(colours.get(id(top), ''))}{H.esc(H.clip(top.name, 120))}"
         parts.append(H.details(summary, table, open_, f" {top.length:,} B @ {top.offset:,}"
                                + (f", {total - 1:,} parts" if total > 1 else "")))
@@ -80,7 +81,8 @@ def sorted_findings(findings: Iterable[Finding]) -> list[Finding]:
                                            -1 if f.offset is None else f.offset))
 
 
-def findings_html(findings: Iterable[Finding], open_: bool = True, title: str = "Findings") -> str:
+def findings_html(findings: Iterable[Finding], open_: bool = True, title: str = "Findings",
+                  max_rows: int = H.MAX_TABLE_ROWS) -> str:
     """Severity, code, offset, message and hint, errors first; empty string when there are none."""
     items = sorted_findings(findings)
     if not items:
@@ -89,7 +91,7 @@ def findings_html(findings: Iterable[Finding], open_: bool = True, title: str = 
              _where(f.offset, f.space), H.num(f.length), f.message, f.hint] for f in items]
     table = H.table(["severity", "code", "offset", "length", "message", "hint"], rows,
                     ["", "pe-mono", "pe-num", "pe-num", "pe-wrap", "pe-wrap pe-muted"], total=len(items),
-                    more_hint="findings.to_pandas() has all", raw_html_columns=(0,))
+                    more_hint="findings.to_pandas() has all", raw_html_columns=(0,), max_rows=max_rows)
     counts = _count_text(items)
     return H.details(f'<span class="pe-{items[0].severity.value}">{H.esc(title)}</span>', table, open_,
                      f" {counts}")
@@ -102,9 +104,10 @@ def findings_text(findings: Iterable[Finding], title: str = "findings") -> str:
         return ""
     lines = [f"{title} ({_count_text(items)})"]
     for f in items[:T.MAX_TEXT_ROWS]:
-        lines.append(f"  {f.severity.value:<7} {f.code} @ {_where(f.offset, f.space)}: {T.printable(f.message)}")
+        lines.append(f"  {f.severity.value:<7} {f.code} @ {_where(f.offset, f.space)}: "
+                     f"{T.printable(f.message, T.MAX_MESSAGE_CHARS)}")
         if f.hint:
-            lines.append(f"          hint: {T.printable(f.hint)}")
+            lines.append(f"          hint: {T.printable(f.hint, T.MAX_MESSAGE_CHARS)}")
     if len(items) > T.MAX_TEXT_ROWS:
         lines.append(f"  … {len(items) - T.MAX_TEXT_ROWS:,} more findings")
     return "\n".join(lines)

@@ -22,9 +22,22 @@ def size(n: Optional[int]) -> str:
     return f"{n:,} B"  # pragma: no cover
 
 
-def printable(value: Any) -> str:
-    """A value's string form with control characters made visible (one line)."""
+#: Characters of one message (a finding's, a value's) a text view shows.
+MAX_MESSAGE_CHARS = 2000
+
+
+#: Characters of any one value a text view escapes (a file can hold megabyte-long strings).
+MAX_PRINTABLE_CHARS = 4096
+
+
+def printable(value: Any, limit: Optional[int] = MAX_PRINTABLE_CHARS) -> str:
+    """A value's string form with control characters made visible (one line), cut to ``limit``
+    characters first (``None``: no cut), so the work is bounded whatever a file holds."""
     text = "" if value is None else str(value)
+    if limit is not None and len(text) > limit:
+        text = text[: max(0, limit - 1)] + "…"
+    if text.isprintable():
+        return text
     return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 

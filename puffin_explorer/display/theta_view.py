@@ -22,11 +22,8 @@ def bounds_rows(sk: Any) -> list[list[str]]:
 
 
 def bounds_frame(sk: Any):
-    """``std_devs, lower, estimate, upper`` for 1, 2 and 3 standard deviations."""
-    import pandas as pd
-
-    return pd.DataFrame([{"std_devs": k, "lower": lo, "estimate": sk.estimate, "upper": hi}
-                         for k, (lo, hi) in sk.bounds().items()])
+    """``std_devs, lower, estimate, upper`` for 1, 2 and 3 standard deviations (the model's ``to_pandas()``)."""
+    return sk.to_pandas()
 
 
 def _ndv_text(sk: Any) -> str:
@@ -38,8 +35,9 @@ def _ndv_text(sk: Any) -> str:
     return f"ndv {ndv} " + ("agrees" if sk.ndv_agrees else f"DISAGREES (expected {sk.expected_ndv:,})")
 
 
-def html_body(sk: Any, names: Optional[dict[int, str]] = None, compact: bool = False) -> str:
-    cols = _columns(sk, names)
+def html_body(sk: Any, opts: Any) -> str:
+    compact = opts.compact
+    cols = _columns(sk, (dict(opts.names) or None))
     title = f"fields {cols}" if cols else "theta sketch"
     if sk.sketch is None:
         return H.card("theta sketch", title, H.facts([("status", H.badge("unreadable", "error"))])) + \
@@ -63,13 +61,13 @@ def html_body(sk: Any, names: Optional[dict[int, str]] = None, compact: bool = F
         chart = f'<div class="pe-chart">{theta_chart_svg(sk)}</div>'
     parts.append(f'<div class="pe-cols"><div>{table}</div>{chart}</div>')
     if not compact and sk.regions():
-        root = Region("theta sketch", "theta", sk.offset, len(sk._data), sk.regions(), space=sk.space)
-        parts.append(H.details("Byte layout", render_region_tree_html(root), False))
+        parts.append(H.details("Byte layout", render_region_tree_html(sk.region_tree(), max_rows=2 * opts.max_rows),
+                               False))
     return "".join(parts)
 
 
-def text(sk: Any, names: Optional[dict[int, str]] = None) -> str:
-    cols = _columns(sk, names)
+def text(sk: Any, opts: Any) -> str:
+    cols = _columns(sk, (dict(opts.names) or None))
     head = "ThetaSketch" + (f"  fields {cols}" if cols else "")
     if sk.sketch is None:
         return head + "\n  unreadable\n" + findings_text(sk.findings)
@@ -82,3 +80,13 @@ def text(sk: Any, names: Optional[dict[int, str]] = None) -> str:
     if ft:
         lines.append(ft)
     return "\n".join(lines)
+
+
+def _register() -> None:
+    from ..format.theta import ThetaSketch
+    from .registry import register_view
+
+    register_view(ThetaSketch, html=html_body, text=text, css_class="pe-theta")
+
+
+_register()
