@@ -32,4 +32,34 @@ class UnsupportedCodecError(PuffinError):
 
 
 class SourceError(PuffinError):
-    """The location cannot be opened or read."""
+    """The location cannot be opened or read.
+
+    ``location`` is what was being read and ``hint`` what to do about it; both are
+    part of the one-line message.
+    """
+
+    def __init__(self, message: str, offset: Optional[int] = None, code: str = "", *,
+                 location: Optional[str] = None, hint: str = "") -> None:
+        self.location = location
+        self.hint = hint
+        super().__init__(f"{message}: {hint}" if hint else message, offset, code or "source.read")
+
+
+class NotFoundError(SourceError):
+    """No such file, key or bucket."""
+
+
+class NoCredentialsError(SourceError):
+    """The storage needs credentials and none were found."""
+
+
+class AccessDeniedError(SourceError):
+    """The storage refused the credentials (wrong key or secret, or no permission)."""
+
+
+class EndpointUnreachableError(SourceError):
+    """Nothing answers at the storage endpoint."""
+
+
+class NotAFileError(SourceError):
+    """The location is a folder (or a prefix), not a file."""

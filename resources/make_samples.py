@@ -5,7 +5,9 @@
 
 Every sample is deterministic (fixed seeds, fixed codecs), so the committed files
 are exactly what this script writes.  ``broken-*.puffin`` files each break one
-rule on purpose; ``EXPECTED`` names the finding code each must produce.
+rule on purpose; ``EXPECTED`` names the finding code each must produce, and
+``broken-*.findings.json`` beside each is the full list of findings the reader
+reports for it (golden files: rewritten by this script, compared by the tests).
 """
 
 from __future__ import annotations
@@ -220,10 +222,31 @@ def _broken() -> dict[str, bytes]:
     return out
 
 
+def findings_json(data: bytes) -> str:
+    """The golden text of a sample: every finding the reader reports, in order, as JSON."""
+    from puffin_explorer import PuffinFile
+
+    return json.dumps([f.to_dict() for f in PuffinFile(data).findings], indent=1, ensure_ascii=False) + "\n"
+
+
+def golden_name(name: str) -> str:
+    return name[: -len(".puffin")] + ".findings.json"
+
+
+def outputs() -> dict[str, bytes]:
+    """Every file this script writes: the samples and the golden findings of the broken ones."""
+    out = {}
+    for name, data in build_samples().items():
+        out[name] = data
+        if name.startswith("broken-"):
+            out[golden_name(name)] = findings_json(data).encode("utf-8")
+    return out
+
+
 def main(argv: list[str]) -> int:
     check = "--check" in argv
     differ = []
-    for name, data in build_samples().items():
+    for name, data in outputs().items():
         path = HERE / name
         if check:
             if not path.exists() or path.read_bytes() != data:

@@ -92,7 +92,11 @@ def test_huge_sizes_are_checked_before_allocating(resources):
 def test_strict_raises_first_error(resources):
     with pytest.raises(InvalidFileError, match="footer.magic-end"):
         PuffinFile(resources / "broken-trailing-magic.puffin", strict=True)
-    pf = PuffinFile(resources / "broken-dv-crc.puffin", strict=True)  # footer fine
+    # the footer is fine: strict opening checks the blobs too (a DV failing its CRC raises)
+    with pytest.raises(InvalidFileError, match="dv.crc"):
+        PuffinFile(resources / "broken-dv-crc.puffin", strict=True)
+    pf = PuffinFile(resources / "broken-dv-crc.puffin")
+    pf.strict = True
     with pytest.raises(InvalidFileError, match="dv.crc"):
         pf.validate()
     with pytest.raises(InvalidFileError, match="dv.crc"):

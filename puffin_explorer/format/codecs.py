@@ -1,7 +1,11 @@
 """Blob and footer compression codecs: none, zstd and lz4 (single frames).
 
-Decompression is bounded: a frame that declares (or produces) more than
-``max_output`` bytes is rejected before the memory is allocated.
+Decompression is bounded and streamed: the output may not exceed a cap derived
+from the compressed size (no codec expands data more than ``_MAX_RATIO`` times;
+a frame that declares its content size is held to it) and never the absolute
+``max_output`` (:data:`DEFAULT_MAX_OUTPUT`, 256 MiB, unless the caller passes
+more).  Output is produced in ``_CHUNK`` pieces, so memory follows the bytes a
+frame really holds, not a size it claims.
 """
 
 from __future__ import annotations
@@ -9,18 +13,21 @@ from __future__ import annotations
 from typing import Optional
 
 from ..errors import BlobDecodeError, UnsupportedCodecError
+from ..regions import clip
 
 KNOWN_CODECS = ("zstd", "lz4")
 
-#: Default ceiling on one decompressed blob or footer (bytes).
-DEFAULT_MAX_OUTPUT = 1 << 30
-#: Neither codec expands data more than this many times (lz4 tops out near 255×).
-_MAX_RATIO = 1 << 16
+#: Default ceiling on one decompressed blob or footer (bytes); ``PuffinFile(..., max_blob_size=...)`` raises it.
+DEFAULT_MAX_OUTPUT = 256 << 20
+#: No frame expands data more than this many times (lz4 tops out near 255×, zstd near 32,000×).
+_MAX_RATIO = {"lz4": 256, "zstd": 1 << 15}
+#: Decompressed bytes produced per step.
+_CHUNK = 1 << 20
 
 
-def output_cap(compressed_length: int, max_output: int = DEFAULT_MAX_OUTPUT) -> int:
-    """The largest output we accept for ``compressed_length`` compressed bytes."""
-    return min(max_output, max(1 << 20, compressed_length * _MAX_RATIO))
+def output_cap(compressed_length: int, max_output: int = DEFAULT_MAX_OUTPUT, codec: str = "zstd") -> int:
+    """The largest output we accept for ``compressed_length`` compressed bytes of ``codec``."""
+    return min(max_output, max(1 << 16, compressed_length * _MAX_RATIO.get(codec, 1 << 15)))
 
 
 def normalize_codec(codec: Optional[str]) -> Optional[str]:
@@ -47,7 +54,7 @@ def compress(data: bytes, codec: Optional[str], level: Optional[int] = None) -> 
 
         return lz4.frame.compress(data, compression_level=level or 0, store_size=True,
                                   content_checksum=False)
-    raise UnsupportedCodecError(f"unknown compression codec {codec!r}", code="blob.unknown-codec")
+    raise UnsupportedCodecError(f"unknown compression codec {clip(codec)}", code="blob.unknown-codec")
 
 
 def decompress(data: bytes, codec: Optional[str], max_output: int = DEFAULT_MAX_OUTPUT) -> bytes:
@@ -55,12 +62,12 @@ def decompress(data: bytes, codec: Optional[str], max_output: int = DEFAULT_MAX_
     codec = normalize_codec(codec)
     if codec is None:
         return bytes(data)
-    cap = output_cap(len(data), max_output)
+    cap = output_cap(len(data), max_output, codec)
     if codec == "zstd":
         return _zstd(data, cap)
     if codec == "lz4":
         return _lz4(data, cap)
-    raise UnsupportedCodecError(f"unknown compression codec {codec!r}", code="blob.unknown-codec")
+    raise UnsupportedCodecError(f"unknown compression codec {clip(codec)}", code="blob.unknown-codec")
 
 
 def _zstd(data: bytes, cap: int) -> bytes:
@@ -75,14 +82,25 @@ def _zstd(data: bytes, cap: int) -> bytes:
         raise BlobDecodeError(
             f"zstd frame declares {params.content_size:,} bytes, more than the {cap:,} bytes allowed",
             code="blob.decompress")
+    declared = params.content_size
+    if declared not in (zstandard.CONTENTSIZE_UNKNOWN, zstandard.CONTENTSIZE_ERROR):
+        cap = min(cap, declared)
     dctx = zstandard.ZstdDecompressor()
+    parts: list[bytes] = []
+    total = 0
     try:
         reader = dctx.stream_reader(data, read_across_frames=False)
-        out = reader.read(cap + 1)
+        while total <= cap:
+            part = reader.read(min(_CHUNK, cap + 1 - total))
+            if not part:
+                break
+            parts.append(part)
+            total += len(part)
     except zstandard.ZstdError as exc:
         raise BlobDecodeError(f"zstd decompression failed: {exc}", code="blob.decompress") from exc
-    if len(out) > cap:
+    if total > cap:
         raise BlobDecodeError(f"zstd output exceeds the {cap:,} bytes allowed", code="blob.decompress")
+    out = b"".join(parts)
     if params.content_size not in (zstandard.CONTENTSIZE_UNKNOWN, zstandard.CONTENTSIZE_ERROR) \
             and len(out) != params.content_size:
         raise BlobDecodeError(
@@ -103,13 +121,25 @@ def _lz4(data: bytes, cap: int) -> bytes:
         raise BlobDecodeError(
             f"lz4 frame declares {declared:,} bytes, more than the {cap:,} bytes allowed",
             code="blob.decompress")
+    if declared:
+        cap = min(cap, declared)
     dec = lz4.frame.LZ4FrameDecompressor()
+    parts: list[bytes] = []
+    total = 0
+    pending = data
     try:
-        out = dec.decompress(data, max_length=cap + 1)
+        while total <= cap and not dec.eof:
+            part = dec.decompress(pending, max_length=min(_CHUNK, cap + 1 - total))
+            pending = b""
+            parts.append(part)
+            total += len(part)
+            if not part:
+                break  # no progress: the frame ends before its end mark (checked below)
     except RuntimeError as exc:
         raise BlobDecodeError(f"lz4 decompression failed: {exc}", code="blob.decompress") from exc
-    if len(out) > cap:
+    if total > cap:
         raise BlobDecodeError(f"lz4 output exceeds the {cap:,} bytes allowed", code="blob.decompress")
+    out = b"".join(parts)
     if not dec.eof:
         raise BlobDecodeError("lz4 frame is truncated (no end mark)", code="blob.decompress")
     if declared and len(out) != declared:

@@ -18,8 +18,9 @@ import numpy as np
 
 from ..errors import BlobDecodeError
 from .._repr import RichRepr
-from ..regions import Finding, Region, Severity
-from .roaring import JAVA_MAX_KEY, Bitmap32, container_values, parse_bitmap32, sorted_unique, values_from_slice
+from ..regions import Finding, FindingList, Region, Severity, clip
+from .roaring import (JAVA_MAX_KEY, Bitmap32, container_runs, container_values, merge_runs, parse_bitmap32,
+                      sorted_unique, values_from_slice)
 
 if TYPE_CHECKING:  # pragma: no cover
     from .puffin import BlobMetadata
@@ -60,15 +61,32 @@ class DeletionVector(RichRepr):
         self.metadata = metadata
         self.space = space
         self._referenced = referenced_data_file
-        self.findings: list[Finding] = []
+        self._regions: Optional[list[Region]] = None
+        self._trailing: Optional[tuple[int, int]] = None
+        self._positions: Optional[np.ndarray] = None
+        self._bitmaps: dict[int, Any] = {}  # bucket index -> pyroaring BitMap that passed CRoaring's validation
+
+    #: Attributes set by parsing, which runs the first time one of them is read (positions alone
+    #: need no parse for the common one-bucket vector).
+    _PARSED = frozenset(("findings", "buckets", "length_prefix", "crc_stored", "crc_computed", "magic_ok",
+                         "bucket_count"))
+
+    def __getattr__(self, name: str) -> Any:
+        if name in DeletionVector._PARSED:
+            self._parse_all()
+            return self.__dict__[name]
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def _parse_all(self) -> None:
+        if "buckets" in self.__dict__:
+            return
+        self.findings: FindingList = FindingList()
         self.buckets: list[Bucket] = []
         self.length_prefix: Optional[int] = None
         self.crc_stored: Optional[int] = None
         self.crc_computed: Optional[int] = None
         self.magic_ok = False
         self.bucket_count: Optional[int] = None
-        self._regions: list[Region] = []
-        self._positions: Optional[np.ndarray] = None
         self._parse()
 
     # ------------------------------------------------------------------ building
@@ -108,11 +126,8 @@ class DeletionVector(RichRepr):
             self._add("dv.truncated", Severity.ERROR, 0,
                       f"a deletion vector needs at least 20 bytes (length, magic, bucket count, CRC); "
                       f"this one has {n}")
-            if n:
-                self._regions.append(self._region("truncated deletion vector", "unparsed", 0, n))
             return
         (self.length_prefix,) = struct.unpack_from(">I", data, 0)
-        self._regions.append(self._region("length (big-endian)", "dv-length", 0, 4, self.length_prefix))
         if self.length_prefix != n - 8:
             self._add("dv.length-prefix", Severity.ERROR, 0,
                       f"length prefix says {self.length_prefix:,} bytes of magic + vector; "
@@ -120,7 +135,6 @@ class DeletionVector(RichRepr):
                       "the blob's length in the footer and the DV's own length prefix disagree")
         magic = data[4:8]
         self.magic_ok = magic == DV_MAGIC
-        self._regions.append(self._region("DV magic", "dv-magic", 4, 4, magic.hex(" ")))
         if not self.magic_ok:
             self._add("dv.magic", Severity.ERROR, 4,
                       f"DV magic is {magic.hex(' ')}, expected d1 d3 39 64")
@@ -130,19 +144,34 @@ class DeletionVector(RichRepr):
             self._add("dv.crc", Severity.ERROR, n - 4,
                       f"CRC-32 stored {self.crc_stored:#010x}, computed {self.crc_computed:#010x} "
                       f"over magic + vector", "the vector's bytes were changed or cut")
-        vector_regions = self._parse_vector(memoryview(data)[:n - 4])
-        self._regions.append(self._region("vector (Roaring portable 64-bit)", "dv-vector", 8, n - 12,
-                                          children=vector_regions))
-        self._regions.append(self._region("CRC-32 (big-endian)", "dv-crc", n - 4, 4,
-                                          f"{self.crc_stored:#010x}"
-                                          + (" ok" if self.crc_stored == self.crc_computed else " BAD")))
+        self._parse_vector(memoryview(data)[:n - 4])
 
-    def _parse_vector(self, buf: memoryview) -> list[Region]:
+    def _build_regions(self) -> list[Region]:
+        """The blob's regions, built from what parsing recorded (only when asked for)."""
+        data, n = self._data, len(self._data)
+        if n < 20:
+            return [self._region("truncated deletion vector", "unparsed", 0, n)] if n else []
+        vector = [self._region("bucket count (uint64)", "dv-bucket-count", 8, 8, self.bucket_count)]
+        for b in self.buckets:
+            bm = b.bitmap
+            key_pos = b.key_offset - self.offset
+            children = [self._region("key", "dv-bucket-key", key_pos, 4, b.key)] + bm.regions
+            vector.append(self._region(f"bucket key={b.key} ({bm.cardinality:,} positions)", "dv-bucket",
+                                       key_pos, 4 + bm.length, bm.cardinality, children))
+        if self._trailing is not None:
+            vector.append(self._region("trailing bytes", "unclaimed", *self._trailing))
+        return [
+            self._region("length (big-endian)", "dv-length", 0, 4, self.length_prefix),
+            self._region("DV magic", "dv-magic", 4, 4, data[4:8].hex(" ")),
+            self._region("vector (Roaring portable 64-bit)", "dv-vector", 8, n - 12, children=vector),
+            self._region("CRC-32 (big-endian)", "dv-crc", n - 4, 4, f"{self.crc_stored:#010x}"
+                         + (" ok" if self.crc_stored == self.crc_computed else " BAD")),
+        ]
+
+    def _parse_vector(self, buf: memoryview) -> None:
         end = len(buf)
-        regions = []
         (count,) = struct.unpack_from("<Q", buf, 8)
         self.bucket_count = count
-        regions.append(self._region("bucket count (uint64)", "dv-bucket-count", 8, 8, count))
         pos = 16
         # Every bucket needs at least a key (4) and an empty bitmap (8) bytes.
         if count > (end - pos) // 12:
@@ -166,13 +195,13 @@ class DeletionVector(RichRepr):
                           f"signed longs", "Iceberg Java rejects this vector")
             prev_key = max(prev_key, key)
             pos += 4
-            bm = parse_bitmap32(buf, pos, self.offset, self.space)
+            # CRoaring's deserializer validates array and bitmap payloads (and the result decodes the
+            # positions); run containers' header cardinalities it ignores, so those are always checked here
+            checked = self._validated_bitmap(len(self.buckets), buf[pos:end])
+            bm = parse_bitmap32(buf, pos, self.offset, self.space,
+                                validate_payloads="runs" if checked else True)
             self.findings.extend(bm.findings)
-            bucket = Bucket(key, self.offset + key_pos, bm)
-            self.buckets.append(bucket)
-            children = [self._region("key", "dv-bucket-key", key_pos, 4, key)] + bm.regions
-            regions.append(self._region(f"bucket key={key} ({bm.cardinality:,} positions)", "dv-bucket",
-                                        key_pos, 4 + bm.length, bm.cardinality, children))
+            self.buckets.append(Bucket(key, self.offset + key_pos, bm))
             pos += bm.length
             if not bm.ok:
                 break
@@ -180,8 +209,7 @@ class DeletionVector(RichRepr):
             if pos < end:
                 self._add("roaring.trailing-bytes", Severity.ERROR, pos,
                           f"{end - pos:,} bytes after the last bucket, before the CRC")
-                regions.append(self._region("trailing bytes", "unclaimed", pos, end - pos))
-        return regions
+                self._trailing = (pos, end - pos)
 
     # ------------------------------------------------------------------ queries
     @property
@@ -208,13 +236,50 @@ class DeletionVector(RichRepr):
             return self.metadata.properties.get("referenced-data-file")
         return None
 
+    def _validated_bitmap(self, index: int, data) -> bool:
+        """Deserialize bucket ``index``'s bitmap with pyroaring (which validates it) and keep it."""
+        try:
+            from pyroaring import BitMap
+
+            self._bitmaps[index] = BitMap.deserialize(bytes(data))
+            return True
+        except Exception:  # noqa: BLE001 - invalid: the numpy checks below say why
+            return False
+
+    def _one_bucket_positions(self) -> Optional[np.ndarray]:
+        """Positions of a one-bucket vector straight from CRoaring, without parsing the structure
+        (None when the vector has another shape or CRoaring refuses it: the full parse decides)."""
+        data, n = self._data, len(self._data)
+        if n < 24 or struct.unpack_from("<Q", data, 8)[0] != 1:
+            return None
+        try:
+            from pyroaring import BitMap
+
+            low = np.frombuffer(BitMap.deserialize(data[20:n - 4]).to_array(), dtype=np.uint32)
+        except Exception:  # noqa: BLE001
+            return None
+        out = low.astype(np.uint64)
+        key = struct.unpack_from("<I", data, 16)[0]
+        if key:
+            out |= np.uint64(key << 32)
+        return out
+
     def positions(self) -> np.ndarray:
         """All deleted positions as a sorted ``numpy.uint64`` array."""
+        if self._positions is None and "buckets" not in self.__dict__:
+            fast = self._one_bucket_positions()
+            if fast is not None:
+                fast.flags.writeable = False
+                self._positions = fast
         if self._positions is None:
             lows = []
             mv = memoryview(self._data)
-            for b in self.buckets:
-                if not b.bitmap.containers:
+            for i, b in enumerate(self.buckets):
+                if not b.bitmap.count:
+                    continue
+                rb = self._bitmaps.get(i)
+                if rb is not None:
+                    lows.append((b.key, np.frombuffer(rb.to_array(), dtype=np.uint32)))
                     continue
                 lo = b.bitmap.offset - self.offset
                 lows.append((b.key, values_from_slice(mv[lo:lo + b.bitmap.length], b.bitmap, b.bitmap.offset)))
@@ -234,17 +299,37 @@ class DeletionVector(RichRepr):
 
     @property
     def min_position(self) -> Optional[int]:
+        """The smallest deleted position (decodes only the containers at the start), ``None`` when empty."""
         for b in self.buckets:
-            if b.bitmap.containers:
-                return int(self._container_values(b, b.bitmap.containers[0])[0])
+            for i in range(b.bitmap.count):  # a malformed container can hold no values: try the next
+                vals = self._container_values(b, b.bitmap.container(i))
+                if len(vals):
+                    return int(vals[0])
         return None
 
     @property
     def max_position(self) -> Optional[int]:
+        """The largest deleted position (decodes only the containers at the end), ``None`` when empty."""
         for b in reversed(self.buckets):
-            if b.bitmap.containers:
-                return int(self._container_values(b, b.bitmap.containers[-1])[-1])
+            for i in reversed(range(b.bitmap.count)):
+                vals = self._container_values(b, b.bitmap.container(i))
+                if len(vals):
+                    return int(vals[-1])
         return None
+
+    def head(self, n: int = 10) -> np.ndarray:
+        """The ``n`` smallest deleted positions, decoding containers only until there are ``n``."""
+        keys = [(b.key, c.key) for b in self.buckets for c in b.bitmap.containers]
+        if self._positions is not None or any(a >= b for a, b in zip(keys, keys[1:])):
+            return self.positions()[:max(0, n)]  # already decoded, or keys out of order: sort them all
+        parts, have = [], 0
+        for b in self.buckets:
+            for c in b.bitmap.containers:
+                if have >= n:
+                    break
+                parts.append(np.unique(self._container_values(b, c))[:n - have])
+                have += len(parts[-1])
+        return np.concatenate(parts) if parts else np.empty(0, dtype=np.uint64)
 
     def _container_values(self, bucket: Bucket, c) -> np.ndarray:
         vals = container_values(memoryview(self._data), c, self.offset)
@@ -297,14 +382,19 @@ class DeletionVector(RichRepr):
         """Runs of consecutive deleted positions as a DataFrame: start, end (exclusive), length."""
         import pandas as pd
 
-        pos = self.positions().astype(np.int64)
-        if len(pos) == 0:
-            return pd.DataFrame({"start": np.zeros(0, np.int64), "end": np.zeros(0, np.int64),
-                                 "length": np.zeros(0, np.int64)})
-        breaks = np.flatnonzero(np.diff(pos) != 1)
-        starts = np.concatenate(([pos[0]], pos[breaks + 1]))
-        ends = np.concatenate((pos[breaks], [pos[-1]])) + 1
-        return pd.DataFrame({"start": starts, "end": ends, "length": ends - starts})
+        # From the containers, never through positions(): run containers are read as runs, so the
+        # work follows the vector's bytes, not how many positions its runs cover.
+        mv = memoryview(self._data)
+        starts, ends = [np.zeros(0, np.uint64)], [np.zeros(0, np.uint64)]
+        for b in self.buckets:
+            high = np.uint64(b.key << 32)
+            for c in b.bitmap.containers:
+                s, e = container_runs(mv, c, self.offset)
+                starts.append(s.astype(np.uint64) + high)
+                ends.append(e.astype(np.uint64) + high)
+        start, end = merge_runs(np.concatenate(starts), np.concatenate(ends))
+        start, end = start.astype(np.int64), end.astype(np.int64)
+        return pd.DataFrame({"start": start, "end": end, "length": end - start})
 
     def containers(self):
         """One row per Roaring container: bucket key, container key, type, cardinality, bytes, offset."""
@@ -333,6 +423,40 @@ class DeletionVector(RichRepr):
                 d["bytes"] += c.length
         return out
 
+    def run_count(self) -> int:
+        """Maximal runs of consecutive deleted positions, counted from the containers (nothing
+        materialized); computed once per vector."""
+        if getattr(self, "_run_count", None) is None:
+            from .dv_stats import count_runs
+
+            self._run_count = count_runs(self) if self.cardinality else 0
+        return self._run_count
+
+    def edge_positions(self, n: int = 10) -> tuple[list[int], list[int]]:
+        """The first and the last ``n`` deleted positions, decoding only the containers at the ends."""
+        pairs = [(b, c) for b in self.buckets for c in b.bitmap.containers]
+        first: list[int] = []
+        for b, c in pairs:
+            if len(first) >= n:
+                break
+            first.extend(int(x) for x in self._container_values(b, c)[: n - len(first)])
+        last: list[int] = []
+        for b, c in reversed(pairs):
+            if len(last) >= n:
+                break
+            vals = self._container_values(b, c)
+            last[:0] = [int(x) for x in vals[max(0, len(vals) - (n - len(last))):]]
+        return first, last
+
+    @property
+    def nbytes(self) -> int:
+        """Size of the blob's (decompressed) bytes."""
+        return len(self._data)
+
+    def region_tree(self) -> Region:
+        """The blob's regions under one root region (what the layout strip and hex view draw)."""
+        return Region("deletion vector", "dv", self.offset, len(self._data), self.regions(), space=self.space)
+
     def to_pandas(self):
         """The deleted positions as a one-column DataFrame ``pos``."""
         import pandas as pd
@@ -351,15 +475,20 @@ class DeletionVector(RichRepr):
 
     def regions(self) -> list[Region]:
         """The byte regions of this blob (length, magic, buckets and containers, CRC)."""
+        if self._regions is None:
+            self._regions = self._build_regions()
         return list(self._regions)
 
     def summary(self) -> str:
-        """One line: cardinality, range, CRC."""
-        if not self.buckets and self.findings:
-            return f"unreadable deletion vector ({self.findings[0].code})"
-        lo, hi = self.min_position, self.max_position
-        span = f", positions {lo:,}..{hi:,}" if lo is not None else ""
-        return f"{self.cardinality:,} deleted rows{span}, CRC {'ok' if self.crc_ok else 'BAD'}"
+        """One line: cardinality, range, CRC (computed once per vector)."""
+        if getattr(self, "_summary", None) is None:
+            if not self.buckets and self.findings:
+                self._summary = f"unreadable deletion vector ({self.findings[0].code})"
+            else:
+                lo, hi = self.min_position, self.max_position
+                span = f", positions {lo:,}..{hi:,}" if lo is not None else ""
+                self._summary = f"{self.cardinality:,} deleted rows{span}, CRC {'ok' if self.crc_ok else 'BAD'}"
+        return self._summary
 
     def __repr__(self) -> str:
         ref = self.referenced_data_file
@@ -428,14 +557,14 @@ def check_metadata(dv: DeletionVector, blob: "BlobMetadata", anchor: int) -> lis
         out.append(Finding(code, sev, anchor, f"{where}: {msg}", hint))
 
     if blob.compression_codec is not None:
-        add("dv.codec", Severity.ERROR, f"compression-codec is {blob.compression_codec!r}; "
+        add("dv.codec", Severity.ERROR, f"compression-codec is {clip(blob.compression_codec)}; "
             "deletion-vector-v1 blobs must not be compressed")
     if blob.snapshot_id != -1:
         add("dv.snapshot-id", Severity.ERROR, f"snapshot-id is {blob.snapshot_id}, must be -1")
     if blob.sequence_number != -1:
         add("dv.sequence-number", Severity.ERROR, f"sequence-number is {blob.sequence_number}, must be -1")
     if blob.fields != [ROW_POSITION_FIELD_ID]:
-        add("dv.fields", Severity.WARNING, f"fields is {blob.fields}, expected [{ROW_POSITION_FIELD_ID}] "
+        add("dv.fields", Severity.WARNING, f"fields is {clip(blob.fields)}, expected [{ROW_POSITION_FIELD_ID}] "
             "(the _pos metadata column)")
     props = blob.properties
     if "referenced-data-file" not in props:
@@ -444,8 +573,8 @@ def check_metadata(dv: DeletionVector, blob: "BlobMetadata", anchor: int) -> lis
     card = props.get("cardinality")
     if card is None:
         add("dv.cardinality-missing", Severity.ERROR, "property cardinality is missing")
-    elif not (isinstance(card, str) and card.isdigit()):
-        add("dv.cardinality-invalid", Severity.ERROR, f"property cardinality {card!r} is not a number")
+    elif not (isinstance(card, str) and card.isascii() and card.isdigit() and len(card) <= 30):
+        add("dv.cardinality-invalid", Severity.ERROR, f"property cardinality {clip(card)} is not a number")
     elif int(card) != dv.cardinality:
         add("dv.cardinality-mismatch", Severity.ERROR,
             f"property cardinality says {int(card):,}, the vector holds {dv.cardinality:,}")

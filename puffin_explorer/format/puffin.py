@@ -9,7 +9,9 @@ the first error instead.
 
 from __future__ import annotations
 
+import copy
 import json
+import re
 import struct
 from dataclasses import dataclass, field
 from typing import Any, Optional
@@ -17,8 +19,8 @@ from typing import Any, Optional
 from ..errors import BlobDecodeError, InvalidFileError, PuffinError, SourceError
 from ..io import ByteSource, Location
 from .._repr import RichRepr, hex_view
-from ..regions import Finding, FindingList, Region, Severity
-from . import codecs
+from ..regions import Finding, FindingList, Region, Severity, clip
+from . import codecs, container
 from .registry import decoder_for
 
 MAGIC = b"PFA1"
@@ -39,6 +41,26 @@ _REQUIRED_BLOB_FIELDS = {
     "offset": int,
     "length": int,
 }
+
+
+#: Deepest nesting of arrays and objects accepted in a footer (a valid one nests 4 deep).  Checked before
+#: ``json.loads``, whose C parser recurses once per level: with a raised recursion limit a crafted footer
+#: would overflow the C stack instead of raising RecursionError.
+MAX_JSON_DEPTH = 64
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+
+
+def json_depth(text: str) -> int:
+    """How deep arrays and objects nest in JSON ``text`` (brackets inside strings ignored; when there are
+    few brackets, their count, an upper bound); linear time."""
+    opens = text.count("[") + text.count("{")
+    if opens <= MAX_JSON_DEPTH:
+        return opens
+    import numpy as np
+
+    raw = np.frombuffer(_JSON_STRING.sub('""', text).encode("utf-8", "surrogatepass"), dtype=np.uint8)
+    steps = ((raw == 0x5B) | (raw == 0x7B)).astype(np.int32) - ((raw == 0x5D) | (raw == 0x7D)).astype(np.int32)
+    return int(np.cumsum(steps).max()) if len(steps) else 0
 
 
 _TYPE_WORDS = {"type": "a string", "fields": "a list of ints", "snapshot-id": "an integer",
@@ -120,7 +142,9 @@ class PuffinFile(RichRepr):
 
     ``location`` is a local path, any fsspec URL (``s3://``, ``gs://``,
     ``abfs://``, ``http(s)://``, ``memory://``) or ``bytes``.  Only the footer is
-    read on open; ``findings`` reads and checks every blob.
+    read on open; ``findings`` reads and checks every blob.  With ``strict=True``
+    opening reads and checks every blob too, and raises
+    :class:`~puffin_explorer.errors.InvalidFileError` for the first error.
     """
 
     def __init__(self, location: Location, storage_options: Optional[dict[str, Any]] = None,
@@ -137,10 +161,16 @@ class PuffinFile(RichRepr):
         self.properties: dict[str, Any] = {}
         self.footer_findings: list[Finding] = []
         self._decoded: dict[int, Any] = {}
+        self._decoded_ranges: dict[tuple, Any] = {}
         self._blob_findings: Optional[list[Finding]] = None
+        #: ``puffin``, or what the file is instead: ``bare-dv``, ``delta-dv-file`` (see ``format.container``).
+        self.container = container.PUFFIN
+        self._other: Any = None
         self._read_footer(max(MIN_FOOTER, tail_size))
         if strict:
+            # Strict opening checks the whole file, blobs included: a DV failing its CRC raises here.
             self._raise_first(self.footer_findings)
+            self._raise_first(self.findings)
 
     # ------------------------------------------------------------------ footer
     def _add(self, code: str, severity: Severity, offset: Optional[int], message: str, hint: str = "",
@@ -161,6 +191,8 @@ class PuffinFile(RichRepr):
         tail_start, tail = self.source.tail(min(tail_size, size))
         self.source.keep(tail_start, tail)
         end_magic = tail[-4:]
+        if end_magic != MAGIC and self._sniff_other(tail_start, tail):
+            return
         if end_magic != MAGIC:
             self._add("footer.magic-end", Severity.ERROR, size - 4,
                       f"the file ends with {end_magic.hex(' ')}, not the footer magic 50 46 41 31 "
@@ -200,6 +232,43 @@ class PuffinFile(RichRepr):
                       "the payload size may be wrong, or bytes were inserted or removed")
         self._parse_payload(self.footer)
 
+    def _sniff_other(self, tail_start: int, tail: bytes) -> bool:
+        """A DV outside any Puffin container (a bare blob, a Delta DV file): name it and decode it."""
+        head = tail[:container.HEAD] if tail_start == 0 else self.source.read(0, container.HEAD)
+        kind = container.sniff(head, self.size)
+        if kind not in (container.BARE_DV, container.DELTA_DV_FILE):
+            return False
+        self.container = kind
+        if kind == container.BARE_DV:
+            from .dv import DeletionVector
+
+            if self.size > self.max_blob_size:
+                return False
+            dv = self._other = DeletionVector.from_bytes(self.source.read(0, self.size), 0)
+            self._add("file.bare-dv", Severity.ERROR, 0,
+                      f"a bare deletion-vector blob, not a Puffin file: {dv.summary()}",
+                      "DuckDB 1.5.3 wrote DVs like this; read it as a DV (read_dv, offset 0) or from the "
+                      "manifest's content_offset", self.size)
+        else:
+            from ..delta.dvfile import DeltaDVFile
+
+            f = self._other = DeltaDVFile(self.source)
+            self._add("file.delta-dv", Severity.ERROR, 0,
+                      f"a Delta deletion-vector file, not a Puffin file: {f.summary()}",
+                      "open it with puffin_explorer.DeltaDVFile; Delta UniForm tables point Iceberg DV entries "
+                      "into such files", self.size)
+        return True
+
+    @property
+    def bare_dv(self):
+        """The DeletionVector when the file is a bare DV blob (``container == "bare-dv"``), else None."""
+        return self._other if self.container == container.BARE_DV else None
+
+    @property
+    def delta_file(self):
+        """The DeltaDVFile when the file is a Delta DV file (``container == "delta-dv-file"``), else None."""
+        return self._other if self.container == container.DELTA_DV_FILE else None
+
     def _parse_payload(self, footer: Footer) -> None:
         data = footer.payload
         at = footer.payload_offset
@@ -217,11 +286,24 @@ class PuffinFile(RichRepr):
                       f"the footer payload is not UTF-8 ({exc.reason} at payload byte {exc.start})")
             return
         footer.text = text
+        depth = json_depth(text)
+        if depth > MAX_JSON_DEPTH:
+            self._add("footer.json", Severity.ERROR, at,
+                      f"the footer JSON nests arrays or objects {depth:,} deep (a reader allows {MAX_JSON_DEPTH})",
+                      "no writer nests a Puffin footer more than a few levels: the footer is damaged or hostile")
+            return
         try:
             meta = json.loads(text)
         except json.JSONDecodeError as exc:
             self._add("footer.json", Severity.ERROR, at + (exc.pos if not footer.compressed else 0),
                       f"the footer payload is not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})")
+            return
+        except RecursionError:  # pragma: no cover - json_depth rejects such footers first
+            self._add("footer.json", Severity.ERROR, at, "the footer JSON nests arrays or objects too deeply to read")
+            return
+        except ValueError as exc:  # e.g. an integer of more than 4300 digits
+            self._add("footer.json", Severity.ERROR, at, f"the footer JSON cannot be read: {str(exc).split(';')[0]}",
+                      "a number in the footer is too large for any reader")
             return
         if not isinstance(meta, dict):
             self._add("footer.schema", Severity.ERROR, at,
@@ -234,7 +316,7 @@ class PuffinFile(RichRepr):
         for key, value in props.items():
             if not isinstance(value, str):
                 self._add("footer.property-type", Severity.WARNING, at,
-                          f"file property {key!r} is a {type(value).__name__}, not a string")
+                          f"file property {clip(key)} is a {type(value).__name__}, not a string")
         self.properties = props
         blobs = meta.get("blobs")
         if not isinstance(blobs, list):
@@ -259,7 +341,7 @@ class PuffinFile(RichRepr):
                 self._add("footer.blob-field", Severity.ERROR, at, f"blob {i} has no required field {name!r}")
             elif not ok:
                 self._add("footer.blob-field", Severity.ERROR, at,
-                          f"blob {i} field {name!r} is {json.dumps(v)[:60]}, expected "
+                          f"blob {i} field {name!r} is {clip(v, 60)}, expected "
                           f"{_TYPE_WORDS[name]}")
             values[name] = v if ok else None
         codec = raw.get("compression-codec")
@@ -269,7 +351,7 @@ class PuffinFile(RichRepr):
         codec = codecs.normalize_codec(codec)
         if codec is not None and codec not in codecs.KNOWN_CODECS:
             self._add("blob.unknown-codec", Severity.ERROR, at,
-                      f"blob {i} uses compression codec {codec!r}; the spec knows only lz4 and zstd")
+                      f"blob {i} uses compression codec {clip(codec)}; the spec knows only lz4 and zstd")
         props = raw.get("properties", {})
         if not isinstance(props, dict):
             self._add("footer.blob-field", Severity.ERROR, at, f"blob {i} 'properties' is not a JSON object")
@@ -277,7 +359,7 @@ class PuffinFile(RichRepr):
         for key, value in props.items():
             if not isinstance(value, str):
                 self._add("footer.property-type", Severity.WARNING, at,
-                          f"blob {i} property {key!r} is a {type(value).__name__}, not a string")
+                          f"blob {i} property {clip(key)} is a {type(value).__name__}, not a string")
         readable = values["offset"] is not None and values["length"] is not None
         return BlobMetadata(i, values["type"], values["fields"] or [], values["snapshot-id"],
                             values["sequence-number"], values["offset"], values["length"], codec, props,
@@ -331,7 +413,9 @@ class PuffinFile(RichRepr):
             raise InvalidFileError(f"blob {blob.index} has no valid offset/length", blob.offset,
                                    "blob.out-of-bounds")
         if blob.length > self.max_blob_size:
-            raise BlobDecodeError(f"blob {blob.index} is {blob.length:,} bytes, above the limit", blob.offset)
+            raise BlobDecodeError(f"blob {blob.index} is {blob.length:,} bytes, above the "
+                                  f"{self.max_blob_size:,}-byte limit (open with a larger max_blob_size)",
+                                  blob.offset, "blob.decompress")
         return self.source.read(blob.offset, blob.length)
 
     def read_blob(self, blob: BlobMetadata) -> bytes:
@@ -346,10 +430,26 @@ class PuffinFile(RichRepr):
         """Decode a blob by its type (cached); ``strict`` (default: the file's) raises its first error."""
         decoded = self._decoded.get(blob.index)
         if decoded is None:
-            data = self.read_blob(blob)
-            space = "file" if blob.compression_codec is None else f"blob {blob.index} decompressed"
-            offset = blob.offset if blob.compression_codec is None else 0
-            decoded = decoder_for(blob.type).decode(data, offset, blob, space)
+            # Footer entries that name the same bytes (thousands of them, in a damaged or hostile footer) share
+            # one decode: the work follows the bytes in the file, not the number of entries.
+            key = (blob.offset, blob.length, blob.compression_codec, blob.type)
+            shared = self._decoded_ranges.get(key)
+            if isinstance(shared, PuffinError):
+                raise shared
+            if shared is not None:
+                decoded = copy.copy(shared)
+                if hasattr(decoded, "metadata"):
+                    decoded.metadata = blob
+            else:
+                try:
+                    data = self.read_blob(blob)
+                except PuffinError as exc:
+                    self._decoded_ranges[key] = exc
+                    raise
+                space = "file" if blob.compression_codec is None else f"blob {blob.index} decompressed"
+                offset = blob.offset if blob.compression_codec is None else 0
+                decoded = decoder_for(blob.type).decode(data, offset, blob, space)
+                self._decoded_ranges[key] = decoded
             self._decoded[blob.index] = decoded
         if self.strict if strict is None else strict:
             self._raise_first(decoded.findings)
@@ -378,6 +478,8 @@ class PuffinFile(RichRepr):
 
     def _validate_content(self) -> list[Finding]:
         out: list[Finding] = []
+        if self._other is not None:
+            return list(self._other.findings)
         if self.size >= 4:
             head = self.source.read(0, 4)
             if head != MAGIC:
@@ -423,6 +525,11 @@ class PuffinFile(RichRepr):
             children.append(Region("magic", "magic", 0, 4, value="PFA1"))
         elif size:
             children.append(Region("truncated magic", "unparsed", 0, size))
+        if self._other is not None:
+            inner = self._other.regions()
+            children = inner.children if isinstance(inner, Region) else [
+                Region(f"bare DV blob ({self._other.cardinality:,} positions)", "blob", 0, size, inner, value=0)]
+            return Region(self.location, "file", 0, size, children)
         if self.footer is None:
             if size > 4:
                 children.append(Region("unparsed (no valid footer)", "unparsed", 4, size - 4))
@@ -492,11 +599,40 @@ class PuffinFile(RichRepr):
                 "compression-codec", "properties"]
         return pd.DataFrame([b.to_dict() for b in self.blobs], columns=cols)
 
-    def to_pandas(self):
-        """The blob table with each blob's decoded size and one-line summary (blobs are decoded)."""
-        from ..display.puffin_view import blob_frame
+    def blob_summaries(self) -> list[dict[str, Any]]:
+        """One dict per blob: its footer entry, decoded size and one-line decoded summary (blobs are
+        decoded once; a blob that cannot be decoded says why in ``summary``)."""
+        rows = []
+        for b in self.blobs:
+            decoded_size: Optional[int] = None
+            if not b.readable:
+                summary = "not readable (bad offset/length)"
+            else:
+                try:
+                    dec = b.decode()
+                    decoded_size = int(getattr(dec, "nbytes", _decoded_size(dec)))
+                    summary = dec.summary()
+                except PuffinError as exc:
+                    summary = f"unreadable: {exc}"
+            rows.append({"index": b.index, "type": b.type, "fields": list(b.fields or []),
+                         "snapshot-id": b.snapshot_id, "sequence-number": b.sequence_number, "offset": b.offset,
+                         "length": b.length, "codec": b.compression_codec or "none", "decoded size": decoded_size,
+                         "properties": dict(b.properties or {}), "summary": summary})
+        return rows
 
-        return blob_frame(self)
+    def to_pandas(self, names: Optional[dict[int, str]] = None):
+        """The blob table with each blob's decoded size and one-line summary (blobs are decoded);
+        ``names`` (field id -> column name) labels the fields."""
+        import pandas as pd
+
+        rows = self.blob_summaries()
+        for r in rows:
+            r["fields"] = "[" + ", ".join(f"{f} {names[f]}" if names and f in names else str(f)
+                                          for f in r["fields"]) + "]"
+            r["properties"] = "; ".join(f"{k}={v}" for k, v in r["properties"].items())
+        cols = ["index", "type", "fields", "snapshot-id", "sequence-number", "offset", "length", "codec",
+                "decoded size", "properties", "summary"]
+        return pd.DataFrame(rows, columns=cols)
 
     def to_dict(self, decode: bool = False) -> dict[str, Any]:
         """A JSON-able summary: properties, blobs (with decoded summaries when ``decode``), findings."""

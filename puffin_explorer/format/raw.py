@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Optional
 
 from .._repr import RichRepr
-from ..regions import Finding, Region
+from ..regions import Finding, FindingList, Region
 
 if TYPE_CHECKING:  # pragma: no cover
     from .puffin import BlobMetadata
@@ -22,11 +22,16 @@ class RawBlob(RichRepr):
         self.offset = offset
         self.metadata = metadata
         self.space = space
-        self.findings: list[Finding] = []
+        self.findings: FindingList = FindingList()
 
     @property
     def size(self) -> int:
         """Bytes after decompression."""
+        return len(self.data)
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes after decompression (the same as :attr:`size`)."""
         return len(self.data)
 
     @property

@@ -10,8 +10,8 @@ falling back to a numpy decoder for bitmaps pyroaring refuses.
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass, field
-from typing import Optional
+from dataclasses import dataclass
+from typing import Optional, Union
 
 import numpy as np
 
@@ -39,22 +39,70 @@ class Container:
     runs: int = 0  # run containers: number of runs
 
 
-@dataclass
-class Bitmap32:
-    """The parsed structure of one 32-bit Roaring bitmap."""
+_KINDS = ("array", "bitmap", "run")
+ARRAY, BITMAP, RUN = 0, 1, 2
 
-    offset: int  # absolute offset of the cookie
-    length: int  # serialized bytes
-    cookie: int
-    has_runs: bool
-    containers: list[Container] = field(default_factory=list)
-    regions: list[Region] = field(default_factory=list)
-    findings: list[Finding] = field(default_factory=list)
-    ok: bool = True  # False when the structure could not be read to its end
+
+class Bitmap32:
+    """The parsed structure of one 32-bit Roaring bitmap.
+
+    Container headers are held as numpy arrays (``keys``, ``cards``, ``kinds``,
+    ``starts`` (absolute payload offsets), ``lengths``, ``runs``); the
+    :attr:`containers` and :attr:`regions` lists are built from them when first asked for.
+    """
+
+    __slots__ = ("offset", "length", "cookie", "has_runs", "findings", "ok", "space", "keys", "cards",
+                 "kinds", "starts", "lengths", "runs", "_head", "_containers", "_regions")
+
+    def __init__(self, offset: int, length: int, cookie: int, has_runs: bool, space: str = "file") -> None:
+        self.offset = offset  # absolute offset of the cookie
+        self.length = length  # serialized bytes
+        self.cookie = cookie
+        self.has_runs = has_runs
+        self.findings: list[Finding] = []
+        self.ok = True  # False when the structure could not be read to its end
+        self.space = space
+        empty = np.zeros(0, dtype=np.int64)
+        self.keys = self.cards = self.kinds = self.starts = self.lengths = self.runs = empty
+        self._head: list[tuple] = []  # (name, kind, offset, length, value) of the header regions
+        self._containers: Optional[list[Container]] = None
+        self._regions: Optional[list[Region]] = None
+
+    @property
+    def count(self) -> int:
+        """Number of containers read."""
+        return len(self.keys)
 
     @property
     def cardinality(self) -> int:
-        return sum(c.cardinality for c in self.containers)
+        return int(self.cards.sum())
+
+    def container(self, i: int) -> Container:
+        """Container ``i`` (negative counts from the end)."""
+        if self._containers is not None:
+            return self._containers[i]
+        return Container(int(self.keys[i]), _KINDS[int(self.kinds[i])], int(self.cards[i]), int(self.starts[i]),
+                         int(self.lengths[i]), int(self.runs[i]))
+
+    @property
+    def containers(self) -> list[Container]:
+        if self._containers is None:
+            self._containers = [Container(k, _KINDS[t], c, o, n, r) for k, t, c, o, n, r in zip(
+                self.keys.tolist(), self.kinds.tolist(), self.cards.tolist(), self.starts.tolist(),
+                self.lengths.tolist(), self.runs.tolist())]
+        return self._containers
+
+    @property
+    def regions(self) -> list[Region]:
+        if self._regions is None:
+            sp = self.space
+            out = [Region(name, kind, off, ln, value=value, space=sp) for name, kind, off, ln, value in self._head]
+            for c in self.containers:
+                label = f"{c.kind} container key={c.key} card={c.cardinality:,}" + (
+                    f" runs={c.runs}" if c.kind == "run" else "")
+                out.append(Region(label, f"roaring-{c.kind}", c.offset, c.length, value=c.cardinality, space=sp))
+            self._regions = out
+        return self._regions
 
 
 def _finding(code: str, severity: Severity, offset: int, message: str, hint: str = "",
@@ -62,17 +110,23 @@ def _finding(code: str, severity: Severity, offset: int, message: str, hint: str
     return Finding(code, severity, offset, message, hint, space=space)
 
 
+def _u16_at(u8: np.ndarray, pos: np.ndarray) -> np.ndarray:
+    """Little-endian uint16 values at byte positions ``pos`` (any alignment)."""
+    return u8[pos].astype(np.int64) | (u8[pos + 1].astype(np.int64) << 8)
+
+
 def parse_bitmap32(buf: memoryview, pos: int, base: int, space: str = "file",
-                   validate_payloads: bool = True) -> Bitmap32:
+                   validate_payloads: Union[bool, str] = True) -> Bitmap32:
     """Parse one portable 32-bit bitmap starting at ``buf[pos]``.
 
     ``base`` is the absolute file offset of ``buf[0]``, so regions and findings
     carry file offsets.  Never reads past ``len(buf)``: a count read from the
-    bytes is checked against what is left before anything is allocated.
+    bytes is checked against what is left before anything is allocated.  Headers
+    and payloads are checked with numpy across all containers at once.
     """
     end = len(buf)
     start = pos
-    bm = Bitmap32(offset=base + pos, length=0, cookie=0, has_runs=False)
+    bm = Bitmap32(offset=base + pos, length=0, cookie=0, has_runs=False, space=space)
 
     def fail(code: str, message: str, at: int, hint: str = "") -> Bitmap32:
         bm.findings.append(_finding(code, Severity.ERROR, base + at, message, hint, space))
@@ -85,28 +139,26 @@ def parse_bitmap32(buf: memoryview, pos: int, base: int, space: str = "file",
     (cookie,) = struct.unpack_from("<I", buf, pos)
     bm.cookie = cookie
     run_bitset = b""
+    head = bm._head
     if cookie & 0xFFFF == SERIAL_COOKIE:
         size = (cookie >> 16) + 1
         bm.has_runs = True
-        bm.regions.append(Region("cookie (with runs)", "roaring-cookie", base + pos, 4,
-                                 value=f"{SERIAL_COOKIE} | containers-1={size - 1}", space=space))
+        head.append(("cookie (with runs)", "roaring-cookie", base + pos, 4,
+                     f"{SERIAL_COOKIE} | containers-1={size - 1}"))
         pos += 4
         nbytes = (size + 7) // 8
         if end - pos < nbytes:
             return fail("roaring.truncated", "bitmap ends inside its run-container bitset", pos)
         run_bitset = bytes(buf[pos:pos + nbytes])
-        bm.regions.append(Region("run-container bitset", "roaring-run-bitset", base + pos, nbytes,
-                                 value=run_bitset.hex(), space=space))
+        head.append(("run-container bitset", "roaring-run-bitset", base + pos, nbytes, run_bitset.hex()))
         pos += nbytes
     elif cookie == SERIAL_COOKIE_NO_RUNCONTAINER:
-        bm.regions.append(Region("cookie (no runs)", "roaring-cookie", base + pos, 4,
-                                 value=SERIAL_COOKIE_NO_RUNCONTAINER, space=space))
+        head.append(("cookie (no runs)", "roaring-cookie", base + pos, 4, SERIAL_COOKIE_NO_RUNCONTAINER))
         pos += 4
         if end - pos < 4:
             return fail("roaring.truncated", "bitmap ends before its container count", pos)
         (size,) = struct.unpack_from("<I", buf, pos)
-        bm.regions.append(Region("container count", "roaring-count", base + pos, 4, value=size,
-                                 space=space))
+        head.append(("container count", "roaring-count", base + pos, 4, size))
         pos += 4
     else:
         return fail("roaring.cookie",
@@ -119,88 +171,149 @@ def parse_bitmap32(buf: memoryview, pos: int, base: int, space: str = "file",
     if end - pos < 4 * size:
         return fail("roaring.truncated",
                     f"{size:,} container headers declared but only {end - pos:,} bytes remain", pos)
-    header = np.frombuffer(buf, dtype="<u2", count=2 * size, offset=pos).reshape(size, 2) \
-        if size else np.zeros((0, 2), dtype="<u2")
-    keys = header[:, 0].astype(np.int64)
-    cards = header[:, 1].astype(np.int64) + 1
-    bm.regions.append(Region(f"container headers ({size} × key, cardinality-1)", "roaring-header",
-                             base + pos, 4 * size, value=size, space=space))
+    header = np.frombuffer(buf, dtype="<u2", count=2 * size, offset=pos).astype(np.int64)
+    keys = header[0::2]
+    cards = header[1::2] + 1
+    head.append((f"container headers ({size} × key, cardinality-1)", "roaring-header", base + pos, 4 * size, size))
     header_pos = pos
     pos += 4 * size
-    if size > 1 and np.any(np.diff(keys) <= 0):
-        i = int(np.argmax(np.diff(keys) <= 0)) + 1
-        bm.findings.append(_finding(
-            "roaring.keys-order", Severity.ERROR, base + header_pos + 4 * i,
-            f"container key {int(keys[i])} follows key {int(keys[i - 1])}: keys must be strictly ascending",
-            space=space))
-    is_run = np.zeros(size, dtype=bool)
+    if size > 1 and not (keys[1:] > keys[:-1]).all():
+        bad = np.flatnonzero(keys[1:] <= keys[:-1])
+        if bad.size:
+            i = int(bad[0]) + 1
+            bm.findings.append(_finding(
+                "roaring.keys-order", Severity.ERROR, base + header_pos + 4 * i,
+                f"container key {int(keys[i])} follows key {int(keys[i - 1])}: keys must be strictly ascending",
+                space=space))
+    is_run = None
     if bm.has_runs:
-        bits = np.unpackbits(np.frombuffer(run_bitset, dtype=np.uint8), bitorder="little")
-        is_run = bits[:size].astype(bool)
+        is_run = np.unpackbits(np.frombuffer(run_bitset, dtype=np.uint8), bitorder="little")[:size].astype(bool)
     offsets = None
     if not bm.has_runs or size >= NO_OFFSET_THRESHOLD:
         if end - pos < 4 * size:
             return fail("roaring.truncated", "bitmap ends inside its offset header", pos)
-        offsets = np.frombuffer(buf, dtype="<u4", count=size, offset=pos) if size else None
-        bm.regions.append(Region(f"offset header ({size} × uint32)", "roaring-offsets", base + pos,
-                                 4 * size, space=space))
+        offsets = np.frombuffer(buf, dtype="<u4", count=size, offset=pos).astype(np.int64) if size else None
+        head.append((f"offset header ({size} × uint32)", "roaring-offsets", base + pos, 4 * size, None))
         pos += 4 * size
-    for i in range(size):
-        key, card = int(keys[i]), int(cards[i])
-        if offsets is not None and int(offsets[i]) != pos - start:
-            bm.findings.append(_finding(
-                "roaring.offset-header", Severity.WARNING, base + pos,
-                f"offset header says container {i} starts at {int(offsets[i])}, it starts at {pos - start}",
-                space=space))
-        if is_run[i]:
-            if end - pos < 2:
-                return fail("roaring.truncated", f"bitmap ends inside run container {i}", pos)
-            (nruns,) = struct.unpack_from("<H", buf, pos)
-            nbytes = 2 + 4 * nruns
-            kind = "run"
-        elif card <= ARRAY_MAX:
-            nbytes, nruns, kind = 2 * card, 0, "array"
-        else:
-            nbytes, nruns, kind = BITMAP_BYTES, 0, "bitmap"
-        if end - pos < nbytes:
-            return fail("roaring.truncated",
-                        f"{kind} container {i} needs {nbytes:,} bytes, only {end - pos:,} remain", pos)
-        cont = Container(key, kind, card, base + pos, nbytes, nruns)
-        bm.containers.append(cont)
-        label = f"{kind} container key={key} card={card:,}" + (f" runs={nruns}" if kind == "run" else "")
-        bm.regions.append(Region(label, f"roaring-{kind}", base + pos, nbytes, value=card, space=space))
-        if validate_payloads:
-            problem = _check_container(buf, pos, cont)
-            if problem:
-                bm.findings.append(_finding("roaring.container", Severity.ERROR, base + pos,
-                                            f"{kind} container {i} (key {key}): {problem}", space=space))
-        pos += nbytes
-    bm.length = pos - start
+    kinds = (cards > ARRAY_MAX).astype(np.int64)  # ARRAY 0, BITMAP 1
+    sizes = np.minimum(2 * cards, BITMAP_BYTES)
+    nruns = np.zeros(size, dtype=np.int64)
+    u8 = np.frombuffer(buf, dtype=np.uint8)
+    run_idx = np.flatnonzero(is_run) if is_run is not None else None
+    trunc: Optional[tuple[int, str, int]] = None  # (container index, message, byte position)
+    if run_idx is not None and run_idx.size:
+        kinds[run_idx] = RUN
+        sizes[run_idx] = 0
+        placed = False
+        if offsets is not None:
+            # trust the offset header to find every run count at once; checked against the sizes below
+            at = start + offsets[run_idx]
+            if at.size and int(at.max()) + 2 <= end and int(at.min()) >= pos:
+                nruns[run_idx] = _u16_at(u8, at)
+                sizes[run_idx] = 2 + 4 * nruns[run_idx]
+                placed = bool(np.array_equal(pos + np.cumsum(sizes) - sizes, start + offsets))
+        if not placed:  # walk: each run container's place depends on the run counts before it
+            sizes[run_idx] = 0
+            nruns[:] = 0
+            before = pos + np.cumsum(sizes) - sizes
+            extra = 0
+            for i in run_idx.tolist():
+                p = int(before[i]) + extra
+                if end - p < 2:
+                    trunc = (i, f"bitmap ends inside run container {i}", p)
+                    break
+                n = int(buf[p]) | (int(buf[p + 1]) << 8)
+                nruns[i] = n
+                sizes[i] = 2 + 4 * n
+                extra += sizes[i]
+    ends = pos + np.cumsum(sizes)
+    starts = ends - sizes
+    over = np.flatnonzero(ends > end) if size and int(ends[-1]) > end else ()
+    if len(over) and (trunc is None or int(over[0]) < trunc[0]):
+        i = int(over[0])
+        trunc = (i, f"{_KINDS[int(kinds[i])]} container {i} needs {int(sizes[i]):,} bytes, "
+                    f"only {end - int(starts[i]):,} remain", int(starts[i]))
+    n_ok = size if trunc is None else trunc[0]
+    per: list[tuple[int, int, Finding]] = []
+    upto = size if trunc is None else trunc[0] + 1
+    if offsets is not None and not np.array_equal(offsets[:upto], starts[:upto] - start):
+        wrong = np.flatnonzero(offsets[:upto] != starts[:upto] - start)
+        for i in wrong.tolist():
+            per.append((i, 0, _finding(
+                "roaring.offset-header", Severity.WARNING, base + int(starts[i]),
+                f"offset header says container {i} starts at {int(offsets[i])}, it starts at {int(starts[i]) - start}",
+                space=space)))
+    bm.keys, bm.cards, bm.kinds = keys[:n_ok], cards[:n_ok], kinds[:n_ok]
+    bm.starts, bm.lengths, bm.runs = base + starts[:n_ok], sizes[:n_ok], nruns[:n_ok]
+    if validate_payloads and n_ok and (validate_payloads != "runs" or bm.has_runs):
+        for i, problem in _check_containers(u8, starts[:n_ok], kinds[:n_ok], cards[:n_ok], nruns[:n_ok],
+                                            runs_only=validate_payloads == "runs"):
+            per.append((i, 1, _finding("roaring.container", Severity.ERROR, base + int(starts[i]),
+                                       f"{_KINDS[int(kinds[i])]} container {i} (key {int(keys[i])}): {problem}",
+                                       space=space)))
+    per.sort(key=lambda t: (t[0], t[1]))
+    bm.findings.extend(f for _, _, f in per)
+    if trunc is not None:
+        return fail("roaring.truncated", trunc[1], trunc[2])
+    bm.length = int(ends[-1]) - start if size else pos - start
     return bm
 
 
-def _check_container(buf: memoryview, pos: int, c: Container) -> Optional[str]:
-    if c.kind == "array":
-        vals = np.frombuffer(buf, dtype="<u2", count=c.cardinality, offset=pos)
-        if c.cardinality > 1 and (vals[1:] <= vals[:-1]).any():
-            return "values are not strictly ascending"
-    elif c.kind == "bitmap":
-        words = np.frombuffer(buf, dtype="<u8", count=BITMAP_BYTES // 8, offset=pos)
-        count = _popcount(words)
-        if count != c.cardinality:
-            return f"header says {c.cardinality:,} values, the bitmap holds {count:,}"
-    else:
-        pairs = np.frombuffer(buf, dtype="<u2", count=2 * c.runs, offset=pos + 2).reshape(-1, 2)
-        starts = pairs[:, 0].astype(np.int64)
-        ends = starts + pairs[:, 1].astype(np.int64)  # inclusive
-        if (ends > 0xFFFF).any():
-            return "a run extends past 65535"
-        if c.runs > 1 and (starts[1:] <= ends[:-1]).any():
-            return "runs overlap or are not ascending"
-        count = int((ends - starts + 1).sum())
-        if count != c.cardinality:
-            return f"header says {c.cardinality:,} values, the runs cover {count:,}"
-    return None
+def _segments(starts: np.ndarray, counts: np.ndarray, step: int) -> tuple[np.ndarray, np.ndarray]:
+    """Byte positions of ``counts[i]`` items of ``step`` bytes from each ``starts[i]``, and each item's container."""
+    owner = np.repeat(np.arange(len(starts)), counts)
+    first = np.cumsum(counts) - counts
+    within = np.arange(int(counts.sum()), dtype=np.int64) - first[owner]
+    return starts[owner] + step * within, owner
+
+
+def _check_containers(u8: np.ndarray, starts: np.ndarray, kinds: np.ndarray, cards: np.ndarray,
+                      nruns: np.ndarray, runs_only: bool = False) -> list[tuple[int, str]]:
+    """``(container index, problem)`` for every container whose payload contradicts its header,
+    checked for all containers of a kind at once (``runs_only``: array and bitmap payloads are
+    known to be valid)."""
+    out: list[tuple[int, str]] = []
+    empty = np.zeros(0, dtype=np.int64)
+    arr = empty if runs_only else np.flatnonzero(kinds == ARRAY)
+    if arr.size:
+        at, owner = _segments(starts[arr], cards[arr], 2)
+        vals = _u16_at(u8, at)
+        bad = (vals[1:] <= vals[:-1]) & (owner[1:] == owner[:-1])
+        for k in np.unique(owner[1:][bad]).tolist():
+            out.append((int(arr[k]), "values are not strictly ascending"))
+    bmp = empty if runs_only else np.flatnonzero(kinds == BITMAP)
+    if bmp.size:
+        at = starts[bmp]
+        lo, hi = int(at[0]), int(at[-1]) + BITMAP_BYTES
+        span = u8[lo:hi]
+        per_byte = np.bitwise_count(span) if hasattr(np, "bitwise_count") else np.unpackbits(
+            span).reshape(-1, 8).sum(axis=1, dtype=np.uint8)
+        per_byte = np.concatenate((per_byte, np.zeros(1, dtype=per_byte.dtype)))
+        edges = np.empty(2 * bmp.size, dtype=np.int64)
+        edges[0::2] = at - lo
+        edges[1::2] = at - lo + BITMAP_BYTES
+        counts = np.add.reduceat(per_byte, edges, dtype=np.int64)[0::2]
+        for k in np.flatnonzero(np.asarray(counts) != cards[bmp]).tolist():
+            out.append((int(bmp[k]), f"header says {int(cards[bmp[k]]):,} values, the bitmap holds {int(counts[k]):,}"))
+    run = np.flatnonzero(kinds == RUN)
+    if run.size:
+        at, owner = _segments(starts[run] + 2, nruns[run], 4)
+        rs = _u16_at(u8, at)
+        re_ = rs + _u16_at(u8, at + 2)  # inclusive ends
+        past = np.zeros(run.size, dtype=bool)
+        past[np.unique(owner[re_ > 0xFFFF])] = True
+        overlap = np.zeros(run.size, dtype=bool)
+        same = owner[1:] == owner[:-1]
+        overlap[np.unique(owner[1:][same & (rs[1:] <= re_[:-1])])] = True
+        covered = np.bincount(owner, weights=(re_ - rs + 1), minlength=run.size).astype(np.int64)
+        for k in range(run.size) if (past.any() or overlap.any() or (covered != cards[run]).any()) else ():
+            if past[k]:
+                out.append((int(run[k]), "a run extends past 65535"))
+            elif overlap[k]:
+                out.append((int(run[k]), "runs overlap or are not ascending"))
+            elif covered[k] != cards[run[k]]:
+                out.append((int(run[k]), f"header says {int(cards[run[k]]):,} values, the runs cover {int(covered[k]):,}"))
+    return out
 
 
 def _popcount(words: np.ndarray) -> int:
@@ -211,7 +324,7 @@ def _popcount(words: np.ndarray) -> int:
 
 def values_from_slice(data: bytes, bm: Bitmap32, base: int) -> np.ndarray:
     """Decode the uint32 values of ``bm`` whose bytes are ``data`` (``data[0]`` at ``base``)."""
-    if not bm.containers:
+    if not bm.count:
         return np.zeros(0, dtype=np.uint32)
     if not bm.findings:
         try:
@@ -226,20 +339,71 @@ def values_from_slice(data: bytes, bm: Bitmap32, base: int) -> np.ndarray:
 
 
 def container_values(buf: memoryview, c: Container, base: int) -> np.ndarray:
-    """The uint32 values of one container, decoded with numpy (tolerates malformed payloads)."""
+    """The uint32 values of one container, decoded with numpy (tolerates malformed payloads).
+
+    Work and output are bounded by one container's span (65,536 values) whatever its
+    payload claims, and a malformed container never yields more values than its header's
+    cardinality (so ``len(positions()) <= cardinality`` for every vector)."""
     p = c.offset - base
     high = np.uint32(c.key << 16)
     if c.kind == "array":
-        low = np.frombuffer(buf, dtype="<u2", count=c.cardinality, offset=p).astype(np.uint32)
+        low = sorted_unique(np.frombuffer(buf, dtype="<u2", count=c.cardinality, offset=p).astype(np.uint32))
     elif c.kind == "bitmap":
         bits = np.unpackbits(np.frombuffer(buf, dtype=np.uint8, count=BITMAP_BYTES, offset=p), bitorder="little")
         low = np.flatnonzero(bits).astype(np.uint32)
     else:
-        pairs = np.frombuffer(buf, dtype="<u2", count=2 * c.runs, offset=p + 2).reshape(-1, 2)
-        starts = pairs[:, 0].astype(np.int64)
-        lens = pairs[:, 1].astype(np.int64) + 1
-        low = expand_runs(starts, lens).clip(0, 0xFFFF).astype(np.uint32)
-    return sorted_unique(low | high)
+        starts, ends = run_bounds(buf, c, base)
+        low = _runs_to_values(starts, ends)
+    if len(low) > c.cardinality:
+        low = low[:c.cardinality]
+    return low | high
+
+
+def run_bounds(buf: memoryview, c: Container, base: int) -> tuple[np.ndarray, np.ndarray]:
+    """A run container's runs as ``(starts, inclusive ends)`` (int64, ends clipped to 65535), as stored."""
+    pairs = np.frombuffer(buf, dtype="<u2", count=2 * c.runs, offset=c.offset - base + 2).reshape(-1, 2)
+    starts = pairs[:, 0].astype(np.int64)
+    return starts, np.minimum(starts + pairs[:, 1].astype(np.int64), 0xFFFF)
+
+
+def _runs_to_values(starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    lens = ends - starts + 1
+    if int(lens.sum()) <= 1 << 16:
+        return sorted_unique(expand_runs(starts, lens)).astype(np.uint32)
+    # Overlapping runs that together claim more than the container's span: mark a 64 Ki mask instead.
+    diff = np.zeros((1 << 16) + 1, dtype=np.int64)
+    np.add.at(diff, starts, 1)
+    np.add.at(diff, ends + 1, -1)
+    return np.flatnonzero(np.cumsum(diff[:1 << 16]) > 0).astype(np.uint32)
+
+
+def container_runs(buf: memoryview, c: Container, base: int) -> tuple[np.ndarray, np.ndarray]:
+    """The container's values as maximal runs ``(starts, exclusive ends)`` of uint32 values (int64 arrays);
+    a run container's runs are read as stored, without expanding them."""
+    high = c.key << 16
+    if c.kind == "run":
+        starts, ends = run_bounds(buf, c, base)
+        if int((ends - starts + 1).sum()) <= c.cardinality:
+            return merge_runs(starts + high, ends + 1 + high)
+    vals = container_values(buf, c, base).astype(np.int64)
+    if len(vals) == 0:
+        return vals, vals
+    breaks = np.flatnonzero(np.diff(vals) != 1)
+    return (np.concatenate(([vals[0]], vals[breaks + 1])), np.concatenate((vals[breaks], [vals[-1]])) + 1)
+
+
+def merge_runs(starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Sort half-open runs and join those that overlap or touch."""
+    if len(starts) == 0:
+        return starts, ends
+    order = np.argsort(starts, kind="stable")
+    starts, ends = starts[order], ends[order]
+    reach = np.maximum.accumulate(ends)
+    new = np.ones(len(starts), dtype=bool)
+    new[1:] = starts[1:] > reach[:-1]
+    first = np.flatnonzero(new)
+    last = np.concatenate((first[1:], [len(starts)])) - 1
+    return starts[first], reach[last]
 
 
 def sorted_unique(values: np.ndarray) -> np.ndarray:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Optional
 
 from ..errors import BlobDecodeError
 from .._repr import RichRepr
-from ..regions import Finding, Region, Severity
+from ..regions import Finding, FindingList, Region, Severity
 
 if TYPE_CHECKING:  # pragma: no cover
     from .puffin import BlobMetadata
@@ -44,7 +44,7 @@ class ThetaSketch(RichRepr):
         self.offset = offset
         self.metadata = metadata
         self.space = space
-        self.findings: list[Finding] = []
+        self.findings: FindingList = FindingList()
         self._regions: list[Region] = []
         self.sketch = None
         self.serial_version: Optional[int] = None
@@ -177,27 +177,54 @@ class ThetaSketch(RichRepr):
         return None if self.metadata is None else self.metadata.properties.get("ndv")
 
     @property
+    def ndv_number(self) -> Optional[int]:
+        """The ``ndv`` property as an integer; ``None`` when absent or not a decimal integer string."""
+        return ndv_value(self.ndv_property)
+
+    @property
     def expected_ndv(self) -> int:
         """What Iceberg writes as ``ndv`` for this sketch: the estimate, truncated."""
         return int(math.floor(self.estimate))
 
     @property
     def ndv_agrees(self) -> Optional[bool]:
-        ndv = self.ndv_property
-        if ndv is None or self.sketch is None or not ndv.isdigit():
+        """Whether the ``ndv`` property is the truncated estimate; ``None`` when there is nothing to compare."""
+        ndv = self.ndv_number
+        if ndv is None or self.sketch is None:
             return None
-        return int(ndv) == self.expected_ndv
+        return ndv == self.expected_ndv
 
     def to_pandas(self):
-        """The estimate with its lower and upper bounds at 1, 2 and 3 standard deviations."""
-        from ..display.theta_view import bounds_frame
+        """The estimate with its lower and upper bounds at 1, 2 and 3 standard deviations (no rows when the
+        sketch is unreadable)."""
+        import pandas as pd
 
-        return bounds_frame(self)
+        if self.sketch is None:
+            return pd.DataFrame(columns=["std_devs", "lower", "estimate", "upper"])
+
+        return pd.DataFrame([{"std_devs": k, "lower": lo, "estimate": self.estimate, "upper": hi}
+                             for k, (lo, hi) in self.bounds().items()],
+                            columns=["std_devs", "lower", "estimate", "upper"])
+
+    @property
+    def nbytes(self) -> int:
+        """Size of the sketch's (decompressed) bytes."""
+        return len(self._data)
 
     def regions(self) -> list[Region]:
         return list(self._regions)
 
+    def region_tree(self) -> Region:
+        """The sketch's regions under one root region."""
+        return Region("theta sketch", "theta", self.offset, len(self._data), self.regions(), space=self.space)
+
     def summary(self) -> str:
+        """One line: estimate, 2σ bounds, hashes kept, mode and the ndv check (computed once)."""
+        if getattr(self, "_summary", None) is None:
+            self._summary = self._summarize()
+        return self._summary
+
+    def _summarize(self) -> str:
         if self.sketch is None:
             return f"unreadable Theta sketch ({self.findings[0].code if self.findings else '?'})"
         mode = "estimation" if self.is_estimation_mode else "exact"
@@ -212,18 +239,27 @@ class ThetaSketch(RichRepr):
         return f"ThetaSketch(estimate={self.estimate}, retained={self.num_retained}, theta={self.theta})"
 
 
+def ndv_value(ndv: Any) -> Optional[int]:
+    """The ``ndv`` property as an integer, or ``None`` unless it is a string of ASCII digits (of sane length)."""
+    if not isinstance(ndv, str) or not ndv.isascii() or not ndv.isdigit() or len(ndv) > 30:
+        return None
+    return int(ndv)
+
+
 def check_metadata(sk: ThetaSketch, blob: "BlobMetadata", anchor: int) -> list[Finding]:
     """Compare the blob's ``ndv`` property with the sketch."""
     out = []
     ndv = blob.properties.get("ndv")
     if ndv is None or sk.sketch is None:
         return out
-    if not (isinstance(ndv, str) and ndv.isdigit()):
+    value = ndv_value(ndv)
+    if value is None:
+        shown = repr(ndv) if len(repr(ndv)) <= 80 else repr(ndv)[:77] + "..."
         out.append(Finding("theta.ndv-invalid", Severity.WARNING, anchor,
-                           f"blob {blob.index}: ndv property {ndv!r} is not a non-negative decimal integer"))
-    elif int(ndv) != sk.expected_ndv:
+                           f"blob {blob.index}: ndv property {shown} is not a non-negative decimal integer"))
+    elif value != sk.expected_ndv:
         out.append(Finding("theta.ndv-mismatch", Severity.WARNING, anchor,
-                           f"blob {blob.index}: ndv property says {int(ndv):,}, the sketch estimates "
+                           f"blob {blob.index}: ndv property says {value:,}, the sketch estimates "
                            f"{sk.estimate:,.2f} (Iceberg would write {sk.expected_ndv:,})",
                            "the property was computed from another sketch or rounded differently"))
     return out

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from .spec import CONVERTED_TYPES, LOGICAL_TYPES, REPETITIONS, TYPES, enum_name
+from ..regions import clip
 from .thrift import TStruct
 
 
@@ -165,3 +166,25 @@ def decode_stat(raw: Any, column: Optional[ColumnInfo]) -> Any:
     except (ValueError, OverflowError, IndexError):
         return bytes(raw).hex()
     return bytes(raw).hex()
+
+
+_SCHEMA_ENUMS = (("type", TYPES, "physical type"), ("repetition_type", REPETITIONS, "repetition"),
+                 ("converted_type", CONVERTED_TYPES, "converted type"))
+
+
+def schema_enum_problems(elements: list) -> list[tuple[int, int, str]]:
+    """``(offset, length, message)`` for each schema element whose type, repetition or converted
+    type is not a value the format defines (a corrupted footer shows them as ``UNKNOWN(n)``)."""
+    out = []
+    for i, el in enumerate(elements):
+        if not isinstance(el, TStruct):
+            continue
+        for key, table, what in _SCHEMA_ENUMS:
+            value = el.get(key)
+            if value is None or (isinstance(value, int) and not isinstance(value, bool) and value in table):
+                continue
+            start, end = el.spans.get(key, (el.offset, el.offset))[:2]
+            out.append((start, end - start,
+                        f"schema element {i} ({clip(el.get('name', '?'), 60)[1:-1]}): {what} {clip(value)} is not one of "
+                        f"{', '.join(table.values())}"))
+    return out

@@ -227,10 +227,13 @@ class CompactReader:
         if wire_type == BINARY:
             raw = self.read_binary()
             return raw.decode("utf-8", "replace") if spec == "string" else raw
+        if wire_type in (LIST, SET, MAP) and depth >= MAX_DEPTH:
+            # Lists of lists nest like structs: bound both, or a crafted footer exhausts the stack.
+            raise ThriftError(f"lists nested deeper than {MAX_DEPTH}", self.offset)
         if wire_type in (LIST, SET):
-            return self.read_list(spec[5:] if spec.startswith("list:") else "", depth)
+            return self.read_list(spec[5:] if spec.startswith("list:") else "", depth + 1)
         if wire_type == MAP:
-            return self.read_map(depth)
+            return self.read_map(depth + 1)
         if wire_type == STRUCT:
             return self.read_struct(spec if spec in self.schema else "", depth + 1)
         raise ThriftError(f"unknown compact wire type {wire_type}", self.offset - 1)
