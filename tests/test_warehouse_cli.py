@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from puffin_explorer.iceberg.cli import main
+from puffin_explorer.cli import main
 
 try:
     from _warehouse_fixtures import ORDERS_DV_PUFFIN, WAREHOUSE, copy_warehouse
@@ -39,22 +39,23 @@ def test_check_exit_codes(tmp_path, capsys):
     assert main(["table", str(shop.parent), "check", "--table", "shop.orders"]) == 1
     out = capsys.readouterr().out.splitlines()
     assert out[-1] == "1 findings, 1 errors"
-    assert out[0].startswith("error file-missing @ ?: cannot open Puffin file ")
+    assert out[0].startswith("error iceberg.file-missing @ ?: cannot open Puffin file ")
 
 
 def test_bad_input_is_a_message_not_a_traceback(tmp_path):
     bad = tmp_path / "v1.metadata.json"
     bad.write_text('{"format-version": 2, "location": ')
     for argv, message in (
-        ([str(tmp_path / "missing" / "v1.metadata.json")], "error: no such file: "),
+        ([str(tmp_path / "missing" / "v1.metadata.json")], "table: no such file: "),
         ([str(bad)], "not valid JSON table metadata"),
-        ([str(WAREHOUSE)], "is a warehouse: pass --table (one of: shop.events, shop.legacy, shop.orders)"),
+        ([str(WAREHOUSE)], "is a warehouse: pass --table NAME (one of: shop.events, shop.legacy, shop.orders)"),
         ([str(WAREHOUSE), "--table", "shop.nope"], "no table 'shop.nope'"),
     ):
-        proc = subprocess.run([sys.executable, "-m", "puffin_explorer.iceberg.cli", "table", *argv],
+        proc = subprocess.run([sys.executable, "-m", "puffin_explorer", "table", *argv],
                               capture_output=True, text=True, cwd=Path(__file__).resolve().parents[1])
         assert proc.returncode == 2, proc.stderr
-        assert message in proc.stderr
+        assert message in proc.stderr and proc.stderr.startswith("puffin-explorer table: ")
+        assert proc.stderr.count("\n") == 1
         assert "Traceback" not in proc.stderr
 
 

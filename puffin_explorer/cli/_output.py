@@ -1,0 +1,123 @@
+"""Writing results: lines, tables in text / JSON / CSV, and progress that never mixes into them."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+from typing import Any, Iterable, Optional
+
+#: Widest cell in a text table; longer values end in "…" (JSON and CSV keep them whole).
+MAX_CELL = 60
+#: Line width when stdout is not a terminal (and $COLUMNS is unset).
+PIPE_WIDTH = 120
+
+
+def width() -> int:
+    """The terminal's width, or $COLUMNS, or 120 when writing to a pipe or a file."""
+    if os.environ.get("COLUMNS", "").isdigit():
+        return max(40, int(os.environ["COLUMNS"]))
+    if sys.stdout.isatty():
+        return max(40, shutil.get_terminal_size((PIPE_WIDTH, 24)).columns)
+    return PIPE_WIDTH
+
+
+def out(text: str = "") -> None:
+    """One line (or several) on stdout."""
+    sys.stdout.write(text + "\n")
+
+
+def clip(text: Any, limit: int = MAX_CELL) -> str:
+    """``text`` on one line, at most ``limit`` characters (the middle cut out)."""
+    text = " ".join(str(text).split())
+    if len(text) <= limit:
+        return text
+    keep = limit - 1
+    return text[:keep - keep // 2] + "…" + text[len(text) - keep // 2:]  # paths keep their file name
+
+
+def json_default(value: Any) -> Any:
+    """JSON for values json does not know: timestamps, bytes, numpy scalars and arrays."""
+    if hasattr(value, "isoformat"):
+        return value.isoformat()
+    if isinstance(value, (bytes, bytearray)):
+        return bytes(value).hex()
+    if hasattr(value, "tolist"):
+        return value.tolist()
+    if hasattr(value, "item"):
+        return value.item()
+    return str(value)
+
+
+def records(df) -> list[dict]:
+    """DataFrame rows with missing values as None (valid JSON, no NaN)."""
+    return df.astype(object).where(df.notna(), None).to_dict(orient="records")
+
+
+def write_json(doc: Any, indent: Optional[int] = 2) -> None:
+    out(json.dumps(doc, indent=indent, default=json_default))
+
+
+def frame(df, fmt: str, max_rows: Optional[int] = 200, empty: str = "(none)") -> None:
+    """A DataFrame as text (wrapped to the terminal, cells clipped), JSON records or CSV."""
+    if fmt == "json":
+        write_json(records(df), indent=None)
+        return
+    if fmt == "csv":
+        df.to_csv(sys.stdout, index=False)
+        return
+    if not len(df):
+        out(empty)
+        return
+    shown = df if max_rows is None else df.head(max_rows)
+    from pandas.api.types import is_bool_dtype, is_numeric_dtype
+
+    shown = shown.apply(lambda col: col if is_numeric_dtype(col) or is_bool_dtype(col)
+                        else col.astype(object).map(_cell))
+    out(shown.to_string(index=False, line_width=width()))
+    if max_rows is not None and len(df) > max_rows:
+        out(f"… {len(df) - max_rows:,} more rows (--max-rows, or --format csv for all)")
+
+
+def _cell(value: Any) -> Any:
+    if value is None or isinstance(value, (int, float)):
+        return value
+    return clip(value)
+
+
+def positions_preview(values: Iterable[int], count: int, limit: int = 10) -> str:
+    """``[0, 2, 4]``, or the first ``limit`` positions then ``…`` when there are more."""
+    head = [int(v) for v in values][:limit]
+    return "[" + ", ".join(map(str, head)) + (", …]" if count > len(head) else "]")
+
+
+class Progress:
+    """A progress line on stderr, shown only on a terminal and erased before any output."""
+
+    def __init__(self, label: str, minimum: int = 0) -> None:
+        self.label = label
+        self.minimum = minimum
+        self.enabled = sys.stderr.isatty()
+        self.shown = False
+
+    def __call__(self, done: int, total: int, stage: str = "") -> None:
+        if not self.enabled or total < self.minimum:
+            return
+        what = f"{self.label} {stage}".strip()
+        sys.stderr.write(f"\r\033[K{what}: {done:,}/{total:,}")
+        sys.stderr.flush()
+        self.shown = True
+
+    def done(self) -> None:
+        """Erase the progress line (call before writing results)."""
+        if self.shown:
+            sys.stderr.write("\r\033[K")
+            sys.stderr.flush()
+            self.shown = False
+
+    def __enter__(self) -> "Progress":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.done()
