@@ -5,6 +5,7 @@ The file (about 1 GiB, 100 row groups, 20 million rows, page indexes) is generat
 once into a cache directory outside the repository and reused by later runs.
 
     python benchmarks/bench_parquet_layout.py [--cache-dir DIR] [--rows N] [--row-groups N] [--s3]
+        [--latency-ms 20] [--s3-only]
 
 ``--s3`` also runs the layout against a real S3-compatible server (SeaweedFS on
 loopback, from the test suite's fixture), uploading the file once for the run.
@@ -105,9 +106,12 @@ def compare_layouts(url: str, storage_options, size: int, repeat: int):
     return pl, t_layout, t_whole
 
 
-def run_s3(path: Path) -> None:
-    """The same comparison against SeaweedFS on loopback (the test suite's S3 fixture)."""
+def run_s3(path: Path, latency_ms: float = 0.0) -> None:
+    """The same comparison against SeaweedFS on loopback (the test suite's S3 fixture); with
+    ``latency_ms`` through a loopback proxy that holds every request that long."""
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from _latency_proxy import LatencyProxy
     from _s3server import S3Server, find_weed
 
     weed = find_weed()
@@ -120,7 +124,16 @@ def run_s3(path: Path) -> None:
         t0 = time.perf_counter()
         url = server.upload(path, "bench")
         print(f"\nuploaded to {url} in {time.perf_counter() - t0:.1f} s")
-        compare_layouts(url, server.storage_options, path.stat().st_size, repeat=1)
+        if not latency_ms:
+            compare_layouts(url, server.storage_options, path.stat().st_size, repeat=1)
+            return
+        port = int(server.endpoint_url.rsplit(":", 1)[1])
+        with LatencyProxy("127.0.0.1", port, latency_ms / 1000) as proxy:
+            opts = dict(server.storage_options, skip_instance_cache=True,
+                        client_kwargs={"endpoint_url": proxy.url, "region_name": "us-east-1"})
+            print(f"(through a proxy adding {latency_ms:g} ms to every request)")
+            compare_layouts(url, opts, path.stat().st_size, repeat=1)
+            print(f"requests through the proxy in all: {proxy.requests:,}")
     finally:
         server.stop()
 
@@ -133,6 +146,9 @@ def main(argv=None) -> int:
     ap.add_argument("--dv-positions", type=int, default=10_000_000)
     ap.add_argument("--s3", action="store_true",
                     help="also compare over a real S3-compatible server (SeaweedFS on loopback)")
+    ap.add_argument("--latency-ms", type=float, default=0.0,
+                    help="with --s3: add this much latency to every request (a loopback proxy)")
+    ap.add_argument("--s3-only", action="store_true", help="skip the local comparison and the overlay")
     args = ap.parse_args(argv)
 
     from puffin_explorer import DeletionVector
@@ -147,6 +163,9 @@ def main(argv=None) -> int:
     print("(local file, warm OS page cache: time ratios understate what range reads save "
           "on object storage, where every byte read is a byte transferred)")
 
+    if args.s3_only:
+        run_s3(path, args.latency_ms)
+        return 0
     pl, t_layout, t_whole = compare_layouts(str(path), None, size, repeat=3)
 
     rng = np.random.default_rng(7)
@@ -180,7 +199,7 @@ def main(argv=None) -> int:
     print(f"ratio time, full layout / overlay:            {t_layout / t_overlay:>10.2f}x")
     print(f"  {ov.summary()}")
     if args.s3:
-        run_s3(path)
+        run_s3(path, args.latency_ms)
     return 0
 
 

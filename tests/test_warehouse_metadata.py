@@ -224,7 +224,7 @@ def test_v2_and_v3_side_by_side(wh):
 
 def test_relocation_is_detected_and_reported(wh):
     t = wh.table("shop.orders")
-    assert [f.code for f in t.findings] == ["table-relocated"]
+    assert [f.code for f in t.findings] == ["iceberg.table-relocated"]
     assert t.mapper.prefixes == {f"{WRITTEN_ROOT}/shop/orders": f"{WAREHOUSE}/shop/orders"}
     loc = t.dvs().location[0]
     assert loc.startswith(f"{WAREHOUSE}/shop/orders/data/")

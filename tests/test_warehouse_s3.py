@@ -87,7 +87,7 @@ def test_missing_object_on_s3_is_a_finding(s3_server, s3_warehouse):
     s3_server.fs.invalidate_cache()
     t = Warehouse(url.rsplit("/shop/orders", 1)[0], storage_options=s3_server.storage_options).table("shop.orders")
     findings = t.check()
-    assert [f.code for f in findings] == ["file-missing"]
+    assert [f.code for f in findings] == ["iceberg.file-missing"]
     assert findings[0].file == f"{WRITTEN_ROOT}/shop/{ORDERS_DV_PUFFIN}"
 
 
@@ -100,8 +100,22 @@ def test_cli_over_s3(s3_server, s3_warehouse, capsys):
     assert main(["--storage-options", opts, "table", s3_warehouse, "check", "--table", "shop.events"]) == 0
     assert capsys.readouterr().out.strip() == "0 findings, 0 errors"
     assert main(["table", f"{s3_warehouse}/shop/events", "dvs", "--format", "json",
-                 "--storage-option", f"key={s3_server.key}", "--storage-option", f"secret={s3_server.secret}",
-                 "--storage-option", "client_kwargs=" + json.dumps(s3_server.storage_options["client_kwargs"])]) == 0
+                 "--storage-options", opts]) == 0
     rows = json.loads(capsys.readouterr().out)
     assert [(r["content_offset"], r["content_size_in_bytes"], r["record_count"]) for r in rows] == [(4, 16161, 55878)]
     assert rows[0]["location"].startswith(s3_warehouse + "/shop/events/data/")
+
+
+def test_cards_over_s3(s3_server, s3_warehouse):
+    wh = Warehouse(s3_warehouse, storage_options=s3_server.storage_options)
+    with s3_server.record_requests() as wire:
+        df = wh.summary()
+    assert df.live_rows.tolist() == [244_122, 18_000, 94_040] and df.dvs.tolist() == [1, 0, 4]
+    keys = [r.url.split("?")[0].rsplit("/", 1)[-1] for r in wire if r.operation == "GetObject"]
+    assert all(k.endswith((".metadata.json", "version-hint.text")) or k.startswith("snap-") for k in keys), keys
+    orders = wh.table("shop.orders")
+    html = orders.to_html()
+    assert "Iceberg table" in html and "94,040" in html and "Delete debt" in html
+    c = orders.commit_deletes()
+    assert c.total == 1_964 and c.dv_bytes_read == 8 * 8_232
+    assert wh.table("shop.events").snapshot().files_removed().record_count.tolist() == [32_785]

@@ -59,6 +59,16 @@ def flatten_schema(schema: dict[str, Any]) -> list[SchemaField]:
     return out
 
 
+def _opt_int(value: Any) -> Optional[int]:
+    """An exact integer (ids above 2**53 must not pass through float), or None."""
+    if value is None:
+        return None
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return None
+
+
 @dataclass
 class Snapshot:
     """One snapshot entry of the table metadata."""
@@ -82,15 +92,15 @@ class Snapshot:
     def from_json(cls, d: dict[str, Any]) -> "Snapshot":
         return cls(
             snapshot_id=int(d["snapshot-id"]),
-            parent_snapshot_id=d.get("parent-snapshot-id"),
+            parent_snapshot_id=_opt_int(d.get("parent-snapshot-id")),
             sequence_number=int(d.get("sequence-number", 0)),
             timestamp_ms=int(d.get("timestamp-ms", 0)),
             manifest_list=d.get("manifest-list"),
             manifests=list(d.get("manifests") or []),
             summary={str(k): str(v) for k, v in (d.get("summary") or {}).items()},
-            schema_id=d.get("schema-id"),
-            first_row_id=d.get("first-row-id"),
-            added_rows=d.get("added-rows"),
+            schema_id=_opt_int(d.get("schema-id")),
+            first_row_id=_opt_int(d.get("first-row-id")),
+            added_rows=_opt_int(d.get("added-rows")),
         )
 
 
@@ -195,6 +205,27 @@ class TableMetadata:
             if s.snapshot_id == sid:
                 return s
         return None
+
+    @property
+    def next_row_id(self) -> Optional[int]:
+        """v3 row lineage: the first row id the next commit assigns (None before v3)."""
+        return _opt_int(self.raw.get("next-row-id"))
+
+    @property
+    def last_updated_ms(self) -> Optional[int]:
+        return _opt_int(self.raw.get("last-updated-ms"))
+
+    @property
+    def sort_orders(self) -> dict[int, list[dict[str, Any]]]:
+        return {int(o.get("order-id", 0)): list(o.get("fields", [])) for o in self.raw.get("sort-orders") or []}
+
+    @property
+    def default_sort_order_id(self) -> Optional[int]:
+        return _opt_int(self.raw.get("default-sort-order-id"))
+
+    @property
+    def default_spec_id(self) -> int:
+        return _opt_int(self.raw.get("default-spec-id")) or 0
 
     @property
     def refs(self) -> dict[str, dict[str, Any]]:

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import posixpath
 import re
-from typing import Any, Iterable, Mapping, Optional
+from typing import Iterable, Mapping, Optional
 
-from ..errors import SourceError
+from ..io.files import FileIO
 
 _SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
 
@@ -105,76 +105,13 @@ class PathMapper:
         return f"PathMapper({self._map!r})"
 
 
-class TableIO:
-    """Reads whole small files (metadata, manifests) and byte ranges through fsspec.
-
-    Counts ``bytes_read`` and ``read_count`` over everything it reads so that a
-    listing's cost can be shown.
-    """
-
-    def __init__(self, storage_options: Optional[dict[str, Any]] = None) -> None:
-        self.storage_options = dict(storage_options or {})
-        self.bytes_read = 0
-        self.read_count = 0
-        self._fs_cache: dict[str, Any] = {}
-
-    def fs(self, location: str):
-        """The fsspec filesystem for ``location`` and the path inside it."""
-        import fsspec
-
-        protocol = fsspec.utils.get_protocol(location)
-        fs = self._fs_cache.get(protocol)
-        if fs is None:
-            fs, path = fsspec.core.url_to_fs(location, **self.storage_options)
-            self._fs_cache[protocol] = fs
-            return fs, path
-        return fs, fs._strip_protocol(location)
-
-    def read(self, location: str) -> bytes:
-        """The whole file."""
-        fs, path = self.fs(location)
-        try:
-            data = fs.cat_file(path)
-        except FileNotFoundError as exc:
-            raise SourceError(f"no such file: {location}") from exc
-        except (OSError, ValueError) as exc:
-            raise SourceError(f"cannot read {location}: {exc}") from exc
-        self.bytes_read += len(data)
-        self.read_count += 1
-        return bytes(data)
-
-    def read_text(self, location: str) -> str:
-        return self.read(location).decode("utf-8")
-
-    def exists(self, location: str) -> bool:
-        fs, path = self.fs(location)
-        try:
-            return bool(fs.exists(path))
-        except (OSError, ValueError):
-            return False
-
-    def size(self, location: str) -> Optional[int]:
-        """File size in bytes, or None when it does not exist."""
-        fs, path = self.fs(location)
-        try:
-            return int(fs.size(path))
-        except (FileNotFoundError, OSError, ValueError):
-            return None
+class TableIO(FileIO):
+    """The one I/O layer's :class:`~puffin_explorer.io.FileIO`, with Iceberg's spelling of locations
+    (``file:``, ``s3a://``) normalized when comparing and keying them."""
 
     def listdir(self, location: str) -> list[tuple[str, str, Optional[int]]]:
-        """``(name, type, size)`` for each entry of a folder; type is ``file`` or ``directory``."""
-        fs, path = self.fs(location)
-        try:
-            entries = fs.ls(path, detail=True)
-        except (FileNotFoundError, OSError, ValueError):
-            return []
-        out = []
-        for e in entries:
-            name = basename(str(e["name"]))
-            if not name or normalize(str(e["name"])).rstrip("/") == normalize(path).rstrip("/"):
-                continue
-            out.append((name, e.get("type", "file"), e.get("size")))
-        return out
+        return [e for e in super().listdir(location)
+                if normalize(join(location, e[0])) != normalize(location)]
 
     def sizes_in(self, folders: Iterable[str]) -> dict[str, int]:
         """Sizes of every file in the given folders, keyed by normalized location.
@@ -187,7 +124,3 @@ class TableIO:
                 if kind == "file" and size is not None:
                     out[normalize(join(folder, name))] = int(size)
         return out
-
-    def reset_counters(self) -> None:
-        self.bytes_read = 0
-        self.read_count = 0

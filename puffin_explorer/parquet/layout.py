@@ -18,7 +18,7 @@ from ..errors import InvalidFileError
 from ..io import ByteSource, Location
 from ..regions import Finding, FindingList, Region, Severity
 from .regions import check_children, struct_regions
-from .schema import ColumnInfo, columns_from_schema, decode_stat
+from .schema import ColumnInfo, columns_from_schema, decode_stat, schema_enum_problems
 from .spec import CODECS, ENCODINGS, ENCRYPTED_MAGIC, MAGIC, PAGE_TYPES, SCHEMA, enum_name
 from .thrift import CompactReader, ThriftError, TStruct
 
@@ -71,6 +71,9 @@ class ChunkInfo:
     offset_index: Optional[TStruct] = None
     column_index: Optional[TStruct] = None
     region: Optional[Region] = None
+    #: The copy of the ColumnMetaData some writers (Arrow C++, parquet-rs, Impala, Polars) put after
+    #: the chunk's pages, at the chunk's ``file_offset``.
+    meta_copy: Optional[TStruct] = None
 
     def meta_get(self, name: str, default: Any = None) -> Any:
         return self.meta.get(name, default) if self.meta is not None else default
@@ -372,6 +375,10 @@ class ParquetLayout(RichRepr):
         if schema_error:
             self._finding("parquet.schema", Severity.ERROR, meta.spans.get("schema", (None,))[0],
                           schema_error)
+        for at, length, message in schema_enum_problems(meta.get("schema") or []):
+            self._finding("parquet.schema-type", Severity.ERROR, at, message,
+                          "the footer is corrupted, or a newer writer used a type this reader does not know",
+                          length=length)
         self._read_row_groups(meta, footer_start)
         self._read_page_indexes(footer_start)
         if walk_pages == "auto":
@@ -382,6 +389,7 @@ class ParquetLayout(RichRepr):
         for rg in self.row_group_infos:
             for c in rg.chunks:
                 self._assign_first_rows(c)
+        self._read_metadata_copies(footer_start)
         top.extend(self._row_group_regions())
         top.extend(self._index_regions(footer_start, top))
         self._finish(top)
@@ -515,56 +523,17 @@ class ParquetLayout(RichRepr):
         if len(wanted) < 2:
             return
         ranges = sorted(wanted.items())[: self.max_pages + 1]
-        datas = self._map_reads(lambda item, raw_read: raw_read(item[0], item[1]), ranges,
-                                "page header windows")
+        # one planned batch: on object stores every window is in flight at once
+        datas = self.source.read_ranges(ranges, gap=-1, max_workers=self.max_workers, keep=False)
         self._prefetched.update((off, data) for (off, _), data in zip(ranges, datas))
 
     def _map_reads(self, fn, items: list, stage: str = "") -> list:
-        """``[fn(item, read) for item in items]``, where ``read(offset, length)`` is a range
-        read: on a pool of ``max_workers`` threads (each with its own reader of the same
-        location) for remote or local files, in order on this thread for bytes.  Every
-        worker's bytes and requests are added to :attr:`source`'s counters."""
-        report = self.progress if stage else None
-        if self.max_workers == 1 or self.source.location == "<bytes>" or len(items) < 2:
-            out = []
-            for item in items:
-                out.append(fn(item, self.source.read))
-                if report is not None:
-                    report(stage, len(out), len(items))
-            return out
-        import threading
-        from concurrent.futures import ThreadPoolExecutor
-
-        local = threading.local()
-        clones: list[ByteSource] = []
-        lock = threading.Lock()
-
-        def run(item):
-            src = getattr(local, "source", None)
-            if src is None:
-                src = ByteSource(self.source.location, self.source.storage_options, size=self.size)
-                local.source = src
-                with lock:
-                    clones.append(src)
-            return fn(item, src.read)
-
-        pool = ThreadPoolExecutor(max_workers=min(self.max_workers, len(items)))
-        done = False
-        try:
-            out = []
-            for result in pool.map(run, items):
-                out.append(result)
-                if report is not None:
-                    report(stage, len(out), len(items))
-            done = True
-            return out
-        finally:
-            # On an interrupt (or a read error) drop the queued reads instead of waiting
-            # for thousands of them; the few in flight finish on their own.
-            pool.shutdown(wait=done, cancel_futures=not done)
-            for src in clones:
-                self.source.bytes_read += src.bytes_read
-                self.source.read_count += src.read_count
+        """``[fn(item, read) for item in items]`` through the source's bounded pool (concurrent
+        when the file is remote); ``progress`` hears of each completed item."""
+        report = None
+        if self.progress is not None and stage:
+            report = (lambda done, total: self.progress(stage, done, total))
+        return self.source.map(fn, items, self.max_workers, report)
 
     def _read_window(self, offset: int, length: int) -> bytes:
         return self._fetch(offset, length, keep=True)
@@ -879,6 +848,44 @@ class ParquetLayout(RichRepr):
         ])
 
     # -- regions -------------------------------------------------------------
+    def _read_metadata_copies(self, footer_start: int) -> None:
+        """Decode the ColumnMetaData copy at each chunk's ``file_offset`` when it lies after the chunk.
+
+        The format's ``ColumnChunk.file_offset`` is where the chunk's metadata was written; Arrow
+        C++, parquet-rs, Impala and Polars write a copy there, right after the pages (parquet-mr
+        writes 0 or the chunk's start).  A copy counts only when it decodes as a ColumnMetaData for
+        the same column, so damaged bytes still show as a gap."""
+        wanted = []
+        for rg in self.row_group_infos:
+            for c in rg.chunks:
+                fo = c.chunk.get("file_offset")
+                if c.meta is None or not isinstance(fo, int) or isinstance(fo, bool):
+                    continue
+                if c.start + c.length <= fo < footer_start:
+                    wanted.append((c, fo))
+        if not wanted:
+            return
+
+        def decode(item, raw_read):
+            c, fo = item
+            # Arrow C++ and parquet-rs write the whole ColumnChunk there, others the ColumnMetaData.
+            for name in ("ColumnChunk", "ColumnMetaData"):
+                try:
+                    ts = self._read_header(name, fo, footer_start, read=raw_read)
+                except ThriftError:
+                    continue
+                meta = ts.get("meta_data") if name == "ColumnChunk" else ts
+                if ts.invalid_fields() or not isinstance(meta, TStruct):
+                    continue
+                if meta.get("path_in_schema") == c.meta_get("path_in_schema") and \
+                        meta.get("type") == c.meta_get("type"):
+                    return ts
+            return None
+
+        found = self._map_reads(decode, wanted) if len(wanted) > 1 else [decode(wanted[0], self._fetch)]
+        for (c, _), ts in zip(wanted, found):
+            c.meta_copy = ts
+
     def _row_group_regions(self) -> list[Region]:
         out = []
         for rg in self.row_group_infos:
@@ -903,6 +910,11 @@ class ParquetLayout(RichRepr):
                     check_children(r, self._add, f"row group {c.row_group} column {c.name}")
                 c.region = r
                 chunk_regions.append(r)
+                if c.meta_copy is not None:
+                    ts = c.meta_copy
+                    chunk_regions.append(Region(f"column metadata copy {c.name}", "column-meta-copy",
+                                                ts.offset, ts.length, struct_regions(ts),
+                                                value=f"{ts.type_name} at file_offset"))
             if not chunk_regions:
                 continue
             lo = min(r.offset for r in chunk_regions)

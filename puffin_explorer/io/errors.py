@@ -1,0 +1,138 @@
+"""Storage errors (fsspec, s3fs, botocore, aiohttp, OS) turned into this project's errors.
+
+:func:`storage_error` names the location and what to do, in one line, as a
+:class:`~puffin_explorer.errors.SourceError` subclass.  :func:`check_endpoint`
+fails fast when nothing listens at an explicit S3 endpoint, instead of the
+minutes of retries a client library makes.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+from typing import Any, Optional
+from urllib.parse import urlsplit
+
+from ..errors import (AccessDeniedError, EndpointUnreachableError, NoCredentialsError, NotAFileError,
+                      NotFoundError, SourceError)
+
+#: Seconds to wait for a TCP connection to an explicit endpoint before calling it unreachable.
+CONNECT_TIMEOUT_S = 3.0
+
+_CRED_HINT = ("set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or AWS_PROFILE), or pass "
+              "storage_options={'key': ..., 'secret': ...}")
+
+
+def _chain(exc: BaseException):
+    """``exc`` and its causes/contexts, outermost first."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        yield exc
+        exc = exc.__cause__ or exc.__context__
+
+
+def _error_code(exc: BaseException) -> str:
+    """The S3 error code of a botocore ClientError somewhere in the chain ('' if none)."""
+    for e in _chain(exc):
+        resp = getattr(e, "response", None)
+        if isinstance(resp, dict):
+            code = (resp.get("Error") or {}).get("Code")
+            if code:
+                return str(code)
+    return ""
+
+
+def storage_error(exc: BaseException, location: str, action: str = "read") -> SourceError:
+    """The :class:`SourceError` subclass that says what went wrong reading ``location`` and what to do."""
+    if isinstance(exc, SourceError):
+        return exc
+    names = {type(e).__name__ for e in _chain(exc)}
+    code = _error_code(exc)
+    text = " ".join(str(e) for e in _chain(exc))
+    scheme = location.split("://", 1)[0] if "://" in location else "file"
+    if "NoCredentialsError" in names or "PartialCredentialsError" in names:
+        return NoCredentialsError(f"no credentials to {action} {location}", location=location,
+                                  hint=_CRED_HINT, code="source.no-credentials")
+    if code in ("NoSuchBucket",) or "specified bucket does not exist" in text:
+        bucket = location.split("://", 1)[-1].split("/", 1)[0]
+        return NotFoundError(f"no such bucket {bucket!r} ({location})", location=location,
+                             hint="check the bucket name and the endpoint", code="source.not-found")
+    if isinstance(exc, (IsADirectoryError, NotADirectoryError)) or "IsADirectoryError" in names:
+        return NotAFileError(f"{location} is a folder, not a file", location=location,
+                             hint="give the path of a file inside it", code="source.not-a-file")
+    if isinstance(exc, FileNotFoundError) or code in ("NoSuchKey", "404", "NotFound"):
+        return NotFoundError(f"no such file: {location}", location=location,
+                             hint="check the path (a moved table needs relocate=)", code="source.not-found")
+    if isinstance(exc, PermissionError) or code in ("AccessDenied", "InvalidAccessKeyId", "SignatureDoesNotMatch",
+                                                     "403", "Forbidden"):
+        if scheme == "file":
+            return AccessDeniedError(f"permission denied: {location}", location=location,
+                                     hint="check the file's permissions", code="source.access-denied")
+        return AccessDeniedError(f"access denied to {location} ({code or 'forbidden'})", location=location,
+                                 hint="check the key and secret in storage_options or the environment, "
+                                      "and the permissions on the bucket", code="source.access-denied")
+    if names & {"EndpointConnectionError", "ConnectTimeoutError", "ClientConnectorError",
+                "ConnectionRefusedError", "ServerDisconnectedError", "ConnectError"}:
+        return EndpointUnreachableError(f"cannot connect to the storage endpoint for {location}",
+                                        location=location,
+                                        hint="check the endpoint URL (client_kwargs.endpoint_url or "
+                                             "s3.endpoint) and that the server is running",
+                                        code="source.unreachable")
+    detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return SourceError(f"cannot {action} {location}: {detail[:300]}", location=location)
+
+
+# ---------------------------------------------------------------- fail fast on a dead endpoint
+
+_checked: dict[tuple[str, int], Optional[str]] = {}
+_checked_lock = threading.Lock()
+
+
+def endpoint_of(storage_options: Optional[dict[str, Any]]) -> Optional[str]:
+    """The explicit endpoint URL in fsspec/s3fs options, if any."""
+    if not storage_options:
+        return None
+    client = storage_options.get("client_kwargs") or {}
+    url = client.get("endpoint_url") or storage_options.get("endpoint_url")
+    return str(url) if url else None
+
+
+def check_endpoint(location: str, storage_options: Optional[dict[str, Any]]) -> None:
+    """Raise :class:`EndpointUnreachableError` at once when nothing accepts a TCP connection at
+    the explicit endpoint of ``storage_options`` (checked once per endpoint and process).
+
+    Without this an S3 client retries a refused connection for many seconds before
+    it gives up.  Skipped when an HTTP proxy is configured (the endpoint may be
+    reachable only through it).
+    """
+    url = endpoint_of(storage_options)
+    if not url or any(os.environ.get(v) for v in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy")):
+        return
+    parts = urlsplit(url if "://" in url else "http://" + url)
+    host = parts.hostname
+    if not host:
+        return
+    try:
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError:
+        return
+    key = (host, port)
+    with _checked_lock:
+        known = key in _checked
+        problem = _checked.get(key)
+    if not known:
+        problem = None
+        try:
+            with socket.create_connection((host, port), timeout=CONNECT_TIMEOUT_S):
+                pass
+        except OSError as exc:
+            problem = f"{type(exc).__name__}: {exc.strerror or exc}"
+        with _checked_lock:
+            if problem is None:
+                _checked[key] = None  # remember only successes: a server may come up later
+    if problem is not None:
+        raise EndpointUnreachableError(f"cannot connect to {url} for {location} ({problem})", location=location,
+                                       hint="check the endpoint URL (client_kwargs.endpoint_url or s3.endpoint) "
+                                            "and that the server is running", code="source.unreachable")

@@ -1,0 +1,194 @@
+"""Whole small files (table metadata, manifest lists, manifests), many at once, counted."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, Iterable, Mapping, Optional
+
+from ..errors import SourceError
+from .errors import storage_error
+from .source import DEFAULT_WORKERS, ByteSource, filesystem, is_remote
+
+
+def storage_options_from_pyiceberg(properties: Mapping[str, str]) -> dict[str, Any]:
+    """fsspec/s3fs options from a pyiceberg FileIO's properties (``s3.endpoint`` ...)."""
+    opts: dict[str, Any] = {}
+    client: dict[str, Any] = {}
+    if properties.get("s3.endpoint"):
+        client["endpoint_url"] = properties["s3.endpoint"]
+    if properties.get("s3.region"):
+        client["region_name"] = properties["s3.region"]
+    if properties.get("s3.access-key-id"):
+        opts["key"] = properties["s3.access-key-id"]
+    if properties.get("s3.secret-access-key"):
+        opts["secret"] = properties["s3.secret-access-key"]
+    if properties.get("s3.session-token"):
+        opts["token"] = properties["s3.session-token"]
+    if client:
+        opts["client_kwargs"] = client
+    return opts
+
+
+def _basename(location: str) -> str:
+    return location.rstrip("/").rsplit("/", 1)[-1]
+
+
+def _same(a: str, b: str) -> bool:
+    strip = (lambda s: s.split("://", 1)[-1].rstrip("/"))
+    return strip(a) == strip(b)
+
+
+class FileIO:
+    """Reads whole files and byte ranges of any fsspec location with one set of options.
+
+    Counts ``bytes_read`` and ``read_count`` over everything it reads (its own reads
+    and those of every :meth:`source` it opened), and ``peak_in_flight``, the most
+    requests :meth:`read_many` had running at once.
+    """
+
+    def __init__(self, storage_options: Optional[dict[str, Any]] = None,
+                 max_workers: int = DEFAULT_WORKERS) -> None:
+        self.storage_options = dict(storage_options or {})
+        self.max_workers = max(1, int(max_workers))
+        self.bytes_read = 0
+        self.read_count = 0
+        self.peak_in_flight = 0
+        self._in_flight = 0
+        self._lock = threading.Lock()
+        self._fs_cache: dict[str, Any] = {}
+
+    @classmethod
+    def from_pyiceberg(cls, properties: Mapping[str, str]) -> "FileIO":
+        """A FileIO with the options of a pyiceberg FileIO's ``properties``."""
+        return cls(storage_options_from_pyiceberg(properties))
+
+    def fs(self, location: str):
+        """The fsspec filesystem for ``location`` and the path inside it."""
+        import fsspec
+
+        protocol = fsspec.utils.get_protocol(location)
+        fs = self._fs_cache.get(protocol)
+        if fs is None:
+            fs, path = filesystem(location, self.storage_options)
+            self._fs_cache[protocol] = fs
+            return fs, path
+        return fs, fs._strip_protocol(location)
+
+    def _count(self, nbytes: int, requests: int = 1) -> None:
+        with self._lock:
+            self.bytes_read += nbytes
+            self.read_count += requests
+
+    def read(self, location: str) -> bytes:
+        """The whole file."""
+        fs, path = self.fs(location)
+        with self._lock:
+            self._in_flight += 1
+            self.peak_in_flight = max(self.peak_in_flight, self._in_flight)
+        try:
+            # s3fs asks for the size (a HEAD) before a whole-file GET unless told to read in one request
+            data = fs.cat_file(path, max_concurrency=1) if hasattr(fs, "max_concurrency") else fs.cat_file(path)
+        except Exception as exc:  # noqa: BLE001 - every storage library raises its own types
+            raise storage_error(exc, location) from exc
+        finally:
+            with self._lock:
+                self._in_flight -= 1
+        self._count(len(data))
+        return bytes(data)
+
+    def read_many(self, locations: Iterable[str]) -> dict[str, bytes]:
+        """Whole files, fetched ``max_workers`` at a time when remote (in order on this thread when
+        local); keyed by location.  The first failure raises."""
+        locs = list(dict.fromkeys(locations))
+        if len(locs) < 2 or self.max_workers == 1 or not is_remote(self.fs(locs[0])[0]):
+            return {loc: self.read(loc) for loc in locs}
+        from concurrent.futures import ThreadPoolExecutor
+
+        pool = ThreadPoolExecutor(max_workers=min(self.max_workers, len(locs)))
+        done = False
+        try:
+            out = dict(zip(locs, pool.map(self.read, locs)))
+            done = True
+            return out
+        finally:
+            pool.shutdown(wait=done, cancel_futures=not done)
+
+    def read_text(self, location: str) -> str:
+        return self.read(location).decode("utf-8")
+
+    def source(self, location: str, size: Optional[int] = None) -> "CountedSource":
+        """A :class:`ByteSource` for range reads of one file, counted here too."""
+        return CountedSource(self, location, size)
+
+    def exists(self, location: str) -> bool:
+        fs, path = self.fs(location)
+        try:
+            return bool(fs.exists(path))
+        except Exception:  # noqa: BLE001
+            return False
+
+    def size(self, location: str) -> Optional[int]:
+        """File size in bytes, or None when it does not exist."""
+        fs, path = self.fs(location)
+        try:
+            return int(fs.size(path))
+        except FileNotFoundError:
+            return None
+        except Exception as exc:  # noqa: BLE001
+            err = storage_error(exc, location, "open")
+            if type(err).__name__ == "NotFoundError":
+                return None
+            raise err from exc
+
+    def listdir(self, location: str) -> list[tuple[str, str, Optional[int]]]:
+        """``(name, type, size)`` for each entry of a folder; type is ``file`` or ``directory``.
+
+        A missing folder is empty; other storage errors (credentials, endpoint) raise."""
+        fs, path = self.fs(location)
+        try:
+            entries = fs.ls(path, detail=True)
+        except (FileNotFoundError, NotADirectoryError):
+            return []
+        except Exception as exc:  # noqa: BLE001
+            err = storage_error(exc, location, "list")
+            if type(err).__name__ in ("NotFoundError", "NotAFileError"):
+                return []
+            raise err from exc
+        out = []
+        for e in entries:
+            name = _basename(str(e["name"]))
+            if not name or _same(str(e["name"]), path):
+                continue
+            out.append((name, e.get("type", "file"), e.get("size")))
+        return out
+
+    def sizes_in(self, folders: Iterable[str]) -> dict[str, int]:
+        """Sizes of every file in the given folders, keyed by ``folder/name`` (one listing per folder)."""
+        out: dict[str, int] = {}
+        for folder in set(folders):
+            for name, kind, size in self.listdir(folder):
+                if kind == "file" and size is not None:
+                    out[folder.rstrip("/") + "/" + name] = int(size)
+        return out
+
+    def reset_counters(self) -> None:
+        with self._lock:
+            self.bytes_read = 0
+            self.read_count = 0
+            self.peak_in_flight = 0
+
+
+class CountedSource(ByteSource):
+    """A ByteSource whose reads also count in its :class:`FileIO`."""
+
+    def __init__(self, io: FileIO, location: str, size: Optional[int] = None) -> None:
+        self._io = io
+        super().__init__(location, io.storage_options, size=size)
+
+    def _fetch(self, offset: int, end: int) -> bytes:
+        data = super()._fetch(offset, end)
+        self._io._count(len(data))
+        return data
+
+
+__all__ = ["FileIO", "CountedSource", "storage_options_from_pyiceberg", "SourceError"]

@@ -1,0 +1,180 @@
+"""The one I/O layer: planned range reads, the cache, counters, concurrency, and storage errors as
+this project's errors (local files and a real S3 server on loopback)."""
+
+from __future__ import annotations
+
+import socket
+
+import pytest
+
+from puffin_explorer import PuffinFile, read_dv
+from puffin_explorer.errors import (AccessDeniedError, EndpointUnreachableError, NoCredentialsError, NotAFileError,
+                                    NotFoundError, PuffinError, SourceError)
+from puffin_explorer.iceberg import Table, Warehouse
+from puffin_explorer.io import ByteSource, FileIO, coalesce, read_range
+
+from conftest import FIXTURES
+
+try:
+    from _s3server import s3_server  # noqa: F401  (pytest fixture)
+    from _warehouse_fixtures import WAREHOUSE
+except ImportError:  # tests/ imported as a package
+    from tests._s3server import s3_server  # noqa: F401
+    from tests._warehouse_fixtures import WAREHOUSE
+
+JAVA_DVS = FIXTURES / "puffin" / "iceberg-java-writer" / "java-dv-shapes.puffin"
+
+
+# ---------------------------------------------------------------- planning and caching
+
+def test_coalesce_merges_neighbours_only():
+    assert coalesce([(100, 10), (0, 10), (15, 5), (5000, 1)], gap=10) == [(0, 20), (100, 10), (5000, 1)]
+    assert coalesce([(0, 10), (5, 10), (30, 0)], gap=0) == [(0, 15)]
+    assert coalesce([(0, 10), (20, 10)], gap=100, max_request=25) == [(0, 10), (20, 10)]
+
+
+def test_read_ranges_plans_one_request_and_serves_later_reads():
+    data = JAVA_DVS.read_bytes()
+    src = ByteSource(JAVA_DVS)
+    got = src.read_ranges([(4, 100), (200, 50), (len(data) - 8, 100)], gap=1 << 20)
+    assert got == [data[4:104], data[200:250], data[-8:]]
+    assert (src.read_count, src.bytes_read) == (1, len(data) - 4)
+    assert src.read(300, 40) == data[300:340] and src.read_count == 1  # from the cache
+    far = src.read_ranges([(4, 8), (len(data) - 4, 4)], gap=0)
+    assert far == [data[4:12], data[-4:]] and src.read_count == 1
+    src.forget()
+    assert src.read(4, 8) == data[4:12] and src.read_count == 2
+
+
+def test_read_range_is_exact_and_short_reads_are_errors():
+    data = JAVA_DVS.read_bytes()
+    assert read_range(str(JAVA_DVS), 4, 20) == data[4:24]
+    with pytest.raises(SourceError, match="ends before byte"):
+        read_range(data, len(data) - 4, 10)
+
+
+# ---------------------------------------------------------------- local storage errors
+
+def test_local_missing_file_and_folder(tmp_path):
+    with pytest.raises(NotFoundError) as missing:
+        PuffinFile(tmp_path / "nope.puffin")
+    assert str(missing.value) == f"no such file: {tmp_path / 'nope.puffin'}: check the path (a moved table needs relocate=)"
+    assert missing.value.location == str(tmp_path / "nope.puffin") and isinstance(missing.value, PuffinError)
+    with pytest.raises(NotAFileError, match="is a folder, not a file"):
+        PuffinFile(tmp_path)
+    with pytest.raises(NotFoundError):
+        read_dv(tmp_path / "nope.puffin", 4, 10)
+
+
+# ---------------------------------------------------------------- over S3
+
+@pytest.fixture(scope="module")
+def s3_puffin(s3_server):
+    return s3_server.upload(JAVA_DVS, "io-errors")
+
+
+def _options(s3_server, **overrides):
+    return {**s3_server.storage_options, "skip_instance_cache": True, **overrides}
+
+
+@pytest.mark.s3
+def test_s3_no_credentials(s3_server, s3_puffin, monkeypatch, tmp_path):
+    for var in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "none"))
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "none"))
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")  # never ask an instance-metadata address
+    opts = {"skip_instance_cache": True, "client_kwargs": s3_server.storage_options["client_kwargs"]}
+    with pytest.raises(NoCredentialsError) as err:
+        PuffinFile(s3_puffin, storage_options=opts)
+    assert str(err.value).startswith(f"no credentials to open {s3_puffin}: set AWS_ACCESS_KEY_ID")
+    with pytest.raises(NoCredentialsError):
+        read_dv(s3_puffin, 4, 10, storage_options=opts)
+
+
+@pytest.mark.s3
+def test_s3_wrong_key(s3_server, s3_puffin):
+    with pytest.raises(AccessDeniedError) as err:
+        PuffinFile(s3_puffin, storage_options=_options(s3_server, secret="not-the-secret"))
+    assert str(err.value).startswith(f"access denied to {s3_puffin} (")
+    assert "check the key and secret" in str(err.value)
+    with pytest.raises(AccessDeniedError):
+        FileIO(_options(s3_server, key="nobody")).read(s3_puffin)
+
+
+@pytest.mark.s3
+def test_s3_missing_bucket_and_key(s3_server, s3_puffin):
+    opts = _options(s3_server)
+    with pytest.raises(NotFoundError, match=r"^no such bucket 'no-such-bucket' \(s3://no-such-bucket/x.puffin\)"):
+        PuffinFile("s3://no-such-bucket/x.puffin", storage_options=opts)
+    with pytest.raises(NotFoundError, match="^no such bucket 'no-such-bucket'"):
+        read_dv("s3://no-such-bucket/x.puffin", 4, 10, storage_options=opts)
+    missing = s3_puffin + ".gone"
+    with pytest.raises(NotFoundError, match=f"^no such file: {missing}"):
+        PuffinFile(missing, storage_options=opts)
+    with pytest.raises(NotFoundError, match=f"^no such file: {missing}"):
+        read_dv(missing, 4, 10, storage_options=opts)
+    with pytest.raises(NotFoundError):
+        Table.from_metadata(s3_puffin.rsplit("/", 1)[0] + "/v1.metadata.json", storage_options=opts)
+
+
+@pytest.mark.s3
+def test_s3_folder_where_a_file_was_expected(s3_server, s3_puffin):
+    folder = s3_puffin.rsplit("/", 1)[0]
+    with pytest.raises(NotAFileError, match=f"^{folder} is a folder, not a file"):
+        PuffinFile(folder, storage_options=_options(s3_server))
+
+
+@pytest.mark.s3
+def test_s3_nothing_listening_fails_fast(s3_server):
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    sock.close()  # nothing listens there now
+    opts = _options(s3_server, client_kwargs={"endpoint_url": f"http://127.0.0.1:{port}",
+                                              "region_name": "us-east-1"})
+    with pytest.raises(EndpointUnreachableError) as err:
+        PuffinFile("s3://b/k.puffin", storage_options=opts)
+    assert str(err.value).startswith(f"cannot connect to http://127.0.0.1:{port} for s3://b/k.puffin (")
+    assert "check the endpoint URL" in str(err.value)
+    with pytest.raises(EndpointUnreachableError):
+        Warehouse("s3://b/wh", storage_options=opts).table_names()
+
+
+@pytest.mark.s3
+def test_manifests_are_fetched_concurrently(s3_server):
+    root = s3_server.upload(WAREHOUSE, "io-concurrency/warehouse")
+    t = Warehouse(root, storage_options=s3_server.storage_options).table("shop.orders")
+    t = Table.from_metadata(t.metadata_location, io=type(t.io)(s3_server.storage_options))
+    manifests = t.manifest_records()
+    assert len(manifests) == 4
+    t.io.reset_counters()
+    with s3_server.record_requests() as wire:
+        entries = t.entries()
+    assert len(entries) > 0
+    assert t.io.read_count == 4 == len([r for r in wire if r.operation == "GetObject"])
+    assert [r for r in wire if r.operation != "GetObject"] == []  # one request per manifest, no HEAD
+    assert t.io.peak_in_flight > 1  # more than one manifest GET was running at once
+    again = Table.from_metadata(t.metadata_location, io=type(t.io)(s3_server.storage_options, max_workers=1))
+    again.manifest_records()
+    again.io.reset_counters()
+    assert again.entries() == entries and again.io.peak_in_flight == 1 and again.io.read_count == 4
+
+
+def test_read_dvs_plans_one_request_per_puffin_file_and_loops_read_ahead():
+    t = Warehouse(str(WAREHOUSE)).table("shop.orders")
+    entries = [e for e in t.entries(content="deletes") if e["kind"] == "dv"]
+    files = {t.locate(e["file_path"]) for e in entries}
+    assert len(entries) > len(files) >= 1
+    t.io.reset_counters()
+    batch = t.read_dvs()
+    assert t.io.read_count == len(files)  # neighbouring DV ranges of one file merged into one read
+    assert [d.referenced_data_file for d in batch] == [e["referenced_data_file"] for e in entries]
+    one_by_one = Warehouse(str(WAREHOUSE)).table("shop.orders")
+    one_by_one.entries(content="deletes")
+    one_by_one.io.reset_counters()
+    singles = [one_by_one.read_dv(e) for e in entries]
+    assert one_by_one.io.read_count == 2 * len(files)  # the first read exact, the next one reads ahead
+    for a, b in zip(batch, singles):
+        assert a == b and a.cardinality == b.cardinality > 0
+    assert sum(d.cardinality for d in batch) == sum(int(e["record_count"]) for e in entries)
