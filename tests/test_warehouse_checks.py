@@ -55,14 +55,14 @@ def test_manifest_pointing_at_the_wrong_offset(shop):
     rewrite_orders_delete_manifest(shop, lambda recs: _entry_for(recs, BUCKET1_DATA)["data_file"].update(
         content_offset=8240))
     findings = orders(shop).check()
-    mismatch = [f for f in findings if f.code == "dv-offset-mismatch"]
+    mismatch = [f for f in findings if f.code == "iceberg.dv-offset-mismatch"]
     assert len(mismatch) == 1
     f = mismatch[0]
     assert (f.file, f.offset, f.length, f.severity.value) == (DV_WRITTEN, 8240, 8232, "error")
     assert "is at offset 8240 length 8232; the Puffin footer has no blob at offset 8240" in f.message
     assert "(blobs at 4+8232, 8236+8232, 16468+8232, 24700+8232)" in f.message
     # the 8,232 bytes read from there are not the DV: the DV reader says so, anchored in the Puffin file
-    others = [f for f in findings if f.code != "dv-offset-mismatch"]
+    others = [f for f in findings if f.code != "iceberg.dv-offset-mismatch"]
     assert others and all(f.file == DV_WRITTEN for f in others)
     assert all(f.offset is None or 8240 <= f.offset < 8240 + 8232 for f in others)
     # nothing else in the table is reported
@@ -73,15 +73,15 @@ def test_manifest_record_count_disagrees_with_the_dv(shop):
     rewrite_orders_delete_manifest(shop, lambda recs: _entry_for(recs, BUCKET1_DATA)["data_file"].update(
         record_count=7000))
     findings = orders(shop).check()
-    summary = [f for f in findings if f.code == "summary-mismatch"]
+    summary = [f for f in findings if f.code == "iceberg.summary-mismatch"]
     assert [f.message for f in summary] == [
         "snapshot 6590999396394158857 summary says total-position-deletes 27924 but its manifests hold 27819"]
-    findings = [f for f in findings if f.code != "summary-mismatch"]
-    assert codes(findings) == ["dv-cardinality-mismatch", "dv-cardinality-property-mismatch"]
+    findings = [f for f in findings if f.code != "iceberg.summary-mismatch"]
+    assert codes(findings) == ["iceberg.dv-cardinality-mismatch", "iceberg.dv-cardinality-property-mismatch"]
     by_code = {f.code: f for f in findings}
-    assert by_code["dv-cardinality-mismatch"].message == \
+    assert by_code["iceberg.dv-cardinality-mismatch"].message == \
         "manifest record_count 7000 but the DV at offset 8236 holds 7105 positions"
-    assert by_code["dv-cardinality-property-mismatch"].message == \
+    assert by_code["iceberg.dv-cardinality-property-mismatch"].message == \
         "manifest record_count 7000 but blob 1 property cardinality 7105"
     assert {(f.file, f.offset, f.length) for f in findings} == {(DV_WRITTEN, 8236, 8232)}
 
@@ -97,12 +97,12 @@ def test_dv_for_a_file_that_is_not_live_and_two_dvs_for_one_file(shop):
     rewrite_orders_delete_manifest(shop, change)
     findings = orders(shop).check()
     # bucket 1's DV now claims bucket 0's file, which has fewer rows than bucket 1's highest deleted position
-    assert codes(findings) == ["dv-duplicate", "dv-orphan", "dv-position-out-of-range", "dv-reference-mismatch",
-                               "dv-reference-mismatch"]
+    assert codes(findings) == ["iceberg.dv-duplicate", "iceberg.dv-orphan", "iceberg.dv-position-out-of-range", "iceberg.dv-reference-mismatch",
+                               "iceberg.dv-reference-mismatch"]
     by_code = {f.code: f for f in findings}
-    assert by_code["dv-orphan"].offset == 16468
-    assert gone in by_code["dv-orphan"].message
-    assert by_code["dv-duplicate"].message.startswith(f"2 DVs for data file {bucket0} in snapshot 6590999396394158857")
+    assert by_code["iceberg.dv-orphan"].offset == 16468
+    assert gone in by_code["iceberg.dv-orphan"].message
+    assert by_code["iceberg.dv-duplicate"].message.startswith(f"2 DVs for data file {bucket0} in snapshot 6590999396394158857")
 
 
 def test_dv_position_beyond_the_data_file(shop):
@@ -121,8 +121,8 @@ def test_dv_position_beyond_the_data_file(shop):
                  lambda recs: [dict(r, manifest_length=new_len) if r["manifest_path"].endswith(data_manifest.name)
                                else r for r in recs])
     findings = orders(shop).check()
-    assert codes(findings) == ["dv-position-out-of-range", "summary-mismatch"]
-    findings = [f for f in findings if f.code != "summary-mismatch"]
+    assert codes(findings) == ["iceberg.dv-position-out-of-range", "iceberg.summary-mismatch"]
+    findings = [f for f in findings if f.code != "iceberg.summary-mismatch"]
     f = findings[0]
     assert (f.file, f.offset, f.length) == (DV_WRITTEN, 8236, 8232)
     assert f.message.endswith(f"{BUCKET1_DATA} has only 100 rows")
@@ -138,7 +138,7 @@ def _holds(manifest: Path, data_file: str) -> bool:
 def test_missing_puffin_file(shop):
     (shop / ORDERS_DV_PUFFIN).unlink()
     findings = orders(shop).check()
-    assert codes(findings) == ["file-missing"]
+    assert codes(findings) == ["iceberg.file-missing"]
     assert findings[0].file == DV_WRITTEN
     assert str(shop / ORDERS_DV_PUFFIN) in findings[0].message
 
@@ -150,11 +150,11 @@ def test_missing_data_file_and_manifest_size(shop):
                  lambda recs: [dict(r, manifest_length=8000) if r["manifest_path"].endswith("-m1.avro") else r
                                for r in recs])
     findings = orders(shop).check()
-    assert codes(findings) == ["file-missing", "file-size-mismatch"]
+    assert codes(findings) == ["iceberg.file-missing", "iceberg.file-size-mismatch"]
     by_code = {f.code: f for f in findings}
-    assert by_code["file-missing"].file.endswith("customer_id_bucket=2/00000-21-5bda5967-7808-4966-bb27-4f1a594d8228-00003.parquet")
-    assert by_code["file-size-mismatch"].message.startswith("manifest list says manifest_length 8000 but ")
-    assert by_code["file-size-mismatch"].message.endswith("da354e0d-4a95-484a-b518-c198966d2374-m1.avro has 8535 bytes")
+    assert by_code["iceberg.file-missing"].file.endswith("customer_id_bucket=2/00000-21-5bda5967-7808-4966-bb27-4f1a594d8228-00003.parquet")
+    assert by_code["iceberg.file-size-mismatch"].message.startswith("manifest list says manifest_length 8000 but ")
+    assert by_code["iceberg.file-size-mismatch"].message.endswith("da354e0d-4a95-484a-b518-c198966d2374-m1.avro has 8535 bytes")
 
 
 def test_stats_file_whose_size_disagrees(shop):
@@ -163,13 +163,13 @@ def test_stats_file_whose_size_disagrees(shop):
         md["statistics"][0]["file-footer-size-in-bytes"] = 1000
     edit_json(shop / ORDERS_CURRENT_METADATA, change)
     findings = orders(shop).check()
-    assert codes(findings) == ["stats-file-size-mismatch", "stats-footer-size-mismatch"]
+    assert codes(findings) == ["iceberg.stats-file-size-mismatch", "iceberg.stats-footer-size-mismatch"]
     by_code = {f.code: f for f in findings}
-    assert by_code["stats-file-size-mismatch"].message == \
+    assert by_code["iceberg.stats-file-size-mismatch"].message == \
         "metadata file-size-in-bytes 101800 but the file has 101827 bytes"
-    assert by_code["stats-footer-size-mismatch"].message == \
+    assert by_code["iceberg.stats-footer-size-mismatch"].message == \
         "metadata file-footer-size-in-bytes 1000 but the footer is 1098 bytes"
-    assert (by_code["stats-footer-size-mismatch"].offset, by_code["stats-footer-size-mismatch"].length) == \
+    assert (by_code["iceberg.stats-footer-size-mismatch"].offset, by_code["iceberg.stats-footer-size-mismatch"].length) == \
         (101827 - 1098, 1098)
     assert {f.file for f in findings} == {STATS_WRITTEN}
 
@@ -182,9 +182,9 @@ def test_stats_blob_metadata_snapshot_and_field_disagree(shop):
         md["statistics"].append(dict(s, **{"snapshot-id": 1234}))
     edit_json(shop / ORDERS_CURRENT_METADATA, change)
     findings = orders(shop).check()
-    assert codes(findings) == sorted(["stats-blob-mismatch", "stats-blob-mismatch", "stats-field-unknown",
-                                      "stats-blob-mismatch", "stats-blob-mismatch", "stats-field-unknown",
-                                      "stats-snapshot-missing"])
+    assert codes(findings) == sorted(["iceberg.stats-blob-mismatch", "iceberg.stats-blob-mismatch", "iceberg.stats-field-unknown",
+                                      "iceberg.stats-blob-mismatch", "iceberg.stats-blob-mismatch", "iceberg.stats-field-unknown",
+                                      "iceberg.stats-snapshot-missing"])
     messages = {f.message for f in findings}
     assert "blob 2: metadata properties {'ndv': '7'} but footer properties {'ndv': '6'}" in messages
     assert "blob 4: metadata fields [99] but footer fields [5]" in messages
@@ -197,7 +197,7 @@ def test_stats_blob_metadata_snapshot_and_field_disagree(shop):
 def test_missing_stats_file(shop):
     (shop / ORDERS_STATS).unlink()
     findings = orders(shop).check()
-    assert codes(findings) == ["file-missing"]
+    assert codes(findings) == ["iceberg.file-missing"]
     assert findings[0].file == STATS_WRITTEN
 
 
@@ -205,7 +205,7 @@ def test_unreadable_manifest_list_is_a_finding_not_a_traceback(shop):
     (shop / "orders/metadata/snap-6590999396394158857-1-da354e0d-4a95-484a-b518-c198966d2374.avro").write_bytes(
         b"Obj\x01garbage")
     findings = orders(shop).check()
-    assert codes(findings) == ["manifest-unreadable"]
+    assert codes(findings) == ["iceberg.manifest-unreadable"]
     assert findings[0].file.endswith("snap-6590999396394158857-1-da354e0d-4a95-484a-b518-c198966d2374.avro")
     assert "cannot read Avro" in findings[0].message
 
@@ -218,9 +218,9 @@ def test_snapshot_summary_disagrees_with_manifests(shop):
     edit_json(shop / ORDERS_CURRENT_METADATA, change)
     findings = orders(shop).check()
     assert [(f.code, f.severity.value, f.message) for f in findings] == [
-        ("summary-mismatch", "warning",
+        ("iceberg.summary-mismatch", "warning",
          "snapshot 6590999396394158857 summary says total-records 121000 but its manifests hold 121964"),
-        ("summary-mismatch", "warning",
+        ("iceberg.summary-mismatch", "warning",
          "snapshot 6590999396394158857 summary says total-position-deletes 27000 but its manifests hold 27924"),
     ]
 
@@ -256,9 +256,9 @@ def test_partition_statistics_files(shop):
     assert listed.file_size_in_bytes.tolist()[1:] == [size, size + 1, 10]
     findings = t.check()
     assert [(f.code, f.message) for f in findings] == [
-        ("stats-file-size-mismatch", f"metadata file-size-in-bytes {size + 1} but the file has {size} bytes"),
-        ("stats-snapshot-missing", "partition statistics file is for snapshot 42, which the table does not have"),
-        ("file-missing", f"partition statistics file {shop}/orders/metadata/partition-stats-42.parquet does not exist"),
+        ("iceberg.stats-file-size-mismatch", f"metadata file-size-in-bytes {size + 1} but the file has {size} bytes"),
+        ("iceberg.stats-snapshot-missing", "partition statistics file is for snapshot 42, which the table does not have"),
+        ("iceberg.file-missing", f"partition statistics file {shop}/orders/metadata/partition-stats-42.parquet does not exist"),
     ]
 
 
@@ -267,8 +267,8 @@ def test_huge_dv_length_in_a_manifest_is_checked_before_reading(shop):
         content_size_in_bytes=10**12))
     t = orders(shop)
     findings = t.check()
-    assert codes(findings) == ["dv-length-mismatch", "dv-unreadable"]
-    unreadable = next(f for f in findings if f.code == "dv-unreadable")
+    assert codes(findings) == ["iceberg.dv-length-mismatch", "iceberg.dv-unreadable"]
+    unreadable = next(f for f in findings if f.code == "iceberg.dv-unreadable")
     assert (unreadable.offset, unreadable.length) == (8236, 10**12)
     assert "DV range [8,236, 1,000,000,008,236) from the manifest is beyond the end of the file (34,239 bytes)" \
         in unreadable.message

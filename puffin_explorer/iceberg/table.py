@@ -5,8 +5,10 @@ from __future__ import annotations
 import re
 from typing import Any, Mapping, Optional, Union
 
-from ..errors import InvalidFileError, SourceError
-from ..regions import Finding, Severity
+from .._repr import RichRepr
+from ..errors import InvalidFileError, PuffinError, SourceError
+from ..io import storage_options_from_pyiceberg
+from ..regions import Finding, FindingList, Severity
 from . import manifests as mf
 from .bounds import decode_bounds
 from .metadata import RESERVED_FIELDS, Snapshot, TableMetadata
@@ -52,27 +54,8 @@ def current_metadata_location(io: TableIO, table_root: str) -> str:
     return join(meta_dir, best[1])
 
 
-def storage_options_from_pyiceberg(properties: Mapping[str, str]) -> dict[str, Any]:
-    """fsspec/s3fs options from a pyiceberg FileIO's properties (``s3.endpoint`` ...)."""
-    opts: dict[str, Any] = {}
-    client: dict[str, Any] = {}
-    if properties.get("s3.endpoint"):
-        client["endpoint_url"] = properties["s3.endpoint"]
-    if properties.get("s3.region"):
-        client["region_name"] = properties["s3.region"]
-    if properties.get("s3.access-key-id"):
-        opts["key"] = properties["s3.access-key-id"]
-    if properties.get("s3.secret-access-key"):
-        opts["secret"] = properties["s3.secret-access-key"]
-    if properties.get("s3.session-token"):
-        opts["token"] = properties["s3.session-token"]
-    if client:
-        opts["client_kwargs"] = client
-    return opts
-
-
-class Table:
-    """An Iceberg table read from its metadata file.
+class Table(RichRepr):
+    """An Iceberg table read from its metadata file (in a notebook: its card).
 
     Locations inside the metadata are mapped through ``relocate`` (old prefix ->
     new prefix); when the table's ``location`` differs from the folder its
@@ -133,7 +116,7 @@ class Table:
             return
         self.mapper.add(written_root, actual_root)
         self.findings.append(Finding(
-            "table-relocated", Severity.INFO, None,
+            "iceberg.table-relocated", Severity.INFO, None,
             f"table location {written_root} differs from where its metadata was found "
             f"({actual_root}); reading {written_root}/… from {actual_root}/…",
             hint="pass relocate={old: new} to map other prefixes (e.g. data written elsewhere)"))
@@ -143,12 +126,67 @@ class Table:
         return self.mapper.map(path)
 
     # ---- snapshots -----------------------------------------------------------------------
-    def snapshot(self, snapshot_id: Optional[int] = None) -> Snapshot:
+    def snapshot(self, snapshot_id: Optional[int] = None):
+        """One commit (current by default) as a :class:`~.commits.TableSnapshot`: the metadata
+        snapshot's attributes plus ``parent``, ``manifest_files()``, ``files_added()``, ``files_removed()``."""
+        from .commits import TableSnapshot
+
         snap = self.metadata.snapshot(snapshot_id)
         if snap is None:
             which = "current snapshot" if snapshot_id is None else f"snapshot {snapshot_id}"
             raise KeyError(f"{self.name}: no {which}")
-        return snap
+        return TableSnapshot.of(self, snap)
+
+    def commit_deletes(self, snapshot_id: Optional[int] = None):
+        """What one commit (current by default) deleted per data file: a :class:`~.commits.CommitDeletes`
+        (``to_pandas()``, ``positions(data_file)``, ``chart()``). Reads only the two DVs compared per file."""
+        from .commits import CommitDeletes
+
+        return CommitDeletes(self, snapshot_id)
+
+    def timeline(self):
+        """Per commit, oldest first: operation, records, deleted and live rows (from the snapshot summaries)."""
+        from .overview import timeline
+
+        return timeline(self)
+
+    def delete_debt(self, threshold: float = 0.10, snapshot_id: Optional[int] = None):
+        """Deleted share per data file and per partition, compaction candidates (share above
+        ``threshold``), live position-delete files: a :class:`~.overview.DeleteDebt`."""
+        from .overview import DeleteDebt
+
+        return DeleteDebt(self, snapshot_id, threshold)
+
+    def summary(self) -> dict[str, Any]:
+        """The warehouse-card row of this table (reads only the metadata file and the current manifest list)."""
+        from .overview import summary_row
+
+        if "summary" not in self._cache:
+            self._cache["summary"] = summary_row(self)
+        return dict(self._cache["summary"])
+
+    def schema_fields(self, schema_id: Optional[int] = None):
+        """Every field: id, name (nested ones dotted), type, required, v3 ``initial-default`` / ``write-default``."""
+        from .overview import schema_frame
+
+        return schema_frame(self, schema_id)
+
+    def partition_spec(self, spec_id: Optional[int] = None):
+        """The partition spec (default one unless ``spec_id``): field id, name, transform, source column."""
+        from .overview import partition_frame
+
+        return partition_frame(self, spec_id)
+
+    def sort_order(self):
+        """The default sort order: source column, transform, direction, null order."""
+        from .overview import sort_order_frame
+
+        return sort_order_frame(self)
+
+    @property
+    def next_row_id(self) -> Optional[int]:
+        """v3 row lineage: the table's ``next-row-id`` (None before v3)."""
+        return self.metadata.next_row_id
 
     def snapshots(self):
         """One row per snapshot: id, parent, sequence number, time, operation and summary counts."""
@@ -193,10 +231,11 @@ class Table:
                 "is_current": s.snapshot_id == current,
                 "summary": dict(sm),
             })
+        from .overview import int_columns
+
         df = pd.DataFrame.from_records(rows)
-        for col in df.columns:
-            if col.startswith(("added_", "removed_", "total_")) and col != "added_rows":
-                df[col] = df[col].astype("Int64")
+        int_columns(df, rows, [c for c in df.columns if c.startswith(("added_", "removed_", "total_")) or c in (
+            "snapshot_id", "parent_snapshot_id", "sequence_number", "first_row_id", "schema_id")])
         return df
 
     # ---- manifests -----------------------------------------------------------------------
@@ -224,29 +263,40 @@ class Table:
             rows.append(r)
         return pd.DataFrame.from_records(rows)
 
-    def manifest_entries(self, manifest: dict[str, Any]) -> list[dict[str, Any]]:
+    @staticmethod
+    def _manifest_key(manifest: dict[str, Any]) -> str:
+        return f"m:{manifest['manifest_path']}:{manifest.get('sequence_number')}:{manifest.get('first_row_id')}"
+
+    def manifest_entries(self, manifest: dict[str, Any], data: Optional[bytes] = None) -> list[dict[str, Any]]:
         """Entries of one manifest (all statuses), inheritance applied."""
-        key = f"m:{manifest['manifest_path']}:{manifest.get('sequence_number')}:{manifest.get('first_row_id')}"
+        key = self._manifest_key(manifest)
         if key not in self._cache:
             loc = self.locate(manifest["manifest_path"])
-            self._cache[key] = mf.read_manifest(self.io.read(loc), manifest, loc)
+            self._cache[key] = mf.read_manifest(self.io.read(loc) if data is None else data, manifest, loc)
         return self._cache[key]
 
     def entries(self, snapshot_id: Optional[int] = None, content: Optional[str] = None,
                 include_deleted: bool = False) -> list[dict[str, Any]]:
-        """Manifest entries of a snapshot; ``content`` ``"data"`` or ``"deletes"`` reads only those manifests."""
+        """Manifest entries of a snapshot; ``content`` ``"data"`` or ``"deletes"`` reads only those manifests.
+
+        The manifests not read yet are fetched concurrently (``io.max_workers`` at a time on
+        object stores), then parsed in manifest-list order.
+        """
+        wanted = [m for m in self.manifest_records(snapshot_id)
+                  if content is None or ("deletes" if m.get("content") == 1 else "data") == content]
+        todo = [m for m in wanted if self._manifest_key(m) not in self._cache]
+        fetched = self.io.read_many(self.locate(m["manifest_path"]) for m in todo) if len(todo) > 1 else {}
         out = []
-        for m in self.manifest_records(snapshot_id):
-            m_content = "deletes" if m.get("content") == 1 else "data"
-            if content is not None and m_content != content:
-                continue
-            for e in self.manifest_entries(m):
+        for m in wanted:
+            data = fetched.get(self.locate(m["manifest_path"])) if fetched else None
+            for e in self.manifest_entries(m, data):
                 if include_deleted or e["status_code"] != 2:
                     out.append(e)
         return out
 
     # ---- files ---------------------------------------------------------------------------
-    def _fields_by_id(self) -> dict[int, tuple[str, Any]]:
+    def fields_by_id(self) -> dict[int, tuple[str, Any]]:
+        """``{field_id: (name, type)}`` over every schema (current first) plus the reserved fields."""
         key = "fields"
         if key not in self._cache:
             fields: dict[int, tuple[str, Any]] = {}
@@ -257,6 +307,8 @@ class Table:
                 fields.setdefault(fid, (name, type_name))
             self._cache[key] = fields
         return self._cache[key]
+
+    _fields_by_id = fields_by_id
 
     def _frame(self, entries: list[dict[str, Any]], decode: bool = True):
         import pandas as pd
@@ -412,18 +464,73 @@ class Table:
                 raise InvalidFileError(f"{e['file_path']}: DV range [{offset:,}, {offset + length:,}) from the "
                                        f"manifest is beyond the end of the file ({real:,} bytes)", offset,
                                        "dv-range-beyond-file")
-        return read_dv(loc, offset=offset, length=length, storage_options=self.io.storage_options,
+        return read_dv(self._source(loc, offset + length, claimed), offset=offset, length=length,
                        referenced_data_file=e.get("referenced_data_file"))
 
+    def read_dvs(self, entries: Optional[Any] = None, snapshot_id: Optional[int] = None) -> list:
+        """The DeletionVectors of many DV entries (default: every live DV of the snapshot), in order.
+
+        The ranges are planned per Puffin file, neighbours merged and fetched concurrently on
+        object stores, so 10,000 DVs packed in one file cost a few requests, not 10,000.
+        """
+        from ..format.dv import DeletionVector
+
+        if entries is None:
+            entries = [e for e in self.entries(snapshot_id, content="deletes") if e["kind"] == "dv"]
+        elif hasattr(entries, "to_dict") and hasattr(entries, "columns"):  # a DataFrame such as dvs()
+            entries = entries.to_dict("records")
+        rows = [self._dv_entry(e, snapshot_id) for e in entries]
+        by_file: dict[str, list[int]] = {}
+        for i, e in enumerate(rows):
+            if e.get("content_offset") is None or e.get("content_size_in_bytes") is None:
+                raise InvalidFileError(f"{e.get('file_path')}: DV entry without content_offset/"
+                                       "content_size_in_bytes", None, "dv-missing-range")
+            by_file.setdefault(self.locate(e["file_path"]), []).append(i)
+        out: list = [None] * len(rows)
+        for loc, idx in by_file.items():
+            ranges = [(int(rows[i]["content_offset"]), int(rows[i]["content_size_in_bytes"])) for i in idx]
+            if any(o < 0 or n < 0 or n > _DV_SIZE_WITHOUT_PROBE for o, n in ranges):
+                out_of_plan = idx  # odd ranges: one at a time, with read_dv's checks
+                for i in out_of_plan:
+                    out[i] = self.read_dv(rows[i])
+                continue
+            end = max(o + n for o, n in ranges)
+            claimed = max((int(rows[i]["file_size_in_bytes"]) for i in idx
+                           if rows[i].get("file_size_in_bytes") is not None), default=None)
+            if claimed is not None and end > claimed:
+                real = self.io.size(loc)
+                if real is None or end > real:
+                    for i in idx:
+                        out[i] = self.read_dv(rows[i])
+                    continue
+            src = self._source(loc, end)
+            for i, (o, n), data in zip(idx, ranges, src.read_ranges(ranges, keep=False)):
+                if len(data) != n:
+                    raise SourceError(f"{loc} ends before the DV at [{o:,}, {o + n:,})", o, location=loc)
+                out[i] = DeletionVector.from_bytes(data, o, referenced_data_file=rows[i].get("referenced_data_file"))
+        return out
+
+    #: Reading DVs one by one from the same Puffin file, the second and later reads fetch this much ahead.
+    DV_READAHEAD = 1 << 20
+
+    def _source(self, loc: str, min_size: int, claimed_size: Optional[Any] = None):
+        """One counted range reader per file for the table's lifetime (no size probe: ranges come
+        from manifests and a short read is an error).  The first read is exact; later ones read
+        ahead, so a loop over the DVs of one file costs a request per MiB, not per DV."""
+        sources = self._cache.setdefault("sources", {})
+        src = sources.get(loc)
+        if src is None or src.size < min_size:
+            size = max(min_size, src.size if src else 0, int(claimed_size or 0))
+            src = sources[loc] = self.io.source(loc, size=size)
+            src.readahead = self.DV_READAHEAD
+        return src
+
     def _read_parquet(self, path: str, columns: Optional[list[str]] = None):
+        import pyarrow as pa
         import pyarrow.parquet as pq
 
-        loc = self.locate(path)
-        fs, p = self.io.fs(loc)
-        try:
-            return pq.read_table(p, filesystem=fs, columns=columns)
-        except FileNotFoundError as exc:
-            raise SourceError(f"no such file: {loc}") from exc
+        data = self.io.read(self.locate(path))
+        return pq.read_table(pa.BufferReader(data), columns=columns)
 
     def delete_file_contents(self, path: str, snapshot_id: Optional[int] = None):
         """What a delete file says: ``(file_path, pos)`` rows for DVs and position deletes, the rows for equality deletes."""
@@ -444,21 +551,29 @@ class Table:
             return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=["file_path", "pos"])
         return self._read_parquet(entries[0]["file_path"]).to_pandas()
 
-    def deletions(self, data_file: str, snapshot_id: Optional[int] = None):
-        """Sorted deleted row positions of one data file (from its DV and any Parquet position deletes).
+    def _dv_targets(self, deletes: list[dict[str, Any]]) -> set[str]:
+        """Data files (normalized) that have a DV among ``deletes``."""
+        return {normalize(e["referenced_data_file"]) for e in deletes
+                if e["kind"] == "dv" and e.get("referenced_data_file")}
 
-        Equality deletes are not resolved to positions.
+    def deletions(self, data_file: str, snapshot_id: Optional[int] = None):
+        """Sorted deleted row positions of one data file: its DV, else its Parquet position deletes.
+
+        A data file with a DV ignores position deletes (the v3 spec: a DV holds every
+        older position delete of its file).  Equality deletes are not resolved to positions.
         """
         import numpy as np
 
         wanted = normalize(data_file)
+        deletes = self.entries(snapshot_id, content="deletes")
+        has_dv = any(normalize(t) == wanted or self.locate(t) == wanted for t in self._dv_targets(deletes))
         parts = []
-        for e in self.entries(snapshot_id, content="deletes"):
+        for e in deletes:
             ref = e.get("referenced_data_file")
             if e["kind"] == "dv":
                 if ref and (normalize(ref) == wanted or self.locate(ref) == wanted):
                     parts.append(np.asarray(self.read_dv(e).positions(), dtype=np.int64))
-            elif e["kind"] == "position-deletes":
+            elif e["kind"] == "position-deletes" and not has_dv:
                 if ref and normalize(ref) != wanted and self.locate(ref) != wanted:
                     continue
                 t = self._read_parquet(e["file_path"], columns=["file_path", "pos"]).to_pandas()
@@ -468,57 +583,96 @@ class Table:
             return np.zeros(0, dtype=np.int64)
         return np.unique(np.concatenate(parts))
 
+    def position_delete_counts(self, snapshot_id: Optional[int] = None) -> dict[str, dict[str, int]]:
+        """Per data file (normalized path): rows its live Parquet position-delete files name, and how many files."""
+        key = f"pd:{self.snapshot(snapshot_id).snapshot_id}"
+        if key not in self._cache:
+            rows: dict[str, int] = {}
+            files: dict[str, int] = {}
+            for e in self.entries(snapshot_id, content="deletes"):
+                if e["kind"] != "position-deletes":
+                    continue
+                t = self._read_parquet(e["file_path"], columns=["file_path"]).to_pandas()
+                for p, n in t["file_path"].value_counts().items():
+                    k = normalize(p)
+                    rows[k] = rows.get(k, 0) + int(n)
+                    files[k] = files.get(k, 0) + 1
+            self._cache[key] = {"rows": rows, "files": files}
+        return self._cache[key]
+
     def deleted_rows_per_file(self, snapshot_id: Optional[int] = None):
         """Per data file: rows, deleted rows, share deleted and how many delete files touch it.
 
         DV counts come from the manifests; Parquet position-delete files are read
-        to count per data file; equality deletes are counted as files only.
+        to count per data file, and ignored for a data file that has a DV (counted
+        as ``superseded_position_deletes``); equality deletes are counted as files only.
         """
         import pandas as pd
 
         snap = self.snapshot(snapshot_id)
         data = self.entries(snap.snapshot_id, content="data")
-        deleted: dict[str, int] = {}
+        deletes = self.entries(snap.snapshot_id, content="deletes")
+        dv_rows: dict[str, int] = {}
         dv_count: dict[str, int] = {}
-        pos_files: dict[str, int] = {}
-        eq_files = 0
-        for e in self.entries(snap.snapshot_id, content="deletes"):
+        for e in deletes:
             if e["kind"] == "dv" and e.get("referenced_data_file"):
                 key = normalize(e["referenced_data_file"])
-                deleted[key] = deleted.get(key, 0) + int(e["record_count"] or 0)
+                dv_rows[key] = dv_rows.get(key, 0) + int(e["record_count"] or 0)
                 dv_count[key] = dv_count.get(key, 0) + 1
-            elif e["kind"] == "position-deletes":
-                t = self._read_parquet(e["file_path"], columns=["file_path"]).to_pandas()
-                for p, n in t["file_path"].value_counts().items():
-                    key = normalize(p)
-                    deleted[key] = deleted.get(key, 0) + int(n)
-                    pos_files[key] = pos_files.get(key, 0) + 1
-            elif e["kind"] == "equality-deletes":
-                eq_files += 1
+        eq_files = sum(1 for e in deletes if e["kind"] == "equality-deletes")
+        pd_counts = self.position_delete_counts(snap.snapshot_id) if any(
+            e["kind"] == "position-deletes" for e in deletes) else {"rows": {}, "files": {}}
         rows = []
         for d in data:
             key = normalize(d["file_path"])
             n = int(d["record_count"] or 0)
-            k = deleted.get(key, 0)
+            pos_rows = pd_counts["rows"].get(key, 0)
+            superseded = pos_rows if key in dv_rows else 0
+            k = dv_rows.get(key, 0) + (pos_rows - superseded)
             rows.append({"file_path": d["file_path"], "location": self.locate(d["file_path"]),
                          "partition": d.get("partition"), "record_count": n, "deleted_rows": k,
                          "live_rows": n - k, "deleted_share": (k / n) if n else 0.0,
-                         "dvs": dv_count.get(key, 0), "position_delete_files": pos_files.get(key, 0),
-                         "equality_delete_files": eq_files})
+                         "dvs": dv_count.get(key, 0), "position_delete_files": pd_counts["files"].get(key, 0),
+                         "superseded_position_deletes": superseded, "equality_delete_files": eq_files})
         return pd.DataFrame.from_records(rows, columns=[
             "file_path", "location", "partition", "record_count", "deleted_rows", "live_rows",
-            "deleted_share", "dvs", "position_delete_files", "equality_delete_files"])
+            "deleted_share", "dvs", "position_delete_files", "superseded_position_deletes",
+            "equality_delete_files"])
 
     # ---- checks --------------------------------------------------------------------------
     def check(self, snapshot_id: Optional[int] = None, check_files_exist: bool = True,
-              progress=None) -> list[Finding]:
+              progress=None, read_files: bool = True) -> FindingList:
         """Cross-check a snapshot's manifests, Puffin footers, DVs and statistics files (see ``checks``).
 
-        ``progress(done, total)`` is called as DVs are checked.
+        Returns a :class:`FindingList` (a table in a notebook). ``progress(done, total)`` is
+        called as DVs are checked. ``read_files=False`` checks the metadata alone (no Puffin
+        byte, no file listing): what the table card shows until ``check()`` was run.
         """
         from .checks import check_table
 
-        return check_table(self, snapshot_id, check_files_exist=check_files_exist, progress=progress)
+        out = FindingList(check_table(self, snapshot_id, check_files_exist=check_files_exist and read_files,
+                                      progress=progress, read_files=read_files))
+        if read_files and check_files_exist:
+            self._cache[f"check:{snapshot_id}"] = out
+        return out
+
+    def card_findings(self) -> FindingList:
+        """The findings a table card shows: opening findings, then the last full ``check()`` of the
+        current snapshot if one ran, else the metadata-only check."""
+        out = FindingList(self.findings)
+        if self.metadata.current_snapshot_id is None:
+            return out
+        full = self._cache.get("check:None") or self._cache.get("check-metadata")
+        if full is None:
+            try:
+                full = self._cache["check-metadata"] = self.check(read_files=False)
+            except PuffinError as exc:
+                from .checks import TableFinding
+
+                full = [TableFinding(code="iceberg.manifest-unreadable", severity=Severity.ERROR,
+                                     offset=getattr(exc, "offset", None), message=str(exc))]
+        out.extend(full)
+        return out
 
     def __repr__(self) -> str:
         return (f"Table({self.name!r}, format-version={self.metadata.format_version}, "

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Optional
 
-from ..errors import SourceError
+from .._repr import RichRepr
+from ..errors import PuffinError, SourceError
 from .paths import TableIO, join, normalize
 from .table import Table, current_metadata_location
 
 
-class Warehouse:
+class Warehouse(RichRepr):
     """Tables under a root folder laid out as ``<root>/<namespace...>/<table>/metadata/``.
 
     ``Warehouse(pyiceberg_catalog)`` lists and loads tables through that catalog instead.
@@ -31,6 +32,7 @@ class Warehouse:
             self.root = normalize(str(root))
             self.io = TableIO(storage_options)
         self._index: Optional[dict[str, str]] = None  # table name -> table folder
+        self._cards: dict[str, Any] = {}
 
     @property
     def storage_options(self) -> dict[str, Any]:
@@ -73,6 +75,7 @@ class Warehouse:
         """Forget what was listed and loaded."""
         self._index = None
         self._tables.clear()
+        self._cards.clear()
 
     def table_names(self) -> list[str]:
         """Full names (``namespace.table``) of every table, sorted."""
@@ -119,6 +122,35 @@ class Warehouse:
                 "metadata_location": t.metadata_location,
             })
         return pd.DataFrame.from_records(rows)
+
+    def summary(self):
+        """The warehouse card's data: one row per table (format version, snapshots, records, deleted and
+        live rows, deleted share, data files, delete files by kind, statistics files, last commit, health).
+
+        Reads each table's metadata file and current manifest list only. A table that cannot be
+        opened is a row with ``health`` ``error`` and the reason in ``problem``.
+        """
+        import pandas as pd
+
+        from .overview import SUMMARY_COLUMNS, failed_row, int_columns
+
+        key = "summary"
+        if key not in self._cards:
+            rows = []
+            for name in self.table_names():
+                try:
+                    rows.append(self.table(name).summary())
+                except (PuffinError, OSError, ValueError, KeyError) as exc:
+                    rows.append(failed_row(name, exc))
+            df = pd.DataFrame.from_records(rows, columns=SUMMARY_COLUMNS)
+            int_columns(df, rows, ("format_version", "snapshots", "current_snapshot_id", "records", "deleted_rows",
+                        "live_rows", "data_files", "delete_files", "dvs", "position_delete_files",
+                        "equality_delete_files", "stats_files"))
+            self._cards[key] = df
+        return self._cards[key].copy()
+
+    def to_pandas(self):
+        return self.summary()
 
     def browse(self, spark: Any = None, spark_table: Any = None):
         """An ipywidgets browser: namespaces -> tables -> snapshots -> files -> details.

@@ -152,11 +152,7 @@ class WarehouseBrowser:
             return
         row = self._files.loc[self.file.value]
         name = self.table.value
-        spark_id = self.spark_table(name) if callable(self.spark_table) else None
-        if spark_id is None and self.spark is not None:
-            from ..iceberg.paths import parent
-
-            spark_id = parent(parent(self.current_table.metadata_location))  # Spark loads a table by its folder
+        spark_id = self.spark_table(name) if callable(self.spark_table) else None  # else the Table itself
         self.detail.value = views.file_detail_html(self.current_table, row, self.snapshot.value,
                                                    self.spark, spark_id)
 
@@ -181,10 +177,33 @@ class WarehouseBrowser:
             self.file.value = matches[0]
         return self
 
+    def static_html(self) -> str:
+        """The browser's current state as plain HTML: the warehouse card, then the selected table's card.
+
+        It travels in the display bundle beside the widget, so a static export (nbconvert HTML,
+        GitHub, a notebook opened without a kernel) shows the cards instead of an empty cell.
+        """
+        from ..display import render_html
+
+        parts = [render_html(self.warehouse)]
+        try:
+            t = self.current_table
+        except Exception as exc:  # the card of a table that cannot be opened is its error
+            t = None
+            parts.append(f"<p><b>{views.esc(self.table.value)}</b>: {views.esc(type(exc).__name__)}: "
+                         f"{views.esc(exc)}</p>")
+        if t is not None:
+            parts.append(render_html(t))
+        return "".join(parts)
+
     def _ipython_display_(self) -> None:
         from IPython.display import display
 
-        display(self.widget)
+        display(self._repr_mimebundle_(), raw=True)
 
     def _repr_mimebundle_(self, **kwargs):
-        return self.widget._repr_mimebundle_(**kwargs)
+        bundle = dict(self.widget._repr_mimebundle_(**kwargs) or {})
+        bundle["text/html"] = self.static_html()
+        name = self.table.value or "no table"
+        bundle["text/plain"] = f"WarehouseBrowser({self.warehouse.root!r}, table={name!r})"
+        return bundle

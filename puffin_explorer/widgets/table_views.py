@@ -111,7 +111,7 @@ def bounds_html(table, row) -> str:
 
     from ..iceberg.bounds import decode_bounds
 
-    fields = table._fields_by_id()
+    fields = table.fields_by_id()
     lower = decode_bounds(row.get("lower_bounds"), fields)
     upper = decode_bounds(row.get("upper_bounds"), fields)
 
@@ -156,8 +156,7 @@ def _spark_rows_html(table, row, spark: Any, spark_table: Optional[str]) -> str:
     except ImportError:
         return "<p><i>deleted rows: the Spark helpers are not available; positions are shown above</i></p>"
     try:
-        df = deleted_rows(spark, spark_table or table.metadata_location, row["file_path"],
-                          storage_options=table.io.storage_options or None)
+        df = deleted_rows(spark, spark_table or table, row["file_path"])  # a Table is planned here, moved or not
         return frame_html(df.limit(MAX_ROWS).toPandas(), title="deleted rows (Spark)")
     except Exception as exc:  # show why, keep the positions
         return f"<p><i>deleted rows via Spark failed: {esc(type(exc).__name__)}: {esc(exc)}</i></p>"

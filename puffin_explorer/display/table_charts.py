@@ -1,0 +1,98 @@
+"""Charts of tables and commits: the snapshot timeline and what one commit deleted.
+
+Same conventions as :mod:`.charts`: binned (never one point per row), deterministic
+SVG, themable colours (``currentColor``, ``--pe-accent``, ``--pe-warn``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .charts import _ACCENT, _ACCENT2, _INK, _RC, _figure, _short, figure_svg
+
+#: Commits drawn one bar each; a longer history shows its latest commits.
+MAX_COMMITS = 60
+#: Data files drawn one bar each in a commit chart.
+MAX_FILES = 40
+
+
+def _fmt(matplotlib):
+    return matplotlib.ticker.FuncFormatter(lambda v, _: _short(v))
+
+
+def timeline_figure(timeline, pyplot: bool = True, _themable: bool = False):
+    """Live rows and deleted rows after each commit (stacked bars), the operation written under each."""
+    import matplotlib
+
+    rc = dict(_RC) if _themable else {k: v for k, v in _RC.items() if k in ("svg.hashsalt", "font.size")}
+    df = timeline.tail(MAX_COMMITS).reset_index(drop=True)
+    with matplotlib.rc_context(rc):
+        fig = _figure(7.0, 2.3, pyplot)
+        ax = fig.add_subplot(1, 1, 1)
+        x = np.arange(len(df))
+        live = df["live_rows"].fillna(0).astype(float).to_numpy()
+        deleted = df["deleted_rows"].fillna(0).astype(float).to_numpy()
+        ax.bar(x, live, color=_ACCENT if _themable else "#3b6fb6", width=0.7, label="live rows")
+        ax.bar(x, deleted, bottom=live, color=_ACCENT2 if _themable else "#b35c00", width=0.7,
+               label="deleted rows")
+        ax.set_xticks(x)
+        ax.set_xticklabels([f"{int(s)}\n{op[:9]}" for s, op in zip(df["sequence_number"], df["operation"])],
+                           fontsize=7)
+        ax.yaxis.set_major_formatter(_fmt(matplotlib))
+        ax.set_ylabel("rows")
+        ax.set_xlabel("commit (sequence number, operation)")
+        ax.set_xlim(-0.6, max(len(df), 1) - 0.4)
+        ax.legend(loc="upper left", fontsize=7, frameon=False, ncol=2, bbox_to_anchor=(0, 1.18))
+        shown = "" if len(timeline) <= MAX_COMMITS else f" (latest {MAX_COMMITS} of {len(timeline)})"
+        ax.set_title(f"rows after each commit{shown}", fontsize=9, loc="right")
+        fig.tight_layout(pad=0.4)
+    return fig
+
+
+def timeline_svg(timeline) -> str:
+    return figure_svg(timeline_figure(timeline, pyplot=False, _themable=True))
+
+
+def commit_deletes_figure(commit: Any, pyplot: bool = True, _themable: bool = False, bins: int = 100):
+    """Positions a commit deleted per data file (bars), and where they fall in the files (histogram)."""
+    import matplotlib
+
+    rc = dict(_RC) if _themable else {k: v for k, v in _RC.items() if k in ("svg.hashsalt", "font.size")}
+    df = commit.to_pandas()
+    df = df[df.data_file.notna()].sort_values("added_positions", ascending=False).reset_index(drop=True)
+    with matplotlib.rc_context(rc):
+        fig = _figure(7.0, 2.3, pyplot)
+        ax1, ax2 = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1, 1.4]})
+        accent = _ACCENT if _themable else "#3b6fb6"
+        top = df.head(MAX_FILES)
+        x = np.arange(len(top))
+        ax1.bar(x, top["added_positions"].fillna(0).astype(float), color=accent, width=0.8)
+        ax1.set_xticks([])
+        ax1.set_xlabel("data files" + (f" (top {MAX_FILES} of {len(df)})" if len(df) > MAX_FILES else ""))
+        ax1.set_ylabel("rows deleted")
+        ax1.yaxis.set_major_formatter(_fmt(matplotlib))
+        upper = max([int(v) + 1 for v in df["last_added"].dropna()] or [1])
+        edges = np.linspace(0.0, float(upper), min(bins, upper) + 1)
+        counts = np.zeros(len(edges) - 1)
+        for ref in df["data_file"]:
+            pos = commit.positions(ref)
+            if len(pos):
+                counts += np.histogram(pos.astype(np.float64), bins=edges)[0]
+        ax2.stairs(counts, edges, fill=True, color=_ACCENT2 if _themable else "#b35c00", linewidth=0)
+        ax2.set_xlim(edges[0], edges[-1])
+        ax2.set_xlabel("row position in the data file")
+        ax2.xaxis.set_major_formatter(_fmt(matplotlib))
+        ax2.yaxis.set_major_formatter(_fmt(matplotlib))
+        ax2.set_ylabel(f"deleted / {_short(edges[1] - edges[0])} rows")
+        ax1.set_title(f"{commit.total:,} rows deleted by this commit", fontsize=9, loc="left")
+        fig.tight_layout(pad=0.4)
+    return fig
+
+
+def commit_deletes_svg(commit: Any) -> str:
+    return figure_svg(commit_deletes_figure(commit, pyplot=False, _themable=True))
+
+
+__all__ = ["timeline_figure", "timeline_svg", "commit_deletes_figure", "commit_deletes_svg", "_INK"]

@@ -1,0 +1,512 @@
+"""Cards of Iceberg warehouses, tables, snapshots, commit deletes and delete debt.
+
+Models compute (``Warehouse.summary()``, ``Table.timeline()``, ``Table.delete_debt()``,
+``TableSnapshot.changes()``, ``CommitDeletes.to_pandas()``); this module only formats.
+A section whose data cannot be read (a missing manifest, truncated Avro) shows why
+instead of the section, so a damaged table still renders its card.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Optional
+
+from . import html as H
+from . import text as T
+from .registry import RenderOptions, register_view
+from .tables import findings_html, findings_text
+
+_HEALTH_CLASS = {"ok": "pe-ok", "empty": "pe-muted", "compact": "pe-warning", "warning": "pe-warning",
+                 "error": "pe-error"}
+
+
+def _name(path: Any) -> str:
+    return "" if path is None else str(path).rstrip("/").rsplit("/", 1)[-1]
+
+
+def _missing(v: Any) -> bool:
+    import pandas as pd
+
+    try:
+        return v is None or bool(pd.isna(v))
+    except (TypeError, ValueError):
+        return False
+
+
+def _n(v: Any) -> str:
+    if _missing(v):
+        return ""
+    try:
+        return f"{int(v):,}"
+    except (TypeError, ValueError):
+        return str(v)
+
+
+def _share(v: Any) -> str:
+    if _missing(v):
+        return ""
+    try:
+        return f"{float(v):.1%}"
+    except (TypeError, ValueError):
+        return ""
+
+
+def _time(ts: Any) -> str:
+    try:
+        return ts.strftime("%Y-%m-%d %H:%M:%S")
+    except (AttributeError, ValueError):
+        return ""
+
+
+def _safe(title: str, build: Callable[[], str]) -> str:
+    """A section, or one line saying why it cannot be drawn."""
+    try:
+        return build()
+    except Exception as exc:  # a damaged table still renders the rest of its card
+        return (f'<div class="pe-note"><span class="pe-error">{H.esc(title)}</span>: '
+                f"{H.esc(type(exc).__name__)}: {H.esc(H.clip(exc, 400))}</div>")
+
+
+def _safe_text(title: str, build: Callable[[], str]) -> str:
+    try:
+        return build()
+    except Exception as exc:
+        return f"{title}: {type(exc).__name__}: {T.printable(T.cut(str(exc), 300))}"
+
+
+def _frame_table(df, columns: list[tuple[str, str, str]], opts: RenderOptions, hint: str,
+                 total: Optional[int] = None) -> str:
+    """``columns``: (frame column, header, css class); numbers formatted, strings escaped."""
+    rows = []
+    for rec in df.head(opts.max_rows).itertuples(index=False):
+        d = rec._asdict()
+        rows.append([_cell(d.get(col), cls) for col, _, cls in columns])
+    return H.table([h for _, h, _ in columns], rows, [c for _, _, c in columns],
+                   total=len(df) if total is None else total, more_hint=hint,
+                   max_rows=opts.max_rows, max_cell_chars=opts.max_cell_chars)
+
+
+def _cell(v: Any, cls: str) -> Any:
+    if "pe-num" in cls:
+        return _n(v)
+    if _missing(v):
+        return ""
+    if hasattr(v, "strftime"):
+        return _time(v)[:16]
+    return v
+
+
+# ---- warehouse --------------------------------------------------------------------------------
+_WH_COLUMNS = [("table", "table", "pe-mono"), ("format_version", "v", "pe-num"), ("snapshots", "snaps", "pe-num"),
+               ("live_rows", "live rows", "pe-num"), ("deleted_rows", "deleted", "pe-num"),
+               ("deleted_share", "share", "pe-num"), ("data_files", "data files", "pe-num"),
+               ("deletes", "DV/pos/eq files", "pe-nowrap"), ("stats_files", "stats", "pe-num"),
+               ("last_commit", "last commit (UTC)", "pe-nowrap"), ("health", "health", "pe-nowrap")]
+
+
+def _delete_kinds(r: dict) -> str:
+    return " / ".join(_n(r[k]) or "?" for k in ("dvs", "position_delete_files", "equality_delete_files"))
+
+
+def warehouse_html(wh: Any, opts: RenderOptions = RenderOptions()) -> str:
+    df = wh.summary()
+    namespaces = sorted(set(df.namespace.fillna(""))) if len(df) else []
+    bad = int((df.health == "error").sum()) if len(df) else 0
+    head = H.facts([("tables", f"<b>{len(df):,}</b>"), ("namespaces", f"{len(namespaces):,}"),
+                    ("live rows", _n(df.live_rows.sum()) if len(df) else "0"),
+                    ("unreadable", f'<span class="pe-error">{bad}</span>' if bad else "0")])
+    parts = [H.card("Iceberg warehouse", str(wh.root), head)]
+    for ns in namespaces:
+        sub = df[df.namespace.fillna("") == ns]
+        rows = []
+        for r in sub.head(opts.max_rows).to_dict("records"):
+            health = str(r["health"])
+            badge = f'<span class="{_HEALTH_CLASS.get(health, "")}" title={H.attr(r["problem"] or health)}>' \
+                    f"{H.esc(health)}</span>"
+            cells = []
+            for col, _, cls in _WH_COLUMNS[:-1]:
+                value = _share(r[col]) if col == "deleted_share" else _delete_kinds(r) if col == "deletes" \
+                    else _cell(r[col], cls)
+                cells.append(H.esc(value))
+            rows.append(cells + [badge])
+        table = H.table([h for _, h, _ in _WH_COLUMNS], rows, [c for _, _, c in _WH_COLUMNS], total=len(sub),
+                        more_hint="wh.summary() has all", raw_html_columns=tuple(range(len(_WH_COLUMNS))),
+                        max_rows=opts.max_rows)
+        parts.append(H.details(H.esc(ns or "(no namespace)"), table, True, f" {len(sub):,} tables"))
+    problems = df[(df.health != "ok") & df.problem.fillna("").astype(bool)] if len(df) else df
+    if len(problems):
+        items = "".join(f'<li><span class="pe-mono">{H.esc(r["table"])}</span> '
+                        f'<span class="{_HEALTH_CLASS.get(str(r["health"]), "")}">{H.esc(r["health"])}</span>: '
+                        f'{H.esc(H.clip(r["problem"], 300))}</li>' for r in problems.head(opts.max_rows).to_dict("records"))
+        parts.append(H.details("Health", f"<ul>{items}</ul>", bool((problems.health == "error").any()),
+                               f" {len(problems):,} tables"))
+    if not len(df):
+        parts.append('<div class="pe-note">no tables found</div>')
+    return "".join(parts)
+
+
+def warehouse_text(wh: Any, opts: RenderOptions = RenderOptions()) -> str:
+    df = wh.summary()
+    lines = [f"Iceberg warehouse {T.printable(wh.root)}: {len(df):,} tables"]
+    rows = [[r["table"], _n(r["format_version"]), _n(r["snapshots"]), _n(r["live_rows"]), _n(r["deleted_rows"]),
+             _share(r["deleted_share"]), _n(r["data_files"]), _delete_kinds(r), _n(r["stats_files"]),
+             _time(r["last_commit"]), r["health"] + (f": {r['problem']}" if r["problem"] and r["health"] != "ok" else "")]
+            for r in df.to_dict("records")]
+    lines.append(T.table([h for _, h, _ in _WH_COLUMNS], rows, right=range(1, 9), total=len(df)))
+    return "\n".join(lines)
+
+
+# ---- table ------------------------------------------------------------------------------------
+_TIMELINE_COLUMNS = [("sequence_number", "seq", "pe-num"), ("snapshot_id", "snapshot id", "pe-mono"),
+                     ("timestamp", "committed (UTC)", "pe-nowrap"), ("operation", "operation", ""),
+                     ("added_records", "+records", "pe-num"), ("live_rows", "live rows", "pe-num"),
+                     ("deleted_rows", "deleted", "pe-num"), ("files", "data / del. files", "pe-nowrap")]
+_LINEAGE_COLUMNS = [("first_row_id", "first row id", "pe-num")]
+
+
+def _table_facts(t: Any) -> str:
+    md = t.metadata
+    snap = md.snapshot()
+    items = [("format", f"<b>v{md.format_version}</b>"), ("location", f'<span class="pe-mono">{H.esc(md.location)}</span>'),
+             ("snapshots", f"{len(md.snapshots):,}"),
+             ("current snapshot", H.esc(snap.snapshot_id) if snap else "none")]
+    if md.next_row_id is not None:
+        items.append(("next-row-id", f"{md.next_row_id:,}"))
+    if md.table_uuid:
+        items.append(("uuid", f'<span class="pe-mono">{H.esc(md.table_uuid)}</span>'))
+    items.append(("metadata", f'<span class="pe-mono">{H.esc(_name(t.metadata_location))}</span>'))
+    return H.facts(items)
+
+
+def _totals_html(t: Any) -> str:
+    r = t.summary()
+    items = [("records", _n(r["records"])), ("live rows", f"<b>{_n(r['live_rows'])}</b>"),
+             ("deleted", f"{_n(r['deleted_rows'])} ({_share(r['deleted_share'])})"), ("data files", _n(r["data_files"])),
+             ("DVs", _n(r["dvs"])), ("position-delete files", _n(r["position_delete_files"])),
+             ("equality-delete files", _n(r["equality_delete_files"])), ("stats files", _n(r["stats_files"])),
+             ("health", f'<span class="{_HEALTH_CLASS.get(str(r["health"]), "")}">{H.esc(r["health"])}</span>')]
+    return H.facts(items)
+
+
+def _timeline_html(t: Any, opts: RenderOptions) -> str:
+    df = t.timeline()
+    chart = ""
+    if not opts.compact and len(df):
+        from .table_charts import timeline_svg
+
+        chart = f'<div class="pe-chart">{timeline_svg(df)}</div>'
+    shown = df.iloc[::-1].reset_index(drop=True)  # newest first
+    shown = shown.assign(files=[f"{_n(d)} / {_n(x)}" for d, x in zip(shown.data_files, shown.delete_files)])
+    cols = _TIMELINE_COLUMNS + (_LINEAGE_COLUMNS if shown.first_row_id.notna().any() else [])
+    table = _frame_table(shown, cols, opts, "t.timeline() has all")
+    return H.details("Snapshot timeline", chart + table, True, f" {len(df):,} commits")
+
+
+def _schema_html(t: Any, opts: RenderOptions) -> str:
+    df = t.schema_fields()
+    cols = [("id", "id", "pe-num"), ("name", "name", "pe-mono"), ("type", "type", "pe-mono"),
+            ("required", "required", "")]
+    if df.initial_default.notna().any() or df.write_default.notna().any():
+        cols += [("initial_default", "initial default", "pe-mono"), ("write_default", "write default", "pe-mono")]
+    if df.doc.notna().any():
+        cols.append(("doc", "doc", "pe-wrap"))
+    df = df.assign(required=df.required.map(lambda b: "required" if b else "optional"))
+    body = _frame_table(df, cols, opts, "t.schema_fields() has all")
+    spec = t.partition_spec()
+    if len(spec):
+        body += "<div><i>partition spec</i></div>" + _frame_table(
+            spec, [("field_id", "field id", "pe-num"), ("name", "name", "pe-mono"), ("transform", "transform", "pe-mono"),
+                   ("source", "source column", "pe-mono")], opts, "t.partition_spec()")
+    else:
+        body += '<div class="pe-note">unpartitioned</div>'
+    order = t.sort_order()
+    if len(order):
+        body += "<div><i>sort order</i></div>" + _frame_table(
+            order, [("source", "column", "pe-mono"), ("transform", "transform", "pe-mono"),
+                    ("direction", "direction", ""), ("null_order", "nulls", "")], opts, "t.sort_order()")
+    return H.details("Schema", body, not opts.compact, f" {len(df):,} fields")
+
+
+def _properties_html(t: Any, opts: RenderOptions) -> str:
+    props = t.metadata.properties
+    if not props:
+        return ""
+    rows = [[k, v] for k, v in sorted(props.items())]
+    table = H.table(["property", "value"], rows, ["pe-mono", "pe-mono pe-wrap"], total=len(rows), max_rows=opts.max_rows)
+    return H.details("Properties", table, False, f" {len(rows):,}")
+
+
+def _debt_html(debt: Any, opts: RenderOptions) -> str:
+    facts = H.facts([("deleted", f"<b>{debt.deleted_rows:,}</b> of {debt.records:,} rows ({debt.deleted_share:.1%})"),
+                     ("threshold", f"{debt.threshold:.0%}"),
+                     ("compaction candidates", f"<b>{len(debt.candidates()):,}</b> of {len(debt.per_file):,} data files")])
+    part = debt.per_partition().assign(deleted_share=lambda d: d.deleted_share.map(_share))
+    body = facts + "<div><i>per partition</i></div>" + _frame_table(
+        part, [("partition", "partition", "pe-mono"), ("data_files", "data files", "pe-num"),
+               ("record_count", "records", "pe-num"), ("deleted_rows", "deleted", "pe-num"),
+               ("deleted_share", "share", "pe-nowrap"), ("candidates", "candidates", "pe-num")], opts,
+        "debt.per_partition() has all")
+    cand = debt.candidates()
+    if len(cand):
+        cand = cand.assign(file=cand.file_path.map(_name), deleted_share=cand.deleted_share.map(_share))
+        body += "<div><i>compaction candidates (most deleted first)</i></div>" + _frame_table(
+            cand, [("file", "data file", "pe-mono pe-wrap"), ("partition", "partition", "pe-mono"),
+                   ("record_count", "records", "pe-num"), ("deleted_rows", "deleted", "pe-num"),
+                   ("deleted_share", "share", "pe-nowrap"), ("dvs", "DVs", "pe-num"),
+                   ("position_delete_files", "pos. delete files", "pe-num")], opts, "debt.candidates() has all")
+    pos = debt.position_delete_files()
+    if len(pos):
+        pos = pos.assign(file=pos.file_path.map(_name))
+        body += "<div><i>position-delete files still live</i></div>" + _frame_table(
+            pos, [("file", "file", "pe-mono pe-wrap"), ("record_count", "rows", "pe-num"),
+                  ("file_size_in_bytes", "bytes", "pe-num"), ("sequence_number", "seq", "pe-num")], opts,
+            "debt.position_delete_files() has all")
+    return body
+
+
+def _files_html(t: Any, opts: RenderOptions) -> str:
+    import pandas as pd
+
+    entries = t.entries()
+    by_kind: dict[str, list[dict]] = {}
+    for e in entries:
+        by_kind.setdefault(e["kind"], []).append(e)
+
+    def frame(kind_entries: list[dict]):  # only the rows a table shows are formatted
+        return pd.DataFrame.from_records(kind_entries[: opts.max_rows])
+
+    def section(title: str, kinds: list[str], cols, hint: str, extra) -> str:
+        items = [e for k in kinds for e in by_kind.get(k, [])]
+        if not items:
+            return ""
+        return H.details(title, _frame_table(extra(frame(items)), cols, opts, hint, total=len(items)), False,
+                         f" {len(items):,}")
+
+    def data_extra(df):
+        last = [None if _missing(f) else int(f) + int(n) - 1 for f, n in zip(df.first_row_id, df.record_count)]
+        return df.assign(file=df.file_path.map(_name), partition=df.partition.map(_part), last_row_id=last)
+
+    data_cols = [("file", "data file", "pe-mono pe-wrap"), ("partition", "partition", "pe-mono"),
+                 ("record_count", "records", "pe-num"), ("file_size_in_bytes", "bytes", "pe-num"),
+                 ("sequence_number", "seq", "pe-num")]
+    if any(e.get("first_row_id") is not None for e in by_kind.get("data", [])):
+        data_cols += [("first_row_id", "first row id", "pe-num"), ("last_row_id", "last row id", "pe-num")]
+    parts = [section("Data files", ["data"], data_cols, "t.data_files() has all", data_extra),
+             section("Deletion vectors", ["dv"], [
+                 ("file", "Puffin file", "pe-mono pe-wrap"), ("content_offset", "offset", "pe-num"),
+                 ("content_size_in_bytes", "bytes", "pe-num"), ("record_count", "deleted rows", "pe-num"),
+                 ("data_file", "data file", "pe-mono pe-wrap")], "t.dvs() has all",
+                 lambda df: df.assign(file=df.file_path.map(_name), data_file=df.referenced_data_file.map(_name))),
+             section("Delete files", ["position-deletes", "equality-deletes"], [
+                 ("kind", "kind", ""), ("file", "file", "pe-mono pe-wrap"), ("record_count", "rows", "pe-num"),
+                 ("file_size_in_bytes", "bytes", "pe-num")], "t.delete_files() has all",
+                 lambda df: df.assign(file=df.file_path.map(_name)))]
+    return "".join(parts)
+
+
+def _part(value: Any) -> str:
+    if isinstance(value, dict):
+        return ", ".join(f"{k}={v}" for k, v in value.items())
+    return "" if value is None else str(value)
+
+
+def _stats_html(t: Any, opts: RenderOptions) -> str:
+    df = t.statistics_files()
+    if not len(df):
+        return ""
+    df = df.assign(file=df.statistics_path.map(_name), columns=df["columns"].map(lambda c: "; ".join(c)),
+                   ndv=df.ndv.map(lambda v: ", ".join(str(x) for x in v)))
+    return H.details("Statistics files", _frame_table(df, [
+        ("kind", "kind", ""), ("snapshot_id", "snapshot id", "pe-mono"), ("file", "file", "pe-mono pe-wrap"),
+        ("file_size_in_bytes", "bytes", "pe-num"), ("blob_count", "blobs", "pe-num"), ("columns", "columns", "pe-wrap"),
+        ("ndv", "ndv", "pe-wrap")], opts, "t.statistics_files() has all"), False, f" {len(df):,}")
+
+
+def table_html(t: Any, opts: RenderOptions = RenderOptions()) -> str:
+    head = _table_facts(t) + _safe("totals", lambda: _totals_html(t))
+    parts = [H.card("Iceberg table", t.name, head)]
+    found = _safe("checks", lambda: findings_html(t.card_findings(), title="Findings", max_rows=opts.max_rows)
+                  or '<div class="pe-note pe-ok">no findings from the metadata (t.check() also reads every DV '
+                     "and statistics file)</div>")
+    parts.append(found)
+    if t.metadata.current_snapshot_id is None:
+        parts.append('<div class="pe-note">no snapshot: the table is empty</div>')
+        parts.append(_safe("schema", lambda: _schema_html(t, opts)))
+        parts.append(_properties_html(t, opts))
+        return "".join(parts)
+    parts.append(_safe("snapshot timeline", lambda: _timeline_html(t, opts)))
+    parts.append(_safe("delete debt", lambda: H.details("Delete debt", _debt_html(t.delete_debt(), opts), True)))
+    parts.append(_safe("files", lambda: _files_html(t, opts)))
+    parts.append(_safe("statistics files", lambda: _stats_html(t, opts)))
+    parts.append(_safe("schema", lambda: _schema_html(t, opts)))
+    parts.append(_safe("properties", lambda: _properties_html(t, opts)))
+    return "".join(parts)
+
+
+def table_text(t: Any, opts: RenderOptions = RenderOptions()) -> str:
+    md = t.metadata
+    lines = [f"Iceberg table {T.printable(t.name)}: format v{md.format_version}, {len(md.snapshots)} snapshots",
+             f"  location {T.printable(md.location)}"]
+    if md.next_row_id is not None:
+        lines.append(f"  next-row-id {md.next_row_id:,}")
+
+    def totals() -> str:
+        r = t.summary()
+        return (f"  {_n(r['records'])} records, {_n(r['live_rows'])} live, {_n(r['deleted_rows'])} deleted "
+                f"({_share(r['deleted_share'])}); {_n(r['data_files'])} data files, {_n(r['dvs'])} DVs, "
+                f"{_n(r['position_delete_files'])} position-delete files, {_n(r['equality_delete_files'])} "
+                f"equality-delete files; health {r['health']}")
+
+    lines.append(_safe_text("  totals", totals))
+    lines.append(_safe_text("  checks", lambda: findings_text(t.card_findings()) or "  no findings from the metadata"))
+
+    def tl() -> str:
+        df = t.timeline()
+        rows = [[_n(r["sequence_number"]), str(r["snapshot_id"]), _time(r["timestamp"]), r["operation"],
+                 _n(r["live_rows"]), _n(r["deleted_rows"])] for r in df.to_dict("records")]
+        return "snapshots\n" + T.table(["seq", "snapshot id", "committed (UTC)", "operation", "live rows", "deleted"],
+                                        rows, right=(0, 4, 5), total=len(df))
+
+    if md.current_snapshot_id is not None:
+        lines.append(_safe_text("snapshots", tl))
+    lines.append("schema\n" + T.table(["id", "name", "type", "required"],
+                                      [[str(f.id), f.name, f"{f.type if isinstance(f.type, str) else 'nested'}",
+                                        "required" if f.required else "optional"] for f in md.fields()],
+                                      right=(0,)))
+    return "\n".join(lines)
+
+
+# ---- snapshot ---------------------------------------------------------------------------------
+def snapshot_html(s: Any, opts: RenderOptions = RenderOptions()) -> str:
+    items = [("operation", f"<b>{H.esc(s.operation)}</b>"), ("sequence", f"{s.sequence_number:,}"),
+             ("committed", H.esc(_time(_ts(s.timestamp_ms)))), ("parent", H.esc(s.parent_snapshot_id or "none")),
+             ("current", "yes" if s.is_current else "no")]
+    if s.first_row_id is not None:
+        items += [("first-row-id", f"{s.first_row_id:,}"), ("added-rows", _n(s.added_rows))]
+    if s.schema_id is not None:
+        items.append(("schema", str(s.schema_id)))
+    head = H.facts(items)
+    if s.manifest_list:
+        head += H.facts([("manifest list", f'<span class="pe-mono">{H.esc(_name(s.manifest_list))}</span>')])
+    parts = [H.card("snapshot", f"{s.table.name} @ {s.snapshot_id}", head)]
+    summary = H.table(["key", "value"], [[k, v] for k, v in s.summary.items()], ["pe-mono", "pe-mono pe-wrap"],
+                      total=len(s.summary), max_rows=opts.max_rows)
+    parts.append(H.details("Summary", summary, True, f" {len(s.summary)}"))
+
+    def manifests() -> str:
+        df = s.manifest_files()
+        df = df.assign(file=df.manifest_path.map(_name),
+                       written=df["written_here"].map(lambda b: "this commit" if b else "earlier")
+                       if "written_here" in df else "")
+        table = _frame_table(df, [("file", "manifest", "pe-mono pe-wrap"), ("content", "content", ""),
+                                  ("written", "written by", ""), ("added_files_count", "added", "pe-num"),
+                                  ("existing_files_count", "existing", "pe-num"),
+                                  ("deleted_files_count", "deleted", "pe-num"), ("sequence_number", "seq", "pe-num")]
+                             if "added_files_count" in df else [("file", "manifest", "pe-mono pe-wrap")], opts,
+                             "s.manifest_files() has all")
+        return H.details("Manifests", table, True, f" {len(df):,}")
+
+    def changes() -> str:
+        df = s.changes()
+        df = df.assign(file=df.file_path.map(_name), data_file=df.referenced_data_file.map(_name))
+        table = _frame_table(df, [("change", "change", ""), ("kind", "kind", ""), ("file", "file", "pe-mono pe-wrap"),
+                                  ("record_count", "rows", "pe-num"), ("content_offset", "offset", "pe-num"),
+                                  ("data_file", "data file", "pe-mono pe-wrap")], opts, "s.changes() has all")
+        added, removed = int((df.change == "added").sum()), int((df.change == "removed").sum())
+        return H.details("Files added and removed", table, True, f" +{added:,} −{removed:,}")
+
+    parts.append(_safe("manifests", manifests))
+    parts.append(_safe("changes", changes))
+    return "".join(parts)
+
+
+def _ts(ms: int):
+    import pandas as pd
+
+    return pd.Timestamp(ms, unit="ms", tz="UTC")
+
+
+def snapshot_text(s: Any, opts: RenderOptions = RenderOptions()) -> str:
+    lines = [f"snapshot {s.snapshot_id} of {T.printable(s.table.name)}: {s.operation}, sequence {s.sequence_number}, "
+             f"committed {_time(_ts(s.timestamp_ms))} UTC, parent {s.parent_snapshot_id or 'none'}"]
+    if s.first_row_id is not None:
+        lines.append(f"  first-row-id {s.first_row_id:,}, added-rows {_n(s.added_rows)}")
+    lines.append("summary\n" + T.table(["key", "value"], [[k, v] for k, v in s.summary.items()]))
+
+    def changes() -> str:
+        df = s.changes()
+        rows = [[r["change"], r["kind"], _name(r["file_path"]), _n(r["record_count"])] for r in df.to_dict("records")]
+        return "files added and removed\n" + T.table(["change", "kind", "file", "rows"], rows, right=(3,), total=len(df))
+
+    lines.append(_safe_text("changes", changes))
+    return "\n".join(lines)
+
+
+# ---- commit deletes ---------------------------------------------------------------------------
+_CD_COLUMNS = [("file", "data file", "pe-mono pe-wrap"), ("kind", "kind", ""),
+               ("added_positions", "rows deleted", "pe-num"), ("replaced_cardinality", "old DV", "pe-num"),
+               ("cardinality", "new DV / file rows", "pe-num"), ("first_added", "first", "pe-num"),
+               ("last_added", "last", "pe-num"), ("delete", "delete file", "pe-mono pe-wrap")]
+
+
+def commit_deletes_html(c: Any, opts: RenderOptions = RenderOptions()) -> str:
+    df = c.to_pandas()
+    head = H.facts([("operation", H.esc(c.snapshot.operation)), ("rows deleted", f"<b>{c.total:,}</b>"),
+                    ("data files", f"{int(df.data_file.notna().sum()):,}"),
+                    ("DV bytes read", f"{c.dv_bytes_read:,}")])
+    parts = [H.card("commit deletes", f"{c.table.name} @ {c.snapshot_id}", head), findings_html(c.findings)]
+    if not len(df):
+        parts.append('<div class="pe-note">this commit added no delete file</div>')
+        return "".join(parts)
+    if not opts.compact:
+        from .table_charts import commit_deletes_svg
+
+        parts.append(_safe("chart", lambda: f'<div class="pe-chart">{commit_deletes_svg(c)}</div>'))
+    df = df.assign(file=df.data_file.map(_name), delete=df.delete_file.map(_name))
+    parts.append(_frame_table(df, _CD_COLUMNS, opts, "c.to_pandas() has all"))
+    return "".join(parts)
+
+
+def commit_deletes_text(c: Any, opts: RenderOptions = RenderOptions()) -> str:
+    df = c.to_pandas()
+    lines = [f"commit {c.snapshot_id} of {T.printable(c.table.name)} ({c.snapshot.operation}): {c.total:,} rows deleted "
+             f"in {int(df.data_file.notna().sum()):,} data files; {c.dv_bytes_read:,} DV bytes read"]
+    rows = [[_name(r["data_file"]), r["kind"], _n(r["added_positions"]), _n(r["replaced_cardinality"]),
+             _n(r["cardinality"]), _n(r["first_added"]), _n(r["last_added"])] for r in df.to_dict("records")]
+    lines.append(T.table(["data file", "kind", "rows deleted", "old DV", "new DV", "first", "last"], rows,
+                         right=(2, 3, 4, 5, 6), total=len(df)))
+    if c.findings:
+        lines.append(findings_text(c.findings))
+    return "\n".join(lines)
+
+
+# ---- delete debt ------------------------------------------------------------------------------
+def debt_html(d: Any, opts: RenderOptions = RenderOptions()) -> str:
+    return H.card("delete debt", f"{d.table.name} @ {d.snapshot_id}", "") + _debt_html(d, opts)
+
+
+def debt_text(d: Any, opts: RenderOptions = RenderOptions()) -> str:
+    cand = d.candidates()
+    lines = [f"delete debt of {T.printable(d.table.name)}: {d.deleted_rows:,} of {d.records:,} rows deleted "
+             f"({d.deleted_share:.1%}); {len(cand):,} of {len(d.per_file):,} data files above {d.threshold:.0%}"]
+    part = d.per_partition()
+    lines.append(T.table(["partition", "data files", "records", "deleted", "share"],
+                         [[r["partition"], _n(r["data_files"]), _n(r["record_count"]), _n(r["deleted_rows"]),
+                           _share(r["deleted_share"])] for r in part.to_dict("records")], right=(1, 2, 3, 4),
+                         total=len(part)))
+    return "\n".join(lines)
+
+
+def _register() -> None:
+    from ..iceberg.commits import CommitDeletes, TableSnapshot
+    from ..iceberg.overview import DeleteDebt
+    from ..iceberg.table import Table
+    from ..iceberg.warehouse import Warehouse
+
+    register_view(Warehouse, html=warehouse_html, text=warehouse_text, css_class="pe-warehouse")
+    register_view(Table, html=table_html, text=table_text, css_class="pe-table-card")
+    register_view(TableSnapshot, html=snapshot_html, text=snapshot_text, css_class="pe-snapshot")
+    register_view(CommitDeletes, html=commit_deletes_html, text=commit_deletes_text, css_class="pe-commit")
+    register_view(DeleteDebt, html=debt_html, text=debt_text, css_class="pe-debt")
+
+
+_register()

@@ -1,0 +1,308 @@
+"""What a table card and a warehouse card show, computed from metadata (views only format it).
+
+* :func:`summary_row`: one warehouse-card row per table from the metadata file and the
+  current snapshot's manifest list only (no manifest, no Puffin file);
+* :func:`timeline`: per commit, live and deleted rows from the snapshot summaries;
+* :class:`DeleteDebt`: deleted share per data file and per partition, compaction candidates
+  and position-delete files still live, from the manifests;
+* :func:`schema_frame`, :func:`partition_frame`, :func:`sort_order_frame`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Optional
+
+from .._repr import RichRepr
+from ..errors import PuffinError
+from .metadata import Snapshot
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .table import Table
+
+#: Deleted share of a table (or a data file) above which the card suggests compaction.
+DEBT_THRESHOLD = 0.10
+
+SUMMARY_COLUMNS = [
+    "table", "namespace", "format_version", "snapshots", "current_snapshot_id", "records", "deleted_rows",
+    "live_rows", "deleted_share", "data_files", "delete_files", "dvs", "position_delete_files",
+    "equality_delete_files", "stats_files", "last_commit", "operation", "health", "problem",
+]
+
+
+def int_columns(df, rows: list[dict[str, Any]], columns) -> None:
+    """Set nullable-integer columns from the row values themselves (a detour through float64 would
+    round snapshot ids above 2**53)."""
+    import pandas as pd
+
+    for col in columns:
+        df[col] = pd.array([r.get(col) for r in rows], dtype="Int64")
+
+
+def _num(summary: dict[str, str], key: str) -> Optional[int]:
+    try:
+        return int(summary[key])
+    except (KeyError, ValueError):
+        return None
+
+
+def _ancestors(table: "Table", snap: Snapshot) -> tuple[list[Snapshot], bool]:
+    """The snapshot and its ancestors (oldest last); False when the chain is cut by expiry."""
+    by_id = {s.snapshot_id: s for s in table.metadata.snapshots}
+    chain, seen = [snap], {snap.snapshot_id}
+    cur = snap
+    while cur.parent_snapshot_id is not None:
+        nxt = by_id.get(cur.parent_snapshot_id)
+        if nxt is None or nxt.snapshot_id in seen:
+            return chain, False
+        chain.append(nxt)
+        seen.add(nxt.snapshot_id)
+        cur = nxt
+    return chain, True
+
+
+def delete_file_kinds(table: "Table", snap: Snapshot) -> dict[str, Optional[int]]:
+    """Live DVs, position-delete files and equality-delete files from the summaries of the snapshot's ancestry.
+
+    Each commit's summary says how many of each it added and removed; None when a
+    count is missing or the ancestry was expired.
+    """
+    chain, complete = _ancestors(table, snap)
+    keys = {"dvs": ("added-dvs", "removed-dvs"),
+            "position_delete_files": ("added-position-delete-files", "removed-position-delete-files"),
+            "equality_delete_files": ("added-equality-delete-files", "removed-equality-delete-files")}
+    out: dict[str, Optional[int]] = {}
+    total = _num(snap.summary, "total-delete-files")
+    for name, (add, rem) in keys.items():
+        n = 0
+        for s in chain:
+            n += (_num(s.summary, add) or 0) - (_num(s.summary, rem) or 0)
+        out[name] = n if complete else None
+    if total is not None and complete and total == 0:
+        out = {k: 0 for k in out}
+    return out
+
+
+def summary_row(table: "Table") -> dict[str, Any]:
+    """One row of the warehouse card (reads the metadata file and the current manifest list only)."""
+    import pandas as pd
+
+    md = table.metadata
+    snap = md.snapshot()
+    row: dict[str, Any] = {c: None for c in SUMMARY_COLUMNS}
+    row.update(table=table.name, namespace=table.name.rsplit(".", 1)[0] if "." in table.name else "",
+               format_version=md.format_version, snapshots=len(md.snapshots), health="ok", problem="")
+    row["stats_files"] = sum(1 for s in md.statistics if snap is not None and s.snapshot_id == snap.snapshot_id)
+    if snap is None:
+        row.update(records=0, deleted_rows=0, live_rows=0, deleted_share=0.0, data_files=0, delete_files=0,
+                   dvs=0, position_delete_files=0, equality_delete_files=0, health="empty")
+        return row
+    sm = snap.summary
+    row.update(current_snapshot_id=snap.snapshot_id, operation=snap.operation,
+               last_commit=pd.Timestamp(snap.timestamp_ms, unit="ms", tz="UTC"))
+    try:
+        manifests = table.manifest_records(snap.snapshot_id)
+    except PuffinError as exc:
+        row.update(health="error", problem=f"manifest list unreadable: {exc}")
+        manifests = None
+    counts = {"data_files": 0, "records": 0, "delete_files": 0, "deleted_rows": 0}
+    if manifests is not None and all(m.get("added_files_count") is not None for m in manifests):
+        for m in manifests:
+            files = int(m.get("added_files_count") or 0) + int(m.get("existing_files_count") or 0)
+            rows = int(m.get("added_rows_count") or 0) + int(m.get("existing_rows_count") or 0)
+            if m.get("content") == 1:
+                counts["delete_files"] += files
+                counts["deleted_rows"] += rows
+            else:
+                counts["data_files"] += files
+                counts["records"] += rows
+        claimed = {"data_files": "total-data-files", "records": "total-records",
+                   "delete_files": "total-delete-files"}
+        for key, skey in claimed.items():
+            n = _num(sm, skey)
+            if n is not None and n != counts[key] and row["health"] == "ok":
+                row.update(health="warning", problem=f"summary {skey} {n:,} but the manifest list counts "
+                                                     f"{counts[key]:,}")
+    else:  # manifest list without counts (v1 writers) or unreadable: the summary's totals
+        counts = {"data_files": _num(sm, "total-data-files"), "records": _num(sm, "total-records"),
+                  "delete_files": _num(sm, "total-delete-files"),
+                  "deleted_rows": _num(sm, "total-position-deletes")}
+    pos = _num(sm, "total-position-deletes")
+    deleted = pos if pos is not None else counts["deleted_rows"]
+    row.update(counts)
+    row["deleted_rows"] = deleted
+    if row["records"] is not None and deleted is not None:
+        row["live_rows"] = row["records"] - deleted
+        row["deleted_share"] = (deleted / row["records"]) if row["records"] else 0.0
+    row.update(delete_file_kinds(table, snap))
+    if table.findings and row["health"] == "ok":
+        worst = max(table.findings, key=lambda f: {"error": 2, "warning": 1}.get(f.severity.value, 0))
+        if worst.severity.value != "info":
+            row.update(health=worst.severity.value, problem=worst.message)
+    if row["health"] == "ok" and (row["deleted_share"] or 0) > DEBT_THRESHOLD:
+        row.update(health="compact", problem=f"{row['deleted_share']:.1%} of the rows are deleted")
+    return row
+
+
+def failed_row(name: str, exc: BaseException) -> dict[str, Any]:
+    """The warehouse-card row of a table that cannot be opened."""
+    row: dict[str, Any] = {c: None for c in SUMMARY_COLUMNS}
+    offset = getattr(exc, "offset", None)
+    where = f" (at byte {offset:,})" if isinstance(offset, int) and "byte" not in str(exc) else ""
+    row.update(table=name, namespace=name.rsplit(".", 1)[0] if "." in name else "", health="error",
+               problem=f"{type(exc).__name__}: {exc}{where}")
+    return row
+
+
+def timeline(table: "Table"):
+    """One row per commit, oldest first: operation, rows added, deleted rows and live rows after it.
+
+    From the snapshot summaries (metadata only); ``deleted_rows`` counts position
+    deletes and DV positions (equality deletes are not resolved).
+    """
+    import pandas as pd
+
+    rows = []
+    current = table.metadata.current_snapshot_id
+    for s in sorted(table.metadata.snapshots, key=lambda s: (s.sequence_number, s.timestamp_ms)):
+        sm = s.summary
+        records, deleted = _num(sm, "total-records"), _num(sm, "total-position-deletes")
+        rows.append({
+            "snapshot_id": s.snapshot_id, "parent_snapshot_id": s.parent_snapshot_id,
+            "sequence_number": s.sequence_number,
+            "timestamp": pd.Timestamp(s.timestamp_ms, unit="ms", tz="UTC"), "operation": s.operation,
+            "added_records": _num(sm, "added-records"), "deleted_records": _num(sm, "deleted-records"),
+            "added_deletes": _num(sm, "added-position-deletes"),
+            "records": records, "deleted_rows": deleted,
+            "live_rows": records - (deleted or 0) if records is not None else None,
+            "data_files": _num(sm, "total-data-files"), "delete_files": _num(sm, "total-delete-files"),
+            "added_dvs": _num(sm, "added-dvs"), "removed_dvs": _num(sm, "removed-dvs"),
+            "first_row_id": s.first_row_id, "added_rows": s.added_rows,
+            "is_current": s.snapshot_id == current,
+        })
+    df = pd.DataFrame.from_records(rows, columns=[
+        "snapshot_id", "parent_snapshot_id", "sequence_number", "timestamp", "operation", "added_records",
+        "deleted_records", "added_deletes", "records", "deleted_rows", "live_rows", "data_files",
+        "delete_files", "added_dvs", "removed_dvs", "first_row_id", "added_rows", "is_current"])
+    int_columns(df, rows, [c for c in df.columns if c not in ("timestamp", "operation", "is_current")])
+    return df
+
+
+class DeleteDebt(RichRepr):
+    """Rows readers must skip: deleted share per data file and per partition, compaction candidates.
+
+    DV counts come from the manifests; Parquet position-delete files are read to
+    count per data file (no Puffin byte is read).
+    """
+
+    def __init__(self, table: "Table", snapshot_id: Optional[int] = None, threshold: float = DEBT_THRESHOLD) -> None:
+        self.table = table
+        self.threshold = float(threshold)
+        self.snapshot_id = table.snapshot(snapshot_id).snapshot_id
+        self.per_file = table.deleted_rows_per_file(self.snapshot_id)
+        self.per_file["partition"] = self.per_file["partition"].map(_partition_text)
+
+    @property
+    def records(self) -> int:
+        return int(self.per_file.record_count.sum())
+
+    @property
+    def deleted_rows(self) -> int:
+        return int(self.per_file.deleted_rows.sum())
+
+    @property
+    def deleted_share(self) -> float:
+        return self.deleted_rows / self.records if self.records else 0.0
+
+    def per_partition(self):
+        """Per partition: data files, rows, deleted rows, share and compaction candidates."""
+        df = self.per_file.assign(candidate=self.per_file.deleted_share > self.threshold)
+        g = df.groupby("partition", sort=True, dropna=False).agg(
+            data_files=("file_path", "size"), record_count=("record_count", "sum"),
+            deleted_rows=("deleted_rows", "sum"), candidates=("candidate", "sum")).reset_index()
+        g["deleted_share"] = (g.deleted_rows / g.record_count.where(g.record_count > 0)).fillna(0.0)
+        return g[["partition", "data_files", "record_count", "deleted_rows", "deleted_share", "candidates"]]
+
+    def candidates(self):
+        """Data files whose deleted share is above the threshold, most deleted first."""
+        df = self.per_file[self.per_file.deleted_share > self.threshold]
+        return df.sort_values(["deleted_share", "file_path"], ascending=[False, True]).reset_index(drop=True)
+
+    def position_delete_files(self):
+        """Live Parquet position-delete files (v2 style; a v3 writer folds them into DVs)."""
+        df = self.table.delete_files(self.snapshot_id, decode=False)
+        df = df[df.kind == "position-deletes"]
+        return df[["file_path", "record_count", "file_size_in_bytes", "partition", "sequence_number"]] \
+            .reset_index(drop=True)
+
+    def to_pandas(self):
+        return self.per_file.copy()
+
+    def __repr__(self) -> str:
+        return (f"DeleteDebt({self.table.name!r}, deleted_share={self.deleted_share:.4f}, "
+                f"candidates={len(self.candidates())})")
+
+
+def _partition_text(value: Any) -> str:
+    if isinstance(value, dict):
+        return ", ".join(f"{k}={v}" for k, v in value.items()) or "(unpartitioned)"
+    return "(unpartitioned)" if value in (None, "") else str(value)
+
+
+def type_text(t: Any) -> str:
+    """An Iceberg type as one line: ``long``, ``list<string>``, ``struct<2 fields>``, ``map<string, int>``."""
+    if not isinstance(t, dict):
+        return str(t)
+    kind = t.get("type")
+    if kind == "list":
+        return f"list<{type_text(t.get('element'))}>"
+    if kind == "map":
+        return f"map<{type_text(t.get('key'))}, {type_text(t.get('value'))}>"
+    if kind == "struct":
+        return f"struct<{len(t.get('fields') or [])} fields>"
+    return str(kind)
+
+
+def schema_frame(table: "Table", schema_id: Optional[int] = None):
+    """Every field (nested ones dotted): id, name, type, required, v3 defaults, doc."""
+    import pandas as pd
+
+    rows = []
+
+    def visit(fields: list[dict[str, Any]], prefix: str) -> None:
+        for f in fields:
+            t = f.get("type")
+            rows.append({"id": f.get("id"), "name": prefix + str(f.get("name")), "type": type_text(t),
+                         "required": bool(f.get("required")), "initial_default": f.get("initial-default"),
+                         "write_default": f.get("write-default"), "doc": f.get("doc")})
+            if isinstance(t, dict) and t.get("type") == "struct":
+                visit(t.get("fields") or [], prefix + str(f.get("name")) + ".")
+
+    visit(table.metadata.schema(schema_id).get("fields") or [], "")
+    return pd.DataFrame.from_records(rows, columns=["id", "name", "type", "required", "initial_default",
+                                                    "write_default", "doc"])
+
+
+def partition_frame(table: "Table", spec_id: Optional[int] = None):
+    """The partition spec: field id, name, transform and the source column."""
+    import pandas as pd
+
+    md = table.metadata
+    sid = md.default_spec_id if spec_id is None else spec_id
+    names = {f.id: f.name for f in md.fields()}
+    rows = [{"field_id": f.get("field-id"), "name": f.get("name"), "transform": f.get("transform"),
+             "source_id": f.get("source-id"), "source": names.get(f.get("source-id"), "")}
+            for f in md.partition_specs.get(sid, [])]
+    return pd.DataFrame.from_records(rows, columns=["field_id", "name", "transform", "source_id", "source"])
+
+
+def sort_order_frame(table: "Table"):
+    """The default sort order: source column, transform, direction, null order."""
+    import pandas as pd
+
+    md = table.metadata
+    names = {f.id: f.name for f in md.fields()}
+    fields = md.sort_orders.get(md.default_sort_order_id if md.default_sort_order_id is not None else 0, [])
+    rows = [{"source_id": f.get("source-id"), "source": names.get(f.get("source-id"), ""),
+             "transform": f.get("transform"), "direction": f.get("direction"), "null_order": f.get("null-order")}
+            for f in fields]
+    return pd.DataFrame.from_records(rows, columns=["source_id", "source", "transform", "direction", "null_order"])
