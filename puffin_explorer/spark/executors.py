@@ -1,9 +1,12 @@
 """The code that runs on Spark executors: decode Puffin files and DVs from metadata rows.
 
-Each function takes an iterator of Arrow record batches (rows of Iceberg's
-``delete_files`` table, or of Puffin file paths) and yields record batches, so
-it plugs into ``DataFrame.mapInArrow``.  Nothing here imports pyspark, and
-nothing is collected to the driver.
+Each function takes an iterator of Arrow record batches (rows of a plan: DVs as
+Iceberg's ``delete_files`` table or this package's planner lists them, Puffin
+files, position-delete files) and yields record batches, so it plugs into
+``DataFrame.mapInArrow``, and the planner runs the same functions on the driver
+for small tables.  A ``location`` column, when present, says where a file is now
+(a moved table); ``file_path`` is the path as the metadata writes it.  Nothing
+here imports pyspark.
 """
 
 from __future__ import annotations
@@ -70,7 +73,7 @@ def _read_dvs(rows: list[dict], storage_options: Optional[dict]) -> Iterator[tup
 
     by_file: dict[str, list[dict]] = {}
     for row in rows:
-        by_file.setdefault(row["file_path"], []).append(row)
+        by_file.setdefault(row.get("location") or row["file_path"], []).append(row)
     for path, group in by_file.items():
         group.sort(key=lambda r: r["content_offset"] or 0)
         try:
@@ -107,11 +110,13 @@ def decode_positions(storage_options: Optional[dict] = None):
     """mapInArrow function: ``delete_files`` rows → (data_file, pos) for every deleted position."""
 
     def run(batches):
-        from ..errors import PuffinError
+        from ..errors import PuffinError, SourceError
 
         pending: list[tuple[str, np.ndarray]] = []
         pending_rows = 0
         for row, dv in _read_dvs(list(_dv_rows(batches)), storage_options):
+            if isinstance(dv, SourceError):
+                raise dv  # already names the file and what to do; the data file would only lengthen it
             if isinstance(dv, PuffinError):
                 raise PuffinError(f"cannot read the DV of {row['referenced_data_file']} in {row['file_path']} "
                                   f"[{row['content_offset']}, +{row['content_size_in_bytes']}]: {dv}") from dv
@@ -170,13 +175,15 @@ def inventory(storage_options: Optional[dict] = None):
 
         schema = _arrow_schema(INVENTORY_SCHEMA)
         for row in _dv_rows(batches):
-            rows = list(_inventory_rows(row["puffin_file"], row["file_kind"], storage_options))
+            rows = list(_inventory_rows(row["puffin_file"], row["file_kind"], storage_options,
+                                        row.get("location")))
             yield pa.RecordBatch.from_pylist(rows, schema=schema)
 
     return run
 
 
-def _inventory_rows(path: str, kind: str, storage_options: Optional[dict]) -> Iterator[dict]:
+def _inventory_rows(path: str, kind: str, storage_options: Optional[dict],
+                    location: Optional[str] = None) -> Iterator[dict]:
     from ..errors import PuffinError
     from ..format.puffin import PuffinFile
     from .tables import fsspec_location
@@ -186,10 +193,10 @@ def _inventory_rows(path: str, kind: str, storage_options: Optional[dict]) -> It
             "compression_codec": None, "properties": None, "summary": None, "cardinality": None,
             "ndv_estimate": None, "findings": [], "file_findings": []}
     try:
-        pf = PuffinFile(fsspec_location(path), storage_options=storage_options)
+        pf = PuffinFile(fsspec_location(location or path), storage_options=storage_options)
         findings = list(pf.findings)
     except PuffinError as exc:
-        yield dict(base, summary="unreadable", file_findings=[f"error {exc.code or 'open'} @ {exc.offset}: {exc}"])
+        yield dict(base, summary="unreadable", file_findings=[f"error {exc.code or 'file.unreadable'} @ {exc.offset}: {exc}"])
         return
     base["file_size"] = pf.size
     per_blob: dict[int, list[str]] = {}
@@ -218,6 +225,70 @@ def _inventory_rows(path: str, kind: str, storage_options: Optional[dict]) -> It
             except (PuffinError, ValueError) as exc:
                 row["summary"] = f"cannot decode: {exc}"
         yield row
+
+
+def position_deletes(storage_options: Optional[dict] = None):
+    """mapInArrow function: position-delete files (file_path, location) → (data_file, pos) of every row."""
+
+    def run(batches):
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        from ..errors import SourceError
+        from .tables import fsspec_location
+
+        for row in _dv_rows(batches):
+            location = fsspec_location(row.get("location") or row["file_path"])
+            try:
+                import fsspec
+
+                with fsspec.open(location, "rb", **(storage_options or {})) as fh:
+                    rows = pq.read_table(fh, columns=["file_path", "pos"])
+            except FileNotFoundError as exc:
+                raise SourceError(f"no such file: {location} (position-delete file {row['file_path']})") from exc
+            yield pa.RecordBatch.from_arrays([rows.column("file_path").combine_chunks().cast(pa.string()),
+                                              rows.column("pos").combine_chunks().cast(pa.int64())],
+                                             names=["data_file", "pos"])
+
+    return run
+
+
+def data_file_rows(location: str, positions: np.ndarray, schema, storage_options: Optional[dict] = None):
+    """mapInArrow function: the rows at ``positions`` of one Parquet data file, ``pos`` first.
+
+    Used when the session's Hadoop file systems cannot read the file's scheme (an
+    ``s3://`` table on a cluster without S3A): the file is read through this
+    package's reader, only the row groups that hold a deleted row.
+    """
+    wanted = np.unique(np.asarray(positions, dtype=np.int64))
+
+    def run(batches):
+        import fsspec
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        from .tables import fsspec_location
+
+        started = False
+        for _ in batches:
+            if started:
+                continue  # one task reads the file; the plan has a single row
+            started = True
+            with fsspec.open(fsspec_location(location), "rb", **(storage_options or {})) as fh:
+                pf = pq.ParquetFile(fh)
+                first = 0
+                for i in range(pf.metadata.num_row_groups):
+                    n = pf.metadata.row_group(i).num_rows
+                    lo, hi = np.searchsorted(wanted, [first, first + n])
+                    if hi > lo:
+                        rows = pf.read_row_group(i)
+                        local = wanted[lo:hi] - first
+                        part = rows.take(pa.array(local))
+                        part = part.add_column(0, "pos", pa.array(wanted[lo:hi], pa.int64()))
+                        yield from part.cast(schema).to_batches()
+                    first += n
+
+    return run
 
 
 def _owning_blob(blobs, finding) -> Optional[int]:

@@ -1,40 +1,61 @@
 """Distributed scans of a table's Puffin files and deletion vectors.
 
-Every function takes a SparkSession and a table (a catalog name such as
-``wh.shop.orders`` or a metadata location) and returns a Spark DataFrame.
-Listing comes from Iceberg's own metadata tables (``delete_files``, ``files``,
-``position_deletes``); the Puffin bytes are read and decoded on the executors
-by this package's reader, one DV at a time by its ``content_offset`` and
-``content_size_in_bytes``.  Positions are never collected to the driver.
+Every function takes a SparkSession and a table and returns a Spark DataFrame.
+The table is one of:
+
+- a :class:`~puffin_explorer.Table` (anything ``Table`` / ``Warehouse`` opens, with
+  ``relocate=`` and ``storage_options=``), a pyiceberg table, a ``*.metadata.json``
+  location or a table folder: planned on the driver from this package's own
+  metadata reader (:mod:`.planner`), no Iceberg jar needed;
+- a catalog table name such as ``wh.shop.orders``: listed through Iceberg's own
+  metadata tables (``delete_files``, ``files``, ``position_deletes``).
+
+The Puffin bytes are read and decoded by this package's reader, one DV at a time
+by its ``content_offset`` and ``content_size_in_bytes``: on the executors with
+``mapInArrow``, or on the driver when the plan is small (``mode="auto"``; force
+one side with ``mode="driver"`` / ``"executors"``).
 """
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, Mapping, Optional
 
 from . import executors
+from .errors import spark_errors
+from .planner import (DRIVER_MAX_FILES, DV_PLAN_SCHEMA, FILES_PLAN_SCHEMA, TablePlan, plan_table, run_here,
+                      to_spark)
 from .tables import metadata_table, statistics_files
 
 _DV_COLUMNS = ["file_path", "referenced_data_file", "content_offset", "content_size_in_bytes", "record_count"]
+Relocate = Optional[Mapping[str, str]]
 
 
 def _parallelism(spark) -> int:
-    try:
-        return max(1, int(spark.sparkContext.defaultParallelism))
-    except Exception:  # Spark Connect has no SparkContext
-        return int(spark.conf.get("spark.sql.shuffle.partitions", "8"))
+    from .planner import is_connect
+
+    if not is_connect(spark):
+        try:
+            return max(1, int(spark.sparkContext.defaultParallelism))
+        except Exception:
+            pass
+    return int(spark.conf.get("spark.sql.shuffle.partitions", "8"))
 
 
-def dv_metadata(spark, table: str, data_files: Optional[list[str]] = None):
-    """The live deletion vectors of ``table``: one ``delete_files`` row per DV (no bytes read)."""
+def dv_metadata(spark, table: Any, data_files: Optional[list[str]] = None, *,
+                storage_options: Optional[dict[str, Any]] = None, relocate: Relocate = None):
+    """The live deletion vectors of ``table``: one row per DV (no DV bytes read)."""
     from pyspark.sql import functions as F
 
-    dvs = (metadata_table(spark, table, "delete_files")
-           .where((F.col("content") == 1) & (F.upper(F.col("file_format")) == "PUFFIN"))
-           .select(*_DV_COLUMNS))
-    if data_files is not None:
-        dvs = dvs.where(F.col("referenced_data_file").isin(list(data_files)))
-    return dvs
+    with spark_errors():
+        plan = plan_table(table, storage_options, relocate)
+        if plan is not None:
+            return to_spark(spark, plan.dvs(data_files), DV_PLAN_SCHEMA).select(*_DV_COLUMNS)
+        dvs = (metadata_table(spark, table, "delete_files")
+               .where((F.col("content") == 1) & (F.upper(F.col("file_format")) == "PUFFIN"))
+               .select(*_DV_COLUMNS))
+        if data_files is not None:
+            dvs = dvs.where(F.col("referenced_data_file").isin(list(data_files)))
+        return dvs
 
 
 def _iceberg_positions(spark, table: str, dvs: bool):
@@ -52,154 +73,329 @@ def _spread(spark, dvs):
     return dvs.repartition(_parallelism(spark) * 2, "file_path", "content_offset")
 
 
-def dv_positions(spark, table: str, storage_options: Optional[dict[str, Any]] = None,
-                 data_files: Optional[list[str]] = None):
+def _decode_planned(spark, plan: TablePlan, dvs, fn, schema: str, mode: str):
+    """Run ``fn`` over the plan's DV rows: here (small plans) or on the executors with mapInArrow."""
+    if plan.choose(dvs, mode) == "driver":
+        return to_spark(spark, run_here(fn, dvs, schema), schema)
+    return to_spark(spark, dvs, DV_PLAN_SCHEMA).mapInArrow(fn, schema)
+
+
+def dv_positions(spark, table: Any, storage_options: Optional[dict[str, Any]] = None,
+                 data_files: Optional[list[str]] = None, *, relocate: Relocate = None, mode: str = "auto"):
     """DataFrame ``(data_file, pos)``: every position deleted by a live DV of ``table``.
 
-    Decoded on the executors; ``data_files`` restricts it to some data files.
-    A damaged DV fails the job with its file, offset and the first error found.
+    ``data_files`` restricts it to some data files.  A damaged DV fails the job
+    with its file, offset and the first error found.
     """
-    dvs = _spread(spark, dv_metadata(spark, table, data_files))
-    return dvs.mapInArrow(executors.decode_positions(storage_options), executors.POSITIONS_SCHEMA)
+    with spark_errors():
+        plan = plan_table(table, storage_options, relocate)
+        if plan is not None:
+            return _decode_planned(spark, plan, plan.dvs(data_files), executors.decode_positions(plan.storage_options),
+                                   executors.POSITIONS_SCHEMA, mode)
+        dvs = _spread(spark, dv_metadata(spark, table, data_files))
+        return dvs.mapInArrow(executors.decode_positions(storage_options), executors.POSITIONS_SCHEMA)
 
 
-def dv_facts(spark, table: str, storage_options: Optional[dict[str, Any]] = None):
-    """One row per live DV: where it is, Iceberg's record_count and our decoded cardinality, range, runs, CRC."""
-    dvs = _spread(spark, dv_metadata(spark, table))
-    return dvs.mapInArrow(executors.decode_dv_facts(storage_options), executors.DV_FACTS_SCHEMA)
+def dv_facts(spark, table: Any, storage_options: Optional[dict[str, Any]] = None, *,
+             relocate: Relocate = None, mode: str = "auto"):
+    """One row per live DV: where it is, the manifest's record_count and our decoded cardinality, range, runs, CRC."""
+    with spark_errors():
+        plan = plan_table(table, storage_options, relocate)
+        if plan is not None:
+            return _decode_planned(spark, plan, plan.dvs(), executors.decode_dv_facts(plan.storage_options),
+                                   executors.DV_FACTS_SCHEMA, mode)
+        dvs = _spread(spark, dv_metadata(spark, table))
+        return dvs.mapInArrow(executors.decode_dv_facts(storage_options), executors.DV_FACTS_SCHEMA)
 
 
-def puffin_inventory(spark, table: str, storage_options: Optional[dict[str, Any]] = None,
-                     all_snapshots: bool = False):
+def puffin_inventory(spark, table: Any, storage_options: Optional[dict[str, Any]] = None,
+                     all_snapshots: bool = False, *, relocate: Relocate = None, mode: str = "auto"):
     """DataFrame with one row per Puffin blob of ``table``: deletion-vector files and statistics files.
 
     Columns: puffin_file, file_kind (``deletes``/``statistics``), file_size, blob_index, blob_type,
     fields, snapshot_id, sequence_number, offset, length, compression_codec, properties,
     summary, cardinality, ndv_estimate, findings (this blob's), file_findings (footer and layout).
-    Every file is opened and validated on an executor.  ``all_snapshots`` lists the
-    delete files of every snapshot (``all_delete_files``), not only the live ones.
+    Every file is opened and validated (on an executor, or on the driver for a few
+    files).  ``all_snapshots`` lists the delete files of every snapshot, not only the live ones.
     """
     from pyspark.sql import functions as F
 
-    source = "all_delete_files" if all_snapshots else "delete_files"
-    deletes = (metadata_table(spark, table, source)
-               .where(F.upper(F.col("file_format")) == "PUFFIN")
-               .select(F.col("file_path").alias("puffin_file"), F.lit("deletes").alias("file_kind"),
-                       F.col("file_size_in_bytes").alias("file_size"))
-               .distinct())
-    stats = [(s["path"], "statistics", s["size"]) for s in statistics_files(spark, table, storage_options)]
-    files = deletes
-    if stats:
-        files = files.unionByName(spark.createDataFrame(stats, "puffin_file string, file_kind string, file_size bigint"))
-    files = files.repartition(_parallelism(spark) * 2, "puffin_file")
-    return (files.mapInArrow(executors.inventory(storage_options), executors.INVENTORY_SCHEMA)
-            .orderBy("file_kind", "puffin_file", "blob_index"))
+    with spark_errors():
+        plan = plan_table(table, storage_options, relocate)
+        if plan is not None:
+            files = plan.puffin_files(all_snapshots)
+            fn = executors.inventory(plan.storage_options)
+            if mode == "driver" or (mode == "auto" and files.num_rows <= DRIVER_MAX_FILES):
+                out = to_spark(spark, run_here(fn, files, executors.INVENTORY_SCHEMA), executors.INVENTORY_SCHEMA)
+            else:
+                out = to_spark(spark, files, FILES_PLAN_SCHEMA).mapInArrow(fn, executors.INVENTORY_SCHEMA)
+            return out.orderBy("file_kind", "puffin_file", "blob_index")
+        source = "all_delete_files" if all_snapshots else "delete_files"
+        deletes = (metadata_table(spark, table, source)
+                   .where(F.upper(F.col("file_format")) == "PUFFIN")
+                   .select(F.col("file_path").alias("puffin_file"), F.lit("deletes").alias("file_kind"),
+                           F.col("file_size_in_bytes").alias("file_size"))
+                   .distinct())
+        stats = [(s["path"], "statistics", s["size"]) for s in statistics_files(spark, table, storage_options)]
+        files = deletes
+        if stats:
+            files = files.unionByName(spark.createDataFrame(stats, "puffin_file string, file_kind string, "
+                                                                   "file_size bigint"))
+        files = files.repartition(_parallelism(spark) * 2, "puffin_file")
+        return (files.mapInArrow(executors.inventory(storage_options), executors.INVENTORY_SCHEMA)
+                .orderBy("file_kind", "puffin_file", "blob_index"))
 
 
-def deletion_report(spark, table: str, storage_options: Optional[dict[str, Any]] = None):
+def _planned_position_delete_counts(spark, plan: TablePlan, mode: str):
+    """(data_file, file_deleted): rows of the plan's Parquet position-delete files per data file, or None."""
+    from pyspark.sql import functions as F
+
+    from .planner import DELETE_FILES_SCHEMA
+
+    files = plan.position_delete_files()
+    if not files.num_rows:
+        return None
+    fn = executors.position_deletes(plan.storage_options)
+    schema = executors.POSITIONS_SCHEMA
+    if mode == "driver" or (mode == "auto" and files.num_rows <= DRIVER_MAX_FILES):
+        rows = run_here(fn, files, schema)
+        counted = rows.group_by("data_file").aggregate([("pos", "count")]).rename_columns(["data_file", "file_deleted"])
+        return to_spark(spark, counted, "data_file string, file_deleted bigint")
+    rows = to_spark(spark, files, DELETE_FILES_SCHEMA).mapInArrow(fn, schema)
+    return rows.groupBy("data_file").agg(F.count(F.lit(1)).alias("file_deleted"))
+
+
+def deletion_report(spark, table: Any, storage_options: Optional[dict[str, Any]] = None, *,
+                    relocate: Relocate = None, mode: str = "auto"):
     """Per data file: rows, deleted rows, share deleted, DV size and where the DV lives.
 
     ``deleted`` counts our decode of the DV plus, for v2 tables, the rows of
-    Parquet position-delete files (counted by Iceberg's ``position_deletes``).
+    Parquet position-delete files (read by this package for a planned table,
+    counted by Iceberg's ``position_deletes`` for a catalog name).
     """
     from pyspark.sql import functions as F
 
-    data = (metadata_table(spark, table, "files").where(F.col("content") == 0)
-            .select(F.col("file_path").alias("data_file"), F.col("record_count").alias("rows"),
-                    F.col("file_size_in_bytes").alias("data_file_size")))
-    facts = dv_facts(spark, table, storage_options).select(
-        "data_file", F.col("cardinality").alias("dv_deleted"), F.col("delete_file").alias("dv_file"),
-        F.col("content_offset").alias("dv_offset"), F.col("content_size_in_bytes").alias("dv_size"), "runs")
-    report = data.join(facts, "data_file", "left")
-    other = (metadata_table(spark, table, "delete_files")
-             .where((F.col("content") == 1) & (F.upper(F.col("file_format")) != "PUFFIN")).limit(1).count())
-    if other:
-        counted = (_iceberg_positions(spark, table, dvs=False)
-                   .groupBy(F.col("file_path").alias("data_file")).agg(F.count(F.lit(1)).alias("file_deleted")))
-        report = report.join(counted, "data_file", "left")
-    else:
-        report = report.withColumn("file_deleted", F.lit(None).cast("bigint"))
-    deleted = F.coalesce(F.col("dv_deleted"), F.lit(0)) + F.coalesce(F.col("file_deleted"), F.lit(0))
-    return (report.withColumn("deleted", deleted)
-            .withColumn("live", F.col("rows") - F.col("deleted"))
-            .withColumn("deleted_share", F.when(F.col("rows") > 0, F.col("deleted") / F.col("rows")))
-            .select("data_file", "rows", "deleted", "live", "deleted_share", "dv_deleted",
-                    F.col("file_deleted").alias("position_delete_file_rows"), "dv_size", "runs", "dv_file",
-                    "dv_offset", "data_file_size")
-            .orderBy(F.col("deleted_share").desc_nulls_last(), "data_file"))
+    with spark_errors():
+        plan = plan_table(table, storage_options, relocate)
+        if plan is not None:
+            data = to_spark(spark, plan.data_files().drop(["location"]),
+                            "data_file string, rows bigint, data_file_size bigint")
+        else:
+            data = (metadata_table(spark, table, "files").where(F.col("content") == 0)
+                    .select(F.col("file_path").alias("data_file"), F.col("record_count").alias("rows"),
+                            F.col("file_size_in_bytes").alias("data_file_size")))
+        facts = dv_facts(spark, plan.table if plan else table, plan.storage_options if plan else storage_options,
+                         mode=mode).select(
+            "data_file", F.col("cardinality").alias("dv_deleted"), F.col("delete_file").alias("dv_file"),
+            F.col("content_offset").alias("dv_offset"), F.col("content_size_in_bytes").alias("dv_size"), "runs")
+        report = data.join(facts, "data_file", "left")
+        if plan is not None:
+            counted = _planned_position_delete_counts(spark, plan, mode)
+        else:
+            counted = None
+            other = (metadata_table(spark, table, "delete_files")
+                     .where((F.col("content") == 1) & (F.upper(F.col("file_format")) != "PUFFIN")).limit(1).count())
+            if other:
+                counted = (_iceberg_positions(spark, table, dvs=False)
+                           .groupBy(F.col("file_path").alias("data_file"))
+                           .agg(F.count(F.lit(1)).alias("file_deleted")))
+        if counted is not None:
+            report = report.join(counted, "data_file", "left")
+        else:
+            report = report.withColumn("file_deleted", F.lit(None).cast("bigint"))
+        deleted = F.coalesce(F.col("dv_deleted"), F.lit(0)) + F.coalesce(F.col("file_deleted"), F.lit(0))
+        return (report.withColumn("deleted", deleted)
+                .withColumn("live", F.col("rows") - F.col("deleted"))
+                .withColumn("deleted_share", F.when(F.col("rows") > 0, F.col("deleted") / F.col("rows")))
+                .select("data_file", "rows", "deleted", "live", "deleted_share", "dv_deleted",
+                        F.col("file_deleted").alias("position_delete_file_rows"), "dv_size", "runs", "dv_file",
+                        "dv_offset", "data_file_size")
+                .orderBy(F.col("deleted_share").desc_nulls_last(), "data_file"))
 
 
-def check(spark, table: str, storage_options: Optional[dict[str, Any]] = None):
+def _iceberg_reads(spark, plan: TablePlan) -> bool:
+    """True when Iceberg in this session can read the planned table as it stands (not moved, runtime present)."""
+    if plan.relocated:
+        return False
+    try:
+        return bool(spark.read.format("iceberg").load(plan.table.metadata_location + "#position_deletes").columns)
+    except Exception:  # no Iceberg runtime, or a location its file IO cannot open
+        return False
+
+
+COMPARISONS = ("auto", "position_deletes", "record_count")
+
+
+def check(spark, table: Any, storage_options: Optional[dict[str, Any]] = None, *, relocate: Relocate = None,
+          compare: str = "auto", mode: str = "auto"):
     """Compare our DV decode with Iceberg's: one row per data file with a DV, ``ok`` when they agree.
 
-    Per data file: ``record_count`` (Iceberg's ``delete_files``), ``cardinality`` (our
-    decode), ``ours`` / ``iceberg`` (positions from our decode / from Iceberg's
-    ``position_deletes`` table), ``only_ours`` / ``only_iceberg`` (positions one side
-    has and the other lacks, with the smallest of each as an example) and ``findings``.
-    ``check(...).where("NOT ok").count() == 0`` means the two readers agree exactly.
+    Per data file: ``record_count`` (the manifest's), ``cardinality`` (our decode),
+    ``ours`` (positions from our decode), ``iceberg`` / ``only_ours`` / ``only_iceberg``
+    (positions from Iceberg's ``position_deletes`` table, the positions one side has
+    and the other lacks, with the smallest of each as an example) and ``findings``.
+    ``compared_with`` says what our decode was compared with: ``position_deletes``
+    when Iceberg in this session can read the table (a catalog name always; a planned
+    table unless it was moved or the session has no Iceberg runtime), else
+    ``record_count`` (then ``iceberg`` and ``only_*`` are null).  ``compare=`` forces one.
+    ``check(...).where("NOT ok").count() == 0`` means the readers agree exactly.
     """
     from pyspark.sql import functions as F
 
-    ours = dv_positions(spark, table, storage_options).withColumn("_o", F.lit(1))
-    theirs = (_iceberg_positions(spark, table, dvs=True)
-              .select(F.col("file_path").alias("data_file"), "pos").withColumn("_t", F.lit(1)))
-    both = ours.join(theirs, ["data_file", "pos"], "full_outer")
-    only_o = F.col("_o").isNotNull() & F.col("_t").isNull()
-    only_t = F.col("_t").isNotNull() & F.col("_o").isNull()
-    per_file = both.groupBy("data_file").agg(
-        F.count("_o").alias("ours"), F.count("_t").alias("iceberg"),
-        F.sum(only_o.cast("long")).alias("only_ours"), F.sum(only_t.cast("long")).alias("only_iceberg"),
-        F.min(F.when(only_o, F.col("pos"))).alias("first_only_ours"),
-        F.min(F.when(only_t, F.col("pos"))).alias("first_only_iceberg"))
-    facts = dv_facts(spark, table, storage_options).select(
-        "data_file", "delete_file", "content_offset", "record_count", "cardinality", "crc_ok", "findings")
-    result = facts.join(per_file, "data_file", "full_outer")
-    zero = F.lit(0)
-    for name in ("ours", "iceberg", "only_ours", "only_iceberg"):
-        result = result.withColumn(name, F.coalesce(F.col(name), zero))
-    ok = ((F.col("only_ours") == 0) & (F.col("only_iceberg") == 0)
-          & (F.col("ours") == F.col("iceberg"))
-          & F.col("cardinality").eqNullSafe(F.col("record_count"))
-          & (F.col("cardinality") == F.col("ours"))
-          & F.coalesce(F.col("crc_ok"), F.lit(False)))
-    return (result.withColumn("ok", ok)
-            .select("data_file", "ok", "record_count", "cardinality", "ours", "iceberg", "only_ours",
-                    "only_iceberg", "first_only_ours", "first_only_iceberg", "crc_ok", "delete_file",
-                    "content_offset", "findings")
-            .orderBy("ok", "data_file"))
+    if compare not in COMPARISONS:
+        raise ValueError(f"compare must be one of {', '.join(COMPARISONS)}, not {compare!r}")
+    with spark_errors():
+        plan = plan_table(table, storage_options, relocate)
+        if plan is not None:
+            target, opts = plan.table, plan.storage_options
+            if compare == "auto":
+                compare = "position_deletes" if _iceberg_reads(spark, plan) else "record_count"
+            iceberg_name = plan.table.metadata_location
+        else:
+            target, opts = table, storage_options
+            compare = "position_deletes" if compare == "auto" else compare
+            iceberg_name = table
+        ours = dv_positions(spark, target, opts, mode=mode)
+        facts = dv_facts(spark, target, opts, mode=mode).select(
+            "data_file", "delete_file", "content_offset", "record_count", "cardinality", "crc_ok", "findings")
+        zero = F.lit(0)
+        if compare == "position_deletes":
+            ours = ours.withColumn("_o", F.lit(1))
+            theirs = (_iceberg_positions(spark, iceberg_name, dvs=True)
+                      .select(F.col("file_path").alias("data_file"), "pos").withColumn("_t", F.lit(1)))
+            both = ours.join(theirs, ["data_file", "pos"], "full_outer")
+            only_o = F.col("_o").isNotNull() & F.col("_t").isNull()
+            only_t = F.col("_t").isNotNull() & F.col("_o").isNull()
+            per_file = both.groupBy("data_file").agg(
+                F.count("_o").alias("ours"), F.count("_t").alias("iceberg"),
+                F.sum(only_o.cast("long")).alias("only_ours"), F.sum(only_t.cast("long")).alias("only_iceberg"),
+                F.min(F.when(only_o, F.col("pos"))).alias("first_only_ours"),
+                F.min(F.when(only_t, F.col("pos"))).alias("first_only_iceberg"))
+            result = facts.join(per_file, "data_file", "full_outer")
+            for name in ("ours", "iceberg", "only_ours", "only_iceberg"):
+                result = result.withColumn(name, F.coalesce(F.col(name), zero))
+            agree = ((F.col("only_ours") == 0) & (F.col("only_iceberg") == 0)
+                     & (F.col("ours") == F.col("iceberg")))
+        else:
+            per_file = ours.groupBy("data_file").agg(F.count(F.lit(1)).alias("ours"))
+            result = (facts.join(per_file, "data_file", "left")
+                      .withColumn("ours", F.coalesce(F.col("ours"), zero)))
+            for name in ("iceberg", "only_ours", "only_iceberg", "first_only_ours", "first_only_iceberg"):
+                result = result.withColumn(name, F.lit(None).cast("bigint"))
+            agree = F.col("ours") == F.col("record_count")
+        ok = (agree & F.col("cardinality").eqNullSafe(F.col("record_count"))
+              & (F.col("cardinality") == F.col("ours"))
+              & F.coalesce(F.col("crc_ok"), F.lit(False)))
+        return (result.withColumn("ok", F.coalesce(ok, F.lit(False)))
+                .withColumn("compared_with", F.lit(compare))
+                .select("data_file", "ok", "record_count", "cardinality", "ours", "iceberg", "only_ours",
+                        "only_iceberg", "first_only_ours", "first_only_iceberg", "crc_ok", "delete_file",
+                        "content_offset", "findings", "compared_with")
+                .orderBy("ok", "data_file"))
 
 
-def deleted_rows(spark, table: str, data_file: str, storage_options: Optional[dict[str, Any]] = None):
+def deleted_rows(spark, table: Any, data_file: str, storage_options: Optional[dict[str, Any]] = None, *,
+                 relocate: Relocate = None):
     """The rows of ``data_file`` that ``table``'s deletes remove, read from the data file itself.
 
     Columns: ``pos`` (row position in the file) then the file's columns as
-    written.  Positions come from our decode of the file's DV, or for a v2 table
-    from Iceberg's ``position_deletes``.  ``data_file`` may be a full path or a
-    unique suffix of one (e.g. the file name).
+    written.  Positions come from our decode of the file's DV (and any Parquet
+    position-delete files).  The rows are read with Spark's Parquet reader, or
+    through this package's reader when the session cannot open the file's scheme
+    (``s3://`` without S3A).  ``data_file`` may be a full path, where the file is
+    now, or a unique suffix of either (e.g. the file name).
     """
     from pyspark.sql import functions as F
 
-    path = resolve_data_file(spark, table, data_file)
-    positions = dv_positions(spark, table, storage_options, data_files=[path]).select("pos")
-    has_dv = dv_metadata(spark, table, [path]).limit(1).count() > 0
-    if not has_dv:
-        positions = (metadata_table(spark, table, "position_deletes").where(F.col("file_path") == path)
-                     .select("pos"))
-    rows = spark.read.parquet(path)
-    rows = rows.select(F.col("_metadata.row_index").alias("pos"), *[F.col(f"`{c}`") for c in rows.columns])
-    return rows.join(positions.distinct(), "pos", "left_semi").orderBy("pos")
+    with spark_errors():
+        plan = plan_table(table, storage_options, relocate)
+        if plan is None:
+            path = resolve_data_file(spark, table, data_file)
+            positions = dv_positions(spark, table, storage_options, data_files=[path]).select("pos")
+            has_dv = dv_metadata(spark, table, [path]).limit(1).count() > 0
+            if not has_dv:
+                positions = (metadata_table(spark, table, "position_deletes").where(F.col("file_path") == path)
+                             .select("pos"))
+            rows = spark.read.parquet(path)
+            rows = rows.select(F.col("_metadata.row_index").alias("pos"), *[F.col(f"`{c}`") for c in rows.columns])
+            return rows.join(positions.distinct(), "pos", "left_semi").orderBy("pos")
+        import pyarrow as pa
+
+        path, location = plan.resolve_data_file(data_file)
+        found = plan.table.deletions(path, plan.snapshot_id)
+        rows = _spark_parquet(spark, location)
+        if rows is None:
+            return _rows_through_arrow(spark, location, found, plan.storage_options)
+        positions = to_spark(spark, pa.table({"pos": pa.array(found, pa.int64())}), "pos bigint")
+        rows = rows.select(F.col("_metadata.row_index").alias("pos"), *[F.col(f"`{c}`") for c in rows.columns])
+        return rows.join(positions, "pos", "left_semi").orderBy("pos")
 
 
-def resolve_data_file(spark, table: str, data_file: str) -> str:
-    """The full path of the data file of ``table`` that is ``data_file`` or ends with it."""
+def _spark_parquet(spark, location: str):
+    """Spark's Parquet reader on ``location``, or None when the session has no file system for its scheme."""
+    from .planner import spark_location
+
+    try:
+        rows = spark.read.parquet(spark_location(location))
+        rows.columns  # Spark Connect analyses lazily: ask for the schema now
+        return rows
+    except Exception as exc:
+        text = str(exc)
+        if "No FileSystem for scheme" in text or "UnsupportedFileSystemException" in text or \
+                "S3AFileSystem not found" in text:
+            return None
+        raise
+
+
+def _rows_through_arrow(spark, location: str, positions, storage_options: Optional[dict]):
+    """The rows at ``positions`` of a Parquet file the session cannot open, read on an executor by this package."""
+    import fsspec
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from pyspark.sql.pandas.types import from_arrow_schema
+
+    from .planner import DELETE_FILES_SCHEMA
+    from .tables import fsspec_location
+
+    with fsspec.open(fsspec_location(location), "rb", **(storage_options or {})) as fh:
+        file_schema = pq.read_schema(fh)
+    schema = pa.schema([pa.field("pos", pa.int64())] + list(file_schema))
+    one = to_spark(spark, pa.table({"file_path": [location], "location": [location]}), DELETE_FILES_SCHEMA)
+    return (one.mapInArrow(executors.data_file_rows(location, positions, schema, storage_options),
+                           from_arrow_schema(schema))
+            .orderBy("pos"))
+
+
+def resolve_data_file(spark, table: Any, data_file: str, *, storage_options: Optional[dict[str, Any]] = None,
+                      relocate: Relocate = None) -> str:
+    """The full path (as the metadata writes it) of the data file of ``table`` that is ``data_file`` or ends with it."""
     from pyspark.sql import functions as F
 
-    files = metadata_table(spark, table, "files").where(F.col("content") == 0).select("file_path")
-    exact = files.where(F.col("file_path") == data_file).limit(1).collect()
-    if exact:
-        return exact[0]["file_path"]
-    matches = [r["file_path"] for r in files.where(F.col("file_path").endswith(data_file)).limit(2).collect()]
-    if len(matches) != 1:
-        what = "no data file" if not matches else "more than one data file"
-        raise ValueError(f"{what} of {table} matches {data_file!r}")
-    return matches[0]
+    with spark_errors():
+        plan = plan_table(table, storage_options, relocate)
+        if plan is not None:
+            return plan.resolve_data_file(data_file)[0]
+        files = metadata_table(spark, table, "files").where(F.col("content") == 0).select("file_path")
+        exact = files.where(F.col("file_path") == data_file).limit(1).collect()
+        if exact:
+            return exact[0]["file_path"]
+        matches = [r["file_path"] for r in files.where(F.col("file_path").endswith(data_file)).limit(2).collect()]
+        if len(matches) != 1:
+            what = "no data file" if not matches else "more than one data file"
+            raise ValueError(f"{what} of {table} matches {data_file!r}")
+        return matches[0]
+
+
+def plan(spark, table: Any, storage_options: Optional[dict[str, Any]] = None, *, relocate: Relocate = None,
+         mode: str = "auto") -> dict[str, Any]:
+    """How the functions above would run on ``table``: plan sizes and where DVs are decoded.
+
+    ``{"table", "dvs", "dv_bytes", "positions", "relocated", "decode_on"}``; for a catalog
+    name ``decode_on`` is ``"executors"`` (planned by Iceberg's metadata tables).
+    """
+    with spark_errors():
+        planned = plan_table(table, storage_options, relocate)
+        if planned is None:
+            return {"table": table, "dvs": None, "dv_bytes": None, "positions": None, "relocated": False,
+                    "decode_on": "executors", "planned_by": "iceberg metadata tables"}
+        return dict(planned.describe(mode), planned_by="puffin_explorer")

@@ -122,7 +122,7 @@ def _package_root() -> str:
 
 def session(warehouse: Optional[str] = None, catalog: str = DEFAULT_CATALOG, *, master: str = "local[*]",
             jar: Optional[str] = None, packages: Optional[str] = None, conf: Optional[dict[str, Any]] = None,
-            app_name: str = "puffin-explorer"):
+            app_name: str = "puffin-explorer", iceberg: bool = True, remote: Optional[str] = None):
     """The active SparkSession if there is one, else an embedded one with Iceberg.
 
     With an active session (Databricks, EMR, a notebook's own), nothing is
@@ -130,7 +130,10 @@ def session(warehouse: Optional[str] = None, catalog: str = DEFAULT_CATALOG, *, 
     ``catalog``.  Otherwise a ``master`` session starts with the Iceberg runtime
     jar (``jar``, else Maven ``packages``, else the jar in
     ``snowpark-connect-deps-iceberg``) and the catalog ``catalog`` over
-    ``warehouse`` (default ``./demo-warehouse``).
+    ``warehouse`` (default ``./demo-warehouse``).  ``iceberg=False`` starts plain
+    Spark (enough for tables this package plans); ``remote="local[2]"`` (or an
+    ``sc://`` URL) opens a Spark Connect session instead (PySpark 4 starts a local
+    Connect server for ``local[...]``).
     """
     try:
         from pyspark.sql import SparkSession
@@ -143,19 +146,25 @@ def session(warehouse: Optional[str] = None, catalog: str = DEFAULT_CATALOG, *, 
             add_catalog(active, catalog, warehouse)
         return active
 
-    check_java()
-    builder = SparkSession.builder.master(master).appName(app_name)
-    if packages:
-        builder = builder.config("spark.jars.packages", packages)
-    else:
-        builder = builder.config("spark.jars", check_runtime_jar(jar) if jar else runtime_jar())
-    location = warehouse or os.environ.get("PUFFIN_EXPLORER_WAREHOUSE") or DEFAULT_WAREHOUSE
-    location = location if "://" in location else os.path.abspath(location)
-    settings = {
-        "spark.sql.extensions": ICEBERG_EXTENSIONS,
-        f"spark.sql.catalog.{catalog}": ICEBERG_CATALOG,
-        f"spark.sql.catalog.{catalog}.type": "hadoop",
-        f"spark.sql.catalog.{catalog}.warehouse": location,
+    if remote is None or remote.startswith("local"):
+        check_java()
+    builder = SparkSession.builder.remote(remote) if remote else SparkSession.builder.master(master)
+    builder = builder.appName(app_name)
+    settings: dict[str, Any] = {}
+    if iceberg:
+        if packages:
+            settings["spark.jars.packages"] = packages
+        else:
+            settings["spark.jars"] = check_runtime_jar(jar) if jar else runtime_jar()
+        location = warehouse or os.environ.get("PUFFIN_EXPLORER_WAREHOUSE") or DEFAULT_WAREHOUSE
+        location = location if "://" in location else os.path.abspath(location)
+        settings.update({
+            "spark.sql.extensions": ICEBERG_EXTENSIONS,
+            f"spark.sql.catalog.{catalog}": ICEBERG_CATALOG,
+            f"spark.sql.catalog.{catalog}.type": "hadoop",
+            f"spark.sql.catalog.{catalog}.warehouse": location,
+        })
+    settings.update({
         "spark.ui.showConsoleProgress": "false",
         "spark.sql.shuffle.partitions": "8",
         "spark.driver.memory": "2g",
@@ -163,12 +172,16 @@ def session(warehouse: Optional[str] = None, catalog: str = DEFAULT_CATALOG, *, 
         "spark.executorEnv.PYTHONPATH": os.pathsep.join(
             p for p in (_package_root(), os.environ.get("PYTHONPATH", "")) if p
         ),
-    }
-    if master.startswith("local") and not os.environ.get("PYSPARK_PYTHON"):
+    })
+    if (remote or master).startswith("local") and not os.environ.get("PYSPARK_PYTHON"):
         # Python workers use this interpreter (its venv, its pyarrow), not whatever python3 is on PATH;
         # PySpark reads the variable when the context starts (the spark.pyspark.python setting only
         # reaches spark-submit).
         os.environ["PYSPARK_PYTHON"] = sys.executable
+    if remote and not remote.startswith("local"):
+        settings = {}  # a running Connect server: its own settings stand, only the caller's are sent
+    elif remote:  # a local Connect server takes these at start; re-sending them to its session only warns
+        settings = {k: v for k, v in settings.items() if not k.startswith(("spark.ui.", "spark.driver."))}
     settings.update(conf or {})
     for key, value in settings.items():
         builder = builder.config(key, value)
@@ -182,7 +195,8 @@ def session(warehouse: Optional[str] = None, catalog: str = DEFAULT_CATALOG, *, 
                 f"and that the jars load ({text.splitlines()[0][:200]})"
             ) from exc
         raise
-    _check_iceberg_loaded(spark)
+    if iceberg and not remote:
+        _check_iceberg_loaded(spark)
     return spark
 
 

@@ -67,7 +67,6 @@ def fsspec_location(path: str) -> str:
 
 
 def _read_text(location: str, storage_options: Optional[dict[str, Any]] = None) -> str:
-    import fsspec
+    from ..io import FileIO
 
-    with fsspec.open(fsspec_location(location), "rt", **(storage_options or {})) as fh:
-        return fh.read()
+    return FileIO(storage_options).read_text(fsspec_location(location))

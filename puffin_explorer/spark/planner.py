@@ -1,0 +1,313 @@
+"""Plan a table's Spark work on the driver from this project's own metadata reader.
+
+A table given as a :class:`~puffin_explorer.Table` (or anything that opens one: a
+``*.metadata.json`` location, a table folder, a pyiceberg table) is planned here:
+its manifests are read on the driver (the live DVs with ``content_offset`` /
+``content_size_in_bytes``, the data files with their record counts, the
+position-delete and statistics files), every location is mapped through the
+table's ``relocate`` prefixes, and the plan goes to Spark as one Arrow-backed
+DataFrame.  No Iceberg jar is involved.
+
+Small plans are not worth a Spark stage: below :data:`DRIVER_MAX_DVS` DVs,
+:data:`DRIVER_MAX_BYTES` DV bytes and :data:`DRIVER_MAX_POSITIONS` positions the
+executor functions run right here and Spark gets their result as Arrow.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping, Optional
+
+#: Schemas (Spark DDL) of the plans sent to the executors.
+DV_PLAN_SCHEMA = ("file_path string, location string, referenced_data_file string, content_offset bigint, "
+                  "content_size_in_bytes bigint, record_count bigint")
+FILES_PLAN_SCHEMA = "puffin_file string, location string, file_kind string, file_size bigint"
+DATA_FILES_SCHEMA = "data_file string, location string, rows bigint, data_file_size bigint"
+DELETE_FILES_SCHEMA = "file_path string, location string"
+
+#: The driver decodes when a plan is below all three limits (picked with
+#: benchmarks/bench_spark_dv_positions.py: below them a Spark stage with Python
+#: workers costs more than decoding here and handing Spark the result).
+DRIVER_MAX_DVS = 2_000
+DRIVER_MAX_BYTES = 64 << 20
+DRIVER_MAX_POSITIONS = 2_000_000
+#: Puffin files (footer + every blob) the driver opens itself for an inventory.
+DRIVER_MAX_FILES = 64
+
+MODES = ("auto", "driver", "executors")
+
+
+def spark_location(location: str) -> str:
+    """A location spelled for Spark's Hadoop file systems (``s3://`` → ``s3a://``, local paths absolute)."""
+    if location.startswith("s3://"):
+        return "s3a://" + location[len("s3://"):]
+    if "://" not in location and not location.startswith("file:"):
+        return os.path.abspath(location)
+    return location
+
+
+def executor_location(location: str) -> str:
+    """A location spelled for this package's reader on an executor (fsspec; local paths absolute)."""
+    from .tables import fsspec_location
+
+    loc = fsspec_location(location)
+    if "://" not in loc:
+        loc = os.path.abspath(loc)
+    return loc
+
+
+@dataclass
+class TablePlan:
+    """What the driver read from a table's metadata, ready to send to Spark.
+
+    ``table`` is the :class:`~puffin_explorer.Table`; every ``location`` column is where
+    a file is now (relocated, absolute), every ``file_path`` / ``data_file`` column is the
+    path as the metadata writes it (as Iceberg's metadata tables show it).
+    """
+
+    table: Any
+    storage_options: dict = field(default_factory=dict)
+    snapshot_id: Optional[int] = None
+    _located: dict = field(default_factory=dict, repr=False)
+
+    # ---- where files are -----------------------------------------------------------------
+    def locate(self, path: str) -> str:
+        """Where a path from the metadata is now, spelled for this package's reader."""
+        loc = self._located.get(path)
+        if loc is None:
+            loc = self._located[path] = executor_location(self.table.locate(path))
+        return loc
+
+    @property
+    def relocated(self) -> bool:
+        """True when any location differs from what the metadata says (Iceberg itself cannot read it)."""
+        return bool(self.table.mapper)
+
+    # ---- the plans -------------------------------------------------------------------------
+    def _deletes(self) -> list[dict]:
+        if self.table.metadata.snapshot(self.snapshot_id) is None:
+            return []  # a table without snapshots has no files
+        return self.table.entries(self.snapshot_id, content="deletes")
+
+    def _data(self) -> list[dict]:
+        if self.table.metadata.snapshot(self.snapshot_id) is None:
+            return []
+        return self.table.entries(self.snapshot_id, content="data")
+
+    def dvs(self, data_files: Optional[Iterable[str]] = None):
+        """Arrow table (:data:`DV_PLAN_SCHEMA`): one row per live DV, sorted by Puffin file and offset."""
+        import pyarrow as pa
+
+        rows = [e for e in self._deletes() if e["kind"] == "dv"]
+        if data_files is not None:
+            wanted = set(data_files)
+            rows = [e for e in rows if e.get("referenced_data_file") in wanted
+                    or (e.get("referenced_data_file") and self.locate(e["referenced_data_file"]) in wanted)]
+        rows.sort(key=lambda e: (e["file_path"], e.get("content_offset") or 0))
+        return pa.table({
+            "file_path": pa.array([e["file_path"] for e in rows], pa.string()),
+            "location": pa.array([self.locate(e["file_path"]) for e in rows], pa.string()),
+            "referenced_data_file": pa.array([e.get("referenced_data_file") for e in rows], pa.string()),
+            "content_offset": pa.array([e.get("content_offset") for e in rows], pa.int64()),
+            "content_size_in_bytes": pa.array([e.get("content_size_in_bytes") for e in rows], pa.int64()),
+            "record_count": pa.array([e.get("record_count") for e in rows], pa.int64()),
+        })
+
+    def data_files(self):
+        """Arrow table (:data:`DATA_FILES_SCHEMA`): the live data files with their record counts and sizes."""
+        import pyarrow as pa
+
+        rows = sorted(self._data(), key=lambda e: e["file_path"])
+        return pa.table({
+            "data_file": pa.array([e["file_path"] for e in rows], pa.string()),
+            "location": pa.array([self.locate(e["file_path"]) for e in rows], pa.string()),
+            "rows": pa.array([e.get("record_count") for e in rows], pa.int64()),
+            "data_file_size": pa.array([e.get("file_size_in_bytes") for e in rows], pa.int64()),
+        })
+
+    def position_delete_files(self):
+        """Arrow table (:data:`DELETE_FILES_SCHEMA`): live Parquet/ORC/Avro position-delete files."""
+        import pyarrow as pa
+
+        paths = sorted({e["file_path"] for e in self._deletes() if e["kind"] == "position-deletes"})
+        return pa.table({"file_path": pa.array(paths, pa.string()),
+                         "location": pa.array([self.locate(p) for p in paths], pa.string())})
+
+    def puffin_files(self, all_snapshots: bool = False):
+        """Arrow table (:data:`FILES_PLAN_SCHEMA`): DV Puffin files (live, or of every snapshot) and statistics files."""
+        import pyarrow as pa
+
+        files: dict[str, tuple[str, Optional[int]]] = {}
+        if all_snapshots:
+            snapshots = [s.snapshot_id for s in self.table.metadata.snapshots]
+        else:
+            current = self.table.metadata.snapshot(self.snapshot_id)
+            snapshots = [current.snapshot_id] if current is not None else []
+        for sid in snapshots:
+            for e in self.table.entries(sid, content="deletes"):
+                if e["kind"] == "dv":
+                    files.setdefault(e["file_path"], ("deletes", e.get("file_size_in_bytes")))
+        for s in self.table.metadata.statistics:
+            if s.path:
+                files.setdefault(s.path, ("statistics", s.file_size_in_bytes))
+        order = sorted(files, key=lambda p: (files[p][0], p))
+        return pa.table({
+            "puffin_file": pa.array(order, pa.string()),
+            "location": pa.array([self.locate(p) for p in order], pa.string()),
+            "file_kind": pa.array([files[p][0] for p in order], pa.string()),
+            "file_size": pa.array([files[p][1] for p in order], pa.int64()),
+        })
+
+    def resolve_data_file(self, data_file: str) -> tuple[str, str]:
+        """(path as written, location now) of the live data file that is ``data_file`` or ends with it."""
+        data = self.data_files()
+        paths = data.column("data_file").to_pylist()
+        locations = data.column("location").to_pylist()
+        for p, loc in zip(paths, locations):
+            if data_file in (p, loc):
+                return p, loc
+        matches = [(p, loc) for p, loc in zip(paths, locations) if p.endswith(data_file) or loc.endswith(data_file)]
+        if len(matches) != 1:
+            what = "no data file" if not matches else "more than one data file"
+            raise ValueError(f"{what} of {self.table.name} matches {data_file!r}")
+        return matches[0]
+
+    # ---- driver or executors ---------------------------------------------------------------
+    def choose(self, dvs, mode: str = "auto") -> str:
+        """``"driver"`` or ``"executors"`` for decoding the DVs of ``dvs`` (a :meth:`dvs` table)."""
+        if mode not in MODES:
+            raise ValueError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
+        if mode != "auto":
+            return mode
+        return "driver" if small(dvs) else "executors"
+
+    def describe(self, mode: str = "auto") -> dict[str, Any]:
+        """Sizes of the plan and where the DVs will be decoded (what the benchmark prints)."""
+        dvs = self.dvs()
+        return {"table": self.table.name, "dvs": dvs.num_rows, "dv_bytes": _total(dvs, "content_size_in_bytes"),
+                "positions": _total(dvs, "record_count"), "relocated": self.relocated,
+                "decode_on": self.choose(dvs, mode)}
+
+
+def small(dvs) -> bool:
+    """True when decoding ``dvs`` on the driver beats a Spark stage (see the limits above)."""
+    return (dvs.num_rows <= DRIVER_MAX_DVS and _total(dvs, "content_size_in_bytes") <= DRIVER_MAX_BYTES
+            and _total(dvs, "record_count") <= DRIVER_MAX_POSITIONS)
+
+
+def _total(table, column: str) -> int:
+    import pyarrow.compute as pc
+
+    value = pc.sum(table.column(column)).as_py() if table.num_rows else 0
+    return int(value or 0)
+
+
+def open_table(table: Any, storage_options: Optional[dict[str, Any]] = None,
+               relocate: Optional[Mapping[str, str]] = None):
+    """A :class:`~puffin_explorer.Table` for ``table``, or None when ``table`` is a catalog name.
+
+    Accepts a Table, a pyiceberg table, a ``*.metadata.json`` location or a table folder.
+    ``relocate`` adds prefixes to the table's own mapping; ``storage_options`` opens locations.
+    """
+    from ..iceberg.paths import PathMapper
+    from ..iceberg.table import Table
+    from .tables import is_location
+
+    if isinstance(table, Table):
+        if relocate:
+            mapper = PathMapper(table.mapper.prefixes)
+            for old, new in relocate.items():
+                mapper.add(old, new)
+            table = Table(table.metadata, table.metadata_location, table.io, mapper, table.name)
+        return table
+    if hasattr(table, "metadata_location") and hasattr(table, "io"):  # a pyiceberg table
+        return Table.from_pyiceberg(table, relocate=relocate, storage_options=storage_options)
+    if isinstance(table, os.PathLike):
+        table = os.fspath(table)
+    if not isinstance(table, str):
+        raise TypeError(f"a table is a Table, a pyiceberg table, a metadata location or a catalog name, "
+                        f"not {type(table).__name__}")
+    if not is_location(table):
+        if relocate:
+            raise ValueError(f"relocate= needs a table opened by this package, not the catalog name {table!r}: "
+                             "pass Table.from_metadata(..., relocate=...) or a metadata location")
+        return None
+    name = table.rstrip("/")
+    if name.endswith((".metadata.json", ".metadata.json.gz")):
+        return Table.from_metadata(name, storage_options=storage_options, relocate=relocate)
+    return Table.from_folder(name, storage_options=storage_options, relocate=relocate)
+
+
+def plan_table(table: Any, storage_options: Optional[dict[str, Any]] = None,
+               relocate: Optional[Mapping[str, str]] = None, snapshot_id: Optional[int] = None
+               ) -> Optional[TablePlan]:
+    """A :class:`TablePlan` for ``table`` (see :func:`open_table`), or None for a catalog name."""
+    opened = open_table(table, storage_options, relocate)
+    if opened is None:
+        return None
+    options = storage_options if storage_options is not None else (opened.io.storage_options or {})
+    return TablePlan(opened, dict(options), snapshot_id)
+
+
+# ---- running the executor functions here, and handing Spark Arrow data ---------------------
+def run_here(fn, data, schema_ddl: str):
+    """Run a mapInArrow function on the driver over an Arrow table; the result as an Arrow table."""
+    import pyarrow as pa
+
+    from .executors import _arrow_schema
+
+    schema = _arrow_schema(schema_ddl)
+    batches = [b for b in fn(iter(data.to_batches())) if b.num_rows]
+    if not batches:
+        return schema.empty_table()
+    return pa.Table.from_batches(batches).cast(schema)
+
+
+def is_connect(spark) -> bool:
+    """True for a Spark Connect session (no SparkContext, no RDDs, no py4j)."""
+    return type(spark).__module__.startswith("pyspark.sql.connect")
+
+
+def spark_major() -> int:
+    import pyspark
+
+    return int(pyspark.__version__.split(".")[0])
+
+
+def to_spark(spark, data, schema_ddl: str):
+    """A Spark DataFrame holding the Arrow table ``data`` with the schema ``schema_ddl``.
+
+    PySpark 4 takes Arrow tables directly (classic and Connect); PySpark 3.5 goes
+    through pandas with Arrow enabled for that one call.
+    """
+    from .executors import _arrow_schema
+
+    data = data.cast(_arrow_schema(schema_ddl))
+    if spark_major() >= 4:
+        return spark.createDataFrame(data, schema=schema_ddl)
+    if _nested(data):
+        # PySpark 3.5's pandas-to-Arrow path cannot take maps, and pandas turns list items into numpy
+        # scalars its type checks refuse: these plans and results are small, plain rows do
+        rows = [tuple(r.values()) for r in data.to_pylist(maps_as_pydicts="strict")]
+        return spark.createDataFrame(rows, schema=schema_ddl)
+    frame = data.to_pandas()
+    if is_connect(spark):
+        return spark.createDataFrame(frame, schema=schema_ddl)
+    key = "spark.sql.execution.arrow.pyspark.enabled"
+    before = spark.conf.get(key, None)
+    spark.conf.set(key, "true")
+    try:
+        return spark.createDataFrame(frame, schema=schema_ddl)
+    finally:
+        if before is None:
+            spark.conf.unset(key)
+        else:
+            spark.conf.set(key, before)
+
+
+def _nested(data) -> bool:
+    import pyarrow as pa
+
+    return any(pa.types.is_map(f.type) or pa.types.is_list(f.type) or pa.types.is_struct(f.type)
+               for f in data.schema)

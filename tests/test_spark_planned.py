@@ -1,0 +1,229 @@
+"""The Spark functions on tables this package plans: the reference warehouse opened where it lies.
+
+The warehouse under ``shared/fixtures/warehouse`` was written at ``/data/warehouse``;
+nothing here copies or rewrites it.  Each test runs on every session kind the
+installed PySpark offers: Spark 3.5 classic with the Iceberg runtime (the main
+environment), Spark 4.0 classic without any Iceberg jar and a Spark Connect session
+started locally (the ``.venv-spark4`` environment ``make test`` builds).
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import shutil
+
+import numpy as np
+import pyarrow.parquet as pq
+import pytest
+
+from _spark import FIXTURE_ROOT, FIXTURE_WAREHOUSE, relocated_csv
+
+pytestmark = pytest.mark.spark
+
+RELOCATE = {FIXTURE_ROOT: str(FIXTURE_WAREHOUSE)}
+ORDERS_META = FIXTURE_WAREHOUSE / "shop" / "orders" / "metadata" / "v7.metadata.json"
+EVENTS_META = FIXTURE_WAREHOUSE / "shop" / "events" / "metadata" / "v6.metadata.json"
+LIVE = {"orders": 94_040, "events": 244_122}
+
+
+def _major() -> int:
+    import pyspark
+
+    return int(pyspark.__version__.split(".")[0])
+
+
+@pytest.fixture(scope="module", params=["classic", "connect"])
+def any_spark(request):
+    """Spark 3.5 classic (with Iceberg), or on PySpark 4: classic and Spark Connect, both without Iceberg."""
+    pytest.importorskip("pyspark")
+    if not FIXTURE_WAREHOUSE.is_dir():
+        pytest.skip(f"reference fixtures not found at {FIXTURE_WAREHOUSE}")
+    if _major() < 4:
+        if request.param == "connect":
+            pytest.skip("no Spark Connect server for Spark 3.5 on PyPI (spark-connect_2.12 is in no wheel); "
+                        "Connect runs in the Spark 4 environment")
+        yield request.getfixturevalue("spark")
+        return
+    from pyspark.sql import SparkSession
+
+    from puffin_explorer import spark as pes
+
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        active.stop()
+    conf = {"spark.sql.shuffle.partitions": "4", "spark.default.parallelism": "2"}
+    if request.param == "classic":
+        s = pes.session(master="local[2]", iceberg=False, conf=conf)
+        s.sparkContext.setLogLevel("ERROR")
+    else:
+        s = pes.session(remote="local[2]", iceberg=False, conf=conf)
+    yield s
+    s.stop()
+    if request.param == "connect":
+        os.environ.pop("SPARK_CONNECT_MODE_ENABLED", None)
+        os.environ.pop("SPARK_REMOTE", None)
+
+
+def _table(meta):
+    from puffin_explorer import Table
+
+    return Table.from_metadata(str(meta), relocate=RELOCATE)
+
+
+def _csv(name: str) -> list[dict]:
+    with open(FIXTURE_WAREHOUSE / name) as fh:
+        return [{k: int(v) if v.isdigit() else v for k, v in r.items()} for r in csv.DictReader(fh)]
+
+
+def _counts(df) -> dict:
+    return {r["data_file"]: r["count"] for r in df.groupBy("data_file").count().collect()}
+
+
+@pytest.mark.parametrize("mode", ["driver", "executors"])
+def test_dv_positions_of_the_warehouse_where_it_lies(any_spark, mode):
+    from puffin_explorer import spark as pes
+
+    for meta, csv_name in ((ORDERS_META, "orders_delete_files.csv"), (EVENTS_META, "events_delete_files.csv")):
+        table = _table(meta)
+        expected = _csv(csv_name)
+        positions = pes.dv_positions(any_spark, table, mode=mode)
+        assert positions.columns == ["data_file", "pos"]
+        assert _counts(positions) == {e["referenced_data_file"]: e["record_count"] for e in expected}
+        # exactly the positions of each DV: compared with pyroaring's reading of the same blob bytes
+        from pyroaring import BitMap64
+
+        for e in expected:
+            with open(FIXTURE_WAREHOUSE / os.path.relpath(e["file_path"], FIXTURE_ROOT), "rb") as fh:
+                fh.seek(e["content_offset"])
+                blob = fh.read(e["content_size_in_bytes"])
+            truth = np.array(BitMap64.deserialize(blob[8:-4]).to_array(), dtype=np.int64)  # length, magic | crc
+            got = sorted(r.pos for r in positions.where(positions.data_file == e["referenced_data_file"]).collect())
+            assert np.array_equal(np.array(got, dtype=np.int64), truth)
+
+
+def test_plain_metadata_location_and_folder_are_planned_too(any_spark):
+    from puffin_explorer import spark as pes
+
+    # moved: the metadata location alone maps the table's own root; the folder form finds vN itself
+    assert pes.dv_positions(any_spark, str(EVENTS_META)).count() == 55_878
+    assert pes.dv_positions(any_spark, str(EVENTS_META.parent.parent), relocate=RELOCATE).count() == 55_878
+    described = pes.plan(any_spark, _table(ORDERS_META))
+    assert {k: described[k] for k in ("dvs", "dv_bytes", "positions", "relocated", "decode_on", "planned_by")} == {
+        "dvs": 4, "dv_bytes": 4 * 8232, "positions": 6953 + 7105 + 6889 + 6977, "relocated": True,
+        "decode_on": "driver", "planned_by": "puffin_explorer"}
+
+
+def test_deleted_rows_are_the_rows_at_the_dv_positions(any_spark):
+    from puffin_explorer import spark as pes
+
+    table = _table(EVENTS_META)
+    data_file = _csv("events_delete_files.csv")[0]["referenced_data_file"]
+    got = pes.deleted_rows(any_spark, table, os.path.basename(data_file))
+    local = pq.read_table(FIXTURE_WAREHOUSE / os.path.relpath(data_file, FIXTURE_ROOT))
+    assert got.columns == ["pos"] + local.column_names
+    rows = got.toPandas()
+    assert len(rows) == 55_878 and rows.pos.is_monotonic_increasing
+    expected = local.take(rows.pos.to_numpy()).to_pandas()
+    for name in local.column_names:
+        assert rows[name].tolist() == expected[name].tolist(), name
+    assert pes.resolve_data_file(any_spark, table, os.path.basename(data_file)) == data_file
+
+
+def test_deletion_report_and_check_without_iceberg_reading_the_table(any_spark):
+    from puffin_explorer import spark as pes
+
+    for name, meta, csv_name in (("orders", ORDERS_META, "orders_delete_files.csv"),
+                                 ("events", EVENTS_META, "events_delete_files.csv")):
+        table = _table(meta)
+        report = pes.deletion_report(any_spark, table).toPandas()
+        assert int(report.live.sum()) == LIVE[name]
+        result = pes.check(any_spark, table).toPandas()
+        assert set(result.compared_with) == {"record_count"}  # a moved table: Iceberg could not read it
+        assert result.ok.all()
+        assert sorted(zip(result.data_file, result.delete_file, result.content_offset, result.cardinality)) == sorted(
+            (e["referenced_data_file"], e["file_path"], e["content_offset"], e["record_count"])
+            for e in _csv(csv_name))
+    legacy = pes.deletion_report(any_spark, FIXTURE_WAREHOUSE / "shop" / "legacy").toPandas()
+    assert legacy[["rows", "deleted", "live", "position_delete_file_rows"]].values.tolist() == [
+        [20_000, 2_000, 18_000, 2_000]]
+    assert pes.check(any_spark, FIXTURE_WAREHOUSE / "shop" / "legacy").count() == 0
+
+
+def test_puffin_inventory_of_the_warehouse_where_it_lies(any_spark):
+    from puffin_explorer import spark as pes
+
+    for mode in ("driver", "executors"):
+        rows = pes.puffin_inventory(any_spark, _table(ORDERS_META), mode=mode).collect()
+        deletes = [r for r in rows if r.file_kind == "deletes"]
+        assert sorted((r.puffin_file, r.offset, r.length, r.cardinality) for r in deletes) == sorted(
+            (e["file_path"], e["content_offset"], e["content_size_in_bytes"], e["record_count"])
+            for e in _csv("orders_delete_files.csv"))
+        stats = [r for r in rows if r.file_kind == "statistics"]
+        assert len(stats) >= 1 and all(r.blob_type == "apache-datasketches-theta-v1" for r in stats)
+        assert all(not r.findings and not r.file_findings for r in rows)
+    every = pes.puffin_inventory(any_spark, _table(EVENTS_META), all_snapshots=True)
+    assert sorted(r.cardinality for r in every.where("file_kind = 'deletes'").collect()) == [3093, 32785, 55878]
+
+
+def test_a_missing_puffin_file_is_one_clear_error(any_spark, tmp_path):
+    from puffin_explorer import Table
+    from puffin_explorer import spark as pes
+    from puffin_explorer.errors import PuffinError
+
+    shutil.copytree(FIXTURE_WAREHOUSE / "shop" / "events", tmp_path / "events")
+    puffin = _csv("events_delete_files.csv")[0]["file_path"]
+    os.remove(tmp_path / "events" / os.path.relpath(puffin, f"{FIXTURE_ROOT}/shop/events"))
+    table = Table.from_folder(str(tmp_path / "events"))
+    for mode in ("driver", "executors"):
+        with pytest.raises(PuffinError) as err:
+            with pes.spark_errors():
+                pes.dv_positions(any_spark, table, mode=mode).count()
+        message = str(err.value)
+        assert "no such file" in message and os.path.basename(puffin) in message, message
+        assert len(message.splitlines()) <= 2 and "Py4J" not in message and "Traceback" not in message
+
+
+def test_a_catalog_without_the_namespace_is_one_clear_error(any_spark):
+    from puffin_explorer import spark as pes
+
+    with pytest.raises(pes.SparkJobError) as err:
+        pes.dv_positions(any_spark, "nosuchcatalog.nosuchns.orders")
+    message = str(err.value)
+    assert "nosuchns" in message and len(message.splitlines()) <= 2 and "Py4J" not in message, message
+
+
+def _iceberg_runtime_for_this_spark() -> bool:
+    try:
+        return _major() < 4
+    except ImportError:
+        return False
+
+
+@pytest.mark.skipif(not _iceberg_runtime_for_this_spark(), reason="needs Spark 3.5 with the Iceberg runtime")
+def test_check_compares_with_position_deletes_when_iceberg_reads_the_table(spark, fixture_warehouse):
+    """Spark 3.5 + Iceberg: a planned table Iceberg can read is compared position by position.
+
+    Iceberg itself must read the table here, so this uses the rewritten copy (``fx``).
+    """
+    from puffin_explorer import spark as pes
+
+    meta = sorted((fixture_warehouse / "shop" / "orders" / "metadata").glob("v*.metadata.json"),
+                  key=lambda p: int(p.name[1:].split(".")[0]))[-1]
+    result = pes.check(spark, str(meta)).collect()
+    assert {r.compared_with for r in result} == {"position_deletes"}
+    assert all(r.ok for r in result) and sum(r.iceberg for r in result) == 27_924
+    forced = pes.check(spark, str(meta), compare="record_count").collect()
+    assert {r.compared_with for r in forced} == {"record_count"} and all(r.ok for r in forced)
+    # the same positions as Iceberg's reader of the rewritten copy, data file by data file
+    ours = pes.dv_positions(spark, _table(ORDERS_META))
+    theirs = spark.table("fx.shop.orders.position_deletes").selectExpr("file_path AS data_file", "pos")
+    expected = {r["referenced_data_file"]: r["record_count"] for r in relocated_csv("orders_delete_files.csv",
+                                                                                     fixture_warehouse)}
+    assert _counts(theirs) == expected
+    moved = {k.replace(str(fixture_warehouse), FIXTURE_ROOT): v for k, v in expected.items()}
+    assert _counts(ours) == moved
+    import pyspark.sql.functions as F
+
+    renamed = theirs.withColumn("data_file", F.regexp_replace("data_file", f"^{fixture_warehouse}", FIXTURE_ROOT))
+    assert ours.subtract(renamed).count() == 0 and renamed.subtract(ours).count() == 0
