@@ -1,0 +1,146 @@
+"""Cross-checks of a Delta table: DV descriptors against the DV files and the data files' numRecords.
+
+Each problem is a :class:`~puffin_explorer.iceberg.checks.TableFinding` naming
+the file it is about (offsets are in that file).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Optional
+
+from ..errors import PuffinError, SourceError
+from ..findings import make
+from ..iceberg.checks import TableFinding
+from ..iceberg.paths import join, normalize, parent
+from ..regions import Finding, Severity
+from . import z85
+from .descriptor import STORAGE_TYPES
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .table import DeltaTable
+
+_DV_FILE = re.compile(r"^deletion_vector_[0-9a-fA-F-]{36}\.bin$")
+
+
+def _f(code: str, file: str, message: str, offset: Optional[int] = None, length: Optional[int] = None,
+       severity: Optional[Severity] = None) -> TableFinding:
+    base = make(code, offset, message)
+    return TableFinding(code=base.code, severity=severity or base.severity, offset=offset, message=message,
+                        hint=base.hint, length=length, file=file)
+
+
+def check_table(table: "DeltaTable", check_files_exist: bool = True) -> list[Finding]:
+    from .dvfile import DeltaDVFile
+
+    out: list[Finding] = list(table.log.findings)
+    live = table._live()
+    with_dv = [f for f in live if f.dv is not None]
+    features = set(table.protocol.get("readerFeatures") or [])
+    if with_dv and "deletionVectors" not in features:
+        out.append(_f("delta.protocol-feature", table.log.log_dir,
+                      f"{len(with_dv)} live files have DVs but the protocol's readerFeatures are "
+                      f"{sorted(features) or 'none'} (minReaderVersion {table.protocol.get('minReaderVersion')})"))
+    seen: dict[str, int] = {}
+    for f in live:
+        seen[f.path] = seen.get(f.path, 0) + 1
+    for path, n in seen.items():
+        if n > 1:
+            out.append(_f("delta.duplicate-file", path, f"{n} live add actions for {path} (with different DVs)"))
+
+    by_file: dict[str, list] = {}
+    for f in with_dv:
+        d = f.dv
+        if d.storage_type not in STORAGE_TYPES:
+            out.append(_f("delta.dv-storage-type", f.path, f"DV storageType {d.storage_type!r} is not u, p or i"))
+            continue
+        if f.num_records is None:
+            out.append(_f("delta.dv-num-records-missing", f.path, f"{f.path} has a DV but no numRecords statistic"))
+        if d.storage_type == "u":
+            try:
+                d.uuid()
+            except z85.Z85Error as exc:
+                out.append(_f("delta.dv-path", f.path, f"DV path {d.path_or_inline_dv!r} does not decode: {exc}"))
+                continue
+        if d.storage_type != "i":
+            if d.offset is None:
+                out.append(_f("delta.dv-offset-missing", f.path, f"the DV descriptor of {f.path} has no offset"))
+            by_file.setdefault(table.dv_location(d), []).append(f)
+        else:
+            _check_dv(table, f, None, out)
+
+    for loc, files in sorted(by_file.items()):
+        size = table.io.size(loc)
+        if size is None:
+            for f in files:
+                out.append(_f("delta.dv-file-missing", loc, f"the DV file of {f.path} does not exist: {loc}"))
+            continue
+        try:
+            dvf = DeltaDVFile(table._source(loc), descriptors=[(f.path, f.dv) for f in files])
+        except (PuffinError, OSError) as exc:
+            out.append(_f("delta.dv-unreadable", loc, f"cannot read the DV file: {exc}"))
+            continue
+        for fd in dvf.file_findings:
+            out.append(_f(fd.code, loc, fd.message, fd.offset, fd.length, fd.severity))
+        for f in files:
+            _check_dv(table, f, dvf, out, loc)
+
+    if check_files_exist:
+        _check_files(table, live, out)
+        _check_unreferenced(table, set(by_file), out)
+    return out
+
+
+def _check_dv(table: "DeltaTable", f, dvf, out: list[Finding], loc: Optional[str] = None) -> None:
+    d = f.dv
+    where = loc or f.path
+    inside = dvf.dv_at(d.read_offset) if dvf is not None else None
+    if dvf is not None and inside is None:
+        # not at a DV start (reported by the file); try the bytes the descriptor names anyway
+        if d.read_offset + d.read_length > dvf.size:
+            out.append(_f("delta.dv-range", where,
+                          f"{f.path}: DV range [{d.read_offset:,}, {d.read_offset + d.read_length:,}) runs past the "
+                          f"end of the {dvf.size:,}-byte file", d.read_offset, d.read_length))
+            return
+    try:
+        dv = inside.dv if inside is not None else table._decode(f)
+    except (PuffinError, SourceError, OSError, ValueError) as exc:
+        code = getattr(exc, "code", None) or "delta.dv-unreadable"
+        out.append(_f(code if code.startswith("delta.") else "delta.dv-unreadable", where,
+                      f"{f.path}: the DV cannot be read: {exc}", getattr(exc, "offset", None)))
+        return
+    for fd in dv.findings:
+        if fd.severity is not Severity.INFO or fd.code.startswith("delta."):
+            out.append(_f(fd.code, where, f"DV of {f.path}: {fd.message}", fd.offset, fd.length, fd.severity))
+    if int(dv.cardinality) != int(d.cardinality):
+        out.append(_f("delta.dv-cardinality-mismatch", where,
+                      f"{f.path}: descriptor cardinality {d.cardinality:,} but the DV holds {dv.cardinality:,} "
+                      f"positions", d.read_offset if loc else None, d.read_length if loc else None))
+    if f.num_records is not None and dv.cardinality:
+        highest = dv.max_position
+        if highest is not None and highest >= f.num_records:
+            out.append(_f("delta.dv-position-out-of-range", where,
+                          f"the DV of {f.path} deletes position {highest:,} but the file has {f.num_records:,} "
+                          f"rows (numRecords)", d.read_offset if loc else None, d.read_length if loc else None))
+
+
+def _check_files(table: "DeltaTable", live, out: list[Finding]) -> None:
+    expected = {table.locate(f.path): f for f in live}
+    sizes = table.io.sizes_in(parent(loc) for loc in expected)
+    for loc, f in sorted(expected.items()):
+        actual = sizes.get(normalize(loc))
+        if actual is None:
+            out.append(_f("delta.file-missing", f.path, f"data file {loc} does not exist"))
+        elif f.add.get("size") is not None and int(f.add["size"]) != actual:
+            out.append(_f("delta.file-size-mismatch", f.path,
+                          f"the add action says size {f.add['size']} but {loc} has {actual} bytes"))
+
+
+def _check_unreferenced(table: "DeltaTable", referenced: set, out: list[Finding]) -> None:
+    folders = {table.location} | {parent(loc) for loc in referenced if loc}
+    for folder in sorted(folders):
+        for name, kind, _ in table.io.listdir(folder):
+            loc = join(folder, name)
+            if kind == "file" and _DV_FILE.match(name) and loc not in referenced:
+                out.append(_f("delta.dv-file-unreferenced", loc,
+                              f"{name} holds DVs no live add action of version {table.version} references"))

@@ -1,0 +1,102 @@
+"""Views of Delta Lake tables and Delta DV files (formatting only: every number comes from the model)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..delta import DeltaDVFile, DeltaTable
+from . import html as H
+from . import text as T
+from .layout import strip_html, strip_text
+from .registry import RenderOptions, register_view
+from .tables import findings_html, findings_text, region_tree_text, render_region_tree_html
+
+_VERSION_COLS = ["version", "timestamp", "operation", "added_files", "removed_files", "added_dvs", "removed_dvs",
+                 "data_files", "records", "deleted_rows", "live_rows"]
+_DV_COLS = ["data_file", "storage_type", "offset", "size_in_bytes", "cardinality", "num_records", "dv_file"]
+
+
+def _name(path: Any) -> str:
+    return "" if path is None else str(path).rstrip("/").rsplit("/", 1)[-1]
+
+
+def _rows(df, cols, names=()):
+    for rec in df[cols].itertuples(index=False):
+        yield [_name(v) if c in names else ("" if v is None or v != v else v) for c, v in zip(cols, rec)]
+
+
+def table_html(t: DeltaTable, opts: RenderOptions = RenderOptions()) -> str:
+    tot = t.totals()
+    share = tot["deleted_rows"] / tot["records"] if tot["records"] else 0.0
+    facts = [("version", f"{t.version:,}"), ("data files", H.num(tot["data_files"])), ("rows", H.num(tot["records"])),
+             ("DVs", H.num(tot["dvs"])), ("deleted", f"{tot['deleted_rows']:,} ({share:.2%})"),
+             ("live rows", H.num(tot["live_rows"])),
+             ("reader features", H.esc(", ".join(t.protocol.get("readerFeatures") or []) or "none"))]
+    parts = [H.card("Delta table", t.location, H.facts(facts)), findings_html(t.findings, max_rows=opts.max_rows)]
+    versions = t.versions()
+    parts.append(H.details("Versions", H.table(_VERSION_COLS, _rows(versions, _VERSION_COLS), total=len(versions),
+                                               max_rows=opts.max_rows), True, f" {len(versions):,}"))
+    dvs = t.dvs()
+    parts.append(H.details("Deletion vectors", H.table(_DV_COLS, _rows(dvs, _DV_COLS, {"data_file", "dv_file"}),
+                                                       total=len(dvs), max_rows=opts.max_rows),
+                           not opts.compact, f" {len(dvs):,}"))
+    per = t.compaction_candidates(min_share=0.0).head(opts.max_rows)
+    cols = ["file_path", "record_count", "deleted_rows", "deleted_share"]
+    rows = ([_name(r.file_path), r.record_count, r.deleted_rows, f"{r.deleted_share:.2%}"] for r in per.itertuples())
+    parts.append(H.details("Deleted share per data file (most deleted first)", H.table(cols, rows, total=len(per),
+                           max_rows=opts.max_rows), False))
+    parts.append('<div class="pe-note">t.check() cross-checks every descriptor with its DV file</div>')
+    return "".join(parts)
+
+
+def table_text(t: DeltaTable, opts: RenderOptions = RenderOptions()) -> str:
+    lines = [f"DeltaTable  {T.printable(t.location)}", "  " + T.printable(t.summary())]
+    ft = findings_text(t.findings)
+    if ft:
+        lines.append(ft)
+    versions = t.versions()
+    lines.append("versions")
+    lines.append(T.table(_VERSION_COLS[:1] + _VERSION_COLS[2:], _rows(versions, _VERSION_COLS[:1] + _VERSION_COLS[2:]),
+                         right=[0, *range(2, 10)], total=len(versions)))
+    dvs = t.dvs()
+    if len(dvs):
+        cols = _DV_COLS[:6]
+        lines.append("deletion vectors")
+        lines.append(T.table(cols, _rows(dvs, cols, {"data_file"}), right=(2, 3, 4, 5), total=len(dvs)))
+    return "\n".join(lines)
+
+
+def dv_file_html(f: DeltaDVFile, opts: RenderOptions = RenderOptions()) -> str:
+    df = f.to_pandas()
+    facts = [("size", f"{f.size:,} B"), ("version byte", H.esc(f.version)), ("DVs", H.num(len(df))),
+             ("positions", H.num(int(df.cardinality.sum()) if len(df) else 0)),
+             ("state", H.badge("valid", "ok") if f.is_valid else H.badge(f"{len(f.findings.errors)} errors", "error"))]
+    root = f.regions()
+    cols = ["index", "offset", "size_in_bytes", "length", "cardinality", "min_position", "max_position", "crc_ok",
+            "data_files"]
+    rows = ([r.index, r.offset, r.size_in_bytes, r.length, r.cardinality, r.min_position, r.max_position,
+             "ok" if r.crc_ok else "BAD", ", ".join(_name(p) for p in r.data_files)] for r in df.itertuples())
+    parts = [H.card("Delta DV file", f.location, H.facts(facts)), findings_html(f.findings, max_rows=opts.max_rows),
+             strip_html(root), H.details("DVs", H.table(cols, rows, total=len(df), max_rows=opts.max_rows), True,
+                                         f" {len(df):,}")]
+    if not opts.compact:
+        parts.append(H.details("Byte regions", render_region_tree_html(root, table_rows=opts.max_rows), False))
+    return "".join(parts)
+
+
+def dv_file_text(f: DeltaDVFile, opts: RenderOptions = RenderOptions()) -> str:
+    root = f.regions()
+    lines = [f"DeltaDVFile  {T.printable(f.location)}", "  " + f.summary()]
+    ft = findings_text(f.findings)
+    if ft:
+        lines.append(ft)
+    lines.append("layout " + strip_text(root))
+    df = f.to_pandas()
+    cols = ["index", "offset", "size_in_bytes", "cardinality", "min_position", "max_position", "crc_ok"]
+    lines.append(T.table(cols, df[cols].itertuples(index=False), right=range(0, 6), total=len(df)))
+    lines.append(region_tree_text(root))
+    return "\n".join(lines)
+
+
+register_view(DeltaTable, html=table_html, text=table_text, css_class="pe-delta")
+register_view(DeltaDVFile, html=dv_file_html, text=dv_file_text, css_class="pe-delta-dv")
