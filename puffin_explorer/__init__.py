@@ -11,9 +11,10 @@ from .format.raw import RawBlob
 from .format.registry import register_decoder
 from .format.theta import ThetaSketch
 from .format.writer import PuffinWriter
+from .delta import DeltaDVFile, DeltaTable
 from .iceberg import Table, Warehouse
 from .parquet import DeletionOverlay, ParquetLayout
-from .regions import Finding, Region, Severity
+from .regions import Finding, FindingList, Region, Severity
 
 __version__ = "0.1.0"
 
@@ -21,5 +22,17 @@ __all__ = [
     "PuffinFile", "BlobMetadata", "DeletionVector", "ThetaSketch", "RawBlob", "PuffinWriter", "read_dv",
     "register_decoder", "Region", "Finding", "Severity", "PuffinError", "InvalidFileError",
     "BlobDecodeError", "SourceError", "UnsupportedCodecError", "Table", "Warehouse",
-    "ParquetLayout", "DeletionOverlay",
+    "ParquetLayout", "DeletionOverlay", "DeltaTable", "DeltaDVFile", "FindingList", "register_view",
+    "RenderOptions", "view",
 ]
+
+_DISPLAY_NAMES = {"register_view", "RenderOptions", "view"}
+
+
+def __getattr__(name: str):
+    """``register_view``, ``RenderOptions`` and ``view`` come from the display layer, imported on first use."""
+    if name in _DISPLAY_NAMES:
+        from . import display
+
+        return getattr(display, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -195,7 +195,9 @@ def notebook_to_html(notebook: str, warehouse: str, html_path: str, timeout: int
 
     previous = os.environ.get("PUFFIN_EXPLORER_WAREHOUSE")
     os.environ["PUFFIN_EXPLORER_WAREHOUSE"] = os.path.abspath(warehouse)
-    client = NotebookClient(nb, timeout=timeout, on_cell_start=on_cell_start,
+    # no widget state in the page: the static export then shows the HTML each widget carries
+    # (the browser's cards) instead of a widget view that needs JavaScript from the network
+    client = NotebookClient(nb, timeout=timeout, on_cell_start=on_cell_start, store_widget_state=False,
                             resources={"metadata": {"path": os.path.dirname(os.path.abspath(notebook))}})
     in_main_thread = threading.current_thread() is threading.main_thread()
     previous_handler = signal.signal(signal.SIGINT, on_sigint) if in_main_thread else None
@@ -267,7 +269,8 @@ def _interrupted(pages: list[str], partial: str) -> int:
     return 130
 
 
-def _run(args) -> int:
+def run(args) -> int:
+    """Build (or reuse) the warehouse and run the notebooks as ``args`` say; returns the exit code."""
     args.notebooks = args.notebooks and not args.notebook
     try:
         tables = _build(args)
@@ -323,7 +326,7 @@ def _run(args) -> int:
     return 0
 
 
-def _add_arguments(parser: argparse.ArgumentParser) -> None:
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("folder", nargs="?", default=DEFAULT_WAREHOUSE,
                         help=f"where to build the warehouse (default ./{DEFAULT_WAREHOUSE}); a finished one is reused")
     parser.add_argument("--catalog", default=DEFAULT_CATALOG, help="Spark catalog name for it (default wh)")
@@ -337,19 +340,10 @@ def _add_arguments(parser: argparse.ArgumentParser) -> None:
                                            "written beside it)")
 
 
-def register_cli(subparsers) -> None:
-    """Add ``demo`` to a ``puffin-explorer`` argparse subparsers object."""
-    parser = subparsers.add_parser(
-        "demo", help="build a demo Iceberg warehouse with embedded Spark and run the tour notebooks",
-        description=__doc__.splitlines()[0])
-    _add_arguments(parser)
-    parser.set_defaults(func=_run)
-
-
 def main(argv: Optional[list[str]] = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m puffin_explorer.demo", description=__doc__.splitlines()[0])
-    _add_arguments(parser)
-    return _run(parser.parse_args(argv))
+    add_arguments(parser)
+    return run(parser.parse_args(argv))
 
 
 if __name__ == "__main__":

@@ -15,6 +15,10 @@ FIXTURES = Path(os.environ.get("PUFFIN_EXPLORER_FIXTURES", ROOT.parent / "shared
 
 sys.path.insert(0, str(RESOURCES))
 
+# One Spark session and one demo warehouse per run: fixtures defined once here, never imported into
+# test modules (an imported session fixture is a second fixture, which would start a second catalog).
+from _spark import demo_warehouse, fixture_warehouse, spark  # noqa: E402,F401
+
 
 @pytest.fixture(scope="session")
 def fixtures() -> Path:
