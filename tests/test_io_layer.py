@@ -66,6 +66,20 @@ def test_local_missing_file_and_folder(tmp_path):
         read_dv(tmp_path / "nope.puffin", 4, 10)
 
 
+def test_writes_go_through_the_io_layer(tmp_path):
+    from puffin_explorer.format.writer import PuffinWriter
+
+    data = JAVA_DVS.read_bytes()
+    io = FileIO()
+    assert io.write(str(tmp_path / "a" / "b" / "copy.puffin"), data) == len(data)
+    assert (tmp_path / "a" / "b" / "copy.puffin").read_bytes() == data
+    with pytest.raises(NotAFileError):
+        io.write(str(tmp_path / "a"), data)  # a folder is in the way
+    size = PuffinWriter().write(str(tmp_path / "new" / "empty.puffin"))
+    assert size == (tmp_path / "new" / "empty.puffin").stat().st_size
+    assert PuffinFile(tmp_path / "new" / "empty.puffin").blobs == []
+
+
 # ---------------------------------------------------------------- over S3
 
 @pytest.fixture(scope="module")

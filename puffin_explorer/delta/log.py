@@ -200,17 +200,21 @@ class DeltaLog:
         return actions
 
     def _parquet_actions(self, loc: str) -> list[tuple[str, dict[str, Any]]]:
+        import pyarrow as pa
         import pyarrow.parquet as pq
 
-        fs, path = self.io.fs(loc)
         try:
-            pf = pq.ParquetFile(path, filesystem=fs)
+            data = self.io.read(loc)  # counted, and storage failures explained, like every other read
+        except SourceError as exc:
+            self.findings.append(_lf("delta.log-unreadable", loc, str(exc)))
+            return []
+        try:
+            pf = pq.ParquetFile(pa.BufferReader(data))
             present = [c for c in _CHECKPOINT_COLUMNS if c in pf.schema_arrow.names]
             table = pf.read(columns=present)
         except (OSError, ValueError) as exc:
             self.findings.append(_lf("delta.log-unreadable", loc, f"checkpoint cannot be read: {exc}"))
             return []
-        self.io.read_count += 1
         out: list[tuple[str, dict[str, Any]]] = []
         for col in present:
             for row in table.column(col).to_pylist():

@@ -104,9 +104,6 @@ class PuffinWriter:
 
     def write(self, location: str, storage_options: Optional[dict[str, Any]] = None) -> int:
         """Write the file to a local path or fsspec URL; returns its size."""
-        import fsspec
+        from ..io import FileIO
 
-        data = self.to_bytes()
-        with fsspec.open(location, "wb", **(storage_options or {})) as f:
-            f.write(data)
-        return len(data)
+        return FileIO(storage_options).write(location, self.to_bytes())

@@ -116,6 +116,19 @@ class FileIO:
     def read_text(self, location: str) -> str:
         return self.read(location).decode("utf-8")
 
+    def write(self, location: str, data: bytes) -> int:
+        """Write ``data`` as the whole file at ``location`` (folders made as needed); returns its size."""
+        fs, path = self.fs(location)
+        try:
+            if not is_remote(fs):
+                parent = path.rsplit("/", 1)[0] if "/" in path else ""
+                if parent:
+                    fs.makedirs(parent, exist_ok=True)
+            fs.pipe_file(path, bytes(data))
+        except Exception as exc:  # noqa: BLE001 - every storage library raises its own types
+            raise storage_error(exc, location, "write") from exc
+        return len(data)
+
     def source(self, location: str, size: Optional[int] = None) -> "CountedSource":
         """A :class:`ByteSource` for range reads of one file, counted here too."""
         return CountedSource(self, location, size)
