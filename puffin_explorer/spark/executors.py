@@ -115,10 +115,10 @@ def decode_positions(storage_options: Optional[dict] = None):
         pending: list[tuple[str, np.ndarray]] = []
         pending_rows = 0
         for row, dv in _read_dvs(list(_dv_rows(batches)), storage_options):
-            if isinstance(dv, SourceError):
-                raise dv  # already names the file and what to do; the data file would only lengthen it
             if isinstance(dv, PuffinError):
-                raise PuffinError(f"cannot read the DV of {row['referenced_data_file']} in {row['file_path']} "
+                # a storage error keeps its class (NotFoundError, ...) through Spark: see errors.spark_error
+                error_class = type(dv) if isinstance(dv, SourceError) else PuffinError
+                raise error_class(f"cannot read the DV of {row['referenced_data_file']} in {row['file_path']} "
                                   f"[{row['content_offset']}, +{row['content_size_in_bytes']}]: {dv}") from dv
             errors = [f for f in dv.findings if f.severity.value == "error"]
             if errors:
