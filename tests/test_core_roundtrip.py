@@ -86,3 +86,42 @@ def test_writer_dv_blob_and_file(tmp_path):
     b = pf.blobs[0]
     assert b.properties == {"referenced-data-file": "s3://b/t/data/f.parquet", "cardinality": str(len(range(0, 100_000, 7)))}
     assert b.fields == [2147483645] and b.snapshot_id == -1 and pf.findings == []
+
+
+def _general_positions(data: bytes) -> np.ndarray:
+    dv = DeletionVector.from_bytes(data)
+    dv.buckets  # parse the structure first: positions() then takes the general path
+    return dv.positions()
+
+
+@given(st.integers(0, 5), st.integers(0, 65_535), st.lists(st.integers(0, 65_535), min_size=1, max_size=4096))
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_one_array_container_fast_path_matches_the_general_reader(key, high, lows):
+    base = (key << 32) | (high << 16)
+    data = DeletionVector.from_positions(np.array(lows, dtype=np.uint64) + np.uint64(base)).to_bytes()
+    fast = DeletionVector.from_bytes(data)
+    assert np.array_equal(fast.positions(), _general_positions(data))
+    assert np.array_equal(fast.positions(), np.unique(np.array(lows, dtype=np.uint64) + np.uint64(base)))
+
+
+def test_fast_path_declines_what_it_does_not_read(fixtures):
+    """Run containers, bitmaps, several buckets, unsorted or damaged arrays: the general reader decides."""
+    import struct as st_
+
+    assert DeletionVector.from_positions(range(10_000))._one_array_positions() is None  # a run
+    assert DeletionVector.from_positions([1, 1 << 33])._one_array_positions() is None  # two buckets
+    assert DeletionVector.from_positions([5])._one_array_positions().tolist() == [5]
+    assert DeletionVector.from_positions([(3 << 16) + 1, (3 << 16) + 4])._one_array_positions().tolist() == [
+        (3 << 16) + 1, (3 << 16) + 4]
+    good = bytearray(DeletionVector.from_positions([3, 7, 9]).to_bytes())
+    assert DeletionVector.from_bytes(bytes(good))._one_array_positions().tolist() == [3, 7, 9]
+    swapped = bytearray(good)
+    swapped[-10:-8], swapped[-8:-6] = good[-8:-6], good[-10:-8]  # 7 and 9 out of order
+    assert DeletionVector.from_bytes(bytes(swapped))._one_array_positions() is None
+    assert DeletionVector.from_bytes(bytes(swapped)).findings.errors
+    longer = bytearray(good)
+    st_.pack_into("<H", longer, 30, 3)  # cardinality 4 claimed for 3 values
+    assert DeletionVector.from_bytes(bytes(longer))._one_array_positions() is None
+    for blob in (fixtures / "dv-blobs").glob("*.bin"):
+        data = blob.read_bytes()
+        assert np.array_equal(DeletionVector.from_bytes(data).positions(), _general_positions(data))

@@ -17,10 +17,10 @@ from conftest import FIXTURES
 
 try:
     from _s3server import s3_server  # noqa: F401  (pytest fixture)
-    from _warehouse_fixtures import WAREHOUSE
+    from _warehouse_fixtures import WAREHOUSE, read_delete_files_csv
 except ImportError:  # tests/ imported as a package
     from tests._s3server import s3_server  # noqa: F401
-    from tests._warehouse_fixtures import WAREHOUSE
+    from tests._warehouse_fixtures import WAREHOUSE, read_delete_files_csv
 
 JAVA_DVS = FIXTURES / "puffin" / "iceberg-java-writer" / "java-dv-shapes.puffin"
 
@@ -192,3 +192,28 @@ def test_read_dvs_plans_one_request_per_puffin_file_and_loops_read_ahead():
     for a, b in zip(batch, singles):
         assert a == b and a.cardinality == b.cardinality > 0
     assert sum(d.cardinality for d in batch) == sum(int(e["record_count"]) for e in entries)
+
+
+def test_a_read_dv_loop_decodes_the_next_dvs_of_a_file_together():
+    """After READ_DV_BATCH_AFTER calls on one Puffin file, read_dv decodes the following DVs of that
+    file in one planned read and hands them out as asked: same vectors, one request."""
+    expected = read_delete_files_csv("orders_delete_files.csv")
+    t = Warehouse(str(WAREHOUSE)).table("shop.orders")
+    entries = sorted((e for e in t.entries(content="deletes") if e["kind"] == "dv"),
+                     key=lambda e: e["content_offset"])
+    t.READ_DV_BATCH_AFTER = 1  # this table only: batch from the first call
+    t.io.reset_counters()
+    looped = [t.read_dv(e) for e in entries]
+    assert t.io.read_count == 1 and not t._dv_ready  # one request; every decoded DV handed out
+    fresh = Warehouse(str(WAREHOUSE)).table("shop.orders").read_dvs(entries)
+    for e, a, b in zip(entries, looped, fresh):
+        assert a.referenced_data_file == e["referenced_data_file"]
+        assert a.positions().tolist() == b.positions().tolist()
+        assert a.cardinality == int(e["record_count"]) == len(a.positions())
+    assert sorted(d.cardinality for d in looped) == sorted(r[4] for r in expected) == [6889, 6953, 6977, 7105]
+    # a table whose manifests were not read does not read them to read ahead
+    other = Warehouse(str(WAREHOUSE)).table("shop.orders")
+    other.READ_DV_BATCH_AFTER = 1
+    other.io.reset_counters()
+    assert [other.read_dv(e).cardinality for e in entries] == [d.cardinality for d in looped]
+    assert other.io.read_count == 2  # the DV reads only (exact, then read ahead): no manifest list, no manifest

@@ -19,8 +19,8 @@ import numpy as np
 from ..errors import BlobDecodeError
 from .._repr import RichRepr
 from ..regions import Finding, FindingList, Region, Severity, clip
-from .roaring import (JAVA_MAX_KEY, Bitmap32, container_runs, container_values, merge_runs, parse_bitmap32,
-                      sorted_unique, values_from_slice)
+from .roaring import (JAVA_MAX_KEY, SERIAL_COOKIE, SERIAL_COOKIE_NO_RUNCONTAINER, Bitmap32, container_runs,
+                      container_values, merge_runs, parse_bitmap32, sorted_unique, values_from_slice)
 
 if TYPE_CHECKING:  # pragma: no cover
     from .puffin import BlobMetadata
@@ -246,12 +246,34 @@ class DeletionVector(RichRepr):
         except Exception:  # noqa: BLE001 - invalid: the numpy checks below say why
             return False
 
+    def _one_array_positions(self) -> Optional[np.ndarray]:
+        """Positions of the commonest vector of real tables -- one bucket holding one array
+        container (at most 4,096 deleted rows in a 65,536-row range) -- read with numpy alone.
+
+        Only a well-formed container is read here (its offsets and length agree exactly and
+        its values strictly increase); anything else returns None and the general path decides.
+        """
+        shape = _one_array_shape(self._data)
+        if shape is None:
+            return None
+        start, card, high = shape
+        low = np.frombuffer(self._data, "<u2", card, start)
+        if card > 1 and not (low[1:] > low[:-1]).all():
+            return None
+        out = low.astype(np.uint64)
+        if high:
+            out |= np.uint64(high)
+        return out
+
     def _one_bucket_positions(self) -> Optional[np.ndarray]:
         """Positions of a one-bucket vector straight from CRoaring, without parsing the structure
         (None when the vector has another shape or CRoaring refuses it: the full parse decides)."""
         data, n = self._data, len(self._data)
         if n < 24 or struct.unpack_from("<Q", data, 8)[0] != 1:
             return None
+        small = self._one_array_positions()
+        if small is not None:
+            return small
         try:
             from pyroaring import BitMap
 
@@ -500,6 +522,83 @@ class DeletionVector(RichRepr):
         return np.array_equal(self.positions(), other.positions())
 
     __hash__ = None  # type: ignore[assignment]
+
+
+def _one_array_shape(data: bytes) -> Optional[tuple[int, int, int]]:
+    """``(start, cardinality, high bits)`` of a vector that is one bucket holding one array
+    container whose header, offsets and length agree exactly; None for any other shape."""
+    n = len(data)
+    if n < 35 or data[8:16] != b"\x01\x00\x00\x00\x00\x00\x00\x00":
+        return None
+    (cookie,) = struct.unpack_from("<I", data, 20)
+    if cookie == SERIAL_COOKIE_NO_RUNCONTAINER:
+        count, hkey, card_m1, off = struct.unpack_from("<IHHI", data, 24)
+        if count != 1 or off != 16:
+            return None
+        start = 36
+    elif cookie == SERIAL_COOKIE and data[24] == 0:  # one container, and it is not a run container
+        hkey, card_m1 = struct.unpack_from("<HH", data, 25)
+        start = 29
+    else:
+        return None
+    card = card_m1 + 1
+    if card > 4096 or start + 2 * card != n - 4:
+        return None
+    return start, card, (struct.unpack_from("<I", data, 16)[0] << 32) | (hkey << 16)
+
+
+def decode_many(dvs: list["DeletionVector"]) -> None:
+    """Decode the positions of many small vectors in one numpy pass (what ``positions()`` of each
+    would return, computed together).
+
+    Real tables hold many DVs of a few hundred positions; decoding them one by one costs more
+    in per-call overhead than in work.  Vectors of the common shape (one bucket, one array
+    container) are read together; any other vector, or one whose values do not strictly
+    increase, is left for its own ``positions()``.
+    """
+    picked = [dv for dv in dvs
+              if dv is not None and dv._positions is None and "buckets" not in dv.__dict__]
+    if not picked:
+        return
+    datas = [dv._data for dv in picked]
+    # the first 40 bytes of every vector side by side: its shape is read for all of them at once
+    heads = np.frombuffer(b"".join([d[:40].ljust(40, b"\xff") for d in datas]), dtype=_HEAD)
+    sizes = np.fromiter(map(len, datas), dtype=np.int64, count=len(datas))
+    plain = heads["cookie"] == SERIAL_COOKIE_NO_RUNCONTAINER  # offsets header, no run flags
+    runs_cookie = heads["cookie"] == SERIAL_COOKIE  # one container (count-1 = 0 in the high half)
+    card = np.where(plain, heads["card_m1"], heads["card_m1_r"]).astype(np.int64) + 1
+    start = np.where(plain, 36, 29)
+    ok = ((heads["buckets"] == 1) & (sizes >= 35) & (card <= 4096) & (start + 2 * card == sizes - 4)
+          & ((plain & (heads["count"] == 1) & (heads["offset0"] == 16)) | (runs_cookie & (heads["run_flags"] == 0))))
+    chosen = np.flatnonzero(ok).tolist()
+    if not chosen:
+        return
+    starts, cards = start[ok].tolist(), card[ok].tolist()
+    low = np.frombuffer(b"".join([datas[i][s:s + 2 * c] for i, s, c in zip(chosen, starts, cards)]), dtype="<u2")
+    high = (heads["key"][ok].astype(np.uint64) << np.uint64(32)) | \
+        (np.where(plain, heads["hkey"], heads["hkey_r"])[ok].astype(np.uint64) << np.uint64(16))
+    ends = np.cumsum(cards)
+    first = ends - np.asarray(cards)
+    # a value not above the one before it, other than a vector's first value, spoils its vector
+    falls = np.flatnonzero(low[1:] <= low[:-1]) + 1
+    bad = set(np.searchsorted(ends, falls[~np.isin(falls, first)], side="right").tolist())
+    out = low.astype(np.uint64)
+    if high.any():
+        out |= np.repeat(high, cards)
+    out.flags.writeable = False
+    for j, (i, a, b) in enumerate(zip(chosen, first.tolist(), ends.tolist())):
+        if j not in bad:
+            picked[i]._positions = out[a:b]
+
+
+#: The first 40 bytes of a deletion vector, as far as one bucket with one array container goes
+#: (both Roaring cookies: with an offsets header, and with run flags).
+_HEAD = np.dtype({
+    "names": ["buckets", "key", "cookie", "count", "hkey", "card_m1", "offset0", "run_flags", "hkey_r", "card_m1_r"],
+    "formats": ["<u8", "<u4", "<u4", "<u4", "<u2", "<u2", "<u4", "u1", "<u2", "<u2"],
+    "offsets": [8, 16, 20, 24, 28, 30, 32, 24, 25, 27],
+    "itemsize": 40,
+})
 
 
 def _uint32_array(values: np.ndarray) -> array.array:

@@ -11,7 +11,7 @@ from ..io import storage_options_from_pyiceberg
 from ..regions import Finding, FindingList, Severity
 from . import manifests as mf
 from .bounds import decode_bounds
-from .metadata import RESERVED_FIELDS, Snapshot, TableMetadata
+from .metadata import RESERVED_FIELDS, TableMetadata
 from .paths import PathMapper, TableIO, basename, join, normalize, parent
 
 _VERSION_FILE = re.compile(r"^v(\d+)(?:\.gz)?\.metadata\.json$")
@@ -71,6 +71,8 @@ class Table(RichRepr):
         self.name = name or basename(metadata.location or parent(parent(metadata_location)))
         self.findings: list[Finding] = []
         self._cache: dict[str, Any] = {}
+        self._dv_ready: dict[tuple[str, int, int], Any] = {}  # DVs read_dv decoded ahead, until asked for
+        self._dv_calls: dict[str, int] = {}  # read_dv calls per Puffin file
 
     # ---- opening -------------------------------------------------------------------------
     @classmethod
@@ -285,6 +287,8 @@ class Table(RichRepr):
         wanted = [m for m in self.manifest_records(snapshot_id)
                   if content is None or ("deletes" if m.get("content") == 1 else "data") == content]
         todo = [m for m in wanted if self._manifest_key(m) not in self._cache]
+        if todo and self._cache.get(("dvs-in-file-order", snapshot_id)) is False:
+            del self._cache[("dvs-in-file-order", snapshot_id)]  # read_dv may read ahead once these are in
         fetched = self.io.read_many(self.locate(m["manifest_path"]) for m in todo) if len(todo) > 1 else {}
         out = []
         for m in wanted:
@@ -434,27 +438,65 @@ class Table(RichRepr):
         if hasattr(target, "to_dict"):  # a DataFrame row
             return dict(target.to_dict())
         wanted = normalize(str(target))
-        for e in self.entries(snapshot_id, content="deletes"):
-            if e["kind"] == "dv" and e.get("referenced_data_file") and (
-                    normalize(e["referenced_data_file"]) == wanted
-                    or self.locate(e["referenced_data_file"]) == wanted):
-                return e
-        raise KeyError(f"{self.name}: no deletion vector for {target}")
+        key = ("dv-by-data-file", snapshot_id)
+        index = self._cache.get(key)
+        if index is None:  # one pass over the entries, then a lookup per call
+            index = {}
+            for e in self.entries(snapshot_id, content="deletes"):
+                if e["kind"] == "dv" and e.get("referenced_data_file"):
+                    index.setdefault(normalize(e["referenced_data_file"]), e)
+                    index.setdefault(self.locate(e["referenced_data_file"]), e)
+            self._cache[key] = index
+        e = index.get(wanted)
+        if e is None:
+            raise KeyError(f"{self.name}: no deletion vector for {target}")
+        return e
+
+    def _located(self, path: str) -> str:
+        """:meth:`locate`, remembered: the many DVs of one Puffin file share its path."""
+        cache = self._cache.setdefault("located", {})
+        loc = cache.get(path)
+        if loc is None:
+            loc = cache[path] = self.locate(path)
+        return loc
+
+    #: After this many ``read_dv`` calls on one Puffin file, the next DVs of that file (in file
+    #: order, within ``DV_READAHEAD`` bytes) are decoded together and handed out as asked.
+    READ_DV_BATCH_AFTER = 8
 
     def read_dv(self, target: Union[str, dict, Any], snapshot_id: Optional[int] = None):
         """The DeletionVector of a data file (path) or of a DV delete-file row.
 
         Reads only ``content_size_in_bytes`` at ``content_offset`` of the Puffin
-        file, as Iceberg's own reader does.
+        file, as Iceberg's own reader does.  A loop over many DVs of one file reads
+        ahead: the following DVs are fetched and decoded together, then handed out.
         """
-        from .. import read_dv
-
-        e = self._dv_entry(target, snapshot_id)
-        if e.get("content_offset") is None or e.get("content_size_in_bytes") is None:
+        e = target if isinstance(target, dict) else self._dv_entry(target, snapshot_id)
+        offset, length = e.get("content_offset"), e.get("content_size_in_bytes")
+        if offset is None or length is None:
             raise InvalidFileError(f"{e.get('file_path')}: DV entry without content_offset/content_size_in_bytes",
                                    None, "dv-missing-range")
-        loc = self.locate(e["file_path"])
-        offset, length = int(e["content_offset"]), int(e["content_size_in_bytes"])
+        path, offset, length = e["file_path"], int(offset), int(length)
+        ready = self._dv_ready
+        if ready:
+            dv = ready.pop((path, offset, length), None)
+            if dv is not None and dv._referenced == e.get("referenced_data_file"):
+                return dv
+        loc = self._located(path)
+        calls = self._dv_calls[loc] = self._dv_calls.get(loc, 0) + 1
+        if calls >= self.READ_DV_BATCH_AFTER and 0 <= offset and 0 <= length <= _DV_SIZE_WITHOUT_PROBE:
+            batch = self._dvs_after(loc, offset, snapshot_id)
+            if batch and int(batch[0]["content_offset"]) == offset and \
+                    int(batch[0]["content_size_in_bytes"]) == length and \
+                    batch[0].get("referenced_data_file") == e.get("referenced_data_file"):
+                dvs = self.read_dvs(batch)
+                for k in [k for k in ready if k[0] == path]:  # what the last batch of this file left unasked
+                    del ready[k]
+                for b, d in zip(batch[1:], dvs[1:]):
+                    ready[(b["file_path"], int(b["content_offset"]), int(b["content_size_in_bytes"]))] = d
+                return dvs[0]
+        from .. import read_dv
+
         claimed = e.get("file_size_in_bytes")
         if length > _DV_SIZE_WITHOUT_PROBE or (claimed is not None and offset + length > int(claimed)):
             real = self.io.size(loc)  # never allocate for a size read out of a manifest before checking it
@@ -467,47 +509,88 @@ class Table(RichRepr):
         return read_dv(self._source(loc, offset + length, claimed), offset=offset, length=length,
                        referenced_data_file=e.get("referenced_data_file"))
 
+    def _dvs_after(self, loc: str, offset: int, snapshot_id: Optional[int]) -> list[dict[str, Any]]:
+        """The snapshot's DV entries of the Puffin file ``loc`` from ``offset`` on, in file order,
+        within ``DV_READAHEAD`` bytes (at least the one at ``offset``)."""
+        from bisect import bisect_left
+
+        key = ("dvs-in-file-order", snapshot_id)
+        by_file = self._cache.get(key)
+        if by_file is False:
+            return []
+        if by_file is None:
+            snap = self.snapshot(snapshot_id)
+            if f"ml:{snap.snapshot_id}" not in self._cache or any(
+                    m.get("content") == 1 and self._manifest_key(m) not in self._cache
+                    for m in self.manifest_records(snapshot_id)):
+                self._cache[key] = False  # until entries() reads them
+                return []  # reading ahead never reads manifests the caller has not read
+            by_file = {}
+            for e in self.entries(snapshot_id, content="deletes"):
+                if e["kind"] == "dv" and e.get("content_offset") is not None \
+                        and e.get("content_size_in_bytes") is not None:
+                    by_file.setdefault(self._located(e["file_path"]), []).append(e)
+            for rows in by_file.values():
+                rows.sort(key=lambda r: int(r["content_offset"]))
+            by_file = {f: ([int(r["content_offset"]) for r in rows], rows) for f, rows in by_file.items()}
+            self._cache[key] = by_file
+        offsets, rows = by_file.get(loc, ([], []))
+        i = bisect_left(offsets, offset)
+        out, end = [], offset + self.DV_READAHEAD
+        while i < len(rows) and offsets[i] < end and len(out) < 4096:
+            out.append(rows[i])
+            i += 1
+        return out
+
     def read_dvs(self, entries: Optional[Any] = None, snapshot_id: Optional[int] = None) -> list:
         """The DeletionVectors of many DV entries (default: every live DV of the snapshot), in order.
 
         The ranges are planned per Puffin file, neighbours merged and fetched concurrently on
-        object stores, so 10,000 DVs packed in one file cost a few requests, not 10,000.
+        object stores, so 10,000 DVs packed in one file cost a few requests, not 10,000.  The
+        positions of small vectors are decoded together in one pass.
         """
-        from ..format.dv import DeletionVector
+        from ..format.dv import DeletionVector, decode_many
 
         if entries is None:
             entries = [e for e in self.entries(snapshot_id, content="deletes") if e["kind"] == "dv"]
         elif hasattr(entries, "to_dict") and hasattr(entries, "columns"):  # a DataFrame such as dvs()
             entries = entries.to_dict("records")
         rows = [self._dv_entry(e, snapshot_id) for e in entries]
-        by_file: dict[str, list[int]] = {}
+        # per Puffin file: (row indexes, ranges, largest end, largest claimed file size, any odd range)
+        by_file: dict[str, list] = {}
         for i, e in enumerate(rows):
-            if e.get("content_offset") is None or e.get("content_size_in_bytes") is None:
+            o, n = e.get("content_offset"), e.get("content_size_in_bytes")
+            if o is None or n is None:
                 raise InvalidFileError(f"{e.get('file_path')}: DV entry without content_offset/"
                                        "content_size_in_bytes", None, "dv-missing-range")
-            by_file.setdefault(self.locate(e["file_path"]), []).append(i)
+            o, n = int(o), int(n)
+            plan = by_file.get(e["file_path"])
+            if plan is None:
+                plan = by_file[e["file_path"]] = [[], [], 0, None, False]
+            plan[0].append(i)
+            plan[1].append((o, n))
+            plan[2] = max(plan[2], o + n)
+            if o < 0 or n < 0 or n > _DV_SIZE_WITHOUT_PROBE:
+                plan[4] = True
+            claimed = e.get("file_size_in_bytes")
+            if claimed is not None and (plan[3] is None or int(claimed) > plan[3]):
+                plan[3] = int(claimed)
         out: list = [None] * len(rows)
-        for loc, idx in by_file.items():
-            ranges = [(int(rows[i]["content_offset"]), int(rows[i]["content_size_in_bytes"])) for i in idx]
-            if any(o < 0 or n < 0 or n > _DV_SIZE_WITHOUT_PROBE for o, n in ranges):
-                out_of_plan = idx  # odd ranges: one at a time, with read_dv's checks
-                for i in out_of_plan:
+        for path, (idx, ranges, end, claimed, odd) in by_file.items():
+            loc = self._located(path)
+            if not odd and claimed is not None and end > claimed:
+                real = self.io.size(loc)
+                odd = real is None or end > real
+            if odd:  # odd ranges: one at a time, with read_dv's checks
+                for i in idx:
                     out[i] = self.read_dv(rows[i])
                 continue
-            end = max(o + n for o, n in ranges)
-            claimed = max((int(rows[i]["file_size_in_bytes"]) for i in idx
-                           if rows[i].get("file_size_in_bytes") is not None), default=None)
-            if claimed is not None and end > claimed:
-                real = self.io.size(loc)
-                if real is None or end > real:
-                    for i in idx:
-                        out[i] = self.read_dv(rows[i])
-                    continue
             src = self._source(loc, end)
             for i, (o, n), data in zip(idx, ranges, src.read_ranges(ranges, keep=False)):
                 if len(data) != n:
                     raise SourceError(f"{loc} ends before the DV at [{o:,}, {o + n:,})", o, location=loc)
-                out[i] = DeletionVector.from_bytes(data, o, referenced_data_file=rows[i].get("referenced_data_file"))
+                out[i] = DeletionVector(data, o, None, "file", rows[i].get("referenced_data_file"))
+        decode_many(out)  # small vectors' positions in one numpy pass rather than one call each
         return out
 
     #: Reading DVs one by one from the same Puffin file, the second and later reads fetch this much ahead.

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from bisect import bisect_right
+
 import os
 import threading
 from typing import Any, Callable, Iterable, Optional, Sequence, TypeVar, Union
@@ -134,17 +136,32 @@ class ByteSource:
         into one request, and the requests run ``max_workers`` at a time.  With
         ``keep`` the fetched parts stay cached: :meth:`read` inside them is free.
         """
-        clipped = [(o, max(0, min(self.size, o + n) - o)) for o, n in ranges]
-        missing = [(o, n) for o, n in clipped if n > 0 and self._cached(o, n) is None]
+        size = self.size
+        clipped = [(o, max(0, min(size, o + n) - o)) for o, n in ranges]
+        if self._parts or self._window[1]:
+            missing = [(o, n) for o, n in clipped if n > 0 and self._cached(o, n) is None]
+        else:
+            missing = [r for r in clipped if r[1] > 0]
         plan = coalesce(missing, gap)
         # a pool of threads, each request on its own: measured faster on s3fs than one cat_ranges call
         fetched = self.map(lambda r, _read: (r[0], self._fetch(r[0], r[0] + r[1])), plan, max_workers)
         if keep:
             self._parts.extend(fetched)
         lookup = [self._window] + (self._parts if keep else fetched + self._parts)
+        # the fetched parts are sorted and disjoint: find each range's part by bisection
+        starts = [start for start, _ in fetched]
         out = []
         for o, n in clipped:
-            hit = slice_from(lookup, o, n) if n > 0 else b""
+            if n <= 0:
+                out.append(b"")
+                continue
+            j = bisect_right(starts, o) - 1
+            if j >= 0:
+                start, data = fetched[j]
+                if o + n <= start + len(data):
+                    out.append(data[o - start:o - start + n])
+                    continue
+            hit = slice_from(lookup, o, n)
             out.append(hit if hit is not None else self.read(o, n))
         return out
 
