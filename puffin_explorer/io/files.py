@@ -102,6 +102,9 @@ class FileIO:
         locs = list(dict.fromkeys(locations))
         if len(locs) < 2 or self.max_workers == 1 or not is_remote(self.fs(locs[0])[0]):
             return {loc: self.read(loc) for loc in locs}
+        fs = self.fs(locs[0])[0]
+        if getattr(fs, "async_impl", False) and all(self.fs(loc)[0] is fs for loc in locs):
+            return self._read_many_async(fs, locs)
         from concurrent.futures import ThreadPoolExecutor
 
         pool = ThreadPoolExecutor(max_workers=min(self.max_workers, len(locs)))
@@ -112,6 +115,30 @@ class FileIO:
             return out
         finally:
             pool.shutdown(wait=done, cancel_futures=not done)
+
+    def _read_many_async(self, fs, locs: list[str]) -> dict[str, bytes]:
+        """Whole files on an async filesystem (s3fs, gcsfs, adlfs, http): every request a coroutine on
+        the filesystem's own event loop, ``max_workers`` in flight, no thread per request."""
+        from fsspec.asyn import _run_coros_in_chunks, sync
+
+        kwargs = {"max_concurrency": 1} if hasattr(fs, "max_concurrency") else {}
+        paths = [self.fs(loc)[1] for loc in locs]
+        batch = min(self.max_workers, len(locs))
+
+        async def fetch_all():
+            return await _run_coros_in_chunks([fs._cat_file(p, **kwargs) for p in paths], batch_size=batch,
+                                              return_exceptions=True, nofiles=True)
+
+        results = sync(fs.loop, fetch_all)
+        with self._lock:
+            self.peak_in_flight = max(self.peak_in_flight, batch)
+        out = {}
+        for loc, data in zip(locs, results):
+            if isinstance(data, BaseException):
+                raise storage_error(data, loc) from data
+            self._count(len(data))
+            out[loc] = bytes(data)
+        return out
 
     def read_text(self, location: str) -> str:
         return self.read(location).decode("utf-8")
