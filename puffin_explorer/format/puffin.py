@@ -16,8 +16,8 @@ import struct
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from ..errors import BlobDecodeError, InvalidFileError, PuffinError, SourceError
-from ..io import ByteSource, Location
+from ..errors import BlobDecodeError, InvalidFileError, PuffinError
+from ..io import ByteSource, Location, read_range
 from .._repr import RichRepr, hex_view
 from ..regions import Finding, FindingList, Region, Severity, clip
 from . import codecs, container
@@ -700,14 +700,5 @@ def read_dv(location: Location, offset: int, length: int, storage_options: Optio
 
     if offset < 0 or length < 0:
         raise InvalidFileError(f"invalid DV range: offset {offset}, length {length}", offset, "dv.range")
-    if isinstance(location, ByteSource):
-        source = location
-    elif isinstance(location, (bytes, bytearray, memoryview)):
-        source = ByteSource(location)
-    else:
-        source = ByteSource(location, storage_options, size=offset + length)
-    data = source.read(offset, length)
-    if len(data) != length:
-        raise SourceError(f"the file ends before the DV: asked for [{offset:,}, {offset + length:,}), "
-                          f"got {len(data):,} bytes", offset)
+    data = read_range(location, offset, length, storage_options, what="the DV")
     return DeletionVector.from_bytes(data, offset, strict=strict, referenced_data_file=referenced_data_file)

@@ -238,11 +238,12 @@ class ByteSource:
 
 
 def read_range(location: Location, offset: int, length: int,
-               storage_options: Optional[dict[str, Any]] = None) -> bytes:
+               storage_options: Optional[dict[str, Any]] = None, what: str = "") -> bytes:
     """Exactly the bytes ``[offset, offset+length)`` of a file, in one request and no size probe.
 
     Raises :class:`~puffin_explorer.errors.SourceError` (a subclass saying what went
-    wrong) when the file cannot be read or ends before ``offset + length``.
+    wrong) when the file cannot be read or ends before ``offset + length``; ``what``
+    names the range in that message (``"the DV"``).
     """
     if isinstance(location, ByteSource):
         src = location
@@ -252,7 +253,7 @@ def read_range(location: Location, offset: int, length: int,
         src = ByteSource(location, storage_options, size=offset + length)
     data = src.read(offset, length)
     if len(data) != length:
-        raise SourceError(f"{src.location} ends before byte {offset + length:,} "
+        raise SourceError(f"{src.location} ends before {what or f'byte {offset + length:,}'} "
                           f"(asked for [{offset:,}, {offset + length:,}), got {len(data):,} bytes)", offset,
                           location=src.location, code="source.short-read")
     return data
