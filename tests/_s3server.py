@@ -158,6 +158,8 @@ class S3Server:
         fsspec caches filesystem instances by their options, so this is the very
         client that ``ByteSource(url, storage_options=server.storage_options)``
         uses: the records show what crossed the wire, not what the reader says.
+        Arrow's S3 client, which the readers use where they can, is off inside the
+        block: its requests do not pass through botocore's events.
         """
         import fsspec
 
@@ -172,10 +174,16 @@ class S3Server:
                                      int(body or 0)))
 
         fs.s3.meta.events.register("after-call.s3", on_call)
+        before = os.environ.get("PUFFIN_EXPLORER_ARROW_S3")
+        os.environ["PUFFIN_EXPLORER_ARROW_S3"] = "0"
         try:
             yield records
         finally:
             fs.s3.meta.events.unregister("after-call.s3", on_call)
+            if before is None:
+                os.environ.pop("PUFFIN_EXPLORER_ARROW_S3", None)
+            else:
+                os.environ["PUFFIN_EXPLORER_ARROW_S3"] = before
 
     def log_tail(self, lines: int = 40) -> str:
         """The end of the server log (for failure messages)."""

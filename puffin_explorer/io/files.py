@@ -6,8 +6,9 @@ import threading
 from typing import Any, Iterable, Mapping, Optional
 
 from ..errors import SourceError
+from .arrow_s3 import enabled as arrow_enabled
 from .errors import storage_error
-from .source import DEFAULT_WORKERS, ByteSource, filesystem, is_remote
+from .source import DEFAULT_WORKERS, ByteSource, _protocol, filesystem, is_remote
 
 
 def storage_options_from_pyiceberg(properties: Mapping[str, str]) -> dict[str, Any]:
@@ -79,6 +80,16 @@ class FileIO:
             self.bytes_read += nbytes
             self.read_count += requests
 
+    def _arrow(self, fs):
+        """Arrow's S3 client for these options when it can serve S3 reads (see :mod:`.arrow_s3`)."""
+        if _protocol(fs) not in ("s3", "s3a") or not arrow_enabled():
+            return None
+        if "arrow" not in self._fs_cache:
+            from .arrow_s3 import arrow_s3
+
+            self._fs_cache["arrow"] = arrow_s3(self.storage_options)
+        return self._fs_cache["arrow"]
+
     def read(self, location: str) -> bytes:
         """The whole file."""
         fs, path = self.fs(location)
@@ -86,8 +97,17 @@ class FileIO:
             self._in_flight += 1
             self.peak_in_flight = max(self.peak_in_flight, self._in_flight)
         try:
-            # s3fs asks for the size (a HEAD) before a whole-file GET unless told to read in one request
-            data = fs.cat_file(path, max_concurrency=1) if hasattr(fs, "max_concurrency") else fs.cat_file(path)
+            data = None
+            arrow = self._arrow(fs)
+            if arrow is not None:
+                try:
+                    with arrow.open_input_stream(path) as stream:
+                        data = stream.read()
+                except Exception:  # noqa: BLE001 - made again through fsspec, whose error the user then sees
+                    data = None
+            if data is None:
+                # s3fs asks for the size (a HEAD) before a whole-file GET unless told to read in one request
+                data = fs.cat_file(path, max_concurrency=1) if hasattr(fs, "max_concurrency") else fs.cat_file(path)
         except Exception as exc:  # noqa: BLE001 - every storage library raises its own types
             raise storage_error(exc, location) from exc
         finally:
@@ -103,7 +123,7 @@ class FileIO:
         if len(locs) < 2 or self.max_workers == 1 or not is_remote(self.fs(locs[0])[0]):
             return {loc: self.read(loc) for loc in locs}
         fs = self.fs(locs[0])[0]
-        if getattr(fs, "async_impl", False) and all(self.fs(loc)[0] is fs for loc in locs):
+        if getattr(fs, "async_impl", False) and self._arrow(fs) is None and all(self.fs(loc)[0] is fs for loc in locs):
             return self._read_many_async(fs, locs)
         from concurrent.futures import ThreadPoolExecutor
 

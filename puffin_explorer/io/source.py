@@ -10,6 +10,7 @@ from typing import Any, Callable, Iterable, Optional, Sequence, TypeVar, Union
 
 from ..errors import NotAFileError, SourceError
 from .errors import check_endpoint, storage_error
+from .arrow_s3 import enabled as arrow_enabled
 from .ranges import DEFAULT_GAP, coalesce, slice_from
 
 Location = Union[str, bytes, bytearray, memoryview, os.PathLike, "ByteSource"]
@@ -17,7 +18,7 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 #: Requests in flight at once for one source (object stores answer many small reads in parallel).
-DEFAULT_WORKERS = 16
+DEFAULT_WORKERS = 64
 _LOCAL_PROTOCOLS = {"file", "local", "memory"}
 
 
@@ -34,9 +35,12 @@ def filesystem(location: str, storage_options: Optional[dict[str, Any]] = None):
         raise storage_error(exc, location, "open") from exc
 
 
+def _protocol(fs) -> str:
+    return fs.protocol if isinstance(fs.protocol, str) else fs.protocol[0]
+
+
 def is_remote(fs) -> bool:
-    protocol = fs.protocol if isinstance(fs.protocol, str) else fs.protocol[0]
-    return protocol not in _LOCAL_PROTOCOLS
+    return _protocol(fs) not in _LOCAL_PROTOCOLS
 
 
 class ByteSource:
@@ -59,6 +63,7 @@ class ByteSource:
         self._parts: list[tuple[int, bytes]] = []
         self._fs = None
         self._path: Optional[str] = None
+        self._arrow = None  # an ArrowRangeReader when S3 reads can go through Arrow (see arrow_s3)
         self.remote = False
         #: After the first request, a read that misses the cache fetches at least this many bytes
         #: from its offset on and keeps them (0: exact reads only).  Suits many small ranges read
@@ -75,15 +80,21 @@ class ByteSource:
         self.remote = is_remote(self._fs)
         if size is not None:
             self.size = int(size)
-            return
-        try:
-            info = self._fs.info(self._path)
-        except Exception as exc:  # noqa: BLE001 - every storage library raises its own types
-            raise storage_error(exc, location, "open") from exc
-        if info.get("type") == "directory":
-            raise NotAFileError(f"{location} is a folder, not a file", location=location,
-                                hint="give the path of a file inside it", code="source.not-a-file")
-        self.size = int(info.get("size") or 0)
+        else:
+            try:
+                info = self._fs.info(self._path)
+            except Exception as exc:  # noqa: BLE001 - every storage library raises its own types
+                raise storage_error(exc, location, "open") from exc
+            if info.get("type") == "directory":
+                raise NotAFileError(f"{location} is a folder, not a file", location=location,
+                                    hint="give the path of a file inside it", code="source.not-a-file")
+            self.size = int(info.get("size") or 0)
+        if self.remote and _protocol(self._fs) in ("s3", "s3a"):
+            from .arrow_s3 import ArrowRangeReader, arrow_s3
+
+            arrow = arrow_s3(self.storage_options)
+            if arrow is not None:
+                self._arrow = ArrowRangeReader(arrow, self._path, self.size)
 
     @classmethod
     def of(cls, location: Location, storage_options: Optional[dict[str, Any]] = None) -> "ByteSource":
@@ -95,9 +106,15 @@ class ByteSource:
     # ------------------------------------------------------------------ reading
     def _fetch(self, offset: int, end: int) -> bytes:
         """One request for ``[offset, end)``; counted."""
+        chunk = None
         if self._data is not None:
             chunk = self._data[offset:end]
-        else:
+        elif self._arrow is not None and arrow_enabled():
+            try:
+                chunk = self._arrow.read(offset, end)
+            except Exception:  # noqa: BLE001 - made again through fsspec, whose error the user then sees
+                self._arrow = None
+        if chunk is None:
             try:
                 chunk = self._fs.cat_file(self._path, start=offset, end=end)
             except Exception as exc:  # noqa: BLE001
