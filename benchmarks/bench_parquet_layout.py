@@ -91,7 +91,7 @@ def compare_layouts(url: str, storage_options, size: int, repeat: int):
     print(f"\n{url}")
     print(f"{'what':<50}{'time s':>10}{'bytes read':>16}{'requests':>10}")
     print(f"{'read the whole file':<50}{t_whole:>10.3f}{whole_bytes:>16,}{'':>10}")
-    for label, t, p in (("layout: footer, indexes, page headers (16 threads)", t_layout, pl),
+    for label, t, p in ((f"layout: footer, indexes, page headers ({pl.max_workers} threads)", t_layout, pl),
                         ("layout: footer, indexes, page headers (1 thread)", t_seq, pl_seq),
                         ("layout: footer and page indexes only", t_footer, pl_footer)):
         print(f"{label:<50}{t:>10.3f}{p.bytes_read:>16,}{p.source.read_count:>10,}")

@@ -13,7 +13,7 @@ from typing import Callable, Optional, Union
 
 from .._repr import RichRepr
 from ..errors import InvalidFileError
-from ..io import ByteSource, Location
+from ..io import DEFAULT_WORKERS, ByteSource, Location
 from ..regions import Finding, FindingList, Region, Severity
 from .footer import FooterReader
 from .indexes import IndexReader, _stat_min_max
@@ -47,7 +47,7 @@ class ParquetLayout(FooterReader, IndexReader, PageWalker, RegionBuilder, RichRe
     def __init__(self, location: Location, storage_options: Optional[dict] = None,
                  strict: bool = False, *, pages: Union[bool, str] = "auto",
                  header_budget: int = 1000, max_pages: int = 1_000_000,
-                 max_workers: int = 16,
+                 max_workers: int = DEFAULT_WORKERS,
                  progress: Optional[Callable[[str, int, int], None]] = None) -> None:
         self.source = ByteSource.of(location, storage_options)
         self.location = self.source.location
