@@ -105,6 +105,7 @@ class FileIO:
                         data = stream.read()
                 except Exception:  # noqa: BLE001 - made again through fsspec, whose error the user then sees
                     data = None
+                    self._fs_cache["arrow"] = None  # e.g. a bucket in another region: fsspec from now on
             if data is None:
                 # s3fs asks for the size (a HEAD) before a whole-file GET unless told to read in one request
                 data = fs.cat_file(path, max_concurrency=1) if hasattr(fs, "max_concurrency") else fs.cat_file(path)
