@@ -125,3 +125,30 @@ def test_fast_path_declines_what_it_does_not_read(fixtures):
     for blob in (fixtures / "dv-blobs").glob("*.bin"):
         data = blob.read_bytes()
         assert np.array_equal(DeletionVector.from_bytes(data).positions(), _general_positions(data))
+
+
+@given(st.integers(0, 3), st.lists(st.integers(0, (1 << 20) - 1), min_size=1, max_size=3000),
+       st.sampled_from(["none", "crc", "magic", "length", "swap"]))
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_validating_many_dvs_together_finds_what_each_parse_finds(key, lows, damage):
+    """validate_many's one-pass checks agree with the full parse: same positions, findings and summary."""
+    from puffin_explorer.format.dv import validate_many
+
+    data = bytearray(DeletionVector.from_positions(np.array(lows, dtype=np.uint64) + np.uint64(key << 32)).to_bytes())
+    if damage == "crc":
+        data[-1] ^= 0x01
+    elif damage == "magic":
+        data[5] ^= 0x10
+    elif damage == "length":
+        data[3] ^= 0x02
+    elif damage == "swap" and len(set(lows)) > 1:
+        data[-6:-4], data[-8:-6] = data[-8:-6], data[-6:-4]  # the last two values of the last container
+    together = [DeletionVector.from_bytes(bytes(data)) for _ in range(3)]
+    validate_many(together)
+    alone = DeletionVector.from_bytes(bytes(data))
+    for dv in together:
+        assert [(f.code, f.offset) for f in dv.findings] == [(f.code, f.offset) for f in alone.findings]
+        assert dv.summary() == alone.summary() and dv.cardinality == alone.cardinality
+        assert np.array_equal(dv.positions(), alone.positions())
+    if damage == "none" and key == 0 and data[20:24] == (12346).to_bytes(4, "little"):
+        assert together[0]._fast_valid  # the common shape (array containers only) took the one-pass path

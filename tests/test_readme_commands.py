@@ -90,7 +90,7 @@ def test_every_command_is_classified():
     kinds = [kind(cmd, block) for _, cmd, block in commands()]
     assert [cmd for _, cmd, block in commands() if kind(cmd, block) == "setup"] == [
         "make demo    # creates .venv; builds ./demo-warehouse (three Iceberg tables, embedded Spark, Java 17);",
-        "make test    # creates .venv, installs test dependencies (and Debian's chromium), runs every test and both notebooks",
+        "make test    # creates .venv (and .venv-spark4 for Spark 4 / Spark Connect), installs test dependencies",
     ]
     assert kinds.count("local") >= 15 and kinds.count("s3") == 1 and kinds.count("spark") == 2
     assert kinds.count("venv") == 6

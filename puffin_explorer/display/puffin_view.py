@@ -60,7 +60,9 @@ def html_body(pf: Any, opts: Any) -> str:
                     ("created-by", H.esc(created) if created is not None else "—"),
                     ("footer", H.esc(_footer_text(pf))), ("status", H.badge(status, kind))])
     parts = [H.card("Puffin file", pf.location, body), findings_html(pf.findings, max_rows=opts.max_rows)]
-    root = pf.regions()
+    # each blob's own regions when there are few enough to list; else the blobs as whole regions
+    opened = len(pf.blobs) <= opts.max_rows
+    root = pf.regions(decode=opened)
     parts.append(strip_html(root))
     colours = _blob_colours(root)
     rows = blob_rows(pf, names)
@@ -81,8 +83,10 @@ def html_body(pf: Any, opts: Any) -> str:
                        ["pe-mono", "pe-wrap"], total=len(pf.properties), max_rows=opts.max_rows)
         parts.append(H.details("File properties", ptab, True, f" {len(pf.properties):,}"))
     if not opts.compact:
-        parts.append(H.details("Byte regions", render_region_tree_html(root, max_rows=2 * opts.max_rows), False,
-                               f" {sum(1 for _ in root.walk()) - 1:,}"))
+        note = "" if opened else (f'<div class="pe-note">{len(pf.blobs):,} blobs: each shown as one region '
+                                  "(pf.blobs[i].decode().regions() has a blob's fields)</div>")
+        parts.append(H.details("Byte regions", note + render_region_tree_html(root, max_rows=2 * opts.max_rows),
+                               False, f" {sum(1 for _ in root.walk()) - 1:,}"))
     return "".join(parts)
 
 

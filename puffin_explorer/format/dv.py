@@ -65,6 +65,7 @@ class DeletionVector(RichRepr):
         self._trailing: Optional[tuple[int, int]] = None
         self._positions: Optional[np.ndarray] = None
         self._bitmaps: dict[int, Any] = {}  # bucket index -> pyroaring BitMap that passed CRoaring's validation
+        self._fast_valid = False  # checked whole by validate_many: its structure is parsed only when asked for
 
     #: Attributes set by parsing, which runs the first time one of them is read (positions alone
     #: need no parse for the common one-bucket vector).
@@ -215,6 +216,8 @@ class DeletionVector(RichRepr):
     @property
     def cardinality(self) -> int:
         """Number of deleted positions, from the container headers (nothing materialized)."""
+        if self._fast_valid and "buckets" not in self.__dict__:
+            return len(self._positions)
         return sum(b.cardinality for b in self.buckets)
 
     def __len__(self) -> int:
@@ -322,6 +325,8 @@ class DeletionVector(RichRepr):
     @property
     def min_position(self) -> Optional[int]:
         """The smallest deleted position (decodes only the containers at the start), ``None`` when empty."""
+        if self._fast_valid and "buckets" not in self.__dict__:
+            return int(self._positions[0])
         for b in self.buckets:
             for i in range(b.bitmap.count):  # a malformed container can hold no values: try the next
                 vals = self._container_values(b, b.bitmap.container(i))
@@ -332,6 +337,8 @@ class DeletionVector(RichRepr):
     @property
     def max_position(self) -> Optional[int]:
         """The largest deleted position (decodes only the containers at the end), ``None`` when empty."""
+        if self._fast_valid and "buckets" not in self.__dict__:
+            return int(self._positions[-1])
         for b in reversed(self.buckets):
             for i in reversed(range(b.bitmap.count)):
                 vals = self._container_values(b, b.bitmap.container(i))
@@ -504,7 +511,7 @@ class DeletionVector(RichRepr):
     def summary(self) -> str:
         """One line: cardinality, range, CRC (computed once per vector)."""
         if getattr(self, "_summary", None) is None:
-            if not self.buckets and self.findings:
+            if not self._fast_valid and not self.buckets and self.findings:
                 self._summary = f"unreadable deletion vector ({self.findings[0].code})"
             else:
                 lo, hi = self.min_position, self.max_position
@@ -545,6 +552,51 @@ def _one_array_shape(data: bytes) -> Optional[tuple[int, int, int]]:
     if card > 4096 or start + 2 * card != n - 4:
         return None
     return start, card, (struct.unpack_from("<I", data, 16)[0] << 32) | (hkey << 16)
+
+
+def _array_only_positions(data: bytes) -> Optional[np.ndarray]:
+    """Positions of a one-bucket vector whose containers are all arrays (a DV of a data file of
+    up to 2^32 rows with scattered deletes), read with numpy; None unless every header, offset,
+    length and value agrees exactly (then the general reader decides)."""
+    n = len(data)
+    if n < 35 or data[8:16] != b"\x01\x00\x00\x00\x00\x00\x00\x00":
+        return None
+    (cookie,) = struct.unpack_from("<I", data, 20)
+    if cookie == SERIAL_COOKIE_NO_RUNCONTAINER:
+        (count,) = struct.unpack_from("<I", data, 24)
+        header, with_offsets = 28, True
+    elif cookie & 0xFFFF == SERIAL_COOKIE:
+        count = (cookie >> 16) + 1
+        flags = (count + 7) // 8
+        if any(data[24:24 + flags]):  # a run container
+            return None
+        header, with_offsets = 24 + flags, count >= 4
+    else:
+        return None
+    if count < 1 or header + (8 if with_offsets else 4) * count > n - 4:
+        return None
+    heads = np.frombuffer(data, "<u2", 2 * count, header).reshape(count, 2)
+    keys, cards = heads[:, 0], heads[:, 1].astype(np.int64) + 1
+    start = header + (8 if with_offsets else 4) * count
+    ends = np.cumsum(cards)
+    firsts = ends - cards
+    if (cards > 4096).any() or start + 2 * int(ends[-1]) != n - 4 or (count > 1 and not (keys[1:] > keys[:-1]).all()):
+        return None
+    if with_offsets:  # offsets are from the start of the 32-bit bitmap (byte 20 of the vector)
+        offsets = np.frombuffer(data, "<u4", count, header + 4 * count).astype(np.int64)
+        if not np.array_equal(offsets, start - 20 + 2 * firsts):
+            return None
+    low = np.frombuffer(data, "<u2", int(ends[-1]), start)
+    rising = low[1:] > low[:-1]
+    rising[firsts[1:] - 1] = True  # a container's first value has nothing before it in its container
+    if not rising.all():
+        return None
+    out = low.astype(np.uint64) | np.repeat(keys.astype(np.uint64) << np.uint64(16), cards)
+    bucket = struct.unpack_from("<I", data, 16)[0]
+    if bucket:
+        out |= np.uint64(bucket << 32)
+    out.flags.writeable = False
+    return out
 
 
 def decode_many(dvs: list["DeletionVector"]) -> None:
@@ -589,6 +641,37 @@ def decode_many(dvs: list["DeletionVector"]) -> None:
     for j, (i, a, b) in enumerate(zip(chosen, first.tolist(), ends.tolist())):
         if j not in bad:
             picked[i]._positions = out[a:b]
+
+
+def validate_many(dvs: list["DeletionVector"]) -> None:
+    """Check many small vectors together: those of the common shape (one bucket, one array
+    container) whose length prefix, magic, CRC, key and strictly increasing values are all right
+    get no findings and their positions without a per-vector parse (their structure is still
+    parsed, lazily, when regions or buckets are asked for).  Any other vector is left as it was:
+    its own parse finds what is wrong with it."""
+    decode_many(dvs)
+    for dv in dvs:
+        if dv is None or dv._fast_valid or "buckets" in dv.__dict__:
+            continue
+        data = dv._data
+        n = len(data)
+        if data[4:8] != DV_MAGIC:
+            continue
+        if dv._positions is None:
+            dv._positions = _array_only_positions(data)  # several array containers in one bucket
+            if dv._positions is None:
+                continue
+        (length, ) = struct.unpack_from(">I", data, 0)
+        (stored, ) = struct.unpack_from(">I", data, n - 4)
+        (key, ) = struct.unpack_from("<I", data, 16)
+        if length != n - 8 or key > JAVA_MAX_KEY:
+            continue
+        computed = zlib.crc32(memoryview(data)[4:n - 4]) & 0xFFFFFFFF
+        if computed != stored:
+            continue
+        dv.__dict__.update(findings=FindingList(), length_prefix=length, magic_ok=True, crc_stored=stored,
+                           crc_computed=computed, bucket_count=1)
+        dv._fast_valid = True
 
 
 #: The first 40 bytes of a deletion vector, as far as one bucket with one array container goes

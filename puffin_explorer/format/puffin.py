@@ -163,6 +163,8 @@ class PuffinFile(RichRepr):
         self._decoded: dict[int, Any] = {}
         self._decoded_ranges: dict[tuple, Any] = {}
         self._blob_findings: Optional[list[Finding]] = None
+        self._summaries: Optional[list[dict[str, Any]]] = None  # blob_summaries(), computed once
+        self._region_trees: dict[bool, Region] = {}  # regions(decode), built once each
         #: ``puffin``, or what the file is instead: ``bare-dv``, ``delta-dv-file`` (see ``format.container``).
         self.container = container.PUFFIN
         self._other: Any = None
@@ -493,6 +495,7 @@ class PuffinFile(RichRepr):
             span = max(b.end for b in readable) - start
             if span <= PREFETCH_LIMIT:  # one request for all blobs instead of one per blob
                 self.source.prefetch(start, span)
+        self._validate_dvs_together()
         for blob in self.blobs:
             if not blob.readable:
                 continue
@@ -510,6 +513,26 @@ class PuffinFile(RichRepr):
                 out.extend(dec.check(decoded, blob, anchor))
         return out
 
+    def _validate_dvs_together(self) -> None:
+        """Files of many small DVs: check the common shape of all of them in one pass (see
+        :func:`~puffin_explorer.format.dv.validate_many`) before the per-blob checks, which then
+        find them done."""
+        from .dv import BLOB_TYPE as DV_TYPE
+        from .dv import DeletionVector, validate_many
+
+        blobs = [b for b in self.blobs if b.readable and b.type == DV_TYPE and b.compression_codec is None]
+        if len(blobs) < 2:
+            return
+        dvs = []
+        for blob in blobs:
+            try:
+                decoded = self.decode_blob(blob, strict=False)
+            except PuffinError:
+                continue  # the per-blob loop reports it
+            if isinstance(decoded, DeletionVector):
+                dvs.append(decoded)
+        validate_many(dvs)
+
     @staticmethod
     def _raise_first(findings: list[Finding]) -> None:
         for f in findings:
@@ -518,7 +541,14 @@ class PuffinFile(RichRepr):
 
     # ------------------------------------------------------------------ regions
     def regions(self, decode: bool = True) -> Region:
-        """The file as a tree of byte regions; with ``decode`` blobs are opened to their fields."""
+        """The file as a tree of byte regions; with ``decode`` blobs are opened to their fields
+        (built once per file and kind: treat the tree as read-only)."""
+        tree = self._region_trees.get(decode)
+        if tree is None:
+            tree = self._region_trees[decode] = self._build_regions(decode)
+        return tree
+
+    def _build_regions(self, decode: bool) -> Region:
         size = self.size
         children: list[Region] = []
         if size >= 4:
@@ -602,6 +632,13 @@ class PuffinFile(RichRepr):
     def blob_summaries(self) -> list[dict[str, Any]]:
         """One dict per blob: its footer entry, decoded size and one-line decoded summary (blobs are
         decoded once; a blob that cannot be decoded says why in ``summary``)."""
+        if self._summaries is None:
+            self._summaries = self._blob_summaries()
+        return [dict(r, fields=list(r["fields"]), properties=dict(r["properties"])) for r in self._summaries]
+
+    def _blob_summaries(self) -> list[dict[str, Any]]:
+        if len(self.blobs) > 1:
+            self.findings  # noqa: B018 - validates many small DVs together first, which decodes them cheaply
         rows = []
         for b in self.blobs:
             decoded_size: Optional[int] = None
