@@ -296,5 +296,11 @@ def test_footer_entries_naming_the_same_bytes_share_one_decode():
     assert codes.count("blob.overlap") == 19_996 and set(codes) == {"blob.overlap"}
     assert big.source.bytes_read < 2 * big.size  # each blob's bytes read once
     dv = big.blobs[4_001].decode()
-    assert dv.metadata is big.blobs[4_001] and dv.cardinality == pf.blobs[1].decode().cardinality
-    assert big.blobs[1].decode() is not dv
+    # one decoded object per range: its positions, regions and summary are computed once for all entries
+    assert dv is big.blobs[1].decode() and dv.metadata is big.blobs[1]
+    assert dv.cardinality == pf.blobs[1].decode().cardinality
+    assert all(b.decode() is dv for b in big.blobs[1::4])
+    rows = big.blob_summaries(limit=300)
+    assert len(rows) == 300 and rows[1]["summary"] == rows[4_001 % 300]["summary"] == dv.summary()
+    hx = big.hex()  # 20,000 blob regions over four ranges: each range annotated once
+    assert hx.text().count("\n") < 400 and len(hx.to_html()) < 1_000_000

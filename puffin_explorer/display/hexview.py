@@ -17,7 +17,7 @@ from ..hexdump import MAX_SHOWN, ROW, align_down, plan_windows, read_windows
 from ..regions import Region, _short_value
 from . import html as H
 from . import text as T
-from .layout import EXPAND, region_css, segments, legend_html
+from .layout import EXPAND, colour_map, segments, legend_html
 
 #: Findings marked in one hex view (the rest are counted in a note; the findings table lists them all).
 MAX_MARKS = 64
@@ -32,31 +32,49 @@ class _Leaf:
     name: str
 
 
-def _leaves(root: Region, expand: Sequence[str]) -> list[_Leaf]:
-    """File-space regions without file-space children, sorted, each with its colour and hover text."""
-    colours = region_css(root, expand)
+def _leaves(root: Region, expand: Sequence[str], windows: Sequence[tuple[int, int]]) -> list[_Leaf]:
+    """File-space regions without file-space children that touch a shown window, sorted, each with its
+    colour and hover text.  Subtrees outside the windows are not visited, and a subtree that names
+    the same bytes as one already visited (thousands of footer entries for one blob) is drawn once:
+    the work follows what is shown, not how many regions the file claims."""
+    colours = colour_map(root, expand)
+    spans = sorted(windows)
+    starts = [a for a, _ in spans]
     out: list[_Leaf] = []
+    seen: set = set()
 
-    def visit(r: Region, path: tuple[str, ...]) -> None:
+    def touches(r: Region) -> bool:
+        i = bisect.bisect_right(starts, max(r.offset, r.end - 1)) - 1
+        while i >= 0:
+            a, b = spans[i]
+            if b <= r.offset:
+                return False
+            if a < r.end or (r.length <= 0 and a <= r.offset < b):
+                return True
+            i -= 1
+        return False
+
+    def visit(r: Region, path: tuple[str, ...], css: Optional[str]) -> None:
+        css = colours.get(id(r), css)
         kids = [c for c in r.children if c.space == "file"]
         here = path + (r.name,)
         if kids:
             for c in kids:
-                visit(c, here)
+                key = (c.offset, c.length, c.kind, c.name)
+                if key in seen or not touches(c):
+                    continue
+                seen.add(key)
+                visit(c, here, css)
             return
         if r.length <= 0:
             return
         value = "" if r.value is None else f" = {T.printable(_short_value(r.value))}"
         trail = " › ".join(T.cut(T.printable(p), 60) for p in here[1:]) or T.printable(r.name)
         title = f"{trail}{value}\n[{r.offset:,}, {r.end:,}) {r.length:,} bytes"
-        out.append(_Leaf(r.offset, r.end, colours.get(id(r), ""), title, T.printable(r.name)))
+        out.append(_Leaf(r.offset, r.end, css or "", title, T.printable(r.name)))
 
-    if root.children:
-        for c in root.children:
-            if c.space == "file":
-                visit(c, (root.name,))
-    else:
-        visit(root, ())
+    if root.children or touches(root):
+        visit(root, (), None)
     out.sort(key=lambda l: (l.start, -l.end))
     return out
 
@@ -79,7 +97,7 @@ class HexView(RichRepr):
         self.notes = list(planned.notes)
         self.windows = planned.windows
         self._data = planned.data
-        self._leaf_list = _leaves(root, self.expand)
+        self._leaf_list = _leaves(root, self.expand, self.windows)
         # findings in file space mark their bytes (at least one) in red, with the message on hover
         self._starts = [l.start for l in self._leaf_list]
         marks = []

@@ -15,9 +15,9 @@ def _props(props: dict) -> str:
     return "; ".join(f"{k}={v}" for k, v in props.items())
 
 
-def blob_rows(pf: Any, names: Optional[dict[int, str]] = None) -> list[dict[str, Any]]:
-    """:meth:`PuffinFile.blob_summaries` with fields and properties formatted as labels."""
-    rows = pf.blob_summaries()
+def blob_rows(pf: Any, names: Optional[dict[int, str]] = None, limit: Optional[int] = None) -> list[dict[str, Any]]:
+    """:meth:`PuffinFile.blob_summaries` (the first ``limit``) with fields and properties formatted as labels."""
+    rows = pf.blob_summaries(limit)
     for r in rows:
         r["fields"] = fields_label(r["fields"], names)
         r["properties"] = _props(r["properties"])
@@ -65,7 +65,7 @@ def html_body(pf: Any, opts: Any) -> str:
     root = pf.regions(decode=opened)
     parts.append(strip_html(root))
     colours = _blob_colours(root)
-    rows = blob_rows(pf, names)
+    rows = blob_rows(pf, names, opts.max_rows)  # the rows the table shows; its total counts them all
     cols = ["", "#", "type", "fields", "snapshot", "sequence", "offset", "length", "codec", "decoded",
             "properties", "summary"]
     table_rows = [[H.swatch(colours.get(r["index"], "")), r["index"], r["type"], r["fields"], r["snapshot-id"],
@@ -73,11 +73,11 @@ def html_body(pf: Any, opts: Any) -> str:
                    H.num(r["decoded size"]), r["properties"], r["summary"]] for r in rows]
     table = H.table(cols, table_rows, ["", "pe-num", "pe-mono pe-nowrap", "pe-mono", "pe-num", "pe-num", "pe-num", "pe-num",
                                        "", "pe-num", "pe-wrap pe-mono pe-props", "pe-text-col"],
-                    total=len(rows), more_hint="pf.blob_table() has all", raw_html_columns=(0,),
+                    total=len(pf.blobs), more_hint="pf.blob_table() has all", raw_html_columns=(0,),
                     max_rows=opts.max_rows)
     if not rows:
         table = '<div class="pe-note">no blobs</div>'
-    parts.append(H.details("Blobs", table, True, f" {len(rows):,}"))
+    parts.append(H.details("Blobs", table, True, f" {len(pf.blobs):,}"))
     if pf.properties:
         ptab = H.table(["property", "value"], [[k, v] for k, v in pf.properties.items()],
                        ["pe-mono", "pe-wrap"], total=len(pf.properties), max_rows=opts.max_rows)
@@ -102,14 +102,14 @@ def text(pf: Any, opts: Any) -> str:
     if ft:
         lines.append(ft)
     lines.append("layout " + strip_text(pf.regions(decode=False)))
-    rows = blob_rows(pf, names)
+    rows = blob_rows(pf, names, T.MAX_TEXT_ROWS)
     if rows:
         lines.append("blobs")
         lines.append(T.table(["#", "type", "fields", "offset", "length", "codec", "summary"],
                              [[r["index"], r["type"], r["fields"], "?" if r["offset"] is None else r["offset"],
                                "?" if r["length"] is None else r["length"], r["codec"], r["summary"]]
                               for r in rows],
-                             right=(0, 3, 4), total=len(rows)))
+                             right=(0, 3, 4), total=len(pf.blobs)))
     if pf.properties:
         lines.append("properties")
         lines += [f"  {T.printable(k)}: {T.cut(T.printable(v), 100)}" for k, v in list(pf.properties.items())[:50]]

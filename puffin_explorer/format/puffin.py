@@ -9,7 +9,6 @@ the first error instead.
 
 from __future__ import annotations
 
-import copy
 import json
 import re
 import struct
@@ -163,7 +162,8 @@ class PuffinFile(RichRepr):
         self._decoded: dict[int, Any] = {}
         self._decoded_ranges: dict[tuple, Any] = {}
         self._blob_findings: Optional[list[Finding]] = None
-        self._summaries: Optional[list[dict[str, Any]]] = None  # blob_summaries(), computed once
+        self._summaries: list[dict[str, Any]] = []  # blob_summaries() rows computed so far, in blob order
+        self._summary_by_range: dict[tuple, tuple[Optional[int], str]] = {}
         self._region_trees: dict[bool, Region] = {}  # regions(decode), built once each
         #: ``puffin``, or what the file is instead: ``bare-dv``, ``delta-dv-file`` (see ``format.container``).
         self.container = container.PUFFIN
@@ -433,15 +433,16 @@ class PuffinFile(RichRepr):
         decoded = self._decoded.get(blob.index)
         if decoded is None:
             # Footer entries that name the same bytes (thousands of them, in a damaged or hostile footer) share
-            # one decode: the work follows the bytes in the file, not the number of entries.
+            # one decoded object (its metadata is the first such entry's): the work follows the bytes in the
+            # file, not the number of entries.
             key = (blob.offset, blob.length, blob.compression_codec, blob.type)
             shared = self._decoded_ranges.get(key)
             if isinstance(shared, PuffinError):
                 raise shared
             if shared is not None:
-                decoded = copy.copy(shared)
-                if hasattr(decoded, "metadata"):
-                    decoded.metadata = blob
+                # the same object for every entry naming these bytes (invalid in itself, and reported as
+                # overlapping blobs): whatever it computes -- findings, positions, regions -- is computed once
+                decoded = shared
             else:
                 try:
                     data = self.read_blob(blob)
@@ -496,19 +497,25 @@ class PuffinFile(RichRepr):
             if span <= PREFETCH_LIMIT:  # one request for all blobs instead of one per blob
                 self.source.prefetch(start, span)
         self._validate_dvs_together()
+        reported: set = set()  # the bytes' own findings once per range, however many entries name it
         for blob in self.blobs:
             if not blob.readable:
                 continue
             dec = decoder_for(blob.type)
             if blob.compression_codec not in (None, *codecs.KNOWN_CODECS) or _opaque_and_large(blob):
                 continue
+            key = (blob.offset, blob.length, blob.compression_codec, blob.type)
             try:
                 decoded = self.decode_blob(blob, strict=False)
             except PuffinError as exc:
-                out.append(Finding(exc.code or "blob.decompress", Severity.ERROR, blob.offset,
-                                   f"blob {blob.index}: cannot be read: {exc}", length=blob.length))
+                if key not in reported:
+                    reported.add(key)
+                    out.append(Finding(exc.code or "blob.decompress", Severity.ERROR, blob.offset,
+                                       f"blob {blob.index}: cannot be read: {exc}", length=blob.length))
                 continue
-            out.extend(decoded.findings)
+            if key not in reported:
+                reported.add(key)
+                out.extend(decoded.findings)
             if dec.check is not None:
                 out.extend(dec.check(decoded, blob, anchor))
         return out
@@ -520,7 +527,11 @@ class PuffinFile(RichRepr):
         from .dv import BLOB_TYPE as DV_TYPE
         from .dv import DeletionVector, validate_many
 
-        blobs = [b for b in self.blobs if b.readable and b.type == DV_TYPE and b.compression_codec is None]
+        first: dict[tuple, BlobMetadata] = {}  # one entry per range: entries naming the same bytes share it
+        for b in self.blobs:
+            if b.readable and b.type == DV_TYPE and b.compression_codec is None:
+                first.setdefault((b.offset, b.length, b.compression_codec, b.type), b)
+        blobs = list(first.values())
         if len(blobs) < 2:
             return
         dvs = []
@@ -629,33 +640,37 @@ class PuffinFile(RichRepr):
                 "compression-codec", "properties"]
         return pd.DataFrame([b.to_dict() for b in self.blobs], columns=cols)
 
-    def blob_summaries(self) -> list[dict[str, Any]]:
-        """One dict per blob: its footer entry, decoded size and one-line decoded summary (blobs are
-        decoded once; a blob that cannot be decoded says why in ``summary``)."""
-        if self._summaries is None:
-            self._summaries = self._blob_summaries()
-        return [dict(r, fields=list(r["fields"]), properties=dict(r["properties"])) for r in self._summaries]
+    def blob_summaries(self, limit: Optional[int] = None) -> list[dict[str, Any]]:
+        """One dict per blob (the first ``limit`` blobs if given): its footer entry, decoded size and
+        one-line decoded summary (each range decoded once; a blob that cannot be decoded says why in
+        ``summary``)."""
+        wanted = len(self.blobs) if limit is None else max(0, min(int(limit), len(self.blobs)))
+        if len(self._summaries) < wanted:
+            if len(self.blobs) > 1:
+                self.findings  # noqa: B018 - validates many small DVs together first, which decodes them cheaply
+            for b in self.blobs[len(self._summaries):wanted]:
+                self._summaries.append(self._summary_row(b))
+        return [dict(r, fields=list(r["fields"]), properties=dict(r["properties"])) for r in self._summaries[:wanted]]
 
-    def _blob_summaries(self) -> list[dict[str, Any]]:
-        if len(self.blobs) > 1:
-            self.findings  # noqa: B018 - validates many small DVs together first, which decodes them cheaply
-        rows = []
-        for b in self.blobs:
-            decoded_size: Optional[int] = None
-            if not b.readable:
-                summary = "not readable (bad offset/length)"
-            else:
-                try:
-                    dec = b.decode()
-                    decoded_size = int(getattr(dec, "nbytes", _decoded_size(dec)))
-                    summary = dec.summary()
-                except PuffinError as exc:
-                    summary = f"unreadable: {exc}"
-            rows.append({"index": b.index, "type": b.type, "fields": list(b.fields or []),
-                         "snapshot-id": b.snapshot_id, "sequence-number": b.sequence_number, "offset": b.offset,
-                         "length": b.length, "codec": b.compression_codec or "none", "decoded size": decoded_size,
-                         "properties": dict(b.properties or {}), "summary": summary})
-        return rows
+    def _summary_row(self, b: BlobMetadata) -> dict[str, Any]:
+        decoded_size: Optional[int] = None
+        key = (b.offset, b.length, b.compression_codec, b.type)
+        if not b.readable:
+            summary = "not readable (bad offset/length)"
+        elif key in self._summary_by_range:  # entries naming the same bytes: one summary
+            decoded_size, summary = self._summary_by_range[key]
+        else:
+            try:
+                dec = b.decode()
+                decoded_size = int(getattr(dec, "nbytes", _decoded_size(dec)))
+                summary = dec.summary()
+            except PuffinError as exc:
+                summary = f"unreadable: {exc}"
+            self._summary_by_range[key] = (decoded_size, summary)
+        return {"index": b.index, "type": b.type, "fields": list(b.fields or []),
+                "snapshot-id": b.snapshot_id, "sequence-number": b.sequence_number, "offset": b.offset,
+                "length": b.length, "codec": b.compression_codec or "none", "decoded size": decoded_size,
+                "properties": dict(b.properties or {}), "summary": summary}
 
     def to_pandas(self, names: Optional[dict[int, str]] = None):
         """The blob table with each blob's decoded size and one-line summary (blobs are decoded);
@@ -674,15 +689,20 @@ class PuffinFile(RichRepr):
     def to_dict(self, decode: bool = False) -> dict[str, Any]:
         """A JSON-able summary: properties, blobs (with decoded summaries when ``decode``), findings."""
         blobs = []
+        by_range: dict[tuple, dict[str, Any]] = {}
         for b in self.blobs:
             d = b.to_dict()
             if decode and b.readable:
-                try:
-                    dec = b.decode()
-                    d["summary"] = dec.summary()
-                    d.update(_decoded_facts(dec))
-                except PuffinError as exc:
-                    d["summary"] = f"unreadable: {exc}"
+                key = (b.offset, b.length, b.compression_codec, b.type)
+                facts = by_range.get(key)
+                if facts is None:  # entries naming the same bytes share what their decode says
+                    try:
+                        dec = b.decode()
+                        facts = {"summary": dec.summary(), **_decoded_facts(dec)}
+                    except PuffinError as exc:
+                        facts = {"summary": f"unreadable: {exc}"}
+                    by_range[key] = facts
+                d.update(facts)
             blobs.append(d)
         out = {"location": self.location, "size": self.size, "properties": self.properties,
                "footer_size": self.footer_size,
