@@ -254,3 +254,19 @@ def test_s3_reads_go_through_arrow_when_the_options_allow(s3_server, s3_puffin):
             ByteSource(s3_puffin + ".nope", opts)
     finally:
         fs.s3.meta.events.unregister("after-call.s3", on_call)
+
+
+def test_a_source_opens_as_a_seekable_file_for_other_readers():
+    """pyarrow reads a Parquet file through ByteSource.open(): counted range reads, the same table."""
+    import pyarrow.parquet as pq
+
+    from conftest import RESOURCES
+
+    path = RESOURCES / "parquet-testing" / "alltypes_plain.parquet"
+    src = ByteSource(str(path))
+    with src.open() as fh:
+        assert fh.seekable() and fh.seek(0, 2) == path.stat().st_size
+        fh.seek(0)
+        table = pq.ParquetFile(fh).read()
+    assert table.equals(pq.read_table(path)) and table.num_rows == 8
+    assert 0 < src.bytes_read <= 2 * path.stat().st_size and src.read_count >= 2

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 
+import io
 import os
 import threading
 from typing import Any, Callable, Iterable, Optional, Sequence, TypeVar, Union
@@ -250,8 +251,49 @@ class ByteSource:
             self.bytes_read = 0
             self.read_count = 0
 
+    def open(self) -> "SourceFile":
+        """A read-only, seekable file object over this source (for readers that want one, such as
+        pyarrow's ``ParquetFile``); every read is a counted range read."""
+        return SourceFile(self)
+
     def __repr__(self) -> str:
         return f"ByteSource({self.location!r}, size={self.size}, bytes_read={self.bytes_read})"
+
+
+class SourceFile(io.RawIOBase):
+    """A seekable binary file over a :class:`ByteSource` (see :meth:`ByteSource.open`)."""
+
+    def __init__(self, source: ByteSource) -> None:
+        super().__init__()
+        self.source = source
+        self._pos = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def tell(self) -> int:
+        return self._pos
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        base = {io.SEEK_SET: 0, io.SEEK_CUR: self._pos, io.SEEK_END: self.source.size}[whence]
+        self._pos = max(0, base + offset)
+        return self._pos
+
+    def readinto(self, buffer) -> int:
+        data = self.source.read(self._pos, len(buffer))
+        buffer[:len(data)] = data
+        self._pos += len(data)
+        return len(data)
+
+    def read(self, size: int = -1) -> bytes:
+        if size is None or size < 0:
+            size = self.source.size - self._pos
+        data = self.source.read(self._pos, size)
+        self._pos += len(data)
+        return data
 
 
 def read_range(location: Location, offset: int, length: int,

@@ -234,18 +234,14 @@ def position_deletes(storage_options: Optional[dict] = None):
         import pyarrow as pa
         import pyarrow.parquet as pq
 
-        from ..errors import SourceError
+        from ..io import FileIO
         from .tables import fsspec_location
 
+        io = FileIO(storage_options)
         for row in _dv_rows(batches):
             location = fsspec_location(row.get("location") or row["file_path"])
-            try:
-                import fsspec
-
-                with fsspec.open(location, "rb", **(storage_options or {})) as fh:
-                    rows = pq.read_table(fh, columns=["file_path", "pos"])
-            except FileNotFoundError as exc:
-                raise SourceError(f"no such file: {location} (position-delete file {row['file_path']})") from exc
+            data = io.read(location)  # a missing file is a NotFoundError naming it
+            rows = pq.read_table(pa.BufferReader(data), columns=["file_path", "pos"])
             yield pa.RecordBatch.from_arrays([rows.column("file_path").combine_chunks().cast(pa.string()),
                                               rows.column("pos").combine_chunks().cast(pa.int64())],
                                              names=["data_file", "pos"])
@@ -263,10 +259,10 @@ def data_file_rows(location: str, positions: np.ndarray, schema, storage_options
     wanted = np.unique(np.asarray(positions, dtype=np.int64))
 
     def run(batches):
-        import fsspec
         import pyarrow as pa
         import pyarrow.parquet as pq
 
+        from ..io import ByteSource
         from .tables import fsspec_location
 
         started = False
@@ -274,7 +270,7 @@ def data_file_rows(location: str, positions: np.ndarray, schema, storage_options
             if started:
                 continue  # one task reads the file; the plan has a single row
             started = True
-            with fsspec.open(fsspec_location(location), "rb", **(storage_options or {})) as fh:
+            with ByteSource(fsspec_location(location), storage_options).open() as fh:
                 pf = pq.ParquetFile(fh)
                 first = 0
                 for i in range(pf.metadata.num_row_groups):

@@ -349,15 +349,15 @@ def _spark_parquet(spark, location: str):
 
 def _rows_through_arrow(spark, location: str, positions, storage_options: Optional[dict]):
     """The rows at ``positions`` of a Parquet file the session cannot open, read on an executor by this package."""
-    import fsspec
     import pyarrow as pa
     import pyarrow.parquet as pq
     from pyspark.sql.pandas.types import from_arrow_schema
 
+    from ..io import ByteSource
     from .planner import DELETE_FILES_SCHEMA
     from .tables import fsspec_location
 
-    with fsspec.open(fsspec_location(location), "rb", **(storage_options or {})) as fh:
+    with ByteSource(fsspec_location(location), storage_options).open() as fh:
         file_schema = pq.read_schema(fh)
     schema = pa.schema([pa.field("pos", pa.int64())] + list(file_schema))
     one = to_spark(spark, pa.table({"file_path": [location], "location": [location]}), DELETE_FILES_SCHEMA)
