@@ -464,8 +464,9 @@ class PuffinFile(RichRepr):
         """Every problem in the file: footer, leading magic, and each blob decoded and checked."""
         if self._blob_findings is None:
             self._blob_findings = self._validate_content()
-        return FindingList(sorted(self.footer_findings + self._blob_findings,
-                                  key=lambda f: (f.space != "file", f.offset if f.offset is not None else -1)))
+            self._sorted_findings = sorted(self.footer_findings + self._blob_findings,
+                                           key=lambda f: (f.space != "file", f.offset if f.offset is not None else -1))
+        return FindingList(self._sorted_findings)  # sorted once; each caller gets its own list
 
     @property
     def is_valid(self) -> bool:
