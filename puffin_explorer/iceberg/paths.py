@@ -7,6 +7,7 @@ bucket keeps the old ones, so every location read out of metadata goes through a
 
 from __future__ import annotations
 
+import functools
 import posixpath
 import re
 from typing import Iterable, Mapping, Optional
@@ -16,6 +17,7 @@ from ..io.files import FileIO
 _SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def normalize(location: str) -> str:
     """Canonical spelling of a location for prefix comparison.
 
