@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, Iterator, Optional, Sequence
+from typing import Any, Callable, Iterator, Optional, Sequence
 
 from ._repr import RichRepr
 
@@ -82,6 +82,14 @@ class Region(RichRepr):
     def end(self) -> int:
         return self.offset + self.length
 
+    def memo(self, key: Any, compute: Callable[[], Any]) -> Any:
+        """``compute()`` once per tree and ``key`` (what views derive from a whole tree: colours, strip
+        segments), kept on this region so a file's several views do not walk thousands of regions each."""
+        cache = self.__dict__.setdefault("_memo", {})
+        if key not in cache:
+            cache[key] = compute()
+        return cache[key]
+
     def walk(self, depth: int = 0) -> Iterator[tuple[int, "Region"]]:
         """Yield ``(depth, region)`` for this region and all descendants, pre-order."""
         yield depth, self
@@ -152,7 +160,11 @@ class FindingList(list, RichRepr):
 
 def top_regions(root: Region, expand: Sequence[str] = ("footer",)) -> list[Region]:
     """The root's file-space children, with children of ``expand`` kinds in their place (what the
-    layout strip draws and the hex view pages by)."""
+    layout strip draws and the hex view pages by).  Computed once per root."""
+    return root.memo(("top_regions", tuple(expand)), lambda: _top_regions(root, expand))
+
+
+def _top_regions(root: Region, expand: Sequence[str]) -> list[Region]:
     out = []
     for child in root.children:
         if child.space != "file":

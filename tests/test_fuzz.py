@@ -17,6 +17,7 @@ import pytest
 from puffin_explorer import DeletionVector, InvalidFileError, ParquetLayout, PuffinFile, PuffinWriter
 from puffin_explorer.errors import BlobDecodeError, PuffinError
 from puffin_explorer.format import codecs
+from puffin_explorer.format.puffin import json_depth
 
 from conftest import RESOURCES
 
@@ -111,6 +112,16 @@ def test_deep_footer_with_a_raised_recursion_limit_does_not_overflow_the_stack()
         return [f.code for f in PuffinFile(_footer_only('{"a":' * 200_000 + "1" + "}" * 200_000)).findings]
 
     assert _memory_limited(run, 1 << 30) == ["footer.json"]
+
+
+@pytest.mark.parametrize("text, depth", [
+    ('{"a": "' + "[" * 100 + '", "b": [[1]]}', 3),                # brackets inside a string do not count
+    ('{"a": "\\\\", "b": ' + "[" * 70 + "]" * 70 + "}", 71),   # an escaped backslash ends before the quote
+    ('{"a": "\\"[[[[", "b": ' + "[" * 70 + "]" * 70 + "}", 71),  # an escaped quote does not end the string
+    ('[' * 65 + ']' * 65, 65),
+])
+def test_footer_nesting_depth_skips_strings_and_escapes(text, depth):
+    assert json_depth(text) == depth
 
 
 def _memory_limited(fn, headroom: int) -> str:

@@ -57,7 +57,11 @@ def _in_file(region: Region) -> bool:
 
 
 def colour_map(root: Region, expand: Sequence[str] = EXPAND) -> dict[int, str]:
-    """``id(region) -> css class`` for every top-level region (the keys of the legend)."""
+    """``id(region) -> css class`` for every top-level region (the keys of the legend); once per tree."""
+    return root.memo(("colour_map", tuple(expand)), lambda: _colour_map(root, expand))
+
+
+def _colour_map(root: Region, expand: Sequence[str]) -> dict[int, str]:
     out: dict[int, str] = {}
     palette_i = 0
     for r in top_regions(root, expand):
@@ -69,7 +73,11 @@ def colour_map(root: Region, expand: Sequence[str] = EXPAND) -> dict[int, str]:
 
 
 def segments(root: Region, expand: Sequence[str] = EXPAND, max_segments: int = MAX_SEGMENTS) -> list[Segment]:
-    """The strip's segments; beyond ``max_segments`` runs of one kind are merged into groups."""
+    """The strip's segments; beyond ``max_segments`` runs of one kind are merged into groups (once per tree)."""
+    return root.memo(("segments", tuple(expand), max_segments), lambda: _segments(root, expand, max_segments))
+
+
+def _segments(root: Region, expand: Sequence[str], max_segments: int) -> list[Segment]:
     regions = top_regions(root, expand)
     colours = colour_map(root, expand)
     segs = [Segment(r.name, r.kind, r.offset, r.length, colours[id(r)], [r]) for r in regions]
@@ -153,7 +161,12 @@ def strip_text(root: Region, expand: Sequence[str] = EXPAND, width: int = 72) ->
 
 
 def region_css(root: Region, expand: Sequence[str] = EXPAND) -> dict[int, str]:
-    """``id(region) -> css class`` for every file-space region, inherited from its top-level ancestor."""
+    """``id(region) -> css class`` for every file-space region, inherited from its top-level ancestor
+    (once per tree)."""
+    return root.memo(("region_css", tuple(expand)), lambda: _region_css(root, expand))
+
+
+def _region_css(root: Region, expand: Sequence[str]) -> dict[int, str]:
     colours = colour_map(root, expand)
     out: dict[int, str] = {}
 

@@ -87,8 +87,8 @@ def findings_html(findings: Iterable[Finding], open_: bool = True, title: str = 
     items = sorted_findings(findings)
     if not items:
         return ""
-    rows = [[f'<span class="pe-{f.severity.value}">{H.esc(f.severity.value)}</span>', f.code,
-             _where(f.offset, f.space), H.num(f.length), f.message, f.hint] for f in items]
+    rows = ([f'<span class="pe-{f.severity.value}">{H.esc(f.severity.value)}</span>', f.code,
+             _where(f.offset, f.space), H.num(f.length), f.message, f.hint] for f in items[:max_rows])
     table = H.table(["severity", "code", "offset", "length", "message", "hint"], rows,
                     ["", "pe-mono", "pe-num", "pe-num", "pe-wrap", "pe-wrap pe-muted"], total=len(items),
                     more_hint="findings.to_pandas() has all", raw_html_columns=(0,), max_rows=max_rows)
@@ -115,6 +115,7 @@ def findings_text(findings: Iterable[Finding], title: str = "findings") -> str:
 
 def _count_text(items: list[Finding]) -> str:
     counts: dict[str, int] = {}
-    for f in items:
-        counts[f.severity.value] = counts.get(f.severity.value, 0) + 1
+    for sev in [f.severity for f in items]:
+        counts[sev] = counts.get(sev, 0) + 1
+    counts = {sev.value: n for sev, n in counts.items()}
     return ", ".join(f"{n} {sev}{'s' if n != 1 else ''}" for sev, n in counts.items())
