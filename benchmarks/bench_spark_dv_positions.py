@@ -1,9 +1,12 @@
 """dv_positions (our decode on executors) vs Iceberg's position_deletes metadata table.
 
-For tables with 100, 1,000 and 10,000 DVs (one per data file, built once by
+For tables with 10, 100, 1,000 and 10,000 DVs (one per data file, built once by
 ``generate_dv_table.ensure_dv_table``), on local[1] and local[2]:
 
-- ours:    ``pes.dv_positions(spark, table).count()``  (delete_files → read_dv per DV on executors)
+- ours:    ``pes.dv_positions(spark, table).count()``  planned from this package's metadata
+  reader; the planner decodes on the driver or on the executors (its choice is printed)
+- other:   the same with the choice the planner did not make (``mode=``), which is how
+  the planner's thresholds were picked
 - iceberg: ``spark.read.format("iceberg").load(table + "#position_deletes").count()``
 
 Both counts must agree.  Also timed with ``sum(pos)`` so that neither side can answer
@@ -40,6 +43,7 @@ def run(root: str, sizes: list[int], masters: list[str], repeat: int) -> list[di
     from pyspark.sql import functions as F
 
     from puffin_explorer import spark as pes
+    from puffin_explorer.spark.planner import plan_table
 
     results = []
     locations = {}
@@ -54,11 +58,19 @@ def run(root: str, sizes: list[int], masters: list[str], repeat: int) -> list[di
             if n not in locations:
                 locations[n] = ensure_dv_table(n, root)
             loc = locations[n]
+            plan = plan_table(loc).describe()
+            choice = plan["decode_on"]
+            other = "executors" if choice == "driver" else "driver"
+            print(f"{master:9} {n:>7,} DVs  plan: {plan['dv_bytes']:,} DV bytes, {plan['positions']:,} positions "
+                  f"-> decode on the {choice}", flush=True)
             ours_df = lambda: pes.dv_positions(spark, loc)  # noqa: E731
+            other_df = lambda: pes.dv_positions(spark, loc, mode=other)  # noqa: E731
             ice_df = lambda: spark.read.format("iceberg").load(loc + "#position_deletes")  # noqa: E731
             # warm-up: JIT, Python workers, metadata caches
             ours_df().count()
+            other_df().count()
             ice_df().count()
+            t_other, v_other = _time(lambda: other_df().count(), repeat)
             for what, agg in (("count", lambda df: df.count()),
                               ("sum(pos)", lambda df: df.agg(F.sum("pos")).first()[0])):
                 t_ours, v_ours = _time(lambda: agg(ours_df()), repeat)
@@ -66,10 +78,15 @@ def run(root: str, sizes: list[int], masters: list[str], repeat: int) -> list[di
                 if v_ours != v_ice:
                     raise AssertionError(f"{n} DVs, {what}: ours {v_ours} != iceberg {v_ice}")
                 row = {"master": master, "dvs": n, "measure": what, "ours_s": t_ours, "iceberg_s": t_ice,
-                       "ratio": t_ice / t_ours, "value": v_ours}
+                       "ratio": t_ice / t_ours, "value": v_ours, "decode_on": choice}
                 results.append(row)
-                print(f"{master:9} {n:>7,} DVs  {what:9} ours {t_ours:7.2f}s  iceberg {t_ice:7.2f}s  "
+                print(f"{master:9} {n:>7,} DVs  {what:9} ours ({choice}) {t_ours:7.2f}s  iceberg {t_ice:7.2f}s  "
                       f"iceberg/ours {t_ice / t_ours:5.2f}x  ({what} = {v_ours:,})", flush=True)
+            if v_other != results[-2]["value"]:
+                raise AssertionError(f"{n} DVs: {other} count {v_other} != {results[-2]['value']}")
+            results[-2]["other_s"] = t_other
+            print(f"{master:9} {n:>7,} DVs  count     on the {other} instead {t_other:7.2f}s  "
+                  f"(the planner's choice is {t_other / results[-2]['ours_s']:.2f}x faster)", flush=True)
     return results
 
 
@@ -80,6 +97,12 @@ def summarize(results: list[dict]) -> None:
     its Python worker), so on a 2-core machine local[2] cannot show a speed-up; on a
     cluster both sides scale with executor cores (one task per DV-file partition).
     """
+    slower = [r for r in results if r["ratio"] < 1]
+    print(f"\nratio iceberg/ours from {min(r['ratio'] for r in results):.2f}x to "
+          f"{max(r['ratio'] for r in results):.2f}x; "
+          + ("never slower than position_deletes" if not slower else
+             "slower than position_deletes at " + ", ".join(f"{r['master']} {r['dvs']:,} DVs {r['measure']}"
+                                                          for r in slower)))
     print("\nscaling (count, seconds per 1,000 DVs, from the two largest sizes):")
     for master in sorted({r["master"] for r in results}):
         for side in ("ours_s", "iceberg_s"):
@@ -103,7 +126,7 @@ def summarize(results: list[dict]) -> None:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--root", default="/tmp/pe-bench")
-    parser.add_argument("--sizes", default="100,1000,10000")
+    parser.add_argument("--sizes", default="10,100,1000,10000")
     parser.add_argument("--masters", default="local[1],local[2]")
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args(argv)

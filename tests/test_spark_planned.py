@@ -17,6 +17,7 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
+from _s3server import s3_server  # noqa: F401  (pytest fixture)
 from _spark import FIXTURE_ROOT, FIXTURE_WAREHOUSE, relocated_csv
 
 pytestmark = pytest.mark.spark
@@ -164,6 +165,45 @@ def test_puffin_inventory_of_the_warehouse_where_it_lies(any_spark):
         assert all(not r.findings and not r.file_findings for r in rows)
     every = pes.puffin_inventory(any_spark, _table(EVENTS_META), all_snapshots=True)
     assert sorted(r.cardinality for r in every.where("file_kind = 'deletes'").collect()) == [3093, 32785, 55878]
+
+
+@pytest.fixture(scope="module")
+def s3_shop(s3_server):
+    """``s3://<bucket>/spark-wh``: the reference warehouse uploaded byte for byte (paths inside still say
+    ``/data/warehouse``)."""
+    return s3_server.upload(FIXTURE_WAREHOUSE, "spark-wh")
+
+
+@pytest.mark.s3
+@pytest.mark.parametrize("mode", ["driver", "executors"])
+def test_the_warehouse_over_s3_is_planned_decoded_and_its_rows_read(any_spark, s3_server, s3_shop, mode):
+    """The same answers from the loopback S3 server: DVs read by range on the driver or in executors'
+    Python workers, and deleted rows read through this package's Parquet reader (the session has no S3A)."""
+    from puffin_explorer import Table
+    from puffin_explorer import spark as pes
+
+    options = s3_server.storage_options
+    for name, csv_name in (("orders", "orders_delete_files.csv"), ("events", "events_delete_files.csv")):
+        meta = (ORDERS_META if name == "orders" else EVENTS_META).relative_to(FIXTURE_WAREHOUSE).as_posix()
+        table = Table.from_metadata(f"{s3_shop}/{meta}", storage_options=options,
+                                    relocate={FIXTURE_ROOT: s3_shop})
+        expected = _csv(csv_name)
+        positions = pes.dv_positions(any_spark, table, mode=mode)
+        assert _counts(positions) == {e["referenced_data_file"]: e["record_count"] for e in expected}
+        assert pes.plan(any_spark, table, mode=mode)["decode_on"] == mode
+        facts = pes.dv_facts(any_spark, table, mode=mode).collect()
+        assert sorted((r.data_file, r.cardinality) for r in facts) == sorted(
+            (e["referenced_data_file"], e["record_count"]) for e in expected)
+        assert all(r.crc_ok for r in facts)
+    table = Table.from_metadata(f"{s3_shop}/{EVENTS_META.relative_to(FIXTURE_WAREHOUSE).as_posix()}",
+                                storage_options=options)  # the table's own root is mapped without relocate=
+    data_file = _csv("events_delete_files.csv")[0]["referenced_data_file"]
+    rows = pes.deleted_rows(any_spark, table, os.path.basename(data_file)).toPandas()
+    local = pq.read_table(FIXTURE_WAREHOUSE / os.path.relpath(data_file, FIXTURE_ROOT))
+    assert len(rows) == 55_878 and rows.pos.is_monotonic_increasing
+    expected_rows = local.take(rows.pos.to_numpy()).to_pandas()
+    for column in local.column_names:
+        assert rows[column].tolist() == expected_rows[column].tolist(), column
 
 
 def test_a_missing_puffin_file_is_one_clear_error(any_spark, tmp_path):

@@ -17,6 +17,10 @@ import numpy as np
 
 #: Output schemas, as Spark DDL, of the functions below.
 POSITIONS_SCHEMA = "data_file string, pos bigint"
+#: The same positions a list per DV (cut into lists of at most LIST_MAX): Spark explodes them far faster
+#: than it converts one Arrow row per position, and each data file's name crosses once.
+POSITION_LISTS_SCHEMA = "data_file string, positions array<bigint>"
+LIST_MAX = 1 << 20
 DV_FACTS_SCHEMA = ("data_file string, delete_file string, content_offset bigint, content_size_in_bytes bigint, "
                    "record_count bigint, cardinality bigint, min_pos bigint, max_pos bigint, runs bigint, "
                    "crc_ok boolean, findings array<string>")
@@ -45,6 +49,23 @@ def _position_batches(pending: list[tuple[str, np.ndarray]]):
         end = start + FLUSH_ROWS * 16
         yield pa.RecordBatch.from_arrays([names.take(pa.array(index[start:end])),
                                           pa.array(positions[start:end], pa.int64())], names=["data_file", "pos"])
+
+
+def _position_list_batches(pending: list[tuple[str, np.ndarray]]):
+    """One Arrow batch (data_file, positions) for [(data_file, positions), ...], lists cut at LIST_MAX."""
+    import pyarrow as pa
+
+    names, pieces = [], []
+    for name, pos in pending:
+        for start in range(0, len(pos), LIST_MAX):
+            names.append(name)
+            pieces.append(pos[start:start + LIST_MAX])
+    if not pieces:
+        return
+    offsets = np.zeros(len(pieces) + 1, dtype=np.int32)  # a batch is flushed at FLUSH_ROWS positions
+    np.cumsum([len(p) for p in pieces], out=offsets[1:])
+    lists = pa.ListArray.from_arrays(pa.array(offsets), pa.array(np.concatenate(pieces), pa.int64()))
+    yield pa.RecordBatch.from_arrays([pa.array(names, pa.string()), lists], names=["data_file", "positions"])
 
 
 def _dv_rows(batches: Iterable[Any]) -> Iterator[dict]:
@@ -106,8 +127,10 @@ def _read_dvs(rows: list[dict], storage_options: Optional[dict]) -> Iterator[tup
                 yield row, exc
 
 
-def decode_positions(storage_options: Optional[dict] = None):
-    """mapInArrow function: ``delete_files`` rows → (data_file, pos) for every deleted position."""
+def decode_positions(storage_options: Optional[dict] = None, as_lists: bool = False):
+    """mapInArrow function: ``delete_files`` rows → (data_file, pos) for every deleted position, or with
+    ``as_lists`` (data_file, positions) rows of :data:`POSITION_LISTS_SCHEMA`."""
+    flush = _position_list_batches if as_lists else _position_batches
 
     def run(batches):
         from ..errors import PuffinError, SourceError
@@ -128,9 +151,9 @@ def decode_positions(storage_options: Optional[dict] = None):
             pending.append((row["referenced_data_file"], positions))
             pending_rows += len(positions)
             if pending_rows >= FLUSH_ROWS:
-                yield from _position_batches(pending)
+                yield from flush(pending)
                 pending, pending_rows = [], 0
-        yield from _position_batches(pending)
+        yield from flush(pending)
 
     return run
 
@@ -308,6 +331,7 @@ def _arrow_schema(ddl: str):
 
     simple = {"string": pa.string(), "bigint": pa.int64(), "int": pa.int32(), "double": pa.float64(),
               "boolean": pa.bool_(), "array<string>": pa.list_(pa.string()), "array<int>": pa.list_(pa.int32()),
+              "array<bigint>": pa.list_(pa.int64()),
               "map<string,string>": pa.map_(pa.string(), pa.string())}
     fields = []
     for part in ddl.split(", "):

@@ -87,11 +87,15 @@ def dv_positions(spark, table: Any, storage_options: Optional[dict[str, Any]] = 
     ``data_files`` restricts it to some data files.  A damaged DV fails the job
     with its file, offset and the first error found.
     """
+    from pyspark.sql import functions as F
+
     with spark_errors():
         plan = plan_table(table, storage_options, relocate)
         if plan is not None:
-            return _decode_planned(spark, plan, plan.dvs(data_files), executors.decode_positions(plan.storage_options),
-                                   executors.POSITIONS_SCHEMA, mode)
+            lists = _decode_planned(spark, plan, plan.dvs(data_files),
+                                    executors.decode_positions(plan.storage_options, as_lists=True),
+                                    executors.POSITION_LISTS_SCHEMA, mode)
+            return lists.select("data_file", F.explode("positions").alias("pos"))
         dvs = _spread(spark, dv_metadata(spark, table, data_files))
         return dvs.mapInArrow(executors.decode_positions(storage_options), executors.POSITIONS_SCHEMA)
 
