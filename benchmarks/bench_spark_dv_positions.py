@@ -66,10 +66,10 @@ def run(root: str, sizes: list[int], masters: list[str], repeat: int) -> list[di
             ours_df = lambda: pes.dv_positions(spark, loc)  # noqa: E731
             other_df = lambda: pes.dv_positions(spark, loc, mode=other)  # noqa: E731
             ice_df = lambda: spark.read.format("iceberg").load(loc + "#position_deletes")  # noqa: E731
-            # warm-up: JIT, Python workers, metadata caches
-            ours_df().count()
-            other_df().count()
-            ice_df().count()
+            # warm-up of every query shape on every side: JIT, code generation, Python workers, metadata caches
+            for df in (ours_df(), other_df(), ice_df()):
+                df.count()
+                df.agg(F.sum("pos")).first()
             t_other, v_other = _time(lambda: other_df().count(), repeat)
             for what, agg in (("count", lambda df: df.count()),
                               ("sum(pos)", lambda df: df.agg(F.sum("pos")).first()[0])):

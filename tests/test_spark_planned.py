@@ -267,3 +267,55 @@ def test_check_compares_with_position_deletes_when_iceberg_reads_the_table(spark
 
     renamed = theirs.withColumn("data_file", F.regexp_replace("data_file", f"^{fixture_warehouse}", FIXTURE_ROOT))
     assert ours.subtract(renamed).count() == 0 and renamed.subtract(ours).count() == 0
+
+
+DELTA_LARGE = FIXTURE_WAREHOUSE.parent / "engines" / "delta" / "delta-spark-table-with-dv-large"
+
+
+@pytest.mark.parametrize("mode", ["driver", "executors"])
+def test_delta_tables_are_planned_like_iceberg_tables(any_spark, mode):
+    """A Delta table (a DeltaTable or its folder) through the same functions: DVs read by range from its
+    deletion_vector_*.bin files, counts checked against the log's cardinalities, rows read from the data files."""
+    from puffin_explorer import DeltaTable
+    from puffin_explorer import spark as pes
+
+    table = DeltaTable(str(DELTA_LARGE))
+    truth = {os.path.basename(loc): dv.positions().tolist() for loc, dv in table.deletion_vectors().items()}
+    assert sum(len(v) for v in truth.values()) == 11  # README: version 4, sum of DV cardinalities
+    for given in (table, str(DELTA_LARGE)):
+        positions = pes.dv_positions(any_spark, given, mode=mode)
+        got: dict = {}
+        for r in positions.collect():
+            got.setdefault(os.path.basename(r.data_file), []).append(r.pos)
+        assert {k: sorted(v) for k, v in got.items()} == truth
+    described = pes.plan(any_spark, table, mode=mode)
+    assert (described["dvs"], described["positions"], described["decode_on"]) == (len(truth), 11, mode)
+    report = pes.deletion_report(any_spark, table, mode=mode).toPandas()
+    assert (int(report.rows.sum()), int(report.live.sum()), len(report)) == (2004, 1993, 22)
+    result = pes.check(any_spark, table, mode=mode).toPandas()
+    assert len(result) == len(truth) and result.ok.all() and set(result.compared_with) == {"record_count"}
+    with pytest.raises(ValueError, match="Delta table"):
+        pes.check(any_spark, table, compare="position_deletes")
+    with pytest.raises(ValueError, match="not Puffin files"):
+        pes.puffin_inventory(any_spark, table)
+    name, deleted = next((k, v) for k, v in truth.items() if len(v) > 1)
+    rows = pes.deleted_rows(any_spark, table, name).toPandas()
+    values = pq.read_table(DELTA_LARGE / name).column("value").to_pylist()
+    assert rows.pos.tolist() == deleted and rows.value.tolist() == [values[p] for p in deleted]
+
+
+@pytest.mark.parametrize("storage", ["p", "i"])
+def test_delta_dvs_stored_by_path_or_inline(any_spark, tmp_path, storage):
+    from delta_tables import write_delta_table
+
+    from puffin_explorer import spark as pes
+
+    deletes = {0: [0, 5, 99], 2: list(range(10, 60))}
+    expected = write_delta_table(str(tmp_path / "t"), [100, 100, 100], deletes, storage=storage, dvs_per_file=2)
+    for mode in ("driver", "executors"):
+        got: dict = {}
+        for r in pes.dv_positions(any_spark, str(tmp_path / "t"), mode=mode).collect():
+            got.setdefault(os.path.basename(r.data_file), []).append(r.pos)
+        assert {k: sorted(v) for k, v in got.items()} == {os.path.basename(k): v for k, v in expected.items()}
+        facts = pes.dv_facts(any_spark, str(tmp_path / "t"), mode=mode).collect()
+        assert all(r.crc_ok and not r.findings for r in facts) and len(facts) == 2

@@ -32,7 +32,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("scan", choices=list(COMMANDS), metavar="SCAN",
                         help="one of: " + ", ".join(COMMANDS))
     parser.add_argument("table", help="catalog table name (wh.shop.orders; with --warehouse, shop.orders is enough) "
-                                      "or a table folder / metadata.json location")
+                                      "or a table folder / metadata.json location (Iceberg, or a Delta table folder)")
     parser.add_argument("--warehouse", help="folder of a Hadoop-catalog warehouse to register as --catalog")
     parser.add_argument("--catalog", default="wh", help="catalog name for --warehouse (default wh)")
     parser.add_argument("--master", default="local[*]", help="Spark master for an embedded session")

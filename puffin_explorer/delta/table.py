@@ -66,6 +66,10 @@ class DeltaTable(RichRepr):
             return self.mapper.map(normalize(raw))
         return join(self.location, raw)
 
+    def live_files(self) -> list[FileAction]:
+        """The live ``add`` actions at this version (path, numRecords, DV descriptor), sorted by path."""
+        return list(self._live())
+
     def _live(self) -> list[FileAction]:
         if self._files is None:
             self._files = sorted(self._state.files.values(), key=lambda f: f.path)

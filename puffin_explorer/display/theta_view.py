@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from ..regions import Region
 from . import html as H
 from . import text as T
 from .schema import fields_label

@@ -10,7 +10,6 @@ the first error instead.
 from __future__ import annotations
 
 import json
-import re
 import struct
 from dataclasses import dataclass, field
 from typing import Any, Optional

@@ -87,13 +87,18 @@ def _read_dvs(rows: list[dict], storage_options: Optional[dict]) -> Iterator[tup
     otherwise each DV is read by ``read_dv`` through the one open source.
     """
     from ..errors import PuffinError
-    from ..format.dv import DeletionVector
-    from ..format.puffin import read_dv
-    from ..io import ByteSource
+    from ..io import ByteSource, read_range
     from .tables import fsspec_location
 
     by_file: dict[str, list[dict]] = {}
     for row in rows:
+        inline = row.get("inline_dv")
+        if inline is not None:  # a Delta DV stored in the log: its framed bytes travel in the plan
+            try:
+                yield row, _decode_dv_bytes(bytes(inline), 0, row.get("referenced_data_file"), "inline DV")
+            except PuffinError as exc:
+                yield row, exc
+            continue
         by_file.setdefault(row.get("location") or row["file_path"], []).append(row)
     for path, group in by_file.items():
         group.sort(key=lambda r: r["content_offset"] or 0)
@@ -116,15 +121,23 @@ def _read_dvs(rows: list[dict], storage_options: Optional[dict]) -> Iterator[tup
                 if row["content_offset"] is None or row["content_size_in_bytes"] is None:
                     raise PuffinError("the delete_files row has no content_offset / content_size_in_bytes")
                 offset, length = int(row["content_offset"]), int(row["content_size_in_bytes"])
+                if offset < 0 or length < 0:
+                    raise PuffinError(f"invalid DV range: offset {offset}, length {length}", offset, "dv.range")
                 if span is not None and offset >= start and offset + length <= end:
-                    dv = DeletionVector.from_bytes(span[offset - start:offset - start + length], offset,
-                                                   referenced_data_file=row.get("referenced_data_file"))
+                    data = span[offset - start:offset - start + length]
                 else:
-                    dv = read_dv(source, offset=offset, length=length,
-                                 referenced_data_file=row.get("referenced_data_file"))
-                yield row, dv
+                    data = read_range(source, offset, length, what="the DV")
+                yield row, _decode_dv_bytes(data, offset, row.get("referenced_data_file"))
             except PuffinError as exc:
                 yield row, exc
+
+
+def _decode_dv_bytes(data: bytes, offset: int, referenced_data_file: Optional[str], space: str = "file"):
+    """A framed DV (length, magic, bitmap, CRC): Iceberg's and Delta's portable format, or Delta's older
+    native format (converted, with a finding)."""
+    from ..delta.descriptor import decode_dv
+
+    return decode_dv(data, offset, space=space, referenced_data_file=referenced_data_file)
 
 
 def decode_positions(storage_options: Optional[dict] = None, as_lists: bool = False):
@@ -332,7 +345,7 @@ def _arrow_schema(ddl: str):
     simple = {"string": pa.string(), "bigint": pa.int64(), "int": pa.int32(), "double": pa.float64(),
               "boolean": pa.bool_(), "array<string>": pa.list_(pa.string()), "array<int>": pa.list_(pa.int32()),
               "array<bigint>": pa.list_(pa.int64()),
-              "map<string,string>": pa.map_(pa.string(), pa.string())}
+              "map<string,string>": pa.map_(pa.string(), pa.string()), "binary": pa.binary()}
     fields = []
     for part in ddl.split(", "):
         name, typ = part.split(" ", 1)

@@ -21,14 +21,16 @@ from typing import Any, Iterable, Mapping, Optional
 
 #: Schemas (Spark DDL) of the plans sent to the executors.
 DV_PLAN_SCHEMA = ("file_path string, location string, referenced_data_file string, content_offset bigint, "
-                  "content_size_in_bytes bigint, record_count bigint")
+                  "content_size_in_bytes bigint, record_count bigint, inline_dv binary")
 FILES_PLAN_SCHEMA = "puffin_file string, location string, file_kind string, file_size bigint"
 DATA_FILES_SCHEMA = "data_file string, location string, rows bigint, data_file_size bigint"
 DELETE_FILES_SCHEMA = "file_path string, location string"
 
 #: The driver decodes when a plan is below all three limits (picked with
 #: benchmarks/bench_spark_dv_positions.py: below them a Spark stage with Python
-#: workers costs more than decoding here and handing Spark the result).
+#: workers costs more than decoding here and handing Spark the result; on 2 cores
+#: the driver wins 2.2-3.5x at 10 and 100 DVs and 1.1x at 1,000, the executors 1.7-2.5x
+#: at 10,000 DVs of 468 positions each).
 DRIVER_MAX_DVS = 2_000
 DRIVER_MAX_BYTES = 64 << 20
 DRIVER_MAX_POSITIONS = 2_000_000
@@ -112,7 +114,15 @@ class TablePlan:
             "content_offset": pa.array([e.get("content_offset") for e in rows], pa.int64()),
             "content_size_in_bytes": pa.array([e.get("content_size_in_bytes") for e in rows], pa.int64()),
             "record_count": pa.array([e.get("record_count") for e in rows], pa.int64()),
+            "inline_dv": pa.nulls(len(rows), pa.binary()),
         })
+
+    def deletions(self, data_file: str):
+        """Sorted deleted positions of one data file (as the metadata writes its path)."""
+        return self.table.deletions(data_file, self.snapshot_id)
+
+    #: Iceberg's own reader could compare with this plan (not a Delta table)
+    iceberg = True
 
     def data_files(self):
         """Arrow table (:data:`DATA_FILES_SCHEMA`): the live data files with their record counts and sizes."""
@@ -190,6 +200,66 @@ class TablePlan:
                 "decode_on": self.choose(dvs, mode)}
 
 
+class DeltaPlan(TablePlan):
+    """A Delta table's plan: the live DVs of its log (``u`` and ``p`` DV files read by range like Puffin
+    blobs, ``i`` inline DVs carried in the plan), its data files with ``numRecords``; no position-delete or
+    Puffin files.  ``data_file`` columns hold paths as the log writes them (relative to the table)."""
+
+    iceberg = False
+
+    def deletions(self, data_file: str):
+        return self.table.deletions(data_file)
+
+    def dvs(self, data_files: Optional[Iterable[str]] = None):
+        import pyarrow as pa
+
+        from ..delta.descriptor import frame
+
+        rows = []
+        wanted = set(data_files) if data_files is not None else None
+        for f in self.table.live_files():
+            d = f.dv
+            if d is None:
+                continue
+            if wanted is not None and f.path not in wanted and self.locate(f.path) not in wanted:
+                continue
+            if d.storage_type == "i":
+                try:
+                    inline = frame(d.inline_bytes())
+                except Exception as exc:  # an undecodable inline DV: an empty frame fails with its reason
+                    inline = str(exc).encode()[:0]
+                rows.append((f"inline DV of {f.path}", None, f.path, 0, len(inline), d.cardinality, inline))
+                continue
+            where = self.table.dv_location(d)
+            rows.append((where or d.path_or_inline_dv, executor_location(where) if where else None, f.path,
+                         d.read_offset, d.read_length, d.cardinality, None))
+        rows.sort(key=lambda r: (r[0], r[3]))
+        names = ["file_path", "location", "referenced_data_file", "content_offset", "content_size_in_bytes",
+                 "record_count", "inline_dv"]
+        types = [pa.string(), pa.string(), pa.string(), pa.int64(), pa.int64(), pa.int64(), pa.binary()]
+        return pa.table({n: pa.array([r[i] for r in rows], t) for i, (n, t) in enumerate(zip(names, types))})
+
+    def data_files(self):
+        import pyarrow as pa
+
+        live = self.table.live_files()
+        return pa.table({
+            "data_file": pa.array([f.path for f in live], pa.string()),
+            "location": pa.array([self.locate(f.path) for f in live], pa.string()),
+            "rows": pa.array([f.num_records for f in live], pa.int64()),
+            "data_file_size": pa.array([f.add.get("size") for f in live], pa.int64()),
+        })
+
+    def position_delete_files(self):
+        import pyarrow as pa
+
+        return pa.table({"file_path": pa.array([], pa.string()), "location": pa.array([], pa.string())})
+
+    def puffin_files(self, all_snapshots: bool = False):
+        raise ValueError(f"{self.table.name} is a Delta table: its DVs live in deletion_vector_*.bin files, not "
+                         "Puffin files (dv_facts lists them, DeltaTable.dv_file(...) shows one)")
+
+
 def small(dvs) -> bool:
     """True when decoding ``dvs`` on the driver beats a Spark stage (see the limits above)."""
     return (dvs.num_rows <= DRIVER_MAX_DVS and _total(dvs, "content_size_in_bytes") <= DRIVER_MAX_BYTES
@@ -205,15 +275,28 @@ def _total(table, column: str) -> int:
 
 def open_table(table: Any, storage_options: Optional[dict[str, Any]] = None,
                relocate: Optional[Mapping[str, str]] = None):
-    """A :class:`~puffin_explorer.Table` for ``table``, or None when ``table`` is a catalog name.
+    """A :class:`~puffin_explorer.Table` (or :class:`~puffin_explorer.DeltaTable`) for ``table``, or None when
+    ``table`` is a catalog name.
 
-    Accepts a Table, a pyiceberg table, a ``*.metadata.json`` location or a table folder.
+    Accepts a Table, a DeltaTable, a pyiceberg table, a ``*.metadata.json`` location or a table folder
+    (Iceberg, or Delta when it has only a ``_delta_log``).
     ``relocate`` adds prefixes to the table's own mapping; ``storage_options`` opens locations.
     """
     from ..iceberg.paths import PathMapper
     from ..iceberg.table import Table
     from .tables import is_location
 
+    from ..delta.table import DeltaTable
+
+    if isinstance(table, DeltaTable):
+        if relocate:  # a copy with more prefixes: the caller's table keeps its own
+            import copy
+
+            table = copy.copy(table)
+            table.mapper = PathMapper(table.mapper.prefixes)
+            for old, new in relocate.items():
+                table.mapper.add(old, new)
+        return table
     if isinstance(table, Table):
         if relocate:
             mapper = PathMapper(table.mapper.prefixes)
@@ -226,7 +309,7 @@ def open_table(table: Any, storage_options: Optional[dict[str, Any]] = None,
     if isinstance(table, os.PathLike):
         table = os.fspath(table)
     if not isinstance(table, str):
-        raise TypeError(f"a table is a Table, a pyiceberg table, a metadata location or a catalog name, "
+        raise TypeError(f"a table is a Table, a DeltaTable, a pyiceberg table, a metadata location or a catalog name, "
                         f"not {type(table).__name__}")
     if not is_location(table):
         if relocate:
@@ -236,17 +319,39 @@ def open_table(table: Any, storage_options: Optional[dict[str, Any]] = None,
     name = table.rstrip("/")
     if name.endswith((".metadata.json", ".metadata.json.gz")):
         return Table.from_metadata(name, storage_options=storage_options, relocate=relocate)
-    return Table.from_folder(name, storage_options=storage_options, relocate=relocate)
+    try:
+        return Table.from_folder(name, storage_options=storage_options, relocate=relocate)
+    except Exception:
+        # a folder with a Delta log (and no Iceberg metadata: a UniForm table opens as Iceberg)
+        if not _has_delta_log(name, storage_options):
+            raise
+    from ..delta.table import DeltaTable
+
+    return DeltaTable(name, storage_options=storage_options, relocate=relocate)
+
+
+def _has_delta_log(folder: str, storage_options: Optional[dict[str, Any]]) -> bool:
+    from ..iceberg.paths import TableIO, join
+
+    try:
+        return any(kind == "file" for _, kind, _ in TableIO(storage_options).listdir(join(folder, "_delta_log")))
+    except Exception:  # no such folder: the Iceberg error above is the one to show
+        return False
 
 
 def plan_table(table: Any, storage_options: Optional[dict[str, Any]] = None,
                relocate: Optional[Mapping[str, str]] = None, snapshot_id: Optional[int] = None
                ) -> Optional[TablePlan]:
-    """A :class:`TablePlan` for ``table`` (see :func:`open_table`), or None for a catalog name."""
+    """A :class:`TablePlan` for ``table`` (see :func:`open_table`; a :class:`DeltaPlan` for a Delta table),
+    or None for a catalog name."""
+    from ..delta.table import DeltaTable
+
     opened = open_table(table, storage_options, relocate)
     if opened is None:
         return None
     options = storage_options if storage_options is not None else (opened.io.storage_options or {})
+    if isinstance(opened, DeltaTable):
+        return DeltaPlan(opened, dict(options))
     return TablePlan(opened, dict(options), snapshot_id)
 
 

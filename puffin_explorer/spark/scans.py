@@ -219,7 +219,7 @@ def deletion_report(spark, table: Any, storage_options: Optional[dict[str, Any]]
 
 def _iceberg_reads(spark, plan: TablePlan) -> bool:
     """True when Iceberg in this session can read the planned table as it stands (not moved, runtime present)."""
-    if plan.relocated:
+    if plan.relocated or not plan.iceberg:
         return False
     try:
         return bool(spark.read.format("iceberg").load(plan.table.metadata_location + "#position_deletes").columns)
@@ -254,7 +254,10 @@ def check(spark, table: Any, storage_options: Optional[dict[str, Any]] = None, *
             target, opts = plan.table, plan.storage_options
             if compare == "auto":
                 compare = "position_deletes" if _iceberg_reads(spark, plan) else "record_count"
-            iceberg_name = plan.table.metadata_location
+            elif compare == "position_deletes" and not plan.iceberg:
+                raise ValueError(f"{plan.table.name} is a Delta table: Iceberg's position_deletes cannot read it "
+                                 "(compare='record_count' compares with the log's cardinality)")
+            iceberg_name = getattr(plan.table, "metadata_location", None)
         else:
             target, opts = table, storage_options
             compare = "position_deletes" if compare == "auto" else compare
@@ -326,7 +329,7 @@ def deleted_rows(spark, table: Any, data_file: str, storage_options: Optional[di
         import pyarrow as pa
 
         path, location = plan.resolve_data_file(data_file)
-        found = plan.table.deletions(path, plan.snapshot_id)
+        found = plan.deletions(path)
         rows = _spark_parquet(spark, location)
         if rows is None:
             return _rows_through_arrow(spark, location, found, plan.storage_options)
