@@ -632,15 +632,15 @@ class _LightCharts:
         return False
 
 
-def run_case(corpus: list[Base], kinds: dict[str, str], seed: int, index: int, strict: bool,
+def run_case(case: tuple[str, str, bytes], kinds: dict[str, str], seed: int, index: int, strict: bool,
              chart_every: int = 1) -> dict:
-    """Generate and run one case in this process; return its outcome record (no limits applied here).
+    """Run one generated case (``make_case``) in this process; return its outcome record (no limits here).
 
     Charts are drawn for one case in ``chart_every`` (all cases by default); the others bin the data only."""
     if chart_every > 1 and index % chart_every:
         with _LightCharts():
-            return run_case(corpus, kinds, seed, index, strict)
-    name, mutators, data = make_case(corpus, seed, index)
+            return run_case(case, kinds, seed, index, strict)
+    name, mutators, data = case
     run = Run(strict)
     rng = random.Random(f"paths:{seed}:{index}")
     record = {"case": index, "base": name, "mutators": mutators, "size": len(data), "outcome": "ok", "step": "",
@@ -678,11 +678,18 @@ def _worker(conn, corpus, kinds, seed, strict, time_limit, mem_limit, chart_ever
             return
         if index is None:
             return
-        t0, c0 = time.perf_counter(), time.process_time()
-        signal.setitimer(signal.ITIMER_PROF, time_limit)
         fatal = False
         try:
-            record = run_case(corpus, kinds, seed, index, strict, chart_every)
+            case = make_case(corpus, seed, index)
+        except Exception as exc:  # noqa: BLE001 - the generator itself failed
+            conn.send({"case": index, "outcome": "crash", "step": "harness", "detail": _describe(exc),
+                       "cpu": 0.0, "wall": 0.0, "retiring": False})
+            continue
+        # Only the user paths are timed: writing a 5 MB footer for a case is the generator's work, not the reader's.
+        t0, c0 = time.perf_counter(), time.process_time()
+        signal.setitimer(signal.ITIMER_PROF, time_limit)
+        try:
+            record = run_case(case, kinds, seed, index, strict, chart_every)
         except Stall:
             record = {"case": index, "outcome": "stall", "step": "", "detail": f"over {time_limit} s of CPU"}
         except MemoryError as exc:
