@@ -315,3 +315,22 @@ def test_footer_entries_naming_the_same_bytes_share_one_decode():
     assert len(rows) == 300 and rows[1]["summary"] == rows[4_001 % 300]["summary"] == dv.summary()
     hx = big.hex()  # 20,000 blob regions over four ranges: each range annotated once
     assert hx.text().count("\n") < 400 and len(hx.to_html()) < 1_000_000
+
+
+def test_a_megabyte_blob_type_is_cut_in_region_names_and_views():
+    """A 4,000,000-character blob type (a 16 KB file with an LZ4 footer) was escaped whole by the strip,
+    the legend and the hex view for each region named after it: seconds of HTML escaping, then a view
+    over the size cap."""
+    w = PuffinWriter()
+    w.add_dv([0, 2, 4], referenced_data_file="f.parquet")
+    pf0 = PuffinFile(w.to_bytes())
+    meta = json.loads(pf0.footer.text)
+    meta["blobs"][0]["type"] = "<b>&" * 1_000_000
+    pf = PuffinFile(fuzz.assemble(w.to_bytes()[:pf0.footer.offset], json.dumps(meta), compressed=True))
+    assert pf.footer.compressed and pf.size < 40_000
+    blob_region = next(r for r in pf.regions().children if r.kind == "blob")
+    assert blob_region.name == "blob 0: " + ("<b>&" * 20)[:77] + "..."
+    html = pf.to_html()
+    assert "&lt;b&gt;&amp;" in html and "<b>&" not in html  # escaped, and never the raw markup
+    assert html.count("&lt;b&gt;&amp;") < 2_000 and len(html) < 1_000_000
+    assert pf.hex().to_html().count("&lt;b&gt;&amp;") < 2_000

@@ -100,19 +100,25 @@ class HexView(RichRepr):
         self._leaf_list = _leaves(root, self.expand, self.windows)
         # findings in file space mark their bytes (at least one) in red, with the message on hover
         self._starts = [l.start for l in self._leaf_list]
+        # each byte is checked against every mark: one mark per range and code, at most MAX_MARKS
         marks = []
+        seen: set = set()
+        lo = min((wa for wa, _ in self.windows), default=0)
+        hi = max((wb for _, wb in self.windows), default=0)
         for f in findings or []:
             if getattr(f, "space", "file") != "file" or f.offset is None:
                 continue
             a = int(f.offset)
-            if any(a < wb and wa < a + MAX_SHOWN for wa, wb in self.windows):
-                m = (a, a + self._mark_length(f), f)
-                if any(m[0] < wb and wa < m[1] for wa, wb in self.windows):
-                    marks.append(m)
+            if a >= hi or a + MAX_SHOWN <= lo:
+                continue
+            m = (a, a + self._mark_length(f), f)
+            key = (m[0], m[1], f.code)
+            if key in seen:
+                continue
+            seen.add(key)
+            if any(a < wb and wa < min(m[1], a + MAX_SHOWN) for wa, wb in self.windows):
+                marks.append(m)
         marks.sort(key=lambda m: (m[0], m[1]))
-        # each byte is checked against every mark: one mark per range and code, at most MAX_MARKS
-        seen: set = set()
-        marks = [m for m in marks if (m[0], m[1], m[2].code) not in seen and not seen.add((m[0], m[1], m[2].code))]
         if len(marks) > MAX_MARKS:
             self.notes.append(f"{len(marks) - MAX_MARKS:,} more findings are not marked here (see the findings)")
             marks = marks[:MAX_MARKS]

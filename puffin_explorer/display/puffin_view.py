@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any, Optional
 
+from ..regions import Severity
 from . import html as H
 from . import text as T
 from .layout import colour_map, strip_html, strip_text, top_regions
@@ -35,9 +37,8 @@ def _blob_colours(root: Any) -> dict[int, str]:
 
 
 def _status(pf: Any) -> tuple[str, str]:
-    findings = pf.findings
-    errors = sum(1 for f in findings if f.severity.value == "error")
-    warnings = sum(1 for f in findings if f.severity.value == "warning")
+    by_severity = Counter(f.severity for f in pf.findings)
+    errors, warnings = by_severity[Severity.ERROR], by_severity[Severity.WARNING]
     if errors:
         return f"invalid: {errors} error{'s' * (errors != 1)}" + (f", {warnings} warning{'s' * (warnings != 1)}"
                                                                    if warnings else ""), "error"

@@ -476,9 +476,11 @@ class PuffinFile(RichRepr):
         """Every problem in the file: footer, leading magic, and each blob decoded and checked."""
         if self._blob_findings is None:
             self._blob_findings = self._validate_content()
-            self._sorted_findings = sorted(self.footer_findings + self._blob_findings,
-                                           key=lambda f: (f.space != "file", f.offset if f.offset is not None else -1))
-        return FindingList(self._sorted_findings)  # sorted once; each caller gets its own list
+            self._sorted_findings = FindingList(sorted(
+                self.footer_findings + self._blob_findings,
+                key=lambda f: (f.space != "file", f.offset if f.offset is not None else -1)))
+        # sorted once; each caller gets its own list, sharing what views derived from it
+        return self._sorted_findings.share_memo(FindingList(self._sorted_findings))
 
     @property
     def is_valid(self) -> bool:
@@ -618,7 +620,7 @@ class PuffinFile(RichRepr):
         return Region(self.location, "file", 0, size, children)
 
     def _blob_region(self, b: BlobMetadata, decode: bool) -> Region:
-        name = f"blob {b.index}: {b.type}"
+        name = f"blob {b.index}: {_label(b.type)}"
         region = Region(name, "blob", b.offset, b.length, value=b.index)
         if not decode or _opaque_and_large(b):
             return region
@@ -735,10 +737,11 @@ OPAQUE_READ_LIMIT = 1 << 20
 
 
 def _opaque_and_large(blob: BlobMetadata) -> bool:
+    if blob.compression_codec is not None or not isinstance(blob.length, int) or blob.length <= OPAQUE_READ_LIMIT:
+        return False
     from .raw import RawBlob
 
-    return (blob.compression_codec is None and blob.length is not None and blob.length > OPAQUE_READ_LIMIT
-            and decoder_for(blob.type).decode is RawBlob)
+    return decoder_for(blob.type).decode is RawBlob
 
 
 def _decoded_size(decoded: Any) -> int:
@@ -772,3 +775,9 @@ def read_dv(location: Location, offset: int, length: int, storage_options: Optio
         raise InvalidFileError(f"invalid DV range: offset {offset}, length {length}", offset, "dv.range")
     data = read_range(location, offset, length, storage_options, what="the DV")
     return DeletionVector.from_bytes(data, offset, strict=strict, referenced_data_file=referenced_data_file)
+
+
+def _label(value: Any, limit: int = 80) -> str:
+    """A footer string as part of a region name, cut to ``limit`` characters (a blob type can be megabytes)."""
+    text = str(value)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
