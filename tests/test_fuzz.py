@@ -334,3 +334,50 @@ def test_a_megabyte_blob_type_is_cut_in_region_names_and_views():
     assert "&lt;b&gt;&amp;" in html and "<b>&" not in html  # escaped, and never the raw markup
     assert html.count("&lt;b&gt;&amp;") < 2_000 and len(html) < 1_000_000
     assert pf.hex().to_html().count("&lt;b&gt;&amp;") < 2_000
+
+
+def test_theta_of_zero_is_a_finding_not_an_overflow():
+    """A sketch whose theta was zeroed made the estimate infinite and expected_ndv raised OverflowError in
+    findings (and so in every view of the file)."""
+    src = PuffinFile(RESOURCES / "stats-theta.puffin")
+    blob = src.blobs[1]
+    data = bytearray(blob.read())
+    assert data[0] == 3  # three preamble longs: theta is the long at byte 16
+    data[16:24] = bytes(8)
+    w = PuffinWriter()
+    w.add_blob(bytes(data), blob.type, blob.fields, blob.snapshot_id, blob.sequence_number,
+               properties={"ndv": "200947"})
+    pf = PuffinFile(w.to_bytes())
+    sk = pf.blobs[0].decode()
+    assert sk.num_retained == 4601 and sk.expected_ndv is None and sk.ndv_agrees is None
+    assert [(f.code, f.offset) for f in pf.findings] == [("theta.theta-range", pf.blobs[0].offset + 16)]
+    assert "4,601 hashes retained" in pf.findings[0].message
+    assert pf.to_text() and pf.to_html() and sk.to_text() and sk.to_html() and len(sk.to_pandas()) == 3
+
+
+def test_collector_pause_nests_and_restores():
+    """Bulk building pauses the cyclic collector (more than half the time of a 20,000-entry footer's views
+    went to collections rescanning live objects) and always restores it."""
+    import gc
+
+    from puffin_explorer._gc import gc_paused
+
+    assert gc.isenabled()
+    with gc_paused():
+        assert not gc.isenabled()
+        with gc_paused():
+            assert not gc.isenabled()
+        assert not gc.isenabled()  # the inner block does not re-enable it early
+    assert gc.isenabled()
+    with pytest.raises(ValueError), gc_paused():
+        raise ValueError
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with gc_paused():
+            pass
+        assert not gc.isenabled()  # a caller's own choice is kept
+    finally:
+        gc.enable()
+    pf = PuffinFile(RESOURCES / "multi-dv.puffin")
+    assert pf.to_html() and pf.findings is not None and gc.isenabled()

@@ -10,6 +10,7 @@ from __future__ import annotations
 import inspect
 from typing import Any, Callable, Optional
 
+from .._gc import gc_paused
 from .._repr import RichRepr
 from . import html as H
 from .hexview import HexView
@@ -88,6 +89,7 @@ def _resolve(obj: Any, opts: Optional[RenderOptions]):
     return obj, opts or RenderOptions(), spec
 
 
+@gc_paused()
 def render_text(obj: Any, opts: Optional[RenderOptions] = None) -> str:
     """The plain-text view (at most :data:`MAX_TEXT_CHARS` characters)."""
     obj, opts, spec = _resolve(obj, opts)
@@ -100,6 +102,7 @@ def _cap_text(text: str) -> str:
     return text
 
 
+@gc_paused()
 def render_html(obj: Any, opts: Optional[RenderOptions] = None, text: Optional[str] = None) -> str:
     """The HTML view: a self-contained fragment (stylesheet, text fallback, no script), size-capped.
 
@@ -123,6 +126,7 @@ def _utf8_len(text: str) -> int:
     return len(text.encode("utf-8", "surrogatepass"))
 
 
+@gc_paused()
 def mimebundle(obj: Any, opts: Optional[RenderOptions] = None) -> dict[str, str]:
     """``{"text/plain": ..., "text/html": ...}`` for ``_repr_mimebundle_`` (the text is rendered once)."""
     text = render_text(obj, opts)

@@ -12,6 +12,7 @@ use ``currentColor`` and the bars the CSS variable ``--pe-accent``.
 from __future__ import annotations
 
 import io
+import math
 import re
 from typing import Any, Optional
 
@@ -131,6 +132,10 @@ def theta_figure(sketch: Any, pyplot: bool = True, _themable: bool = False):
         ax = fig.add_subplot(1, 1, 1)
         accent = _ACCENT if _themable else "#3b6fb6"
         est = sketch.estimate
+        if not all(math.isfinite(v) for v in (est, sketch.lower_bound(3), sketch.upper_bound(3))):
+            ax.set_axis_off()  # a damaged theta: nothing to draw to scale (the findings say why)
+            ax.set_title(f"estimate {est} (theta {sketch.theta:g}): no bounds to draw", fontsize=8, loc="left")
+            return fig
         exact = sketch.upper_bound(3) - sketch.lower_bound(3) <= 0
         for k, lw in ((3, 3), (2, 6), (1, 10)):
             lo, hi = sketch.lower_bound(k), sketch.upper_bound(k)

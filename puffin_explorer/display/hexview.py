@@ -12,6 +12,7 @@ import bisect
 from dataclasses import dataclass
 from typing import Any, Iterator, Optional, Sequence
 
+from .._gc import gc_paused
 from .._repr import RichRepr
 from ..hexdump import MAX_SHOWN, ROW, align_down, plan_windows, read_windows
 from ..regions import Region, _short_value
@@ -86,6 +87,7 @@ class HexView(RichRepr):
     :data:`MAX_SHOWN`); without them big files are paged.
     """
 
+    @gc_paused()
     def __init__(self, source: Any, root: Region, offset: Optional[int] = None, length: Optional[int] = None,
                  expand: Sequence[str] = EXPAND, findings: Optional[Sequence[Any]] = None) -> None:
         self.source = source

@@ -81,6 +81,7 @@ _CODES = [
     ("theta.invalid", E, "datasketches cannot read the sketch", ""),
     ("theta.seed-hash", E, "the sketch was built with another seed",
      "Iceberg (and this reader) cannot use it"),
+    ("theta.theta-range", E, "theta is zero or below with hashes retained: the estimate is not finite", ""),
     ("theta.trailing-bytes", W, "bytes after a theta sketch's hash array", ""),
     ("theta.ndv-invalid", W, "the blob's ndv property is not a non-negative decimal integer", ""),
     ("theta.ndv-mismatch", W, "the ndv property is not the sketch's truncated estimate",

@@ -16,6 +16,7 @@ from typing import Any, Optional
 
 from ..errors import BlobDecodeError, InvalidFileError, PuffinError
 from ..io import ByteSource, Location, read_range
+from .._gc import gc_paused
 from .._repr import RichRepr, hex_view
 from ..regions import Finding, FindingList, Region, Severity, clip
 from . import codecs, container
@@ -283,6 +284,7 @@ class PuffinFile(RichRepr):
         """The DeltaDVFile when the file is a Delta DV file (``container == "delta-dv-file"``), else None."""
         return self._other if self.container == container.DELTA_DV_FILE else None
 
+    @gc_paused()
     def _parse_payload(self, footer: Footer) -> None:
         data = footer.payload
         at = footer.payload_offset
@@ -494,6 +496,7 @@ class PuffinFile(RichRepr):
             self._raise_first(found)
         return found
 
+    @gc_paused()
     def _validate_content(self) -> list[Finding]:
         out: list[Finding] = []
         if self._other is not None:
@@ -574,6 +577,7 @@ class PuffinFile(RichRepr):
             tree = self._region_trees[decode] = self._build_regions(decode)
         return tree
 
+    @gc_paused()
     def _build_regions(self, decode: bool) -> Region:
         size = self.size
         children: list[Region] = []
@@ -655,6 +659,7 @@ class PuffinFile(RichRepr):
                 "compression-codec", "properties"]
         return pd.DataFrame([b.to_dict() for b in self.blobs], columns=cols)
 
+    @gc_paused()
     def blob_summaries(self, limit: Optional[int] = None) -> list[dict[str, Any]]:
         """One dict per blob (the first ``limit`` blobs if given): its footer entry, decoded size and
         one-line decoded summary (each range decoded once; a blob that cannot be decoded says why in
@@ -701,6 +706,7 @@ class PuffinFile(RichRepr):
                 "decoded size", "properties", "summary"]
         return pd.DataFrame(rows, columns=cols)
 
+    @gc_paused()
     def to_dict(self, decode: bool = False) -> dict[str, Any]:
         """A JSON-able summary: properties, blobs (with decoded summaries when ``decode``), findings."""
         blobs = []

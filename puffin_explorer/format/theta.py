@@ -130,6 +130,12 @@ class ThetaSketch(RichRepr):
             self.sketch = datasketches.compact_theta_sketch.deserialize(d)
         except Exception as exc:  # noqa: BLE001 - the library raises plain RuntimeError/ValueError
             self._add("theta.invalid", Severity.ERROR, 0, f"datasketches cannot read this sketch: {exc}")
+            return
+        if not math.isfinite(self.sketch.get_estimate()):
+            self._add("theta.theta-range", Severity.ERROR, 16 if pre_longs >= 3 else 0,
+                      f"theta is {self.sketch.theta:g} with {count:,} hashes retained: "
+                      "the estimate is not a finite number",
+                      "a compact sketch's theta is above zero; the preamble is damaged")
 
     # ------------------------------------------------------------------ values
     def _need(self):
@@ -182,15 +188,17 @@ class ThetaSketch(RichRepr):
         return ndv_value(self.ndv_property)
 
     @property
-    def expected_ndv(self) -> int:
-        """What Iceberg writes as ``ndv`` for this sketch: the estimate, truncated."""
-        return int(math.floor(self.estimate))
+    def expected_ndv(self) -> Optional[int]:
+        """What Iceberg writes as ``ndv`` for this sketch: the estimate, truncated (``None`` when the
+        estimate is not finite: a damaged theta)."""
+        estimate = self.estimate
+        return int(math.floor(estimate)) if math.isfinite(estimate) else None
 
     @property
     def ndv_agrees(self) -> Optional[bool]:
         """Whether the ``ndv`` property is the truncated estimate; ``None`` when there is nothing to compare."""
         ndv = self.ndv_number
-        if ndv is None or self.sketch is None:
+        if ndv is None or self.sketch is None or self.expected_ndv is None:
             return None
         return ndv == self.expected_ndv
 
@@ -257,7 +265,7 @@ def check_metadata(sk: ThetaSketch, blob: "BlobMetadata", anchor: int) -> list[F
         shown = repr(ndv) if len(repr(ndv)) <= 80 else repr(ndv)[:77] + "..."
         out.append(Finding("theta.ndv-invalid", Severity.WARNING, anchor,
                            f"blob {blob.index}: ndv property {shown} is not a non-negative decimal integer"))
-    elif value != sk.expected_ndv:
+    elif sk.expected_ndv is not None and value != sk.expected_ndv:
         out.append(Finding("theta.ndv-mismatch", Severity.WARNING, anchor,
                            f"blob {blob.index}: ndv property says {value:,}, the sketch estimates "
                            f"{sk.estimate:,.2f} (Iceberg would write {sk.expected_ndv:,})",
