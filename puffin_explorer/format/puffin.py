@@ -651,6 +651,7 @@ class PuffinFile(RichRepr):
         """Total footer bytes (magic + payload + 12), as Iceberg's table metadata records it."""
         return self.footer.size if self.footer else None
 
+    @gc_paused()
     def blob_table(self):
         """The blobs as a DataFrame (footer entries, nothing read)."""
         import pandas as pd
@@ -692,6 +693,7 @@ class PuffinFile(RichRepr):
                 "length": b.length, "codec": b.compression_codec or "none", "decoded size": decoded_size,
                 "properties": dict(b.properties or {}), "summary": summary}
 
+    @gc_paused()
     def to_pandas(self, names: Optional[dict[int, str]] = None):
         """The blob table with each blob's decoded size and one-line summary (blobs are decoded);
         ``names`` (field id -> column name) labels the fields."""

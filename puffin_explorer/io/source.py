@@ -310,9 +310,13 @@ def read_range(location: Location, offset: int, length: int,
         src = ByteSource(location)
     else:
         src = ByteSource(location, storage_options, size=offset + length)
-    data = src.read(offset, length)
-    if len(data) != length:
-        raise SourceError(f"{src.location} ends before {what or f'byte {offset + length:,}'} "
-                          f"(asked for [{offset:,}, {offset + length:,}), got {len(data):,} bytes)", offset,
-                          location=src.location, code="source.short-read")
-    return data
+    if src._data is not None and offset + length > src.size:
+        got = max(0, src.size - max(offset, 0))  # bytes in memory: known short without copying them
+    else:
+        data = src.read(offset, length)
+        if len(data) == length:
+            return data
+        got = len(data)
+    raise SourceError(f"{src.location} ends before {what or f'byte {offset + length:,}'} "
+                      f"(asked for [{offset:,}, {offset + length:,}), got {got:,} bytes)", offset,
+                      location=src.location, code="source.short-read")
