@@ -18,7 +18,7 @@ from ..errors import BlobDecodeError, InvalidFileError, PuffinError
 from ..io import ByteSource, Location, read_range
 from .._gc import gc_paused
 from .._repr import RichRepr, hex_view
-from ..regions import Finding, FindingList, Region, Severity, clip
+from ..regions import Finding, FindingList, Region, Severity, _short_value, clip
 from . import codecs, container
 from .registry import decoder_for
 
@@ -624,7 +624,7 @@ class PuffinFile(RichRepr):
         return Region(self.location, "file", 0, size, children)
 
     def _blob_region(self, b: BlobMetadata, decode: bool) -> Region:
-        name = f"blob {b.index}: {_label(b.type)}"
+        name = f"blob {b.index}: {_short_value(b.type)}"
         region = Region(name, "blob", b.offset, b.length, value=b.index)
         if not decode or _opaque_and_large(b):
             return region
@@ -783,9 +783,3 @@ def read_dv(location: Location, offset: int, length: int, storage_options: Optio
         raise InvalidFileError(f"invalid DV range: offset {offset}, length {length}", offset, "dv.range")
     data = read_range(location, offset, length, storage_options, what="the DV")
     return DeletionVector.from_bytes(data, offset, strict=strict, referenced_data_file=referenced_data_file)
-
-
-def _label(value: Any, limit: int = 80) -> str:
-    """A footer string as part of a region name, cut to ``limit`` characters (a blob type can be megabytes)."""
-    text = str(value)
-    return text if len(text) <= limit else text[:limit - 3] + "..."
