@@ -151,22 +151,6 @@ class FindingList(list, RichRepr):
     def errors(self) -> "FindingList":
         return FindingList(f for f in self if f.severity is Severity.ERROR)
 
-    def memo(self, key: Any, compute: Callable[[], Any]) -> Any:
-        """``compute()`` once per key while the list holds the same findings (views sort and count a
-        file's findings several times; a footer of 20,000 entries has 60,000 of them).  Copies handed
-        out by one file share this cache."""
-        cache = self.__dict__.setdefault("_memo", {})
-        stamp = (len(self), id(self[0]) if self else 0, id(self[-1]) if self else 0)
-        hit = cache.get(key)
-        if hit is None or hit[0] != stamp:
-            hit = cache[key] = (stamp, compute())
-        return hit[1]
-
-    def share_memo(self, other: "FindingList") -> "FindingList":
-        """``other`` with this list's cache (``other`` holds the same findings)."""
-        other.__dict__["_memo"] = self.__dict__.setdefault("_memo", {})
-        return other
-
     def __repr__(self) -> str:
         """The readable text form: one line per finding (severity, code, offset, message)."""
         return self.to_text()

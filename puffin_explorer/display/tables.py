@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Iterable, Optional, Sequence
 
-from ..regions import Finding, FindingList, Region, Severity, _short_value
+from ..regions import Finding, Region, Severity, _short_value
 from . import html as H
 from . import text as T
 from .layout import EXPAND, region_css
@@ -77,13 +77,6 @@ def region_tree_text(root: Region, max_rows: int = 80) -> str:
 
 
 def sorted_findings(findings: Iterable[Finding]) -> list[Finding]:
-    """Errors first, then by offset (sorted once per :class:`FindingList`)."""
-    if isinstance(findings, FindingList):
-        return findings.memo("sorted", lambda: _sorted_findings(findings))
-    return _sorted_findings(findings)
-
-
-def _sorted_findings(findings: Iterable[Finding]) -> list[Finding]:
     return sorted(findings, key=lambda f: (_SEV_ORDER.get(f.severity, 3), f.space != "file",
                                            -1 if f.offset is None else f.offset))
 

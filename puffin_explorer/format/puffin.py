@@ -478,11 +478,9 @@ class PuffinFile(RichRepr):
         """Every problem in the file: footer, leading magic, and each blob decoded and checked."""
         if self._blob_findings is None:
             self._blob_findings = self._validate_content()
-            self._sorted_findings = FindingList(sorted(
-                self.footer_findings + self._blob_findings,
-                key=lambda f: (f.space != "file", f.offset if f.offset is not None else -1)))
-        # sorted once; each caller gets its own list, sharing what views derived from it
-        return self._sorted_findings.share_memo(FindingList(self._sorted_findings))
+            self._sorted_findings = sorted(self.footer_findings + self._blob_findings,
+                                           key=lambda f: (f.space != "file", f.offset if f.offset is not None else -1))
+        return FindingList(self._sorted_findings)  # sorted once; each caller gets its own list
 
     @property
     def is_valid(self) -> bool:
