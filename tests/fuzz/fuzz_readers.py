@@ -526,7 +526,7 @@ def run_puffin(data: bytes, run: Run, rng: random.Random) -> None:
     run.step("blob_table", pf.blob_table)
     run.step("to_pandas", pf.to_pandas)
     run.step("to_dict", lambda: json.dumps(pf.to_dict(decode=True), default=str))
-    viewed = 0
+    viewed = framed = 0
     exercised: set = set()  # footer entries naming the same bytes share one decoded object: query it once
     for blob in pf.blobs:
         dec = run.step(f"blob[{blob.index}].decode", blob.decode, may_raise=True)
@@ -538,7 +538,8 @@ def run_puffin(data: bytes, run: Run, rng: random.Random) -> None:
         run.step("summary", dec.summary)
         run.step("regions", dec.regions)
         if isinstance(dec, DeletionVector):
-            dv_paths(run, dec, np, frames=len(exercised) <= MAX_DV_FRAMES)
+            framed += 1
+            dv_paths(run, dec, np, frames=framed <= MAX_DV_FRAMES)
         elif isinstance(dec, ThetaSketch):
             for attr in ("estimate", "theta", "num_retained", "is_empty", "ndv_property", "expected_ndv",
                          "ndv_agrees"):
