@@ -73,7 +73,7 @@ class Region(RichRepr):
     kind: str
     offset: int
     length: int
-    children: list["Region"] = field(default_factory=list)
+    children: Sequence["Region"] = ()  # a list when the region has children; the shared empty tuple when not
     value: Any = None
     finding: Optional[Finding] = None
     space: str = "file"
@@ -156,6 +156,41 @@ class FindingList(list, RichRepr):
         return self.to_text()
 
     __str__ = __repr__
+
+
+#: Findings of one code listed per file; the rest are counted in one ``findings.capped`` finding.
+MAX_FINDINGS_PER_CODE = 1000
+
+
+def cap_per_code(findings: list[Finding], limit: int = MAX_FINDINGS_PER_CODE) -> list[Finding]:
+    """The first ``limit`` findings of each code (in the given order), and for each code with more,
+    one ``findings.capped`` finding (info) at the first one left out, that counts them.
+
+    A damaged or hostile footer can name the same problem tens of thousands of times; listing each
+    would make every view, export and sort scale with a count written in the file."""
+    counts: dict[str, int] = {}
+    for f in findings:
+        counts[f.code] = counts.get(f.code, 0) + 1
+    if not counts or max(counts.values()) <= limit:
+        return findings
+    out: list[Finding] = []
+    listed: dict[str, int] = {}
+    first_left: dict[str, Finding] = {}
+    for f in findings:
+        n = listed.get(f.code, 0)
+        if n < limit:
+            listed[f.code] = n + 1
+            out.append(f)
+        elif f.code not in first_left:
+            first_left[f.code] = f
+    for code, f in first_left.items():
+        where = "" if f.offset is None else f" from byte {f.offset:,} on"
+        out.append(Finding("findings.capped", Severity.INFO, f.offset,
+                           f"{counts[code] - limit:,} more {code} findings{where} are not listed "
+                           f"({counts[code]:,} in all; a file lists at most {limit:,} of one code)",
+                           "the same problem repeated this often usually means a damaged or hostile footer",
+                           space=f.space))
+    return out
 
 
 def top_regions(root: Region, expand: Sequence[str] = ("footer",)) -> list[Region]:

@@ -18,6 +18,7 @@ from puffin_explorer import DeletionVector, InvalidFileError, ParquetLayout, Puf
 from puffin_explorer.errors import BlobDecodeError, PuffinError
 from puffin_explorer.format import codecs
 from puffin_explorer.format.puffin import json_depth
+from puffin_explorer.regions import Severity
 
 from conftest import RESOURCES
 
@@ -304,7 +305,13 @@ def test_footer_entries_naming_the_same_bytes_share_one_decode():
     meta["blobs"] = [dict(meta["blobs"][i % 4]) for i in range(20_000)]
     big = PuffinFile(fuzz.assemble(base[:pf.footer.offset], json.dumps(meta)))
     codes = [f.code for f in big.findings]
-    assert codes.count("blob.overlap") == 19_996 and set(codes) == {"blob.overlap"}
+    # 19,996 overlaps: the first 1,000 listed, the rest counted in one finding (each view, sort and export
+    # of the list is bounded); the footer's own list keeps them all
+    assert codes.count("blob.overlap") == 1_000 and codes.count("findings.capped") == 1 and len(codes) == 1_001
+    capped = next(f for f in big.findings if f.code == "findings.capped")
+    assert capped.severity is Severity.INFO
+    assert capped.message.startswith("18,996 more blob.overlap findings from byte ") and "(19,996 in all;" in capped.message
+    assert [f.code for f in big.footer_findings].count("blob.overlap") == 19_996
     assert big.source.bytes_read < 2 * big.size  # each blob's bytes read once
     dv = big.blobs[4_001].decode()
     # one decoded object per range: its positions, regions and summary are computed once for all entries
@@ -381,3 +388,80 @@ def test_collector_pause_nests_and_restores():
         gc.enable()
     pf = PuffinFile(RESOURCES / "multi-dv.puffin")
     assert pf.to_html() and pf.findings is not None and gc.isenabled()
+
+
+def test_bytes_that_are_not_a_dv_get_one_finding_and_no_vector():
+    """A footer entry pointing at the wrong bytes made the DV reader parse them as Roaring anyway: six or
+    seven findings per entry (length, magic, CRC, bucket count, cookie, key range, cardinality), most of
+    them noise, for each of thousands of entries."""
+    base = (RESOURCES / "multi-dv.puffin").read_bytes()
+    src = PuffinFile(base)
+    meta = json.loads(src.footer.text)
+    entry = meta["blobs"][1]
+    entry["offset"] += 3  # three bytes into the DV: neither its length prefix nor its magic line up
+    pf = PuffinFile(fuzz.assemble(base[:src.footer.offset], json.dumps(meta)))
+    dv = pf.blobs[1].decode()
+    assert not dv.vector_parsed and not dv.magic_ok and dv.length_prefix != entry["length"] - 8
+    assert [f.code for f in dv.findings] == ["dv.magic"] and dv.findings[0].offset == entry["offset"] + 4
+    assert "not a deletion vector" in dv.findings[0].message
+    assert dv.cardinality == 0 and len(dv.positions()) == 0 and dv.min_position is None
+    assert dv.summary() == "unreadable deletion vector (dv.magic)"
+    assert [r.kind for r in dv.regions()] == ["dv-length", "dv-magic", "unparsed"]
+    blob_codes = [f.code for f in pf.findings if f.offset is not None and entry["offset"] <= f.offset]
+    assert "dv.cardinality-mismatch" not in [f.code for f in pf.findings]  # nothing to compare with
+    assert "dv.magic" in blob_codes and "roaring.cookie" not in blob_codes
+    assert pf.to_text() and pf.to_html() and dv.to_text() and dv.to_html()
+    # one damaged field is still a DV: its vector is read and every problem reported
+    damaged = bytearray(base)
+    damaged[src.blobs[1].offset + 4] ^= 0xFF
+    dv2 = PuffinFile(bytes(damaged)).blobs[1].decode()
+    assert dv2.vector_parsed and [f.code for f in dv2.findings] == ["dv.magic", "dv.crc"]
+    assert dv2.cardinality == src.blobs[1].decode().cardinality
+
+
+def test_an_opened_file_is_freed_without_the_cyclic_collector():
+    """Blob entries referred to their file strongly, so every file with its decoded blobs, regions and
+    findings (hundreds of thousands of objects for a large footer) waited for a full collection, which a
+    later, unrelated call then paid for."""
+    import gc
+
+    def use(pf: PuffinFile) -> None:
+        assert pf.findings is not None and pf.regions() and pf.hex().to_html() and len(pf.to_pandas())
+        for blob in pf.blobs:
+            try:
+                blob.decode().regions()
+            except PuffinError:
+                pass
+
+    use(PuffinFile(RESOURCES / "mixed-lz4.puffin"))  # first use imports modules (their classes are cycles)
+    gc.collect()
+    gc.disable()
+    try:
+        pf = PuffinFile(RESOURCES / "mixed-lz4.puffin")
+        use(pf)
+        assert pf.blobs[0].file is pf
+        del pf
+        assert gc.collect() == 0
+    finally:
+        gc.enable()
+    # an entry outlives the file it came from: the file is opened again from the same source
+    blob = PuffinFile(RESOURCES / "multi-dv.puffin").blobs[1]
+    assert blob.decode().cardinality == 240_000 and blob.file.blobs[1].offset == blob.offset
+
+
+def test_a_densely_annotated_hex_view_stops_hover_text_and_stays_under_the_cap():
+    """Thousands of overlapping blobs made the hex view's HTML carry a hover text for almost every byte
+    (1.5 MB for 8 KB shown, with 20,000 entries), over the output cap, so the view fell back to plain text."""
+    from puffin_explorer.display import MAX_HTML_BYTES
+    from puffin_explorer.display.hexview import HOVER_BUDGET
+
+    base = (RESOURCES / "multi-dv.puffin").read_bytes()
+    src = PuffinFile(base)
+    meta = json.loads(src.footer.text)
+    meta["blobs"] = [dict(meta["blobs"][i % 4], offset=4 + (i * 7) % src.size) for i in range(6_000)]
+    pf = PuffinFile(fuzz.assemble(base[:src.footer.offset], json.dumps(meta)))
+    body = pf.hex().html_body()
+    assert "have no hover text" in body and f"{HOVER_BUDGET:,} characters" in body
+    assert len(body.encode()) < MAX_HTML_BYTES
+    html = pf.hex().to_html()
+    assert "pe-hex" in html and not html.startswith("<pre>")

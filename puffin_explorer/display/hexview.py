@@ -9,7 +9,6 @@ each window with one range read, so a 1 GiB file costs a few kilobytes.
 from __future__ import annotations
 
 import bisect
-from dataclasses import dataclass
 from typing import Any, Iterator, Optional, Sequence
 
 from .._gc import gc_paused
@@ -22,15 +21,33 @@ from .layout import EXPAND, colour_map, segments, legend_html
 
 #: Findings marked in one hex view (the rest are counted in a note; the findings table lists them all).
 MAX_MARKS = 64
+#: Characters of hover text in one HTML hex view: bytes of a densely annotated (damaged) file after
+#: this much keep their colours and labels without hover text, so the view stays under the output cap.
+HOVER_BUDGET = 250_000
 
 
-@dataclass
 class _Leaf:
-    start: int
-    end: int
-    css: str
-    title: str
-    name: str
+    """A coloured leaf region; its hover text is built only if a shown byte uses it."""
+
+    __slots__ = ("start", "end", "css", "_region", "_path", "_title")
+
+    def __init__(self, region: Region, path: tuple[str, ...], css: str) -> None:
+        self.start, self.end, self.css = region.offset, region.end, css
+        self._region, self._path = region, path
+        self._title: Optional[str] = None
+
+    @property
+    def name(self) -> str:
+        return T.printable(self._region.name)
+
+    @property
+    def title(self) -> str:
+        if self._title is None:
+            r = self._region
+            value = "" if r.value is None else f" = {T.printable(_short_value(r.value))}"
+            trail = " › ".join(T.cut(T.printable(p), 60) for p in self._path[1:]) or T.printable(r.name)
+            self._title = f"{trail}{value}\n[{r.offset:,}, {r.end:,}) {r.length:,} bytes"
+        return self._title
 
 
 def _leaves(root: Region, expand: Sequence[str], windows: Sequence[tuple[int, int]]) -> list[_Leaf]:
@@ -69,13 +86,11 @@ def _leaves(root: Region, expand: Sequence[str], windows: Sequence[tuple[int, in
             return
         if r.length <= 0:
             return
-        value = "" if r.value is None else f" = {T.printable(_short_value(r.value))}"
-        trail = " › ".join(T.cut(T.printable(p), 60) for p in here[1:]) or T.printable(r.name)
-        title = f"{trail}{value}\n[{r.offset:,}, {r.end:,}) {r.length:,} bytes"
-        out.append(_Leaf(r.offset, r.end, css or "", title, T.printable(r.name)))
+        out.append(_Leaf(r, here, css or ""))
 
     if root.children or touches(root):
         visit(root, (), None)
+    del visit  # a recursive closure refers to itself: without this, it and what it holds wait for the cyclic GC
     out.sort(key=lambda l: (l.start, -l.end))
     return out
 
@@ -105,20 +120,25 @@ class HexView(RichRepr):
         # each byte is checked against every mark: one mark per range and code, at most MAX_MARKS
         marks = []
         seen: set = set()
-        lo = min((wa for wa, _ in self.windows), default=0)
-        hi = max((wb for _, wb in self.windows), default=0)
+        wins = sorted(self.windows)
+        win_starts = [wa for wa, _ in wins]
+
+        def shown(a: int, b: int) -> bool:  # [a, b) meets a window (windows are sorted and disjoint)
+            i = bisect.bisect_left(win_starts, b) - 1
+            return i >= 0 and wins[i][1] > a
+
         for f in findings or []:
             if getattr(f, "space", "file") != "file" or f.offset is None:
                 continue
             a = int(f.offset)
-            if a >= hi or a + MAX_SHOWN <= lo:
+            if not shown(a, a + MAX_SHOWN):  # no mark is longer than MAX_SHOWN: the cheap test first
                 continue
             m = (a, a + self._mark_length(f), f)
             key = (m[0], m[1], f.code)
             if key in seen:
                 continue
             seen.add(key)
-            if any(a < wb and wa < min(m[1], a + MAX_SHOWN) for wa, wb in self.windows):
+            if shown(a, min(m[1], a + MAX_SHOWN)):
                 marks.append(m)
         marks.sort(key=lambda m: (m[0], m[1]))
         if len(marks) > MAX_MARKS:
@@ -179,9 +199,6 @@ class HexView(RichRepr):
             return self._leaf_list[li].end - f.offset
         return 1
 
-    def _marks_at(self, pos: int) -> list[Any]:
-        return [f for a, b, f in self._marks if a <= pos < b]
-
     def _labels(self, lo: int, leaves: list[Optional[int]]) -> list[str]:
         out = [f"⚠ {f.code}" for a, _, f in self._marks if lo <= a < lo + len(leaves)]
         for j, li in enumerate(leaves):
@@ -197,53 +214,73 @@ class HexView(RichRepr):
 
     def html_body(self) -> str:
         lines = []
+        hover_left = [HOVER_BUDGET]  # characters of hover text still to give, shared by the rows
+        hover_stop = None
         for kind, item in self.rows():
             if kind == "gap":
                 lines.append(f'<span class="pe-gap">… {item:,} bytes …</span>')
                 continue
             row_start, lo, chunk, leaves = item
-            lines.append(self._html_row(row_start, lo, chunk, leaves))
+            if hover_left[0] <= 0 and hover_stop is None:
+                hover_stop = lo
+            lines.append(self._html_row(row_start, lo, chunk, leaves, hover_left))
         title = f"{self.root.name}: {self.size:,} bytes, {self.bytes_shown:,} shown"
-        notes = "".join(f'<div class="pe-note">{H.esc(n)}</div>' for n in self.notes)
+        stop_note = [] if hover_stop is None else [
+            f"bytes from offset {hover_stop:,} on have no hover text: this view's {HOVER_BUDGET:,} characters "
+            "of it are used up (region and finding names stay in the labels)"]
+        notes = "".join(f'<div class="pe-note">{H.esc(n)}</div>' for n in self.notes + stop_note)
         return (H.card("hex", self.root.name, H.facts([("size", H.esc(T.size(self.size))),
                                                         ("shown", f"{self.bytes_shown:,} bytes"),
                                                         ("windows", str(len(self.windows)))]))
                 + self.legend() + notes + f'<div class="pe-hex" title={H.attr(title)}>' + "\n".join(lines)
                 + "</div>")
 
-    def _html_row(self, row_start: int, lo: int, chunk: bytes, leaves: list[Optional[int]]) -> str:
+    def _html_row(self, row_start: int, lo: int, chunk: bytes, leaves: list[Optional[int]],
+                  hover_left: list[int]) -> str:
         pad = lo - row_start
         hex_parts = ["\u00a0" * (3 * pad - 1)] if pad else []  # no-break spaces keep the columns
         asc_parts = ["\u00a0" * pad] if pad else []
         j = 0
         n = len(chunk)
+        # the marks on this row, and for each byte which of them cover it (one pass over the marks per row)
+        row_marks = [m for m in self._marks if m[0] < lo + n and lo < m[1]]
+        covering = [tuple(i for i, (a, b, _) in enumerate(row_marks) if a <= p < b) for p in range(lo, lo + n)]
         while j < n:
             li = leaves[j]
-            bad = self._marks_at(lo + j) if self._marks else []
+            bad = covering[j]
             k = j + 1
-            while k < n and leaves[k] == li and (not self._marks or self._marks_at(lo + k) == bad) \
-                    and (lo + k) not in self._mark_starts:
+            while k < n and leaves[k] == li and covering[k] == bad and (lo + k) not in self._mark_starts:
                 k += 1
             bs = chunk[j:k]
             cells = " ".join("<i>00</i>" if x == 0 else f"{x:02x}" for x in bs)
             asc = H.esc(_ascii(bs))
             warn = ""
-            if bad:
-                # the message once, on the bytes the finding starts at; after that only its code
+            hover = hover_left[0] > 0
+            if bad and hover:
+                # the message once, on the bytes the finding starts at; after that only its code (repeats counted)
+                full = [row_marks[i][2] for i in bad if row_marks[i][0] == lo + j]
+                rest: dict[str, int] = {}
+                for i in bad:
+                    if row_marks[i][0] != lo + j:
+                        code = row_marks[i][2].code
+                        rest[code] = rest.get(code, 0) + 1
                 warn = "\n" + "\n".join(
-                    f"⚠ {f.severity.value} {f.code}: {T.printable(f.message, 300)}" if a == lo + j else f"⚠ {f.code}"
-                    for a, end, f in self._marks if a <= lo + j < end)
+                    [f"⚠ {code}" + (f" ×{c}" if c > 1 else "") for code, c in rest.items()]
+                    + [f"⚠ {f.severity.value} {f.code}: {T.printable(f.message, 300)}" for f in full])
             if li is None:
-                extra = f' class="pe-f" title={H.attr(warn.strip())}' if bad else ""
+                tip = warn.strip()
+                extra = (' class="pe-f"' + (f" title={H.attr(tip)}" if tip else "")) if bad else ""
                 hex_parts.append(f"<span{extra}>{cells}</span>")
                 asc_parts.append(asc)
             else:
                 leaf = self._leaf_list[li]
                 edge = " pe-e" if leaf.start == lo + j else ""
                 flag = " pe-f" if bad else ""
-                hex_parts.append(f'<span class="pe-r {leaf.css}{edge}{flag}" title={H.attr(leaf.title + warn)}>'
-                                 f"{cells}</span>")
+                tip = leaf.title + warn if hover else ""
+                title = f" title={H.attr(tip)}" if tip else ""
+                hex_parts.append(f'<span class="pe-r {leaf.css}{edge}{flag}"{title}>{cells}</span>')
                 asc_parts.append(f'<span class="{leaf.css}">{asc}</span>')
+            hover_left[0] -= len(tip)
             j = k
         hex_text = " ".join(hex_parts)
         missing = ROW - pad - n

@@ -178,4 +178,5 @@ def _region_css(root: Region, expand: Sequence[str]) -> dict[int, str]:
             visit(c, css)
 
     visit(root, None)
+    del visit  # a recursive closure refers to itself: without this, it and what it holds wait for the cyclic GC
     return out

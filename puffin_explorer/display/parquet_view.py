@@ -68,6 +68,7 @@ def _rows(pl: "ParquetLayout", max_depth: int = 2):
 
     for child in pl.root.children:
         visit(child, 1)
+    del visit  # a recursive closure refers to itself: without this, it and what it holds wait for the cyclic GC
     return rows
 
 

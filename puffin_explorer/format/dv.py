@@ -27,6 +27,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 BLOB_TYPE = "deletion-vector-v1"
 DV_MAGIC = b"\xd1\xd3\x39\x64"
+_MAGIC_WORD = struct.unpack("<I", DV_MAGIC)[0]  # the magic read as a little-endian uint32
 ROW_POSITION_FIELD_ID = 2147483645
 #: Buckets for absent keys below the largest are written (as Iceberg Java does) up to this many.
 _MAX_FILLED_BUCKETS = 1 << 16
@@ -70,7 +71,7 @@ class DeletionVector(RichRepr):
     #: Attributes set by parsing, which runs the first time one of them is read (positions alone
     #: need no parse for the common one-bucket vector).
     _PARSED = frozenset(("findings", "buckets", "length_prefix", "crc_stored", "crc_computed", "magic_ok",
-                         "bucket_count"))
+                         "bucket_count", "vector_parsed"))
 
     def __getattr__(self, name: str) -> Any:
         if name in DeletionVector._PARSED:
@@ -88,6 +89,9 @@ class DeletionVector(RichRepr):
         self.crc_computed: Optional[int] = None
         self.magic_ok = False
         self.bucket_count: Optional[int] = None
+        #: False when the bytes are not read as a Roaring vector: too short, or neither the length
+        #: prefix nor the magic match (bytes that are not a DV: their "buckets" would only be noise).
+        self.vector_parsed = False
         self._parse()
 
     # ------------------------------------------------------------------ building
@@ -119,7 +123,7 @@ class DeletionVector(RichRepr):
 
     def _region(self, name: str, kind: str, offset: int, length: int, value: Any = None,
                 children: Optional[list[Region]] = None) -> Region:
-        return Region(name, kind, self.offset + offset, length, children or [], value, space=self.space)
+        return Region(name, kind, self.offset + offset, length, children or (), value, space=self.space)
 
     def _parse(self) -> None:
         data, n = self._data, len(self._data)
@@ -129,22 +133,31 @@ class DeletionVector(RichRepr):
                       f"this one has {n}")
             return
         (self.length_prefix,) = struct.unpack_from(">I", data, 0)
+        magic = data[4:8]
+        self.magic_ok = magic == DV_MAGIC
+        (self.crc_stored,) = struct.unpack_from(">I", data, n - 4)
+        self.crc_computed = zlib.crc32(data[4:n - 4]) & 0xFFFFFFFF
+        if not _looks_like_dv(data):
+            # one finding, not a list of what these bytes would break if they were a vector
+            self._add("dv.magic", Severity.ERROR, 4,
+                      f"DV magic is {magic.hex(' ')}, expected d1 d3 39 64, and the length prefix says "
+                      f"{self.length_prefix:,} bytes where the blob holds {n - 8:,}: these bytes are not a "
+                      "deletion vector, so the vector is not read",
+                      "the footer's offset or length for this blob is probably wrong")
+            return
         if self.length_prefix != n - 8:
             self._add("dv.length-prefix", Severity.ERROR, 0,
                       f"length prefix says {self.length_prefix:,} bytes of magic + vector; "
                       f"the blob holds {n - 8:,}",
                       "the blob's length in the footer and the DV's own length prefix disagree")
-        magic = data[4:8]
-        self.magic_ok = magic == DV_MAGIC
         if not self.magic_ok:
             self._add("dv.magic", Severity.ERROR, 4,
                       f"DV magic is {magic.hex(' ')}, expected d1 d3 39 64")
-        (self.crc_stored,) = struct.unpack_from(">I", data, n - 4)
-        self.crc_computed = zlib.crc32(data[4:n - 4]) & 0xFFFFFFFF
         if self.crc_stored != self.crc_computed:
             self._add("dv.crc", Severity.ERROR, n - 4,
                       f"CRC-32 stored {self.crc_stored:#010x}, computed {self.crc_computed:#010x} "
                       f"over magic + vector", "the vector's bytes were changed or cut")
+        self.vector_parsed = True
         self._parse_vector(memoryview(data)[:n - 4])
 
     def _build_regions(self) -> list[Region]:
@@ -152,6 +165,12 @@ class DeletionVector(RichRepr):
         data, n = self._data, len(self._data)
         if n < 20:
             return [self._region("truncated deletion vector", "unparsed", 0, n)] if n else []
+        if not self.vector_parsed:
+            return [
+                self._region("length (big-endian)", "dv-length", 0, 4, self.length_prefix),
+                self._region("DV magic", "dv-magic", 4, 4, data[4:8].hex(" ")),
+                self._region("not a deletion vector (length and magic wrong)", "unparsed", 8, n - 8),
+            ]
         vector = [self._region("bucket count (uint64)", "dv-bucket-count", 8, 8, self.bucket_count)]
         for b in self.buckets:
             bm = b.bitmap
@@ -272,7 +291,7 @@ class DeletionVector(RichRepr):
         """Positions of a one-bucket vector straight from CRoaring, without parsing the structure
         (None when the vector has another shape or CRoaring refuses it: the full parse decides)."""
         data, n = self._data, len(self._data)
-        if n < 24 or struct.unpack_from("<Q", data, 8)[0] != 1:
+        if n < 24 or struct.unpack_from("<Q", data, 8)[0] != 1 or not _looks_like_dv(data):
             return None
         small = self._one_array_positions()
         if small is not None:
@@ -531,6 +550,12 @@ class DeletionVector(RichRepr):
     __hash__ = None  # type: ignore[assignment]
 
 
+def _looks_like_dv(data: bytes) -> bool:
+    """At least 20 bytes, and the length prefix or the magic right (one damaged field is still a DV)."""
+    n = len(data)
+    return n >= 20 and (data[4:8] == DV_MAGIC or struct.unpack_from(">I", data, 0)[0] == n - 8)
+
+
 def _one_array_shape(data: bytes) -> Optional[tuple[int, int, int]]:
     """``(start, cardinality, high bits)`` of a vector that is one bucket holding one array
     container whose header, offsets and length agree exactly; None for any other shape."""
@@ -620,7 +645,8 @@ def decode_many(dvs: list["DeletionVector"]) -> None:
     runs_cookie = heads["cookie"] == SERIAL_COOKIE  # one container (count-1 = 0 in the high half)
     card = np.where(plain, heads["card_m1"], heads["card_m1_r"]).astype(np.int64) + 1
     start = np.where(plain, 36, 29)
-    ok = ((heads["buckets"] == 1) & (sizes >= 35) & (card <= 4096) & (start + 2 * card == sizes - 4)
+    like_dv = (heads["magic"] == _MAGIC_WORD) | (heads["length"] == sizes - 8)  # as _looks_like_dv
+    ok = (like_dv & (heads["buckets"] == 1) & (sizes >= 35) & (card <= 4096) & (start + 2 * card == sizes - 4)
           & ((plain & (heads["count"] == 1) & (heads["offset0"] == 16)) | (runs_cookie & (heads["run_flags"] == 0))))
     chosen = np.flatnonzero(ok).tolist()
     if not chosen:
@@ -670,16 +696,17 @@ def validate_many(dvs: list["DeletionVector"]) -> None:
         if computed != stored:
             continue
         dv.__dict__.update(findings=FindingList(), length_prefix=length, magic_ok=True, crc_stored=stored,
-                           crc_computed=computed, bucket_count=1)
+                           crc_computed=computed, bucket_count=1, vector_parsed=True)
         dv._fast_valid = True
 
 
 #: The first 40 bytes of a deletion vector, as far as one bucket with one array container goes
 #: (both Roaring cookies: with an offsets header, and with run flags).
 _HEAD = np.dtype({
-    "names": ["buckets", "key", "cookie", "count", "hkey", "card_m1", "offset0", "run_flags", "hkey_r", "card_m1_r"],
-    "formats": ["<u8", "<u4", "<u4", "<u4", "<u2", "<u2", "<u4", "u1", "<u2", "<u2"],
-    "offsets": [8, 16, 20, 24, 28, 30, 32, 24, 25, 27],
+    "names": ["length", "magic", "buckets", "key", "cookie", "count", "hkey", "card_m1", "offset0", "run_flags",
+              "hkey_r", "card_m1_r"],
+    "formats": [">u4", "<u4", "<u8", "<u4", "<u4", "<u4", "<u2", "<u2", "<u4", "u1", "<u2", "<u2"],
+    "offsets": [0, 4, 8, 16, 20, 24, 28, 30, 32, 24, 25, 27],
     "itemsize": 40,
 })
 
@@ -757,7 +784,7 @@ def check_metadata(dv: DeletionVector, blob: "BlobMetadata", anchor: int) -> lis
         add("dv.cardinality-missing", Severity.ERROR, "property cardinality is missing")
     elif not (isinstance(card, str) and card.isascii() and card.isdigit() and len(card) <= 30):
         add("dv.cardinality-invalid", Severity.ERROR, f"property cardinality {clip(card)} is not a number")
-    elif int(card) != dv.cardinality:
+    elif dv.vector_parsed and int(card) != dv.cardinality:
         add("dv.cardinality-mismatch", Severity.ERROR,
             f"property cardinality says {int(card):,}, the vector holds {dv.cardinality:,}")
     return out

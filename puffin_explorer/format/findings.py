@@ -44,6 +44,9 @@ _CODES = [
     ("file.delta-dv", E, "a Delta deletion-vector file, not a Puffin file; its DVs are decoded",
      "open it with DeltaDVFile; Delta UniForm tables point Iceberg DV entries into such files"),
     ("file.unreadable", E, "the file cannot be opened or read (missing, no access, storage error)", ""),
+    ("findings.capped", I, "the file repeats one problem more than 1,000 times: the first 1,000 are listed, "
+     "this finding counts the rest", "the same problem repeated this often usually means a damaged or hostile "
+     "footer"),
     ("blob.decode", E, "a blob's decoder failed on its bytes", "report the file: decoders should record findings"),
     # deletion vectors: footer entry
     ("dv.codec", E, "a DV blob is compressed; the spec says DVs are stored uncompressed", ""),

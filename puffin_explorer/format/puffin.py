@@ -9,8 +9,10 @@ the first error instead.
 
 from __future__ import annotations
 
+import copy
 import json
 import struct
+import weakref
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
@@ -18,7 +20,7 @@ from ..errors import BlobDecodeError, InvalidFileError, PuffinError
 from ..io import ByteSource, Location, read_range
 from .._gc import gc_paused
 from .._repr import RichRepr, hex_view
-from ..regions import Finding, FindingList, Region, Severity, _short_value, clip
+from ..regions import Finding, FindingList, Region, Severity, _short_value, cap_per_code, clip
 from . import codecs, container
 from .registry import decoder_for
 
@@ -94,7 +96,31 @@ class BlobMetadata:
     properties: dict = field(default_factory=dict)
     raw: dict = field(default_factory=dict, repr=False)
     readable: bool = True
-    file: Optional["PuffinFile"] = field(default=None, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        self._file_ref: Optional[weakref.ref] = None
+        self._reopened: Optional["PuffinFile"] = None
+        self._open_args: Optional[tuple] = None
+
+    def _attach(self, file: "PuffinFile") -> "BlobMetadata":
+        # A weak reference: a file and its entries referring to each other strongly would make every opened
+        # file, its decoded blobs and regions cyclic garbage, freed only by a full collection.
+        self._file_ref = file._weak_self
+        self._open_args = file._open_args
+        return self
+
+    @property
+    def file(self) -> Optional["PuffinFile"]:
+        """The file this entry belongs to (opened again from the same source if it was dropped,
+        as in ``PuffinFile(p).blobs[0].decode()``); None for an entry built by hand."""
+        file = self._file_ref() if self._file_ref is not None else None
+        if file is None and self._open_args is not None:
+            if self._reopened is None:
+                source, strict, max_footer, max_blob = self._open_args
+                self._reopened = PuffinFile(source, strict=strict, max_footer_size=max_footer,
+                                            max_blob_size=max_blob)
+            file = self._reopened
+        return file
 
     @property
     def end(self) -> Optional[int]:
@@ -126,6 +152,25 @@ class BlobMetadata:
             "offset": self.offset, "length": self.length,
             "compression-codec": self.compression_codec, "properties": dict(self.properties),
         }
+
+
+_FAST_CODECS = {None: None, "": None, "none": None, "zstd": "zstd", "lz4": "lz4"}
+
+
+def _well_formed_entry(i: int, raw: Any) -> Optional[BlobMetadata]:
+    """Entry ``i``'s BlobMetadata when every field has exactly its spec type and there is nothing to
+    report (what ``PuffinFile._blob_metadata`` would then build), else None."""
+    if type(raw) is not dict:
+        return None
+    kind, fields, snap, seq = raw.get("type"), raw.get("fields"), raw.get("snapshot-id"), raw.get("sequence-number")
+    offset, length, codec = raw.get("offset"), raw.get("length"), raw.get("compression-codec")
+    props = raw.get("properties", {})
+    if not (type(kind) is str and type(fields) is list and type(snap) is int and type(seq) is int
+            and type(offset) is int and type(length) is int and type(props) is dict
+            and (codec is None or type(codec) is str) and codec in _FAST_CODECS
+            and all(type(x) is int for x in fields) and all(type(v) is str for v in props.values())):
+        return None
+    return BlobMetadata(i, kind, fields, snap, seq, offset, length, _FAST_CODECS[codec], props, raw, True)
 
 
 @dataclass
@@ -181,6 +226,8 @@ class PuffinFile(RichRepr):
         #: ``puffin``, or what the file is instead: ``bare-dv``, ``delta-dv-file`` (see ``format.container``).
         self.container = container.PUFFIN
         self._other: Any = None
+        self._weak_self = weakref.ref(self)  # what the blob entries refer to the file by
+        self._open_args = (self.source, strict, max_footer_size, max_blob_size)  # to open it again from an entry
         self._read_footer(max(MIN_FOOTER, tail_size))
         if strict:
             # Strict opening checks the whole file, blobs included: a DV failing its CRC raises here.
@@ -344,9 +391,12 @@ class PuffinFile(RichRepr):
         self._check_layout()
 
     def _blob_metadata(self, i: int, raw: Any, at: int) -> BlobMetadata:
+        well_formed = _well_formed_entry(i, raw)
+        if well_formed is not None:  # the common entry, with nothing to report, read without the checks below
+            return well_formed._attach(self)
         if not isinstance(raw, dict):
             self._add("footer.blob-field", Severity.ERROR, at, f"blob {i} is not a JSON object")
-            return BlobMetadata(i, None, [], None, None, None, None, raw={}, readable=False, file=self)
+            return BlobMetadata(i, None, [], None, None, None, None, raw={}, readable=False)._attach(self)
         values: dict[str, Any] = {}
         for name, kind in _REQUIRED_BLOB_FIELDS.items():
             v = raw.get(name)
@@ -379,7 +429,7 @@ class PuffinFile(RichRepr):
         readable = values["offset"] is not None and values["length"] is not None
         return BlobMetadata(i, values["type"], values["fields"] or [], values["snapshot-id"],
                             values["sequence-number"], values["offset"], values["length"], codec, props,
-                            raw, readable, self)
+                            raw, readable)._attach(self)
 
     def _check_layout(self) -> None:
         assert self.footer is not None
@@ -452,7 +502,7 @@ class PuffinFile(RichRepr):
             key = (blob.offset, blob.length, blob.compression_codec, blob.type)
             shared = self._decoded_ranges.get(key)
             if isinstance(shared, PuffinError):
-                raise shared
+                raise copy.copy(shared)  # a fresh exception each time: one raised object's traceback would grow
             if shared is not None:
                 # the same object for every entry naming these bytes (invalid in itself, and reported as
                 # overlapping blobs): whatever it computes -- findings, positions, regions -- is computed once
@@ -461,7 +511,7 @@ class PuffinFile(RichRepr):
                 try:
                     data = self.read_blob(blob)
                 except PuffinError as exc:
-                    self._decoded_ranges[key] = exc
+                    self._decoded_ranges[key] = copy.copy(exc)  # kept without its traceback (and the frames it holds)
                     raise
                 space = "file" if blob.compression_codec is None else f"blob {blob.index} decompressed"
                 offset = blob.offset if blob.compression_codec is None else 0
@@ -478,8 +528,12 @@ class PuffinFile(RichRepr):
         """Every problem in the file: footer, leading magic, and each blob decoded and checked."""
         if self._blob_findings is None:
             self._blob_findings = self._validate_content()
-            self._sorted_findings = sorted(self.footer_findings + self._blob_findings,
-                                           key=lambda f: (f.space != "file", f.offset if f.offset is not None else -1))
+            found = sorted(self.footer_findings + self._blob_findings,
+                           key=lambda f: (f.space != "file", f.offset if f.offset is not None else -1))
+            capped = cap_per_code(found)
+            if capped is not found:
+                capped.sort(key=lambda f: (f.space != "file", f.offset if f.offset is not None else -1))
+            self._sorted_findings = capped
         return FindingList(self._sorted_findings)  # sorted once; each caller gets its own list
 
     @property
@@ -664,12 +718,16 @@ class PuffinFile(RichRepr):
         one-line decoded summary (each range decoded once; a blob that cannot be decoded says why in
         ``summary``)."""
         wanted = len(self.blobs) if limit is None else max(0, min(int(limit), len(self.blobs)))
+        self._summarize(wanted)
+        return [dict(r, fields=list(r["fields"]), properties=dict(r["properties"])) for r in self._summaries[:wanted]]
+
+    def _summarize(self, wanted: int) -> None:
+        """Compute the summary rows of the first ``wanted`` blobs (once each)."""
         if len(self._summaries) < wanted:
             if len(self.blobs) > 1:
                 self.findings  # noqa: B018 - validates many small DVs together first, which decodes them cheaply
             for b in self.blobs[len(self._summaries):wanted]:
                 self._summaries.append(self._summary_row(b))
-        return [dict(r, fields=list(r["fields"]), properties=dict(r["properties"])) for r in self._summaries[:wanted]]
 
     def _summary_row(self, b: BlobMetadata) -> dict[str, Any]:
         decoded_size: Optional[int] = None
@@ -697,14 +755,15 @@ class PuffinFile(RichRepr):
         ``names`` (field id -> column name) labels the fields."""
         import pandas as pd
 
-        rows = self.blob_summaries()
-        for r in rows:
-            r["fields"] = "[" + ", ".join(f"{f} {names[f]}" if names and f in names else str(f)
-                                          for f in r["fields"]) + "]"
-            r["properties"] = "; ".join(f"{k}={v}" for k, v in r["properties"].items())
+        self._summarize(len(self.blobs))
+        rows = self._summaries
         cols = ["index", "type", "fields", "snapshot-id", "sequence-number", "offset", "length", "codec",
                 "decoded size", "properties", "summary"]
-        return pd.DataFrame(rows, columns=cols)
+        columns = {c: [r[c] for r in rows] for c in cols}  # column lists: far faster for pandas than row dicts
+        columns["fields"] = ["[" + ", ".join(f"{f} {names[f]}" if names and f in names else str(f)
+                                             for f in fields) + "]" for fields in columns["fields"]]
+        columns["properties"] = ["; ".join(f"{k}={v}" for k, v in props.items()) for props in columns["properties"]]
+        return pd.DataFrame(columns, columns=cols)
 
     @gc_paused()
     def to_dict(self, decode: bool = False) -> dict[str, Any]:

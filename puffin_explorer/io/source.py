@@ -304,12 +304,14 @@ def read_range(location: Location, offset: int, length: int,
     wrong) when the file cannot be read or ends before ``offset + length``; ``what``
     names the range in that message (``"the DV"``).
     """
-    if isinstance(location, ByteSource):
-        src = location
-    elif isinstance(location, (bytes, bytearray, memoryview)):
-        src = ByteSource(location)
-    else:
-        src = ByteSource(location, storage_options, size=offset + length)
+    if isinstance(location, (bytes, bytearray, memoryview)):
+        # bytes in memory: a slice (many DVs are read from one file's bytes; no source object per read)
+        if offset < 0:
+            raise ValueError("offset must be >= 0")
+        if offset + length <= len(location):
+            return bytes(location[offset:offset + length])
+        raise _short_read("<bytes>", offset, length, max(0, len(location) - offset), what)
+    src = location if isinstance(location, ByteSource) else ByteSource(location, storage_options, size=offset + length)
     if src._data is not None and offset + length > src.size:
         got = max(0, src.size - max(offset, 0))  # bytes in memory: known short without copying them
     else:
@@ -317,6 +319,10 @@ def read_range(location: Location, offset: int, length: int,
         if len(data) == length:
             return data
         got = len(data)
-    raise SourceError(f"{src.location} ends before {what or f'byte {offset + length:,}'} "
-                      f"(asked for [{offset:,}, {offset + length:,}), got {got:,} bytes)", offset,
-                      location=src.location, code="source.short-read")
+    raise _short_read(src.location, offset, length, got, what)
+
+
+def _short_read(location: str, offset: int, length: int, got: int, what: str) -> SourceError:
+    return SourceError(f"{location} ends before {what or f'byte {offset + length:,}'} "
+                       f"(asked for [{offset:,}, {offset + length:,}), got {got:,} bytes)", offset,
+                       location=location, code="source.short-read")
