@@ -154,25 +154,6 @@ class BlobMetadata:
         }
 
 
-_FAST_CODECS = {None: None, "": None, "none": None, "zstd": "zstd", "lz4": "lz4"}
-
-
-def _well_formed_entry(i: int, raw: Any) -> Optional[BlobMetadata]:
-    """Entry ``i``'s BlobMetadata when every field has exactly its spec type and there is nothing to
-    report (what ``PuffinFile._blob_metadata`` would then build), else None."""
-    if type(raw) is not dict:
-        return None
-    kind, fields, snap, seq = raw.get("type"), raw.get("fields"), raw.get("snapshot-id"), raw.get("sequence-number")
-    offset, length, codec = raw.get("offset"), raw.get("length"), raw.get("compression-codec")
-    props = raw.get("properties", {})
-    if not (type(kind) is str and type(fields) is list and type(snap) is int and type(seq) is int
-            and type(offset) is int and type(length) is int and type(props) is dict
-            and (codec is None or type(codec) is str) and codec in _FAST_CODECS
-            and all(type(x) is int for x in fields) and all(type(v) is str for v in props.values())):
-        return None
-    return BlobMetadata(i, kind, fields, snap, seq, offset, length, _FAST_CODECS[codec], props, raw, True)
-
-
 @dataclass
 class Footer:
     """Where the footer sits and what its fixed fields say."""
@@ -391,9 +372,6 @@ class PuffinFile(RichRepr):
         self._check_layout()
 
     def _blob_metadata(self, i: int, raw: Any, at: int) -> BlobMetadata:
-        well_formed = _well_formed_entry(i, raw)
-        if well_formed is not None:  # the common entry, with nothing to report, read without the checks below
-            return well_formed._attach(self)
         if not isinstance(raw, dict):
             self._add("footer.blob-field", Severity.ERROR, at, f"blob {i} is not a JSON object")
             return BlobMetadata(i, None, [], None, None, None, None, raw={}, readable=False)._attach(self)
