@@ -8,6 +8,7 @@ findings list) are all derived from this one tree.
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Callable, Iterator, Optional, Sequence
@@ -168,9 +169,7 @@ def cap_per_code(findings: list[Finding], limit: int = MAX_FINDINGS_PER_CODE) ->
 
     A damaged or hostile footer can name the same problem tens of thousands of times; listing each
     would make every view, export and sort scale with a count written in the file."""
-    counts: dict[str, int] = {}
-    for f in findings:
-        counts[f.code] = counts.get(f.code, 0) + 1
+    counts = Counter(f.code for f in findings)
     if not counts or max(counts.values()) <= limit:
         return findings
     out: list[Finding] = []

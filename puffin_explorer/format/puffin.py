@@ -506,12 +506,9 @@ class PuffinFile(RichRepr):
         """Every problem in the file: footer, leading magic, and each blob decoded and checked."""
         if self._blob_findings is None:
             self._blob_findings = self._validate_content()
-            found = sorted(self.footer_findings + self._blob_findings,
-                           key=lambda f: (f.space != "file", f.offset if f.offset is not None else -1))
-            capped = cap_per_code(found)
-            if capped is not found:
-                capped.sort(key=lambda f: (f.space != "file", f.offset if f.offset is not None else -1))
-            self._sorted_findings = capped
+            found = sorted(self.footer_findings + self._blob_findings, key=_file_order)
+            capped = cap_per_code(found)  # in file order: the first of each code are kept
+            self._sorted_findings = found if capped is found else sorted(capped, key=_file_order)
         return FindingList(self._sorted_findings)  # sorted once; each caller gets its own list
 
     @property
@@ -772,6 +769,11 @@ class PuffinFile(RichRepr):
 
     def __repr__(self) -> str:
         return f"PuffinFile({self.location!r}, size={self.size}, blobs={len(self.blobs)})"
+
+
+def _file_order(f: Finding) -> tuple[bool, int]:
+    """Findings in file space first, each space by offset (no offset first)."""
+    return f.space != "file", f.offset if f.offset is not None else -1
 
 
 #: Uncompressed blobs of types without a decoder above this size are not read to validate or map them:
