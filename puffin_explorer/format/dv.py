@@ -165,12 +165,10 @@ class DeletionVector(RichRepr):
         data, n = self._data, len(self._data)
         if n < 20:
             return [self._region("truncated deletion vector", "unparsed", 0, n)] if n else []
+        framing = [self._region("length (big-endian)", "dv-length", 0, 4, self.length_prefix),
+                   self._region("DV magic", "dv-magic", 4, 4, data[4:8].hex(" "))]
         if not self.vector_parsed:
-            return [
-                self._region("length (big-endian)", "dv-length", 0, 4, self.length_prefix),
-                self._region("DV magic", "dv-magic", 4, 4, data[4:8].hex(" ")),
-                self._region("not a deletion vector (length and magic wrong)", "unparsed", 8, n - 8),
-            ]
+            return framing + [self._region("not a deletion vector (length and magic wrong)", "unparsed", 8, n - 8)]
         vector = [self._region("bucket count (uint64)", "dv-bucket-count", 8, 8, self.bucket_count)]
         for b in self.buckets:
             bm = b.bitmap
@@ -180,9 +178,7 @@ class DeletionVector(RichRepr):
                                        key_pos, 4 + bm.length, bm.cardinality, children))
         if self._trailing is not None:
             vector.append(self._region("trailing bytes", "unclaimed", *self._trailing))
-        return [
-            self._region("length (big-endian)", "dv-length", 0, 4, self.length_prefix),
-            self._region("DV magic", "dv-magic", 4, 4, data[4:8].hex(" ")),
+        return framing + [
             self._region("vector (Roaring portable 64-bit)", "dv-vector", 8, n - 12, children=vector),
             self._region("CRC-32 (big-endian)", "dv-crc", n - 4, 4, f"{self.crc_stored:#010x}"
                          + (" ok" if self.crc_stored == self.crc_computed else " BAD")),
