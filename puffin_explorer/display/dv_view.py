@@ -56,7 +56,18 @@ def html_body(dv: Any, opts: Any, title: Optional[str] = None) -> str:
         from .charts import dv_chart_svg
 
         parts.append(f'<div class="pe-chart">{dv_chart_svg(dv)}</div>')
-    runs = run_stats(dv) if dv.cardinality else {"runs": 0}
+    if dv.cardinality:  # an empty or unreadable vector has no containers, runs or positions to tabulate
+        parts.append(_containers_html(dv))
+    if not opts.compact:
+        parts.append(H.details("Byte layout", render_region_tree_html(dv.region_tree(), max_rows=2 * opts.max_rows),
+                               False,
+                               f" {len(dv.regions())} regions"))
+    return "".join(parts)
+
+
+def _containers_html(dv: Any) -> str:
+    """Containers by kind, run statistics and the first and last positions."""
+    runs = run_stats(dv)
     crows = container_rows(dv)
     ctab = H.table(["container", "count", "positions", "bytes", "bytes / position"], crows,
                    ["", "pe-num", "pe-num", "pe-num", "pe-num"])
@@ -71,13 +82,8 @@ def html_body(dv: Any, opts: Any, title: Optional[str] = None) -> str:
               f"{total - len(last) + i + 1:,}" if i < len(last) else "", f"{last[i]:,}" if i < len(last) else ""]
              for i in range(n)]
     etab = H.table(["#", "first positions", "#", "last positions"], erows, ["pe-num"] * 4)
-    parts.append(H.details("Containers and runs", f'<div class="pe-cols"><div>{ctab}{run_html}</div>'
-                                                  f"<div>{etab}</div></div>", True))
-    if not opts.compact:
-        parts.append(H.details("Byte layout", render_region_tree_html(dv.region_tree(), max_rows=2 * opts.max_rows),
-                               False,
-                               f" {len(dv.regions())} regions"))
-    return "".join(parts)
+    return H.details("Containers and runs", f'<div class="pe-cols"><div>{ctab}{run_html}</div>'
+                                            f"<div>{etab}</div></div>", True)
 
 
 def text(dv: Any, opts: Any = None, title: Optional[str] = None) -> str:
