@@ -1,7 +1,9 @@
 """Cross-checks of a Delta table: DV descriptors against the DV files and the data files' numRecords.
 
 Each problem is a :class:`~puffin_explorer.iceberg.checks.TableFinding` naming
-the file it is about (offsets are in that file).
+the file it is about (offsets are in that file).  Only the table's public API is
+used; problems of a descriptor alone (its storageType, path, inline bytes,
+offset) were reported as the log was read and are among ``table.findings``.
 """
 
 from __future__ import annotations
@@ -9,18 +11,23 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Optional
 
-from ..errors import PuffinError, SourceError
-from ..findings import make
+from ..errors import PuffinError
+from ..findings import lookup, make
 from ..iceberg.checks import TableFinding
 from ..iceberg.paths import join, normalize, parent
 from ..regions import Finding, Severity
-from . import z85
-from .descriptor import STORAGE_TYPES
 
 if TYPE_CHECKING:  # pragma: no cover
     from .table import DeltaTable
 
 _DV_FILE = re.compile(r"^deletion_vector_[0-9a-fA-F-]{36}\.bin$")
+#: Codes of a DV that ``read_dv`` could not read (it comes back empty with one of these).
+_UNREAD = {"delta.dv-storage-type", "delta.dv-path", "delta.dv-inline", "delta.dv-range", "delta.dv-file-missing",
+           "delta.dv-unreadable"}
+
+
+def severity_of(code: str) -> Severity:
+    return lookup(code).severity
 
 
 def _f(code: str, file: str, message: str, offset: Optional[int] = None, length: Optional[int] = None,
@@ -33,10 +40,10 @@ def _f(code: str, file: str, message: str, offset: Optional[int] = None, length:
 def check_table(table: "DeltaTable", check_files_exist: bool = True) -> list[Finding]:
     from .dvfile import DeltaDVFile
 
-    out: list[Finding] = list(table.log.findings)
-    live = table._live()
+    out: list[Finding] = list(table.findings)
+    live = table.live_files()
     with_dv = [f for f in live if f.dv is not None]
-    features = set(table.protocol.get("readerFeatures") or [])
+    features = set(table.reader_features)
     if with_dv and "deletionVectors" not in features:
         out.append(_f("delta.protocol-feature", table.log.log_dir,
                       f"{len(with_dv)} live files have DVs but the protocol's readerFeatures are "
@@ -51,23 +58,14 @@ def check_table(table: "DeltaTable", check_files_exist: bool = True) -> list[Fin
     by_file: dict[str, list] = {}
     for f in with_dv:
         d = f.dv
-        if d.storage_type not in STORAGE_TYPES:
-            out.append(_f("delta.dv-storage-type", f.path, f"DV storageType {d.storage_type!r} is not u, p or i"))
-            continue
         if f.num_records is None:
             out.append(_f("delta.dv-num-records-missing", f.path, f"{f.path} has a DV but no numRecords statistic"))
-        if d.storage_type == "u":
-            try:
-                d.uuid()
-            except z85.Z85Error as exc:
-                out.append(_f("delta.dv-path", f.path, f"DV path {d.path_or_inline_dv!r} does not decode: {exc}"))
-                continue
-        if d.storage_type != "i":
-            if d.offset is None:
-                out.append(_f("delta.dv-offset-missing", f.path, f"the DV descriptor of {f.path} has no offset"))
-            by_file.setdefault(table.dv_location(d), []).append(f)
-        else:
+        if any(severity_of(code) is Severity.ERROR for code, _, _ in d.problems()):
+            continue  # the descriptor alone cannot be read: reported with its log line
+        if d.storage_type == "i":
             _check_dv(table, f, None, out)
+        else:
+            by_file.setdefault(table.dv_location(d), []).append(f)
 
     for loc, files in sorted(by_file.items()):
         size = table.io.size(loc)
@@ -76,7 +74,7 @@ def check_table(table: "DeltaTable", check_files_exist: bool = True) -> list[Fin
                 out.append(_f("delta.dv-file-missing", loc, f"the DV file of {f.path} does not exist: {loc}"))
             continue
         try:
-            dvf = DeltaDVFile(table._source(loc), descriptors=[(f.path, f.dv) for f in files])
+            dvf = table.dv_file(loc)
         except (PuffinError, OSError) as exc:
             out.append(_f("delta.dv-unreadable", loc, f"cannot read the DV file: {exc}"))
             continue
@@ -103,8 +101,8 @@ def _check_dv(table: "DeltaTable", f, dvf, out: list[Finding], loc: Optional[str
                           f"end of the {dvf.size:,}-byte file", d.read_offset, d.read_length))
             return
     try:
-        dv = inside.dv if inside is not None else table._decode(f)
-    except (PuffinError, SourceError, OSError, ValueError) as exc:
+        dv = inside.dv if inside is not None else table.read_dv(f)
+    except (PuffinError, OSError) as exc:  # strict tables raise what lenient ones report
         code = getattr(exc, "code", None) or "delta.dv-unreadable"
         out.append(_f(code if code.startswith("delta.") else "delta.dv-unreadable", where,
                       f"{f.path}: the DV cannot be read: {exc}", getattr(exc, "offset", None)))
@@ -112,6 +110,8 @@ def _check_dv(table: "DeltaTable", f, dvf, out: list[Finding], loc: Optional[str
     for fd in dv.findings:
         if fd.severity is not Severity.INFO or fd.code.startswith("delta."):
             out.append(_f(fd.code, where, f"DV of {f.path}: {fd.message}", fd.offset, fd.length, fd.severity))
+    if any(fd.code in _UNREAD for fd in dv.findings):
+        return  # an empty stand-in: its cardinality says nothing
     if int(dv.cardinality) != int(d.cardinality):
         out.append(_f("delta.dv-cardinality-mismatch", where,
                       f"{f.path}: descriptor cardinality {d.cardinality:,} but the DV holds {dv.cardinality:,} "
@@ -131,9 +131,9 @@ def _check_files(table: "DeltaTable", live, out: list[Finding]) -> None:
         actual = sizes.get(normalize(loc))
         if actual is None:
             out.append(_f("delta.file-missing", f.path, f"data file {loc} does not exist"))
-        elif f.add.get("size") is not None and int(f.add["size"]) != actual:
+        elif f.size is not None and f.size != actual:
             out.append(_f("delta.file-size-mismatch", f.path,
-                          f"the add action says size {f.add['size']} but {loc} has {actual} bytes"))
+                          f"the add action says size {f.size} but {loc} has {actual} bytes"))
 
 
 def _check_unreferenced(table: "DeltaTable", referenced: set, out: list[Finding]) -> None:

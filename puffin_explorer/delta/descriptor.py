@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Optional
 from urllib.parse import unquote
 
+from ..errors import InvalidFileError
 from ..format.dv import DV_MAGIC, DeletionVector
 from ..regions import Finding, Severity
 from . import z85
@@ -42,12 +43,42 @@ class DVDescriptor:
 
     @classmethod
     def from_action(cls, raw: Mapping[str, Any]) -> "DVDescriptor":
+        """The descriptor of a ``deletionVector`` struct; :class:`~puffin_explorer.errors.InvalidFileError` when a
+        field has the wrong type (the log reader reports those as findings before it gets here)."""
         def num(key: str) -> Optional[int]:
             v = raw.get(key)
-            return None if v is None else int(v)
+            if v is None:
+                return None
+            if not isinstance(v, int) or isinstance(v, bool):
+                raise InvalidFileError(f"deletionVector.{key}: expected an integer, got {v!r}", None,
+                                       "delta.action-field")
+            return v
 
         return cls(str(raw.get("storageType") or ""), str(raw.get("pathOrInlineDv") or ""), num("offset"),
                    num("sizeInBytes") or 0, num("cardinality") or 0, num("maxRowIndex"))
+
+    def problems(self) -> list[tuple[str, str, str]]:
+        """Why this descriptor's DV cannot be found or read as it stands: ``(code, field, message)`` for a
+        storageType that is not u, p or i, a path that is not a Z85 UUID, an inline DV that does not decode,
+        and (a warning) an on-disk DV without an offset."""
+        if self.storage_type not in STORAGE_TYPES:
+            return [("delta.dv-storage-type", "storageType", f"{self.storage_type!r} is not u, p or i")]
+        if self.storage_type == "u":
+            try:
+                self.uuid()
+            except z85.Z85Error as exc:
+                return [("delta.dv-path", "pathOrInlineDv", f"{self.path_or_inline_dv!r} does not decode: {exc}")]
+        elif self.storage_type == "p" and not self.path_or_inline_dv:
+            return [("delta.dv-path", "pathOrInlineDv", "an absolute path is empty")]
+        elif self.storage_type == "i":
+            try:
+                self.inline_bytes()
+            except z85.Z85Error as exc:
+                return [("delta.dv-inline", "pathOrInlineDv", f"the inline DV does not decode: {exc}")]
+        if self.storage_type != "i" and self.offset is None:
+            return [("delta.dv-offset-missing", "offset", "an on-disk DV has no offset; the first DV of the file "
+                                                          "is read")]
+        return []
 
     @property
     def unique_id(self) -> str:

@@ -12,9 +12,13 @@ _CODES = [
     # the log
     ("delta.log-unreadable", E, "a commit, checkpoint or sidecar file of the log cannot be read", ""),
     ("delta.log-json", E, "a commit line is not a JSON object with one action", "the commit was cut or overwritten"),
+    ("delta.action-field", E, "a field of a log action is missing or has the wrong type: the action is skipped when "
+     "the field says which file or DV it is (path, deletionVector), otherwise only the field is ignored",
+     "the writer or an edit of the log broke the action; other readers reject the table"),
     ("delta.log-gap", E, "a commit needed to reach the version is missing and no checkpoint covers it",
      "the log was cleaned up past the version asked for"),
-    ("delta.last-checkpoint", W, "_last_checkpoint names a checkpoint that is missing, unreadable or not the latest",
+    ("delta.last-checkpoint", W, "_last_checkpoint is not JSON, has a field of the wrong type, or names a checkpoint "
+     "that is missing, unreadable or not the latest",
      "readers fall back to listing the log"),
     ("delta.checkpoint-incomplete", W, "a multi-part checkpoint misses parts; it is ignored", ""),
     ("delta.protocol-feature", W, "the table has DVs but its protocol does not list the deletionVectors reader "
@@ -32,6 +36,8 @@ _CODES = [
     ("delta.dv-size-mismatch", E, "a descriptor's sizeInBytes differs from the DV's size field", ""),
     ("delta.dv-unreadable", E, "a DV's bytes cannot be read", ""),
     ("delta.dv-cardinality-mismatch", E, "a descriptor's cardinality differs from the decoded DV", ""),
+    ("delta.dv-cardinality-range", E, "a descriptor's cardinality is more than its data file's numRecords",
+     "the descriptor or the stats are wrong; deleted and live row counts of the file cannot both be right"),
     ("delta.dv-num-records-missing", E, "a data file with a DV has no numRecords statistic",
      "the protocol requires numRecords for every file with a DV"),
     ("delta.dv-position-out-of-range", E, "a DV deletes a position at or past its data file's numRecords", ""),

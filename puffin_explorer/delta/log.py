@@ -14,11 +14,12 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
-from ..errors import SourceError
+from ..errors import NotInTableError, SourceError, TableNotFoundError
 from ..findings import make
 from ..iceberg.checks import TableFinding
 from ..iceberg.paths import TableIO, join
 from ..regions import Finding
+from .actions import INT_MAX, Place, checked_action, int_problem, num_records, shown
 from .descriptor import DVDescriptor
 
 _COMMIT = re.compile(r"^(\d{20})\.json$")
@@ -62,20 +63,15 @@ class FileAction:
     def key(self) -> tuple[str, str]:
         return (self.path, self.dv.unique_id if self.dv else "")
 
+    @property
+    def partition_values(self) -> dict[str, Optional[str]]:
+        """``partitionValues`` (empty when absent or ignored as damaged)."""
+        return dict(self.add.get("partitionValues") or {})
 
-def num_records(add: dict[str, Any]) -> Optional[int]:
-    """``numRecords`` from ``stats`` (JSON string) or ``stats_parsed``."""
-    parsed = add.get("stats_parsed")
-    if isinstance(parsed, dict) and parsed.get("numRecords") is not None:
-        return int(parsed["numRecords"])
-    stats = add.get("stats")
-    if not stats:
-        return None
-    try:
-        value = json.loads(stats).get("numRecords")
-    except (ValueError, AttributeError):
-        return None
-    return None if value is None else int(value)
+    @property
+    def size(self) -> Optional[int]:
+        """The add action's ``size`` in bytes (None when absent or ignored as damaged)."""
+        return self.add.get("size")
 
 
 @dataclass
@@ -91,16 +87,18 @@ class State:
         return State(self.version, dict(self.protocol), dict(self.metadata), dict(self.files))
 
     def apply(self, version: int, actions: list[tuple[str, dict[str, Any]]]) -> None:
-        """Apply one version's actions in order (a remove drops the logical file with the same path and DV)."""
+        """Apply one version's actions in order (a remove drops the logical file with the same path and DV).
+
+        The actions are the log reader's checked ones: paths are strings and descriptors well typed."""
         for kind, body in actions:
             if kind == "add":
                 dv = DVDescriptor.from_action(body["deletionVector"]) if body.get("deletionVector") else None
-                fa = FileAction(str(body.get("path")), body, dv, num_records(body), version)
+                fa = FileAction(body["path"], body, dv, num_records(body), version)
                 self.files[fa.key] = fa
             elif kind == "remove":
                 dv = body.get("deletionVector")
                 uid = DVDescriptor.from_action(dv).unique_id if dv else ""
-                self.files.pop((str(body.get("path")), uid), None)
+                self.files.pop((body["path"], uid), None)
             elif kind == "metaData":
                 self.metadata = body
             elif kind == "protocol":
@@ -117,6 +115,7 @@ class DeltaLog:
         self.log_dir = join(table_root, "_delta_log")
         self.findings: list[Finding] = []
         self._commits: dict[int, list[tuple[str, dict[str, Any]]]] = {}
+        self._checkpoints: dict[int, Optional[list[tuple[str, dict[str, Any]]]]] = {}
         self.files = self._list()
 
     # ---- listing ---------------------------------------------------------------------------
@@ -132,74 +131,121 @@ class DeltaLog:
             elif m := _MULTI.match(name):
                 multi.setdefault((int(m.group(1)), int(m.group(3))), {})[int(m.group(2))] = name
         for (version, parts), found in multi.items():
-            if len(found) == parts and set(found) == set(range(1, parts + 1)):
+            if len(found) == parts and all(1 <= i <= parts for i in found):  # never a range() sized by a name
                 out.checkpoints.setdefault(version, [found[i] for i in sorted(found)])
             else:
                 self.findings.append(_lf("delta.checkpoint-incomplete", join(self.log_dir, next(iter(found.values()))),
                                          f"checkpoint {version} has {len(found)} of {parts} parts"))
         if "_last_checkpoint" in names:
-            loc = join(self.log_dir, "_last_checkpoint")
-            try:
-                out.last_checkpoint = json.loads(self.io.read(loc))
-                v = int(out.last_checkpoint["version"])
-            except (SourceError, ValueError, KeyError, TypeError) as exc:
-                self.findings.append(_lf("delta.last-checkpoint", loc, f"_last_checkpoint cannot be read: {exc}"))
-            else:
-                if v not in out.checkpoints:
-                    self.findings.append(_lf("delta.last-checkpoint", loc,
-                                             f"_last_checkpoint names version {v}, which has no complete checkpoint"))
-                elif out.checkpoints and v < max(out.checkpoints):
-                    self.findings.append(_lf("delta.last-checkpoint", loc,
-                                             f"_last_checkpoint names version {v}; the latest checkpoint is "
-                                             f"{max(out.checkpoints)}"))
+            out.last_checkpoint = self._last_checkpoint(join(self.log_dir, "_last_checkpoint"), out.checkpoints)
         return out
+
+    def _last_checkpoint(self, loc: str, checkpoints: dict[int, list[str]]) -> Optional[dict[str, Any]]:
+        """``_last_checkpoint`` checked against the listing (it is only a hint: the listing decides)."""
+        place = Place(loc)
+        try:
+            hint = json.loads(self.io.read(loc))
+        except SourceError as exc:
+            self.findings.append(place.finding("delta.last-checkpoint", "", f"cannot be read: {exc}"))
+            return None
+        except (ValueError, RecursionError) as exc:
+            self.findings.append(place.finding("delta.last-checkpoint", "", f"not JSON: {exc}"))
+            return None
+        if not isinstance(hint, dict):
+            self.findings.append(place.finding("delta.last-checkpoint", "", f"expected a JSON object, got {shown(hint)}"))
+            return None
+        bad = False
+        for name, required, high, low in (("version", True, None, 0), ("size", False, None, 0),
+                                          ("parts", False, INT_MAX, 1), ("sizeInBytes", False, None, 0),
+                                          ("numOfAddFiles", False, None, 0)):
+            value = hint.get(name)
+            if value is None:
+                if required:
+                    self.findings.append(place.finding("delta.last-checkpoint", name, "missing"))
+                    bad = True
+                continue
+            problem = int_problem(value, low=low) if high is None else int_problem(value, high, low)
+            if problem:
+                self.findings.append(place.finding("delta.last-checkpoint", name, problem))
+                bad = bad or name == "version"
+        if bad:
+            return hint
+        v = hint["version"]
+        if v not in checkpoints:
+            self.findings.append(place.finding("delta.last-checkpoint", "version",
+                                               f"names version {v:,}, which has no complete checkpoint"))
+        elif v < max(checkpoints):
+            self.findings.append(place.finding("delta.last-checkpoint", "version",
+                                               f"names version {v:,}; the latest checkpoint is {max(checkpoints):,}"))
+        elif is_count(hint.get("parts")) and hint["parts"] != len(checkpoints[v]):
+            self.findings.append(place.finding("delta.last-checkpoint", "parts",
+                                               f"says {hint['parts']:,} parts; checkpoint {v:,} has "
+                                               f"{len(checkpoints[v]):,}"))
+        return hint
 
     # ---- reading ---------------------------------------------------------------------------
     def commit(self, version: int) -> list[tuple[str, dict[str, Any]]]:
         """The actions of one JSON commit as ``(kind, body)``; bad lines become findings."""
         if version not in self._commits:
-            self._commits[version] = self._json_actions(join(self.log_dir, self.files.commits[version]))
+            self._commits[version] = self._json_actions(join(self.log_dir, self.files.commits[version])) or []
         return self._commits[version]
 
-    def _json_actions(self, loc: str) -> list[tuple[str, dict[str, Any]]]:
+    def _json_actions(self, loc: str) -> Optional[list[tuple[str, dict[str, Any]]]]:
+        """The checked actions of a JSON commit (or checkpoint), one per line; None when it cannot be read."""
         actions: list[tuple[str, dict[str, Any]]] = []
         try:
             data = self.io.read(loc)
         except SourceError as exc:
             self.findings.append(_lf("delta.log-unreadable", loc, str(exc)))
-            return actions
+            return None
         at = 0
-        for line in data.split(b"\n"):
+        for number, line in enumerate(data.split(b"\n"), 1):
             start, at = at, at + len(line) + 1
             if not line.strip():
                 continue
+            place = Place(loc, number, start)
             try:
                 obj = json.loads(line)
             except (ValueError, RecursionError) as exc:
-                self.findings.append(_lf("delta.log-json", loc, f"line at byte {start:,} is not JSON: {exc}", start))
+                self.findings.append(place.finding("delta.log-json", "", f"not JSON: {exc}"))
                 continue
             if not isinstance(obj, dict) or len(obj) != 1 or not isinstance(next(iter(obj.values())), dict):
-                self.findings.append(_lf("delta.log-json", loc,
-                                         f"line at byte {start:,} is not an object holding one action", start))
+                self.findings.append(place.finding("delta.log-json", "",
+                                                   f"not an object holding one action: {shown(obj)}"))
                 continue
-            actions.append(next(iter(obj.items())))
+            kind, body = next(iter(obj.items()))
+            checked = checked_action(kind, body, place, self.findings)
+            if checked is not None:
+                actions.append((kind, checked))
         return actions
 
-    def checkpoint(self, version: int) -> list[tuple[str, dict[str, Any]]]:
-        """The actions of a (classic, multi-part or UUID-named) checkpoint, sidecars included."""
+    def checkpoint(self, version: int) -> Optional[list[tuple[str, dict[str, Any]]]]:
+        """The checked actions of a (classic, multi-part or UUID-named) checkpoint, sidecars included; None when
+        a part or a sidecar cannot be read (a finding says which), so that replay does not start from half a
+        table."""
+        if version not in self._checkpoints:
+            self._checkpoints[version] = self._read_checkpoint(version)
+        return self._checkpoints[version]
+
+    def _read_checkpoint(self, version: int) -> Optional[list[tuple[str, dict[str, Any]]]]:
         actions: list[tuple[str, dict[str, Any]]] = []
         for name in self.files.checkpoints[version]:
             loc = join(self.log_dir, name)
-            if name.endswith(".json"):
-                actions += self._json_actions(loc)
-            else:
-                actions += self._parquet_actions(loc)
+            part = self._json_actions(loc) if name.endswith(".json") else self._parquet_actions(loc)
+            if part is None:
+                return None
+            actions += part
         sidecars = [body for kind, body in actions if kind == "sidecar"]
         for sc in sidecars:
-            actions += self._parquet_actions(join(self.log_dir, "_sidecars", str(sc.get("path", ""))))
+            part = self._parquet_actions(join(self.log_dir, "_sidecars", sc["path"]))
+            if part is None:
+                return None
+            actions += part
         return actions
 
-    def _parquet_actions(self, loc: str) -> list[tuple[str, dict[str, Any]]]:
+    def _parquet_actions(self, loc: str) -> Optional[list[tuple[str, dict[str, Any]]]]:
+        """The checked actions of a Parquet checkpoint part or sidecar (row numbers 1-based); None when it
+        cannot be read."""
         import pyarrow as pa
         import pyarrow.parquet as pq
 
@@ -207,36 +253,46 @@ class DeltaLog:
             data = self.io.read(loc)  # counted, and storage failures explained, like every other read
         except SourceError as exc:
             self.findings.append(_lf("delta.log-unreadable", loc, str(exc)))
-            return []
+            return None
         try:
             pf = pq.ParquetFile(pa.BufferReader(data))
             present = [c for c in _CHECKPOINT_COLUMNS if c in pf.schema_arrow.names]
             table = pf.read(columns=present)
-        except (OSError, ValueError) as exc:
+            columns = {col: table.column(col).to_pylist(maps_as_pydicts="strict") for col in present}
+        except (OSError, ValueError, KeyError, TypeError, NotImplementedError, pa.ArrowException) as exc:
             self.findings.append(_lf("delta.log-unreadable", loc, f"checkpoint cannot be read: {exc}"))
-            return []
+            return None
         out: list[tuple[str, dict[str, Any]]] = []
-        for col in present:
-            for row in table.column(col).to_pylist():
-                if row is not None:
-                    out.append((col, _from_arrow(row)))
+        for col, rows in columns.items():
+            for number, row in enumerate(rows, 1):
+                if row is None:
+                    continue
+                if not isinstance(row, dict):
+                    self.findings.append(Place(loc, number, unit="row").finding(
+                        "delta.action-field", col, f"expected a struct, got {shown(row)}; the action is skipped"))
+                    continue
+                checked = checked_action(col, row, Place(loc, number, unit="row"), self.findings)
+                if checked is not None:
+                    out.append((col, checked))
         return out
 
     # ---- snapshots -------------------------------------------------------------------------
     def state(self, version: Optional[int] = None) -> State:
         """The table at ``version`` (latest by default): the newest checkpoint at or below it, then commits."""
-        target = self.files.latest if version is None else int(version)
+        target = self.files.latest if version is None else version
         if target is None:
-            raise SourceError(f"{self.log_dir} holds no Delta commits or checkpoints")
-        if version is not None and target not in self.files.commits and target not in self.files.checkpoints:
-            raise KeyError(f"{self.root}: the log has no version {target} (latest {self.files.latest})")
-        bases = [v for v in self.files.checkpoints if v <= target]
+            raise TableNotFoundError(f"no Delta table at {self.root}: {self.log_dir} holds no commits or checkpoints",
+                                     location=self.root, code="delta.log-unreadable")
+        if target not in self.files.commits and target not in self.files.checkpoints:
+            raise NotInTableError(f"{self.root}: the log has no version {target!r} (latest {self.files.latest})")
         state = State()
         start = 0
-        if bases:
-            base = max(bases)
-            state.apply(base, self.checkpoint(base))
-            start = base + 1
+        for base in sorted((v for v in self.files.checkpoints if v <= target), reverse=True):
+            actions = self.checkpoint(base)
+            if actions is not None:  # an unreadable checkpoint: an older one, or the commits, rebuild the table
+                state.apply(base, actions)
+                start = base + 1
+                break
         for v in range(start, target + 1):
             if v not in self.files.commits:
                 self.findings.append(_lf("delta.log-gap", join(self.log_dir, f"{v:020d}.json"),
@@ -253,11 +309,12 @@ class DeltaLog:
             state, first = State(), 0
         else:
             bases = [v for v in self.files.checkpoints if v <= upto]
-            if not bases:
+            readable = [(v, actions) for v in sorted(bases) if (actions := self.checkpoint(v)) is not None][:1]
+            if not readable:
                 return
-            first = min(bases)
+            first, actions = readable[0]
             state = State()
-            state.apply(first, self.checkpoint(first))
+            state.apply(first, actions)
             each(first, state, [])
             first += 1
         for v in commits:
@@ -268,15 +325,8 @@ class DeltaLog:
             each(v, state, actions)
 
 
-def _from_arrow(value: Any) -> Any:
-    """pyarrow's ``to_pylist`` values → JSON-like values (maps as dicts)."""
-    if isinstance(value, dict):
-        return {k: _from_arrow(v) for k, v in value.items()}
-    if isinstance(value, list):
-        if value and all(isinstance(x, tuple) and len(x) == 2 for x in value):
-            return {k: _from_arrow(v) for k, v in value}
-        return [_from_arrow(x) for x in value]
-    return value
+def is_count(value: Any) -> bool:
+    return int_problem(value) is None
 
 
-__all__ = ["DeltaLog", "State", "FileAction", "LogFiles", "num_records"]
+__all__ = ["DeltaLog", "State", "FileAction", "LogFiles", "num_records", "is_count"]

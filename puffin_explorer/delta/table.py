@@ -7,10 +7,11 @@ from typing import Any, Mapping, Optional, Union
 from urllib.parse import unquote
 
 from .._repr import RichRepr
-from ..errors import InvalidFileError
+from ..errors import InvalidFileError, NotFoundError, NotInTableError, PuffinError, SourceError
+from ..findings import make
 from ..iceberg.paths import PathMapper, TableIO, basename, join, normalize
 from ..io import ByteSource
-from ..regions import FindingList
+from ..regions import Finding, FindingList, Severity
 from .descriptor import STORAGE_TYPES, DVDescriptor, decode_dv, frame
 from .log import DeltaLog, FileAction, State
 from . import z85
@@ -29,25 +30,47 @@ class DeltaTable(RichRepr):
     ``location`` is a local folder or any fsspec URL; ``storage_options`` go to
     fsspec; ``relocate={old_prefix: new_prefix}`` maps absolute paths written in
     the log (``p`` DVs, absolute data paths) to where the files are now.
+
+    Reading is lenient: a damaged log line, action, descriptor, checkpoint or DV
+    is a finding (``findings``, ``check()``, a DV's own ``findings``) and the
+    rest of the table reads.  Only a location without a Delta log raises
+    (:class:`~puffin_explorer.errors.TableNotFoundError`); asking for a version,
+    data file or DV the table does not have raises
+    :class:`~puffin_explorer.errors.NotInTableError`.  ``strict=True`` raises the
+    first error finding instead (:class:`~puffin_explorer.errors.InvalidFileError`).
     """
 
     def __init__(self, location: str, version: Optional[int] = None,
                  storage_options: Optional[dict[str, Any]] = None,
-                 relocate: Optional[Mapping[str, str]] = None) -> None:
+                 relocate: Optional[Mapping[str, str]] = None, strict: bool = False) -> None:
         self.io = TableIO(storage_options)
         self.location = normalize(str(location))
         self.mapper = PathMapper(relocate)
+        self.strict = strict
         self.log = DeltaLog(self.io, self.location)
         self._state: State = self.log.state(version)
         self.version: int = self._state.version
         self.name = basename(self.location)
         self._sources: dict[str, ByteSource] = {}
         self._files: Optional[list[FileAction]] = None
+        self._raise_first_error(self.log.findings)
+
+    def _raise_first_error(self, findings) -> None:
+        if self.strict:
+            first = next((f for f in findings if f.severity is Severity.ERROR), None)
+            if first is not None:
+                raise InvalidFileError.from_finding(first)
 
     # ---- what the log says -------------------------------------------------------------------
     @property
     def protocol(self) -> dict[str, Any]:
+        """The ``protocol`` action (minReaderVersion, minWriterVersion, readerFeatures, writerFeatures)."""
         return dict(self._state.protocol)
+
+    @property
+    def reader_features(self) -> list[str]:
+        """The protocol's ``readerFeatures`` (empty when it lists none)."""
+        return list(self._state.protocol.get("readerFeatures") or [])
 
     @property
     def metadata(self) -> dict[str, Any]:
@@ -95,7 +118,7 @@ class DeltaTable(RichRepr):
             a = f.add
             rows.append({"file_path": f.path, "location": self.locate(f.path), "size_in_bytes": a.get("size"),
                          "modification_time": a.get("modificationTime"), "num_records": f.num_records,
-                         "partition_values": dict(a.get("partitionValues") or {}),
+                         "partition_values": f.partition_values,
                          "has_dv": f.dv is not None, "dv_storage_type": f.dv.storage_type if f.dv else None,
                          "dv_cardinality": f.dv.cardinality if f.dv else 0,
                          "base_row_id": a.get("baseRowId"), "version": f.version})
@@ -135,7 +158,7 @@ class DeltaTable(RichRepr):
             n = int(f.num_records or 0)
             k = f.dv.cardinality if f.dv else 0
             rows.append({"file_path": f.path, "location": self.locate(f.path),
-                         "partition": dict(f.add.get("partitionValues") or {}), "record_count": n,
+                         "partition": f.partition_values, "record_count": n,
                          "deleted_rows": k, "live_rows": n - k, "deleted_share": (k / n) if n else 0.0,
                          "dvs": int(f.dv is not None), "storage_type": f.dv.storage_type if f.dv else None})
         return pd.DataFrame.from_records(rows, columns=[
@@ -170,9 +193,7 @@ class DeltaTable(RichRepr):
             live = state.files.values()
             records = sum(int(f.num_records or 0) for f in live)
             deleted = sum(f.dv.cardinality for f in live if f.dv)
-            ts = info.get("timestamp")
-            rows.append({"version": version,
-                         "timestamp": pd.Timestamp(ts, unit="ms", tz="UTC") if ts is not None else pd.NaT,
+            rows.append({"version": version, "timestamp": _timestamp(info.get("timestamp")),
                          "operation": info.get("operation", "CHECKPOINT" if not actions else None),
                          "operation_parameters": dict(info.get("operationParameters") or {}),
                          "added_files": len(adds), "removed_files": len(removes),
@@ -188,16 +209,31 @@ class DeltaTable(RichRepr):
             "added_dvs", "removed_dvs", "data_files", "records", "deleted_rows", "live_rows", "dvs", "is_current"])
 
     # ---- DVs -------------------------------------------------------------------------------------
-    def _file_action(self, target: Union[str, dict, Any]) -> FileAction:
+    def _file_action(self, target: Union[str, dict, FileAction, Any], with_dv: bool = False) -> FileAction:
+        """The live file ``target`` names: a path, a ``files()`` / ``dvs()`` row (its ``unique_id`` picks one of
+        two live entries of one path), or a :class:`FileAction` of ``live_files()``."""
+        if isinstance(target, FileAction):
+            for f in self._live():
+                if f.key == target.key:
+                    return f
+            raise NotInTableError(f"{self.name}: {target.path} is not a live data file at version {self.version}")
+        unique_id = None
         if hasattr(target, "to_dict"):
             target = dict(target.to_dict())
         if isinstance(target, dict):
-            target = target.get("data_file") or target.get("file_path") or target.get("path")
+            unique_id = target.get("unique_id") if isinstance(target.get("unique_id"), str) else None
+            target = next((target[k] for k in ("data_file", "file_path", "path") if isinstance(target.get(k), str)),
+                          None)
         wanted = str(target)
-        for f in self._live():
-            if f.path == wanted or unquote(f.path) == wanted or self.locate(f.path) == normalize(wanted):
-                return f
-        raise KeyError(f"{self.name}: {target} is not a live data file at version {self.version}")
+        matches = [f for f in self._live()
+                   if f.path == wanted or unquote(f.path) == wanted or self.locate(f.path) == normalize(wanted)]
+        if unique_id is not None:
+            matches = [f for f in matches if (f.dv.unique_id if f.dv else "") == unique_id] or matches
+        if with_dv:
+            matches = [f for f in matches if f.dv is not None] or matches
+        if not matches:
+            raise NotInTableError(f"{self.name}: {target} is not a live data file at version {self.version}")
+        return matches[0]
 
     def _source(self, location: str) -> ByteSource:
         src = self._sources.get(location)
@@ -208,51 +244,80 @@ class DeltaTable(RichRepr):
             self._sources[location] = src
         return src
 
-    def read_dv(self, target: Union[str, dict, Any]):
-        """The :class:`~puffin_explorer.DeletionVector` of a data file (its path, or a ``dvs()`` / ``files()`` row).
+    def read_dv(self, target: Union[str, dict, FileAction, Any]):
+        """The :class:`~puffin_explorer.DeletionVector` of a data file: its path, a ``dvs()`` / ``files()`` row, or
+        a :class:`~puffin_explorer.delta.log.FileAction` of ``live_files()``.  Every row ``dvs()`` lists reads.
 
         On-disk DVs read ``sizeInBytes + 8`` bytes at ``offset`` of the DV file; inline
         DVs are Z85-decoded and framed with their size and CRC so that they decode the same way.
+        A DV that cannot be read (a missing DV file, a range past its end, a storageType or
+        path that does not resolve) comes back empty, its one finding saying why
+        (``strict=True`` raises it).  A file that is not live, or has no DV, raises
+        :class:`~puffin_explorer.errors.NotInTableError`.
         """
-        f = self._file_action(target)
+        f = self._file_action(target, with_dv=True)
         if f.dv is None:
-            raise KeyError(f"{self.name}: {f.path} has no deletion vector at version {self.version}")
-        return self._decode(f)
+            raise NotInTableError(f"{self.name}: {f.path} has no deletion vector at version {self.version}")
+        return self._read_dv(f)
 
-    def _decode(self, f: FileAction):
+    def _read_dv(self, f: FileAction):
         d = f.dv
         data_file = self.locate(f.path)
+        if d.storage_type not in STORAGE_TYPES:
+            return self._unreadable(f, "delta.dv-storage-type", None, f"DV storageType {d.storage_type!r} is not u, "
+                                                                       "p or i")
         if d.storage_type == "i":
             try:
                 raw = d.inline_bytes()
             except z85.Z85Error as exc:
-                raise InvalidFileError(f"{f.path}: inline DV does not decode: {exc}", None, "delta.dv-inline") from exc
-            return decode_dv(frame(raw), 0, space="inline DV (Z85-decoded, framed)", referenced_data_file=data_file)
-        if d.storage_type not in STORAGE_TYPES:
-            raise InvalidFileError(f"{f.path}: DV storageType {d.storage_type!r} is not u, p or i", None,
-                                   "delta.dv-storage-type")
+                return self._unreadable(f, "delta.dv-inline", None, f"inline DV does not decode: {exc}")
+            return self._decoded(f, frame(raw), 0, space="inline DV (Z85-decoded, framed)")
         loc = self.dv_location(d)
         if loc is None:
-            raise InvalidFileError(f"{f.path}: DV path {d.path_or_inline_dv!r} does not decode", None, "delta.dv-path")
-        src = self._source(loc)
+            return self._unreadable(f, "delta.dv-path", None, f"DV path {d.path_or_inline_dv!r} does not decode")
         off, length = d.read_offset, d.read_length
-        if off < 0 or off + length > src.size:
-            raise InvalidFileError(f"{loc}: DV range [{off:,}, {off + length:,}) for {f.path} runs past the end of "
-                                   f"the {src.size:,}-byte file", off, "delta.dv-range")
-        return decode_dv(src.read(off, length), off, referenced_data_file=data_file)
+        try:
+            src = self._source(loc)
+            if off + length > src.size:
+                return self._unreadable(f, "delta.dv-range", off, f"DV range [{off:,}, {off + length:,}) runs past "
+                                                                  f"the end of the {src.size:,}-byte file {loc}")
+            data = src.read(off, length)
+        except NotFoundError:
+            return self._unreadable(f, "delta.dv-file-missing", None, f"the DV file does not exist: {loc}")
+        except SourceError as exc:
+            return self._unreadable(f, "delta.dv-unreadable", None, f"the DV file cannot be read: {exc}")
+        return self._decoded(f, data, off)
+
+    def _decoded(self, f: FileAction, data: bytes, offset: int, space: str = "file"):
+        try:
+            dv = decode_dv(data, offset, space=space, referenced_data_file=self.locate(f.path))
+        except (PuffinError, ValueError) as exc:
+            return self._unreadable(f, "delta.dv-unreadable", offset, f"the DV's bytes do not decode: {exc}")
+        self._raise_first_error(dv.findings)
+        return dv
+
+    def _unreadable(self, f: FileAction, code: str, offset: Optional[int], message: str):
+        """An empty DV whose one finding says why the DV of ``f`` cannot be read (raised when strict)."""
+        from ..format.dv import DeletionVector
+
+        finding: Finding = make(code, offset, f"{f.path}: {message}")
+        self._raise_first_error([finding])
+        dv = DeletionVector.from_positions([], referenced_data_file=self.locate(f.path))
+        dv.findings.append(finding)
+        return dv
 
     def deletion_vectors(self) -> dict[str, Any]:
         """Every live DV decoded: data file location → DeletionVector (each DV file read once when small)."""
-        return {self.locate(f.path): self._decode(f) for f in self._live() if f.dv is not None}
+        return {self.locate(f.path): self._read_dv(f) for f in self._live() if f.dv is not None}
 
-    def deletions(self, data_file: str):
-        """Sorted deleted row positions of one data file (empty without a DV)."""
+    def deletions(self, data_file: Union[str, dict, FileAction, Any]):
+        """Sorted deleted row positions of one data file (empty without a DV, or when its DV cannot be read)."""
         import numpy as np
 
-        f = self._file_action(data_file)
+        f = self._file_action(data_file, with_dv=True)
         if f.dv is None:
             return np.zeros(0, dtype=np.int64)
-        return np.asarray(self._decode(f).positions(), dtype=np.int64)
+        return np.asarray(self._read_dv(f).positions(), dtype=np.int64)
 
     def dv_files(self):
         """The DV files live DVs point into: location, DVs referenced, their cardinalities."""
@@ -275,14 +340,16 @@ class DeltaTable(RichRepr):
 
         loc = normalize(location) if ("/" in str(location)) else join(self.location, str(location))
         descs = [(f.path, f.dv) for f in self._live() if f.dv is not None and self.dv_location(f.dv) == loc]
-        return DeltaDVFile(loc, self.io.storage_options, descriptors=descs)
+        return DeltaDVFile(self._source(loc), descriptors=descs)
 
     # ---- checks ------------------------------------------------------------------------------------
     def check(self, check_files_exist: bool = True) -> FindingList:
         """Cross-check the log, the DV descriptors, the DV files and the data files (see ``delta.checks``)."""
         from .checks import check_table
 
-        return FindingList(check_table(self, check_files_exist=check_files_exist))
+        findings = check_table(self, check_files_exist=check_files_exist)
+        self._raise_first_error(findings)
+        return FindingList(findings)
 
     def summary(self) -> str:
         t = self.totals()
@@ -291,6 +358,18 @@ class DeltaTable(RichRepr):
 
     def __repr__(self) -> str:
         return f"DeltaTable({self.location!r}, version={self.version})"
+
+
+def _timestamp(ms: Any):
+    """A commit's ``timestamp`` (milliseconds) as a UTC Timestamp; NaT when absent or out of pandas' range."""
+    import pandas as pd
+
+    if ms is None:
+        return pd.NaT
+    try:
+        return pd.Timestamp(ms, unit="ms", tz="UTC")
+    except (ValueError, OverflowError, TypeError):
+        return pd.NaT
 
 
 __all__ = ["DeltaTable", "DV_COLUMNS"]

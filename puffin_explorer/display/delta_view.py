@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from ..delta import DeltaDVFile, DeltaTable
 from . import html as H
 from . import text as T
@@ -20,23 +22,36 @@ def _name(path: Any) -> str:
     return "" if path is None else str(path).rstrip("/").rsplit("/", 1)[-1]
 
 
+def _cell(value: Any) -> Any:
+    """A cell as the table shows it: numbers and strings as they are, nulls (None, NaN, NA, NaT) empty, anything
+    else (a dict, a list) as its text."""
+    import pandas as pd
+
+    if value is None or value is pd.NA or value is pd.NaT:
+        return ""
+    if isinstance(value, float) and value != value:
+        return ""
+    if isinstance(value, (str, int, float, np.integer, np.floating, pd.Timestamp)):
+        return value
+    return str(value)
+
+
 def _rows(df, cols, names=()):
     for rec in df[cols].itertuples(index=False):
-        yield [_name(v) if c in names else ("" if v is None or v != v else v) for c, v in zip(cols, rec)]
+        yield [_name(v) if c in names and isinstance(v, str) else _cell(v) for c, v in zip(cols, rec)]
 
 
 def table_html(t: DeltaTable, opts: RenderOptions = RenderOptions()) -> str:
+    versions, dvs = t.versions(), t.dvs()  # first: reading later commits may add findings
     tot = t.totals()
     share = tot["deleted_rows"] / tot["records"] if tot["records"] else 0.0
     facts = [("version", f"{t.version:,}"), ("data files", H.num(tot["data_files"])), ("rows", H.num(tot["records"])),
              ("DVs", H.num(tot["dvs"])), ("deleted", f"{tot['deleted_rows']:,} ({share:.2%})"),
              ("live rows", H.num(tot["live_rows"])),
-             ("reader features", H.esc(", ".join(t.protocol.get("readerFeatures") or []) or "none"))]
+             ("reader features", H.esc(", ".join(t.reader_features) or "none"))]
     parts = [H.card("Delta table", t.location, H.facts(facts)), findings_html(t.findings, max_rows=opts.max_rows)]
-    versions = t.versions()
     parts.append(H.details("Versions", H.table(_VERSION_COLS, _rows(versions, _VERSION_COLS), total=len(versions),
                                                max_rows=opts.max_rows), True, f" {len(versions):,}"))
-    dvs = t.dvs()
     parts.append(H.details("Deletion vectors", H.table(_DV_COLS, _rows(dvs, _DV_COLS, {"data_file", "dv_file"}),
                                                        total=len(dvs), max_rows=opts.max_rows),
                            not opts.compact, f" {len(dvs):,}"))
@@ -50,15 +65,14 @@ def table_html(t: DeltaTable, opts: RenderOptions = RenderOptions()) -> str:
 
 
 def table_text(t: DeltaTable, opts: RenderOptions = RenderOptions()) -> str:
+    versions, dvs = t.versions(), t.dvs()  # first: reading later commits may add findings
     lines = [f"DeltaTable  {T.printable(t.location)}", "  " + T.printable(t.summary())]
     ft = findings_text(t.findings)
     if ft:
         lines.append(ft)
-    versions = t.versions()
     lines.append("versions")
     lines.append(T.table(_VERSION_COLS[:1] + _VERSION_COLS[2:], _rows(versions, _VERSION_COLS[:1] + _VERSION_COLS[2:]),
                          right=[0, *range(2, 10)], total=len(versions)))
-    dvs = t.dvs()
     if len(dvs):
         cols = _DV_COLS[:6]
         lines.append("deletion vectors")
