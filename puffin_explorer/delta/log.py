@@ -309,10 +309,11 @@ class DeltaLog:
             state, first = State(), 0
         else:
             bases = [v for v in self.files.checkpoints if v <= upto]
-            readable = [(v, actions) for v in sorted(bases) if (actions := self.checkpoint(v)) is not None][:1]
-            if not readable:
+            # the oldest checkpoint that reads (an unreadable one leaves the versions up to the next to it)
+            readable = next(((v, a) for v in sorted(bases) if (a := self.checkpoint(v)) is not None), None)
+            if readable is None:
                 return
-            first, actions = readable[0]
+            first, actions = readable
             state = State()
             state.apply(first, actions)
             each(first, state, [])
