@@ -26,7 +26,7 @@ _UNREAD = {"delta.dv-storage-type", "delta.dv-path", "delta.dv-inline", "delta.d
            "delta.dv-unreadable"}
 
 
-def severity_of(code: str) -> Severity:
+def _severity(code: str) -> Severity:
     return lookup(code).severity
 
 
@@ -38,8 +38,6 @@ def _f(code: str, file: str, message: str, offset: Optional[int] = None, length:
 
 
 def check_table(table: "DeltaTable", check_files_exist: bool = True) -> list[Finding]:
-    from .dvfile import DeltaDVFile
-
     out: list[Finding] = list(table.findings)
     live = table.live_files()
     with_dv = [f for f in live if f.dv is not None]
@@ -60,7 +58,7 @@ def check_table(table: "DeltaTable", check_files_exist: bool = True) -> list[Fin
         d = f.dv
         if f.num_records is None:
             out.append(_f("delta.dv-num-records-missing", f.path, f"{f.path} has a DV but no numRecords statistic"))
-        if any(severity_of(code) is Severity.ERROR for code, _, _ in d.problems()):
+        if any(_severity(code) is Severity.ERROR for code, _, _ in d.problems()):
             continue  # the descriptor alone cannot be read: reported with its log line
         if d.storage_type == "i":
             _check_dv(table, f, None, out)
