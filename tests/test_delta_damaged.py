@@ -92,6 +92,10 @@ def test_partition_values_not_an_object_is_ignored_with_its_line(fixtures, tmp_p
     assert "add.partitionValues" in r["text"] and "add.partitionValues" in r["html"]
     assert [_facts(f) for f in r["check"] if f.severity.value == "error"] == [
         ("delta.action-field", "00000000000000000004.json", 2, "add.partitionValues")]
+    from puffin_explorer.spark.planner import plan_table
+
+    by_folder = plan_table(str(root))  # the Spark planner's Delta path opens the folder itself
+    assert by_folder.data_files().num_rows == 22 and by_folder.dvs().num_rows == 8
 
 
 def test_partition_values_with_a_number_and_strict_raises(fixtures, tmp_path):
