@@ -38,10 +38,12 @@ class RegionBuilder:
                     # Pages known from the offset index only: the dictionary page (which
                     # the index does not list) fills the chunk up to the first data page.
                     first = min(k.offset for k in kids)
-                    dict_off = c.meta_get("dictionary_page_offset")
-                    if first > c.start and isinstance(dict_off, int) and dict_off == c.start:
-                        kids.append(Region("dictionary page (header not read)", "dictionary-page",
-                                           c.start, first - c.start))
+                    if first > c.start and c.dictionary_page_at_start():
+                        kids.append(Region(
+                            "dictionary page (header not read)", "dictionary-page", c.start,
+                            first - c.start,
+                            value=("at data_page_offset; dictionary_page_offset not set"
+                                   if c.dictionary_offset_unset() else None)))
                 r = Region(f"column chunk {c.name}", "column-chunk", c.start, c.length, kids,
                            value=f"{codec}, {len(c.pages)} pages")
                 if kids:
