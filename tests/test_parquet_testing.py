@@ -37,10 +37,23 @@ def test_metadata_copy_at_file_offset_is_a_region_not_a_gap(name, struct, copies
 
 def test_copy_that_does_not_decode_as_the_same_column_stays_a_gap():
     data = bytearray((PT / "null_list.parquet").read_bytes())
-    data[33:80] = b"\x00" * 47  # zero the copy at file_offset 33
+    data[33:80] = b"\xff" * 47  # overwrite the copy at file_offset 33 with bytes that are no struct
     pl = ParquetLayout(bytes(data))
     assert [(f.code, f.offset, f.length) for f in pl.findings] == [("parquet.gap", 33, 47)]
     assert pl.regions().find("column-meta-copy") == []
+
+
+def test_zeroed_copy_is_padding_that_file_offset_points_to():
+    data = bytearray((PT / "null_list.parquet").read_bytes())
+    data[33:80] = b"\x00" * 47  # zero the copy at file_offset 33: zeros hold no struct and no page
+    pl = ParquetLayout(bytes(data))
+    assert [(f.code, f.severity.value, f.offset, f.length) for f in pl.findings] == [
+        ("parquet.padding", "info", 33, 47)]
+    assert pl.regions().find("column-meta-copy") == [] and pl.regions().find("unclaimed") == []
+    [pad] = pl.regions().find("padding")
+    assert (pad.offset, pad.length, pad.value) == (
+        33, 47, "47 zero bytes; the file_offset of row group 0 emptylist.list.item points here, "
+                "but no metadata copy is there")
 
 
 # alltypes_tiny_pages.parquet (parquet-mr 1.12): every dictionary-encoded chunk starts with its
@@ -112,6 +125,34 @@ def test_bytes_before_the_first_indexed_page_without_a_dictionary_stay_a_gap():
     assert len(pl.regions().find("dictionary-page")) == 10
     # reading the headers shows what the bytes are, whatever the metadata says
     assert list(ParquetLayout(bytes(data), pages=True).findings) == []
+
+
+# delta_length_byte_array.parquet: 330 zero bytes between the only chunk and the footer.
+DLBA = PT / "delta_length_byte_array.parquet"
+
+
+def test_zero_padding_before_the_footer():
+    pl = ParquetLayout(str(DLBA))
+    assert [(f.code, f.severity.value, f.offset, f.length) for f in pl.findings] == [
+        ("parquet.padding", "info", 2_629, 330)]
+    assert pl.findings[0].message == (
+        "330 zero bytes in the file, before footer (FileMetaData), claimed by no page, index or "
+        "footer; the file_offset of row group 0 FRUIT points here, but no metadata copy is there")
+    assert [(r.name, r.offset, r.length) for r in pl.regions().children] == [
+        ("magic", 0, 4), ("row group 0", 4, 2_625), ("zero padding", 2_629, 330),
+        ("footer (FileMetaData)", 2_959, 105), ("footer length", 3_064, 4), ("magic", 3_068, 4)]
+    assert pl.row_group_infos[0].chunks[0].chunk["file_offset"] == 2_629
+    assert pl.row_group_infos[0].chunks[0].meta_copy is None
+    assert pl.source.read_count == 1  # the 3 KiB file is all in the tail read
+
+
+def test_one_non_zero_byte_makes_padding_a_gap():
+    data = bytearray(DLBA.read_bytes())
+    data[2_700] = 1
+    pl = ParquetLayout(bytes(data))
+    assert [(f.code, f.severity.value, f.offset, f.length) for f in pl.findings] == [
+        ("parquet.gap", "warning", 2_629, 330)]
+    assert pl.regions().find("padding") == []
 
 
 def test_corrupted_schema_type_is_a_finding():
