@@ -56,6 +56,26 @@ def test_zeroed_copy_is_padding_that_file_offset_points_to():
                 "but no metadata copy is there")
 
 
+def test_copy_that_differs_from_the_footer_is_a_finding_on_its_region():
+    pl = ParquetLayout(str(PT / "null_list.parquet"))
+    start, end = pl.row_group_infos[0].chunks[0].meta_copy["meta_data"].spans["num_values"]
+    assert (start, end) == (66, 68)
+    data = bytearray((PT / "null_list.parquet").read_bytes())
+    assert data[67] == 2  # zigzag 1: the copy says num_values 1, as the footer does
+    data[67] = 6  # zigzag 3
+    pl = ParquetLayout(bytes(data))
+    c = pl.row_group_infos[0].chunks[0]
+    assert (c.meta_get("num_values"), c.meta_copy["meta_data"]["num_values"]) == (1, 3)
+    assert c.meta_copy_differs == ["num_values"]
+    assert [(f.code, f.severity.value, f.offset, f.length) for f in pl.findings] == [
+        ("parquet.meta-copy-differs", "info", 33, 47)]
+    assert pl.findings[0].message == (
+        "row group 0 column emptylist.list.item: the ColumnChunk copy at file_offset 33 differs "
+        "from the footer's ColumnMetaData in num_values")
+    [copy] = pl.regions().find("column-meta-copy")
+    assert (copy.offset, copy.length, copy.finding) == (33, 47, pl.findings[0])
+
+
 # alltypes_tiny_pages.parquet (parquet-mr 1.12): every dictionary-encoded chunk starts with its
 # dictionary page at data_page_offset and leaves dictionary_page_offset unset (PARQUET-1850).
 TINY = PT / "alltypes_tiny_pages.parquet"

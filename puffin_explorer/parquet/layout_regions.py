@@ -81,7 +81,8 @@ class RegionBuilder:
                     ts = c.meta_copy
                     chunk_regions.append(Region(f"column metadata copy {c.name}", "column-meta-copy",
                                                 ts.offset, ts.length, struct_regions(ts),
-                                                value=f"{ts.type_name} at file_offset"))
+                                                value=f"{ts.type_name} at file_offset",
+                                                finding=c.meta_copy_finding))
             if not chunk_regions:
                 continue
             lo = min(r.offset for r in chunk_regions)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from ..regions import Region
+from ..regions import Finding, Region
 from .schema import ColumnInfo
 from .spec import DICTIONARY_ENCODINGS, DICTIONARY_PAGE
 from .thrift import TStruct
@@ -57,6 +57,10 @@ class ChunkInfo:
     #: The copy of the ColumnMetaData some writers (Arrow C++, parquet-rs, Impala, Polars) put after
     #: the chunk's pages, at the chunk's ``file_offset``.
     meta_copy: Optional[TStruct] = None
+    #: The ColumnMetaData fields whose value in ``meta_copy`` differs from the footer's, and
+    #: the finding that says so.
+    meta_copy_differs: list[str] = field(default_factory=list)
+    meta_copy_finding: Optional[Finding] = None
 
     def meta_get(self, name: str, default: Any = None) -> Any:
         return self.meta.get(name, default) if self.meta is not None else default
