@@ -197,6 +197,35 @@ def test_check_children_reports_gaps_and_overlaps():
         ("parquet.gap", 20, 20), ("parquet.overlap", 60, 10), ("parquet.gap", 80, 20)]
 
 
+def test_check_children_tells_zero_padding_from_gaps():
+    found = []
+    parent = Region("p", "x", 0, 100, [Region("a", "x", 0, 20), Region("b", "x", 40, 30)])
+    zeros = {20: ""}  # the bytes [20, 40) are all zero, [70, 100) are not
+    check_children(parent, found.append, "p", lambda offset, length: zeros.get(offset))
+    assert [(r.name, r.kind, r.offset, r.length, r.value) for r in parent.children] == [
+        ("a", "x", 0, 20, None), ("zero padding", "padding", 20, 20, "20 zero bytes"),
+        ("b", "x", 40, 30, None), ("unreferenced bytes", "unclaimed", 70, 30, None)]
+    assert [(f.code, f.severity.value, f.offset, f.length) for f in found] == [
+        ("parquet.padding", "info", 20, 20), ("parquet.gap", "warning", 70, 30)]
+    assert found[0].message == "20 zero bytes in p, before b, claimed by no page, index or footer"
+    assert parent.children[1].finding is found[0]
+
+
+def test_zeroed_column_index_is_an_empty_struct_then_padding(data):
+    """A column index overwritten with zeros decodes as an empty struct (one stop byte) that ends
+    66 bytes before its length says; the zeros after it are padding, not a gap."""
+    bad = bytearray(data)
+    bad[270_499:270_499 + 67] = bytes(67)
+    pl = ParquetLayout(bytes(bad))
+    assert codes(pl) == [("parquet.index", "warning", 270_500), ("parquet.padding", "info", 270_500)]
+    assert pl.findings[1].message == (
+        "66 zero bytes in column indexes, before column index: row group 0 customer_id, claimed "
+        "by no page, index or footer")
+    [pad] = pl.root.find("padding")
+    assert (pad.offset, pad.length, pad.value) == (270_500, 66, "66 zero bytes")
+    assert pl.root.find("unclaimed") == []
+
+
 def test_findings_order_does_not_depend_on_threads(data, tmp_path):
     bad = bytearray(data)
     bad[79_569] = 0x1D  # customer_id's dictionary page header

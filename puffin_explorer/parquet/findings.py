@@ -39,8 +39,13 @@ _CODES = [
      "", (W,)),
     ("parquet.bloom-filter", E, "a bloom filter lies outside the data area, cannot be decoded, or its length "
      "disagrees with its header", "", (W,)),
-    ("parquet.gap", W, "bytes no metadata points to",
+    ("parquet.gap", W, "bytes no metadata points to (and not known to be zero padding)",
      "left by a writer that did not reclaim space, or a page the metadata lost", ()),
+    ("parquet.padding", I, "zero bytes no metadata points to: a writer's padding",
+     "alignment padding or space the writer reserved; it holds no data", ()),
+    ("parquet.meta-copy-differs", I, "the ColumnMetaData copy at a column chunk's file_offset differs from the "
+     "footer's", "the format deprecates file_offset and warns such copies are often wrong; readers use the "
+     "footer's", ()),
     ("parquet.overlap", E, "two metadata entries claim the same bytes", "one of them is wrong", ()),
     ("parquet.recovered", I, "no footer: page headers were recovered by walking from byte 4",
      "the column and row group of these pages are unknown", ()),

@@ -212,6 +212,25 @@ class FooterReader:
         found = self._map_reads(decode, wanted) if len(wanted) > 1 else [decode(wanted[0], self._fetch)]
         for (c, _), ts in zip(wanted, found):
             c.meta_copy = ts
+            if ts is None:
+                continue
+            copy = ts.get("meta_data") if ts.type_name == "ColumnChunk" else ts
+            c.meta_copy_differs = differing_fields(copy, c.meta)
+            if c.meta_copy_differs:
+                c.meta_copy_finding = self._finding(
+                    "parquet.meta-copy-differs", Severity.INFO, ts.offset,
+                    f"row group {c.row_group} column {c.name}: the {ts.type_name} copy at "
+                    f"file_offset {ts.offset} differs from the footer's ColumnMetaData in "
+                    f"{', '.join(c.meta_copy_differs)}",
+                    "the format deprecates file_offset and warns such copies are often wrong; "
+                    "readers use the footer's", length=ts.length)
+
+
+def differing_fields(copy: TStruct, footer: TStruct) -> list[str]:
+    """Names of the fields whose decoded values differ between two ColumnMetaData, in field order."""
+    a, b = copy.to_dict(), footer.to_dict()
+    names = list(footer.fields) + [n for n in copy.fields if n not in footer.fields]
+    return [n for n in names if a.get(n) != b.get(n)]
 
 
 def _type_findings(ts: TStruct, context: str) -> list[Finding]:

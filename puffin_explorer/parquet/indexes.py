@@ -100,7 +100,7 @@ class IndexReader:
                 out.extend(regs)  # interleaved with other structures: keep them flat
                 continue
             group = Region(name, kind, lo, hi - lo, regs)
-            check_children(group, self._add, name)
+            check_children(group, self._add, name, self._zero_padding)
             out.append(group)
         return out
 

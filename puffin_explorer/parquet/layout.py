@@ -17,7 +17,7 @@ from ..io import DEFAULT_WORKERS, ByteSource, Location
 from ..regions import Finding, FindingList, Region, Severity
 from .footer import FooterReader
 from .indexes import IndexReader, _stat_min_max
-from .layout_regions import RegionBuilder
+from .layout_regions import PADDING_PROBE, RegionBuilder
 from .pages import PageWalker
 from .parts import ChunkInfo, PageInfo, RowGroupInfo
 from .schema import ColumnInfo
@@ -69,6 +69,7 @@ class ParquetLayout(FooterReader, IndexReader, PageWalker, RegionBuilder, RichRe
         self._buffer: tuple[int, bytes] = (0, b"")
         self._tail: tuple[int, bytes] = (0, b"")
         self._recovered: list[PageInfo] = []
+        self._padding_budget = PADDING_PROBE
         self.root = Region("parquet file", "parquet-file", 0, self.size,
                            value=self.location)
         self._parse(walk_pages=pages)

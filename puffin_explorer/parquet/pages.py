@@ -232,8 +232,7 @@ class PageWalker:
                 # still says where each data page is and which rows it holds.
                 c.pages = [p for p in c.pages if not p.page_type.startswith("DATA_PAGE")]
                 # number pages as a walk would: a dictionary page (not in the index) is page 0
-                dict_off = c.meta_get("dictionary_page_offset")
-                unseen_dict = int(not c.pages and isinstance(dict_off, int) and dict_off == c.start
+                unseen_dict = int(not c.pages and c.dictionary_page_at_start()
                                   and locs[0].get("offset") != c.start)
                 for loc in locs:
                     c.pages.append(PageInfo(c.row_group, c.name, len(c.pages) + unseen_dict,

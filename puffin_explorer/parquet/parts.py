@@ -5,8 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from ..regions import Region
+from ..regions import Finding, Region
 from .schema import ColumnInfo
+from .spec import DICTIONARY_ENCODINGS, DICTIONARY_PAGE
 from .thrift import TStruct
 
 
@@ -56,9 +57,39 @@ class ChunkInfo:
     #: The copy of the ColumnMetaData some writers (Arrow C++, parquet-rs, Impala, Polars) put after
     #: the chunk's pages, at the chunk's ``file_offset``.
     meta_copy: Optional[TStruct] = None
+    #: The ColumnMetaData fields whose value in ``meta_copy`` differs from the footer's, and
+    #: the finding that says so.
+    meta_copy_differs: list[str] = field(default_factory=list)
+    meta_copy_finding: Optional[Finding] = None
 
     def meta_get(self, name: str, default: Any = None) -> Any:
         return self.meta.get(name, default) if self.meta is not None else default
+
+    def dictionary_page_at_start(self) -> bool:
+        """Whether the metadata says the chunk begins with a dictionary page.
+
+        Either ``dictionary_page_offset`` is the chunk's start, or it is not set (parquet-mr
+        before 1.11.1, PARQUET-1850; Polars) while ``data_page_offset`` is the chunk's start and
+        the chunk has a dictionary page: ``encoding_stats`` lists one or, without them,
+        ``encodings`` names a dictionary encoding.  Those writers point ``data_page_offset`` at
+        the dictionary page."""
+        dict_off = self.meta_get("dictionary_page_offset")
+        if isinstance(dict_off, int) and dict_off >= 4:
+            return dict_off == self.start
+        if self.meta_get("data_page_offset") != self.start:
+            return False
+        stats = self.meta_get("encoding_stats")
+        if isinstance(stats, list) and stats:
+            return any(isinstance(s, TStruct) and s.get("page_type") == DICTIONARY_PAGE
+                       and (s.get("count") or 0) > 0 for s in stats)
+        encodings = self.meta_get("encodings")
+        return isinstance(encodings, list) and any(e in DICTIONARY_ENCODINGS for e in encodings)
+
+    def dictionary_offset_unset(self) -> bool:
+        """The chunk's dictionary page is known only from ``encoding_stats``/``encodings``:
+        ``dictionary_page_offset`` is not set and ``data_page_offset`` points at it."""
+        dict_off = self.meta_get("dictionary_page_offset")
+        return not (isinstance(dict_off, int) and dict_off >= 4) and self.dictionary_page_at_start()
 
 
 @dataclass

@@ -72,19 +72,25 @@ def _label(item: TStruct) -> Optional[str]:
     return None
 
 
-def check_children(parent: Region, add_finding: Callable[[Finding], None], what: str) -> None:
-    """Sort ``parent``'s children by offset; insert gap regions and report gaps/overlaps."""
+#: ``padding(offset, length)``: None unless the bytes are all zero, else a note on them ("" for none).
+PaddingProbe = Callable[[int, int], Optional[str]]
+
+
+def check_children(parent: Region, add_finding: Callable[[Finding], None], what: str,
+                   padding: Optional[PaddingProbe] = None) -> None:
+    """Sort ``parent``'s children by offset; insert regions for the bytes between them and
+    report gaps and overlaps.
+
+    Bytes no child claims are a ``parquet.gap``, unless ``padding`` says they are all zero:
+    zeros cannot hold a page or a Thrift struct, so they are a writer's padding
+    (``parquet.padding``, info)."""
     kids = sorted(parent.children, key=lambda r: (r.offset, -r.length))
     out: list[Region] = []
     cursor = parent.offset
     for r in kids:
         if r.offset > cursor:
-            gap = Region("unreferenced bytes", "unclaimed", cursor, r.offset - cursor)
-            gap.finding = Finding("parquet.gap", Severity.WARNING, cursor,
-                                  f"{r.offset - cursor} bytes in {what} that no metadata "
-                                  f"points to, before {r.name}",
-                                  "left by a writer that did not reclaim space, or a page the "
-                                  "footer no longer references", length=r.offset - cursor)
+            gap = _unclaimed(cursor, r.offset - cursor, f"in {what}", f", before {r.name}",
+                             padding)
             add_finding(gap.finding)
             out.append(gap)
         elif r.offset < cursor and out:
@@ -100,10 +106,29 @@ def check_children(parent: Region, add_finding: Callable[[Finding], None], what:
         out.append(r)
         cursor = max(cursor, r.end)
     if cursor < parent.end and out:
-        gap = Region("unreferenced bytes", "unclaimed", cursor, parent.end - cursor)
-        gap.finding = Finding("parquet.gap", Severity.WARNING, cursor,
-                              f"{parent.end - cursor} bytes at the end of {what} that no "
-                              f"metadata points to", length=parent.end - cursor)
+        gap = _unclaimed(cursor, parent.end - cursor, f"at the end of {what}", "", padding)
         add_finding(gap.finding)
         out.append(gap)
     parent.children = out
+
+
+def _unclaimed(offset: int, length: int, where: str, before: str,
+               padding: Optional[PaddingProbe]) -> Region:
+    """The region (and its finding) for ``length`` bytes at ``offset`` that no metadata claims."""
+    note = padding(offset, length) if padding is not None else None
+    if note is not None:
+        note = f"; {note}" if note else ""
+        region = Region("zero padding", "padding", offset, length, value=f"{length} zero bytes{note}")
+        region.finding = Finding("parquet.padding", Severity.INFO, offset,
+                                 f"{length} zero bytes {where}{before}, claimed by no page, index "
+                                 f"or footer{note}",
+                                 "padding left by the writer (alignment, or space it reserved); "
+                                 "it holds no data", length=length)
+        return region
+    region = Region("unreferenced bytes", "unclaimed", offset, length)
+    hint = ("left by a writer that did not reclaim space, or a page the footer no longer "
+            "references") if before else ""
+    region.finding = Finding("parquet.gap", Severity.WARNING, offset,
+                             f"{length} bytes {where} that no metadata points to{before}", hint,
+                             length=length)
+    return region

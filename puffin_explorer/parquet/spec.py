@@ -19,6 +19,8 @@ ENCODINGS = {0: "PLAIN", 1: "GROUP_VAR_INT", 2: "PLAIN_DICTIONARY", 3: "RLE", 4:
 CODECS = {0: "UNCOMPRESSED", 1: "SNAPPY", 2: "GZIP", 3: "LZO", 4: "BROTLI", 5: "LZ4", 6: "ZSTD",
           7: "LZ4_RAW"}
 PAGE_TYPES = {0: "DATA_PAGE", 1: "INDEX_PAGE", 2: "DICTIONARY_PAGE", 3: "DATA_PAGE_V2"}
+DICTIONARY_PAGE = 2  # the PageType of a dictionary page
+DICTIONARY_ENCODINGS = (2, 8)  # PLAIN_DICTIONARY, RLE_DICTIONARY: data pages that need a dictionary page
 BOUNDARY_ORDERS = {0: "UNORDERED", 1: "ASCENDING", 2: "DESCENDING"}
 # LogicalType is a union: the id of the field that is set names the type.
 LOGICAL_TYPES = {1: "STRING", 2: "MAP", 3: "LIST", 4: "ENUM", 5: "DECIMAL", 6: "DATE", 7: "TIME",
