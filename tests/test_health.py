@@ -196,7 +196,7 @@ def test_retention_finding_and_the_expire_statement(health):
     assert f.evidence["max_age_source"] == "default" and f.evidence["max_snapshot_age_ms"] == 5 * DAY_MS
     assert [a.to_dict() for a in f.actions][0] == {
         "engine": "spark", "statement": "CALL spark_catalog.system.expire_snapshots(table => 'shop.orders', "
-                                        "older_than => TIMESTAMP '2026-11-23 00:00:00.000', retain_last => 1)"}
+                                        "older_than => TIMESTAMP '2026-11-23 00:00:00.000 UTC', retain_last => 1)"}
     assert {a.engine for a in f.actions} == {"spark", "trino", "pyiceberg"}
     # before the 5 days are up nothing is past retention
     early = Warehouse(str(WAREHOUSE)).table("shop.orders").health(now="2026-11-24T00:00:00Z")
@@ -212,6 +212,8 @@ def test_orphans_respect_the_grace_period(tmp_path):
     young.write_bytes(b"y" * 99)
     stray_meta = table / "metadata/stray-m0.avro"
     stray_meta.write_bytes(b"z" * 10)
+    crc = table / "data/.left-behind.parquet.crc"  # hidden: remove_orphan_files skips names starting with . or _
+    crc.write_bytes(b"c" * 12)
     ten_days = (NOW_MS - 10 * DAY_MS) / 1000
     for p in (old, stray_meta):
         os.utime(p, (ten_days, ten_days))
@@ -220,7 +222,7 @@ def test_orphans_respect_the_grace_period(tmp_path):
             os.utime(p, (ten_days, ten_days))
     os.utime(young, (NOW_MS / 1000 - 3600, NOW_MS / 1000 - 3600))
     h = Warehouse(str(root)).table("shop.events").health(now=NOW)
-    listed = {str(p) for p in table.rglob("*") if p.is_file()}
+    listed = {str(p) for p in table.rglob("*") if p.is_file() and not p.name.startswith((".", "_"))}
     referenced = set()
     md = _metadata(root, "shop.events")
     for s in md["snapshots"]:
@@ -233,7 +235,7 @@ def test_orphans_respect_the_grace_period(tmp_path):
     f = h.finding("health.orphan-files")
     assert f.severity.value == "warning" and f.effect == {"files_before": 2, "files_after": 0, "bytes_freed": 1244}
     assert "CALL spark_catalog.system.remove_orphan_files(table => 'shop.events', older_than => TIMESTAMP " \
-           "'2026-11-25 00:00:00.000')" in h.actions("spark")
+           "'2026-11-25 00:00:00.000 UTC')" in h.actions("spark")
     assert sorted(Path(p).name for p in h.orphans.location) == ["left-behind.parquet", "stray-m0.avro"]
     # an explicit cutoff after the young file's time makes it an orphan too
     later = Warehouse(str(root)).table("shop.events").health(now=NOW, older_than=NOW)

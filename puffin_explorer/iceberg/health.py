@@ -19,7 +19,8 @@ set; every finding says which (``evidence["source"]``).  Defaults used:
 * ``history.expire.max-snapshot-age-ms`` 5 days, ``history.expire.min-snapshots-to-keep`` 1;
 * ``commit.manifest.target-size-bytes`` 8 MiB, ``commit.manifest.min-count-to-merge`` 100;
 * ``write.metadata.previous-versions-max`` 100, ``write.metadata.delete-after-commit.enabled`` false;
-* orphan files: unreferenced files older than 3 days (``remove_orphan_files``' default);
+* orphan files: unreferenced files older than 3 days (``remove_orphan_files``' default); like
+  ``remove_orphan_files``, names starting with ``.`` or ``_`` (Hadoop's ``.crc`` files) are skipped;
 * deleted share above 10 % (the table card's compaction threshold).
 """
 
@@ -404,8 +405,17 @@ def _list_tree(table: "Table", root: str):
                     int(pd.Timestamp(mtime).timestamp() * 1000)
             except (TypeError, ValueError):
                 ms = None
-        rows.append({"location": normalize(join(root, rel)), "size": info.get("size"), "mtime_ms": ms})
-    return pd.DataFrame(rows, columns=["location", "size", "mtime_ms"])
+        rows.append({"location": normalize(join(root, rel)), "size": info.get("size"), "mtime_ms": ms,
+                     "hidden": _hidden(rel)})
+    return pd.DataFrame(rows, columns=["location", "size", "mtime_ms", "hidden"])
+
+
+def _hidden(relative: str) -> bool:
+    """Whether ``remove_orphan_files`` skips a path: a name under the table location starting with ``.``
+    or ``_`` (Hadoop's ``.crc`` files, ``_SUCCESS``), except ``_name=value`` partition folders."""
+    parts = relative.split("/")
+    return any(p.startswith(".") or (p.startswith("_") and not (i < len(parts) - 1 and "=" in p))
+               for i, p in enumerate(parts))
 
 
 def _parent_id(value: Any) -> Optional[int]:
@@ -609,7 +619,7 @@ def table_health(table: "Table", now: Any = None, older_than: Any = None, catalo
         referenced |= {normalize(table.locate(s.path)) for s in md.statistics}
         meta_dir = normalize(join(table.locate(md.location), "metadata"))
         referenced.add(normalize(join(meta_dir, "version-hint.text")))
-        unref = listing[~listing["location"].isin(referenced)]
+        unref = listing[~listing["location"].isin(referenced) & ~listing["hidden"].astype(bool)]
         young = unref["mtime_ms"].notna() & (unref["mtime_ms"] >= orphan_cutoff)
         orphans = unref[~young]
         frames["orphans"] = orphans.reset_index(drop=True)
@@ -617,7 +627,7 @@ def table_health(table: "Table", now: Any = None, older_than: Any = None, catalo
         m["orphan_bytes"] = int(orphans["size"].fillna(0).sum())
         m["in_flight_files"] = int(young.sum())
         if len(orphans):
-            cutoff_lit = _ts_literal(orphan_cutoff)
+            cutoff_lit = _ts_literal(orphan_cutoff)  # the statements name the zone: UTC
             findings.append(HealthFinding(
                 "health.orphan-files", Severity.WARNING,
                 f"{len(orphans):,} files ({m['orphan_bytes']:,} B) under the table location are referenced by no "
@@ -627,7 +637,7 @@ def table_health(table: "Table", now: Any = None, older_than: Any = None, catalo
                  else "given", "in_flight_files": m["in_flight_files"],
                  "examples": orphans["location"].head(5).tolist()},
                 (Action("spark", f"{call}remove_orphan_files(table => {spark_t}, older_than => TIMESTAMP "
-                                 f"{_sql_str(cutoff_lit)})"),
+                                 f"{_sql_str(cutoff_lit + ' UTC')})"),
                  Action("trino", f"ALTER TABLE {ident} EXECUTE remove_orphan_files(retention_threshold => "
                                  f"{_sql_str(_duration(max(now_ms - orphan_cutoff, 1000)))})")),
                 {"files_before": m["orphan_files"], "files_after": 0, "bytes_freed": m["orphan_bytes"]}))
@@ -880,7 +890,7 @@ def _retention(findings, table, snaps, snapshot_sets, m, th, now_ms, call, spark
          "min_keep_source": th["history.expire.min-snapshots-to-keep"]["source"], "older_than": cutoff_lit,
          "files_only_in_expired": len(freed)},
         (Action("spark", f"{call}expire_snapshots(table => {spark_t}, older_than => TIMESTAMP "
-                         f"{_sql_str(cutoff_lit)}, retain_last => {max(min_keep, 1)})"),
+                         f"{_sql_str(cutoff_lit + ' UTC')}, retain_last => {max(min_keep, 1)})"),
          Action("trino", f"ALTER TABLE {ident} EXECUTE expire_snapshots(retention_threshold => "
                          f"{_sql_str(_duration(max_age))})",
                 "Trino refuses thresholds below iceberg.expire-snapshots.min-retention (7d by default)"),
