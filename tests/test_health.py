@@ -297,7 +297,11 @@ def test_views_show_findings_and_copyable_statements(health):
 def test_catalog_name_is_a_parameter(wh):
     h = wh.table("shop.orders").health(now=NOW, catalog="prod", name="sales.orders")
     assert h.table == "sales.orders"
-    assert all(s.startswith(("CALL prod.system.", "ALTER TABLE sales.orders")) for s in h.actions("spark"))
+    assert all(s.startswith(("CALL prod.system.", "ALTER TABLE prod.sales.orders")) for s in h.actions("spark"))
+    assert [s.split("(")[0] for s in h.plan("spark")] == [
+        "CALL prod.system.rewrite_data_files", "CALL prod.system.rewrite_data_files",
+        "CALL prod.system.expire_snapshots"]  # rewrites first, expiry after; info findings are not in the plan
+    assert h.plan("spark", severity="info")[-1].startswith("ALTER TABLE prod.sales.orders SET TBLPROPERTIES")
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess:

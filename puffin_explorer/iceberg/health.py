@@ -114,6 +114,12 @@ class HealthFinding:
 
 
 _RANK = {Severity.INFO: 0, Severity.WARNING: 1, Severity.ERROR: 2}
+#: The order to run fixes in: rewrites first, then statistics (after the last commit that adds a snapshot),
+#: then expiry and orphan removal (which add none), then properties.
+FIX_ORDER = ("health.small-files", "health.deleted-share", "health.read-amplification",
+             "health.manifest-fragmentation", "health.statistics-stale", "health.statistics-missing",
+             "health.statistics-columns-missing", "health.snapshots-past-retention", "health.orphan-files",
+             "health.metadata-cleanup-disabled", "health.columns-without-bounds")
 
 
 class TableHealth(RichRepr):
@@ -156,6 +162,17 @@ class TableHealth(RichRepr):
     def actions(self, engine: str = "spark") -> list[str]:
         """Every statement of one engine, in finding order."""
         return [a.statement for f in self.findings for a in f.actions if a.engine == engine]
+
+    def plan(self, engine: str = "spark", severity: str = "warning") -> list[str]:
+        """The statements of one engine that fix every finding at or above ``severity``, in the order to run
+        them (:data:`FIX_ORDER`: rewrites, then statistics, then expiry and orphan removal), each once."""
+        order = {c: i for i, c in enumerate(FIX_ORDER)}
+        out: list[str] = []
+        for f in sorted(self.at_least(severity), key=lambda f: order.get(f.code, len(order))):
+            for a in f.actions:
+                if a.engine == engine and a.statement not in out:
+                    out.append(a.statement)
+        return out
 
     def at_least(self, severity: str) -> list[HealthFinding]:
         """Findings at or above ``severity`` (``info``, ``warning`` or ``error``)."""
@@ -610,7 +627,7 @@ def table_health(table: "Table", now: Any = None, older_than: Any = None, catalo
         m["metadata_files"] = int(is_meta.sum())
     else:
         m["metadata_files"] = len(tracked)
-    _metadata_findings(findings, m, th, spark_t, ident)
+    _metadata_findings(findings, m, th, catalog, ident)
 
     # ---- orphans ------------------------------------------------------------------------------
     if listing is not None and not unreadable:
@@ -900,7 +917,7 @@ def _retention(findings, table, snaps, snapshot_sets, m, th, now_ms, call, spark
          "files_freed": len(freed), "bytes_freed": m["bytes_only_in_expired_snapshots"]}))
 
 
-def _metadata_findings(findings, m, th, spark_t, ident) -> None:
+def _metadata_findings(findings, m, th, catalog, ident) -> None:
     keep_max = th["write.metadata.previous-versions-max"]["value"]
     cleanup = th["write.metadata.delete-after-commit.enabled"]["value"]
     if cleanup:
@@ -915,7 +932,7 @@ def _metadata_findings(findings, m, th, spark_t, ident) -> None:
          "previous_versions_max_source": th["write.metadata.previous-versions-max"]["source"],
          "property": "write.metadata.delete-after-commit.enabled",
          "source": th["write.metadata.delete-after-commit.enabled"]["source"]},
-        (Action("spark", f"ALTER TABLE {ident} SET TBLPROPERTIES ("
+        (Action("spark", f"ALTER TABLE {catalog}.{ident} SET TBLPROPERTIES ("
                          f"'write.metadata.delete-after-commit.enabled' = 'true', "
                          f"'write.metadata.previous-versions-max' = '{keep_max}')"),
          Action("pyiceberg", "table.transaction().set_properties({'write.metadata.delete-after-commit.enabled': "
@@ -994,6 +1011,6 @@ def warehouse_health(warehouse: Any, **kwargs: Any):
     return df
 
 
-__all__ = ["Action", "HealthFinding", "TableHealth", "table_health", "warehouse_health", "DEFAULTS",
+__all__ = ["Action", "HealthFinding", "TableHealth", "table_health", "warehouse_health", "DEFAULTS", "FIX_ORDER",
            "SMALL_FILE_SHARE", "ORPHAN_GRACE_MS", "METRIC_KEYS"]
 
