@@ -103,6 +103,7 @@ def _independent(root: Path, table: str, now_ms: int = NOW_MS) -> dict:
         "snapshots_past_retention": len(expired),
         "bytes_only_in_expired_snapshots": sum(freed.values()),
         "files_only_in_expired": len(freed),
+        "freed": sorted(freed),
         "manifests": len(_avro(_local(current["manifest-list"], root))),
         "metadata_files": metadata_files,
     }
@@ -163,7 +164,7 @@ def test_small_files_against_the_default_target(health):
     assert f.effect == {"data_files_before": 8, "data_files_after": 4, "files_rewritten": 8,
                         "bytes_rewritten": 1111347, "rows_read": 121964}
     assert "CALL spark_catalog.system.rewrite_data_files(table => 'shop.orders', options => " \
-           "map('min-input-files', '2'))" in h.actions("spark")
+           "map('min-input-files', '2', 'remove-dangling-deletes', 'true'))" in h.actions("spark")
     hist = h.size_histogram
     assert int(hist.files.sum()) == 8 and int(hist.bytes.sum()) == 1111347
     assert int(hist.loc[hist.small, "files"].sum()) == 8
@@ -198,6 +199,8 @@ def test_retention_finding_and_the_expire_statement(health):
         "engine": "spark", "statement": "CALL spark_catalog.system.expire_snapshots(table => 'shop.orders', "
                                         "older_than => TIMESTAMP '2026-11-23 00:00:00.000 UTC', retain_last => 1)"}
     assert {a.engine for a in f.actions} == {"spark", "trino", "pyiceberg"}
+    assert sorted(Path(p).name for p in h.expired_only.location) == sorted(
+        Path(p).name for p in truth["freed"])
     # before the 5 days are up nothing is past retention
     early = Warehouse(str(WAREHOUSE)).table("shop.orders").health(now="2026-11-24T00:00:00Z")
     assert early.metrics["snapshots_past_retention"] == 0 and early.finding("health.snapshots-past-retention") is None
@@ -290,7 +293,7 @@ def test_views_show_findings_and_copyable_statements(health):
     text = h.to_text()
     assert text.startswith("table doctor shop.orders: warning")
     assert "  [spark] CALL spark_catalog.system.rewrite_data_files(table => 'shop.orders', options => " \
-           "map('min-input-files', '2'))" in text
+           "map('min-input-files', '2', 'remove-dangling-deletes', 'true'))" in text
     assert h._repr_mimebundle_()["text/plain"] == text
 
 
