@@ -342,3 +342,33 @@ def test_cli_relocate_is_shared(tmp_path):
     assert p.returncode == 0, p.stderr
     doc = json.loads(p.stdout)
     assert doc[0]["table"] == "events" and doc[0]["metrics"]["live_rows"] == 244122
+
+
+def test_an_older_metadata_file_skips_the_orphan_check_and_an_empty_table_is_ok(tmp_path):
+    root = copy_warehouse(tmp_path)
+    meta = root / "shop/orders/metadata"
+    for i, p in enumerate(sorted(meta.glob("v*.metadata.json"), key=lambda p: int(p.name[1:].split(".")[0]))):
+        os.utime(p, (NOW_MS / 1000 - 10 * DAY_MS / 1000 + i, NOW_MS / 1000 - 10 * DAY_MS / 1000 + i))
+    old = Table.from_metadata(str(meta / "v3.metadata.json")).health(now=NOW)
+    assert old.finding("health.not-current-metadata").evidence["newer"] == [
+        str(meta / f"v{i}.metadata.json") for i in range(4, 8)][:5]
+    assert (old.metrics["orphan_files"], old.metrics["orphan_bytes"]) == (None, None)
+    assert old.finding("health.orphan-files") is None
+    empty = Table.from_metadata(str(meta / "v1.metadata.json"), relocate={WRITTEN_ROOT: str(root)})
+    md = json.loads((meta / "v1.metadata.json").read_text())
+    assert md.get("current-snapshot-id", -1) in (-1, None) and not md.get("snapshots")
+    h = empty.health(now=NOW)
+    assert (h.metrics["snapshots"], h.metrics["data_files"], h.metrics["live_rows"]) == (0, 0, 0)
+    assert h.status == "ok" and "table doctor orders: ok" in h.to_text() and "<script" not in h.to_html()
+
+
+def test_an_unreadable_manifest_is_a_note_not_a_crash(tmp_path):
+    root = copy_warehouse(tmp_path)
+    manifest = root / "shop/events/metadata/6d3f6038-5e32-44af-984a-804a0d99305d-m0.avro"
+    manifest.write_bytes(manifest.read_bytes()[:100])  # only an older snapshot uses it
+    h = Warehouse(str(root)).table("shop.events").health(now=NOW)
+    f = h.finding("health.snapshot-unreadable")
+    assert f.severity.value == "info" and f.evidence == {"snapshot_id": 3379575596702121728}
+    assert (h.metrics["orphan_files"], h.metrics["live_rows"]) == (None, 244122)
+    p = _cli("doctor", str(root), "--table", "shop.events", "--now", NOW)
+    assert p.returncode == 0 and "info health.snapshot-unreadable" in p.stdout and not p.stderr

@@ -105,6 +105,9 @@ _HEALTH_CODES = [
      "", ()),
     ("health.statistics-columns-missing", I, "columns without an NDV sketch in the current statistics file", "",
      ()),
+    ("health.not-current-metadata", I, "the table location holds newer metadata files than the one opened: the "
+     "orphan check is skipped (files of later commits would look orphaned)",
+     "open the table's current metadata file", ()),
     ("health.snapshot-unreadable", I, "a snapshot's manifest list or a manifest cannot be read: its files are "
      "left out of the retention and orphan checks", "t.check() names the broken file", ()),
 ]

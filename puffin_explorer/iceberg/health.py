@@ -503,8 +503,9 @@ def table_health(table: "Table", now: Any = None, older_than: Any = None, catalo
         epoch = pd.Timestamp(0, tz="UTC")
         snaps = snaps.assign(timestamp_ms=((snaps["timestamp"] - epoch) // pd.Timedelta(milliseconds=1)).astype("int64"))
     else:
-        snaps = snaps.assign(timestamp_ms=pd.Series(dtype="int64"), snapshot_id=pd.Series(dtype="int64"),
-                             parent_snapshot_id=pd.Series(dtype="Int64"))
+        snaps = pd.DataFrame({"snapshot_id": pd.Series(dtype="int64"), "parent_snapshot_id": pd.Series(dtype="Int64"),
+                              "timestamp": pd.Series(dtype="datetime64[ns, UTC]"),
+                              "manifest_list": pd.Series(dtype=object), "timestamp_ms": pd.Series(dtype="int64")})
     current = md.current_snapshot_id
     m["snapshots"] = int(len(snaps))
 
@@ -631,8 +632,27 @@ def table_health(table: "Table", now: Any = None, older_than: Any = None, catalo
         m["metadata_files"] = len(tracked)
     _metadata_findings(findings, m, th, catalog, ident)
 
-    # ---- orphans ------------------------------------------------------------------------------
-    if listing is not None and not unreadable:
+    # ---- orphans: not while a snapshot's files are unknown or a newer commit exists (its files would look
+    # orphaned); then the orphan metrics are None, never a false 0 -------------------------------------
+    if unreadable:
+        m.update(orphan_files=None, orphan_bytes=None, in_flight_files=None)
+    newer = []
+    if listing is not None:
+        current_loc = normalize(table.metadata_location)
+        own = listing.loc[listing["location"] == current_loc, "mtime_ms"]
+        if len(own) and own.notna().all():
+            is_meta = listing["location"].str.endswith((".metadata.json", ".metadata.json.gz"))
+            newer = listing.loc[is_meta & ~listing["location"].isin(tracked)
+                                & (listing["mtime_ms"] > int(own.iloc[0])), "location"].tolist()
+    if newer:
+        m.update(orphan_files=None, orphan_bytes=None, in_flight_files=None)
+        findings.append(HealthFinding(
+            "health.not-current-metadata", Severity.INFO,
+            f"the table location holds {len(newer):,} newer metadata files than the one opened: files of later "
+            "commits would look orphaned, so the orphan check is skipped",
+            {"opened": table.metadata_location, "newer": newer[:5]},
+            hint="open the table's current metadata file (its folder, or the catalog's metadata location)"))
+    if listing is not None and not unreadable and not newer:
         referenced = set().union(*snapshot_sets.values()) if snapshot_sets else set()
         referenced |= tracked
         referenced |= {normalize(table.locate(s.path)) for s in md.statistics}
