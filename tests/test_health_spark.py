@@ -90,3 +90,47 @@ def test_the_statements_the_doctor_prints_fix_what_it_found(spark, tmp_path):
         assert [loc for loc in freed.location if os.path.exists(loc)] == []
     finally:
         spark.conf.set("spark.sql.session.timeZone", zone)
+
+
+def test_v2_position_deletes_read_amplification_is_counted_and_fixed(spark, tmp_path):
+    """Three DELETEs on a v2 table with partition-scoped delete files: each data file merges every position-delete
+    file of its partition (checked against pyarrow reading every delete file); the doctor's plan rewrites them away.
+    (File-scoped deletes, Iceberg 1.9's default, are merged into one per data file at each DELETE.)"""
+    import pyarrow.parquet as pq
+
+    from puffin_explorer import spark as pes
+
+    wh = tmp_path / "wh2"
+    pes.add_catalog(spark, "doc2", str(wh))
+    spark.sql("CREATE TABLE doc2.ns.v2 (id bigint, grp int) USING iceberg PARTITIONED BY (grp) TBLPROPERTIES ("
+              "'format-version' = '2', 'write.delete.mode' = 'merge-on-read', "
+              "'write.delete.granularity' = 'partition')")  # one delete file per partition and DELETE
+    for i in range(2):
+        spark.range(i * 1000, (i + 1) * 1000).selectExpr("id", "cast(id % 2 as int) as grp") \
+            .coalesce(1).writeTo("doc2.ns.v2").append()
+    for k in (3, 5, 7):
+        spark.sql(f"DELETE FROM doc2.ns.v2 WHERE id % {k} = 0")
+    folder = wh / "ns" / "v2"
+    now = time.time() * 1000
+    t = Table.from_folder(str(folder))
+    before = t.health(now=now, catalog="doc2", name="ns.v2")
+    amp = before.amplification
+    deletes = t.delete_files(decode=False)
+    named = {}
+    for loc in deletes.location:
+        for path in set(pq.read_table(loc, columns=["file_path"]).column(0).to_pylist()):
+            named[path.replace("file:", "")] = named.get(path.replace("file:", ""), 0) + 1
+    expected = [named.get(p.replace("file:", ""), 0) for p in amp.file_path]
+    assert amp.position_delete_files.tolist() == expected and max(expected) == 3
+    rows = spark.table("doc2.ns.v2").count()
+    m = before.metrics
+    assert (m["dvs"], m["position_delete_files"], m["live_rows"], m["max_delete_files_per_data_file"]) == (
+        0, len(deletes), rows, 3)
+    f = before.finding("health.read-amplification")
+    assert f.severity.value == "warning" and f.evidence["data_files"] == sum(1 for n in expected if n > 1)
+    for statement in before.plan("spark"):
+        spark.sql(statement).collect()
+    after = Table.from_folder(str(folder)).health(now=now, catalog="doc2", name="ns.v2")
+    assert after.finding("health.read-amplification") is None and after.finding("health.deleted-share") is None
+    assert after.metrics["max_delete_files_per_data_file"] <= 1
+    assert (after.metrics["live_rows"], spark.table("doc2.ns.v2").count()) == (rows, rows)

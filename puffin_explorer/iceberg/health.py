@@ -292,7 +292,7 @@ def _deleted_rows(parts: dict[str, Any], amp) -> tuple[int, "pd.Series"]:
     if len(pos) and targets is not None:
         used = pos[targets.reindex(pos.index, fill_value=0) > 0]
         total += int(used["record_count"].sum())
-        ref = used["referenced_data_file"].map(lambda v: normalize(v) if isinstance(v, str) and v else "")
+        ref = pd.Series(_path_scope(used)[0], index=used.index, dtype=object)
         single = targets.reindex(used.index) == 1
         named = used[ref != ""].assign(key=ref[ref != ""])
         alone = used[(ref == "") & single]
@@ -306,6 +306,27 @@ def _deleted_rows(parts: dict[str, Any], amp) -> tuple[int, "pd.Series"]:
         per_file.append(named.groupby("key")["record_count"].sum())
     rows = pd.concat(per_file).groupby(level=0).sum().astype("int64")
     return total, rows
+
+
+def _path_scope(deletes) -> tuple[list, list, list]:
+    """Per position-delete file: the data file it is scoped to (normalized; ``""`` when any), and the lower and
+    upper bounds of its ``file_path`` column as written (``""`` when absent).
+
+    As Iceberg's delete index does: ``referenced_data_file`` when set, else the ``file_path`` bounds when the
+    lower equals the upper one; a data file outside the bounds cannot have deletes in the file."""
+    refs, los, his = [], [], []
+    for ref, lower, upper in zip(deletes["referenced_data_file"], deletes["lower_bounds"], deletes["upper_bounds"]):
+        lo = lower.get("file_path") if isinstance(lower, dict) else None
+        hi = upper.get("file_path") if isinstance(upper, dict) else None
+        lo = lo if isinstance(lo, str) else ""
+        hi = hi if isinstance(hi, str) else ""
+        if isinstance(ref, str) and ref:
+            refs.append(normalize(ref))
+        else:
+            refs.append(normalize(lo) if lo and lo == hi else "")
+        los.append(lo)
+        his.append(hi)
+    return refs, los, his
 
 
 def _amplification(parts: dict[str, Any]):
@@ -322,6 +343,7 @@ def _amplification(parts: dict[str, Any]):
     data = parts["data"][["file_path", "partition", "spec_id", "sequence_number", "record_count",
                           "file_size_in_bytes"]].copy()
     data["key"] = data["file_path"].map(normalize)
+    data["raw"] = data["file_path"].astype(str)
     data["pkey"] = _partition_key(data)
     data["seq"] = data["sequence_number"].astype("Int64").fillna(0).astype("int64")
     dv_targets = set(parts["dv"]["referenced_data_file"].dropna().map(normalize))
@@ -337,13 +359,14 @@ def _amplification(parts: dict[str, Any]):
         d = deletes[["file_path", "partition", "spec_id", "sequence_number", "referenced_data_file"]].copy()
         d["pkey"] = _partition_key(d)
         d["dseq"] = d["sequence_number"].astype("Int64").fillna(0).astype("int64")
-        d["ref"] = d["referenced_data_file"].map(lambda v: normalize(v) if isinstance(v, str) and v else "")
+        d["ref"], d["lo"], d["hi"] = _path_scope(deletes)
         global_eq = strict and d["partition"].map(lambda p: not p).all()
-        left = data[["key", "pkey", "seq"]].reset_index()
-        right = d[["pkey", "dseq", "ref"]].rename_axis("delete").reset_index()
+        left = data[["key", "raw", "pkey", "seq"]].reset_index()
+        right = d[["pkey", "dseq", "ref", "lo", "hi"]].rename_axis("delete").reset_index()
         pairs = left.merge(right.drop(columns="pkey"), how="cross") if global_eq else left.merge(right, on="pkey")
         ok = (pairs["seq"] < pairs["dseq"]) if strict else (pairs["seq"] <= pairs["dseq"])
         ok &= (pairs["ref"] == "") | (pairs["ref"] == pairs["key"])
+        ok &= ((pairs["lo"] == "") | (pairs["raw"] >= pairs["lo"])) & ((pairs["hi"] == "") | (pairs["raw"] <= pairs["hi"]))
         if not strict:  # a DV supersedes its data file's position deletes
             ok &= ~pairs["key"].isin(dv_keys)
         hits = pairs[ok]
@@ -355,7 +378,7 @@ def _amplification(parts: dict[str, Any]):
     data["equality_delete_files"], _ = applied(parts["equality-deletes"], True, "equality_delete_files")
     data["delete_files"] = data["dvs"] + data["position_delete_files"] + data["equality_delete_files"]
     data.attrs["position_delete_targets"] = pos_targets
-    return data.drop(columns=["key", "seq"])
+    return data.drop(columns=["key", "raw", "seq"])
 
 
 def _size_histogram(sizes, target: int, small: int):
@@ -802,10 +825,11 @@ def _dangling_finding(findings, parts, amp, m, call, spark_t) -> None:
     dead_dv = dv[~names_live(dv["referenced_data_file"])]
     pos = parts["position-deletes"]
     targets = amp.attrs.get("position_delete_targets")
-    named = np.array([isinstance(v, str) and bool(v) for v in pos["referenced_data_file"]], dtype=bool)
+    scope = np.asarray(_path_scope(pos)[0], dtype=object)
+    named = scope != ""
     applies = (targets.reindex(pos.index, fill_value=0).to_numpy() > 0) if targets is not None else \
         np.ones(len(pos), dtype=bool)
-    dead_pos = pos[(named & ~names_live(pos["referenced_data_file"])) | (~named & ~applies)]
+    dead_pos = pos[(named & ~np.isin(scope, list(live))) | (~named & ~applies)]
     n = len(dead_dv) + len(dead_pos)
     m["dangling_deletes"] = int(n)
     if not n:
