@@ -372,3 +372,36 @@ def test_an_unreadable_manifest_is_a_note_not_a_crash(tmp_path):
     assert (h.metrics["orphan_files"], h.metrics["live_rows"]) == (None, 244122)
     p = _cli("doctor", str(root), "--table", "shop.events", "--now", NOW)
     assert p.returncode == 0 and "info health.snapshot-unreadable" in p.stdout and not p.stderr
+
+
+def test_partitions_and_column_metrics_match_the_manifests_and_the_data(health):
+    h = health["shop.orders"]
+    md = _metadata(WAREHOUSE, "shop.orders")
+    current = next(s for s in md["snapshots"] if s["snapshot-id"] == md["current-snapshot-id"])
+    data = [e for e in _live_entries(WAREHOUSE, current) if e["content"] == 0]
+    per_bucket: dict[int, list[int]] = {}
+    for e in data:
+        b = e["partition"]["customer_id_bucket"]
+        files, rows, nbytes = per_bucket.get(b, [0, 0, 0])
+        per_bucket[b] = [files + 1, rows + e["record_count"], nbytes + e["file_size_in_bytes"]]
+    parts = h.partitions
+    assert [[int(r["files"]), int(r["rows"]), int(r["bytes"])] for r in parts.to_dict("records")] == \
+        [per_bucket[b] for b in sorted(per_bucket)]
+    assert parts.deleted_rows.sum() == 27924 and h.finding("health.partition-skew") is None
+    schema = {f["id"]: f["name"] for f in md["schemas"][-1]["fields"]}
+    sizes: dict[str, int] = {}
+    nulls: dict[str, int] = {}
+    for e in data:
+        for kv in e["column_sizes"]:
+            sizes[schema[kv["key"]]] = sizes.get(schema[kv["key"]], 0) + kv["value"]
+        for kv in e["null_value_counts"]:
+            nulls[schema[kv["key"]]] = nulls.get(schema[kv["key"]], 0) + kv["value"]
+    cols = h.columns.set_index("column")
+    total = sum(sizes.values())
+    for name, n in sizes.items():
+        assert cols.loc[name, "bytes"] == n and cols.loc[name, "storage_share"] == pytest.approx(n / total)
+        assert cols.loc[name, "nulls"] == nulls[name] and cols.loc[name, "values"] == 121964
+    ids = [pq.read_table(_local(e["file_path"], WAREHOUSE), columns=["order_id"]).column(0) for e in data]
+    assert (cols.loc["order_id", "min"], cols.loc["order_id", "max"]) == (
+        min(min(c.to_pylist()) for c in ids), max(max(c.to_pylist()) for c in ids))
+    assert h.metrics["columns_without_bounds"] == 0

@@ -54,6 +54,8 @@ def _finding_html(f: Any, opts: RenderOptions) -> str:
                     + note)
     if f.effect:
         body.append(H.facts([(k.replace("_", " "), H.esc(_value(k, v))) for k, v in f.effect.items()]))
+    if f.hint:
+        body.append(f'<div class="pe-note">{H.esc(f.hint)}</div>')
     return H.details(head, "".join(body), open_=sev != "info")
 
 
@@ -105,6 +107,8 @@ def health_text(h: Any, opts: RenderOptions = RenderOptions()) -> str:
                 lines.append(f"      ({T.printable(a.note, None)})")
         if f.effect:
             lines.append(f"  effect: {_pairs(f.effect)}")
+        if f.hint:
+            lines.append(f"  note: {T.printable(f.hint, None)}")
     return "\n".join(lines)
 
 
