@@ -407,10 +407,12 @@ def _size_histogram(sizes, target: int, small: int):
     })
 
 
-def _snapshot_files(table: "Table", snapshot_id: int, manifests) -> dict[str, int]:
+def _snapshot_files(table: "Table", snapshot_id: int, manifests, files=None) -> dict[str, int]:
     """Every file one snapshot references, normalized location -> size: live data and delete files
-    (a Puffin file once), its manifests and its manifest list (size filled in later)."""
-    files = table.files(snapshot_id, decode=False)
+    (a Puffin file once), its manifests and its manifest list (size filled in later).  ``files`` is the
+    snapshot's ``files()`` frame when the caller has it already."""
+    if files is None:
+        files = table.files(snapshot_id, decode=False)
     live = files.drop_duplicates("location")
     out = dict(zip(live["location"].map(normalize), live["file_size_in_bytes"].astype("int64")))
     if len(manifests):
@@ -533,9 +535,9 @@ def table_health(table: "Table", now: Any = None, older_than: Any = None, catalo
     m["snapshots"] = int(len(snaps))
 
     # ---- files of the current snapshot --------------------------------------------------------
-    parts = None
+    parts = current_files = None
     if current is not None:
-        files = table.files(decode=True)
+        files = current_files = table.files(decode=True)
         parts = _files_by_kind(files)
         data = parts["data"]
         m["data_files"] = int(len(data))
@@ -600,7 +602,7 @@ def table_health(table: "Table", now: Any = None, older_than: Any = None, catalo
         per_snapshot.append({"snapshot_id": sid, "manifests": int(len(mans)),
                              "manifest_bytes": int(mans["manifest_length"].sum()) if len(mans) else 0})
         try:
-            snapshot_sets[sid] = _snapshot_files(table, sid, mans)
+            snapshot_sets[sid] = _snapshot_files(table, sid, mans, current_files if sid == current else None)
         except (PuffinError, KeyError) as exc:
             unreadable.append(sid)
             findings.append(HealthFinding("health.snapshot-unreadable", Severity.INFO,
