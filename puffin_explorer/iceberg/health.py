@@ -61,6 +61,8 @@ ORPHAN_GRACE_MS = 3 * DAY_MS
 DELETED_SHARE_THRESHOLD = 0.10
 #: A data file merging more delete files than this at scan time is read-amplified.
 DELETE_FILES_PER_DATA_FILE = 1
+#: Data file x delete file pairs compared at once when scoping partition-wide deletes (bounds memory).
+PAIR_LIMIT = 2_000_000
 #: The largest partition holding this many times the median partition's bytes is skewed.
 SKEW_RATIO = 10.0
 
@@ -363,13 +365,33 @@ def _amplification(parts: dict[str, Any]):
         global_eq = strict and d["partition"].map(lambda p: not p).all()
         left = data[["key", "raw", "pkey", "seq"]].reset_index()
         right = d[["pkey", "dseq", "ref", "lo", "hi"]].rename_axis("delete").reset_index()
-        pairs = left.merge(right.drop(columns="pkey"), how="cross") if global_eq else left.merge(right, on="pkey")
-        ok = (pairs["seq"] < pairs["dseq"]) if strict else (pairs["seq"] <= pairs["dseq"])
-        ok &= (pairs["ref"] == "") | (pairs["ref"] == pairs["key"])
-        ok &= ((pairs["lo"] == "") | (pairs["raw"] >= pairs["lo"])) & ((pairs["hi"] == "") | (pairs["raw"] <= pairs["hi"]))
-        if not strict:  # a DV supersedes its data file's position deletes
-            ok &= ~pairs["key"].isin(dv_keys)
-        hits = pairs[ok]
+
+        def keep(pairs):
+            ok = (pairs["seq"] < pairs["dseq"]) if strict else (pairs["seq"] <= pairs["dseq"])
+            ok &= (pairs["lo"] == "") | (pairs["raw"] >= pairs["lo"])
+            ok &= (pairs["hi"] == "") | (pairs["raw"] <= pairs["hi"])
+            if not strict:  # a DV supersedes its data file's position deletes
+                ok &= ~pairs["key"].isin(dv_keys)
+            return pairs.loc[ok, ["index", "delete"]]
+
+        found = []
+        scoped, loose = right[right["ref"] != ""], right[right["ref"] == ""]
+        if len(scoped):  # scoped to one data file: a join on the path, never a partition's cross product
+            pairs = left.merge(scoped, left_on="key", right_on="ref", suffixes=("", "_delete"))
+            found.append(keep(pairs if global_eq else pairs[pairs["pkey"] == pairs["pkey_delete"]]))
+        if len(loose) and global_eq:
+            step = max(1, PAIR_LIMIT // len(loose))
+            for start in range(0, len(left), step):
+                found.append(keep(left.iloc[start:start + step].merge(loose.drop(columns="pkey"), how="cross")))
+        elif len(loose):  # partitions in chunks of at most PAIR_LIMIT pairs (a chunk holds one partition at least)
+            data_per = left.groupby("pkey").size()
+            per_part = data_per * loose.groupby("pkey").size().reindex(data_per.index, fill_value=0)
+            per_part = per_part[per_part > 0]
+            chunk = (per_part.cumsum() - per_part) // PAIR_LIMIT
+            for _, keys in chunk.groupby(chunk):
+                part = left[left["pkey"].isin(keys.index)]
+                found.append(keep(part.merge(loose[loose["pkey"].isin(keys.index)], on="pkey")))
+        hits = pd.concat(found) if found else pd.DataFrame(columns=["index", "delete"])
         per_data = hits.groupby("index").size().reindex(data.index, fill_value=0).astype("int64").rename(name)
         per_delete = hits.groupby("delete").size().reindex(deletes.index, fill_value=0).astype("int64")
         return per_data, per_delete
