@@ -725,7 +725,8 @@ def table_health(table: "Table", now: Any = None, older_than: Any = None, catalo
                 (Action("spark", f"{call}remove_orphan_files(table => {spark_t}, older_than => TIMESTAMP "
                                  f"{_sql_str(cutoff_lit + ' UTC')})"),
                  Action("trino", f"ALTER TABLE {ident} EXECUTE remove_orphan_files(retention_threshold => "
-                                 f"{_sql_str(_duration(max(now_ms - orphan_cutoff, 1000)))})")),
+                                 f"{_sql_str(_duration(max(now_ms - orphan_cutoff, 1000)))})",
+                        "Trino refuses thresholds below iceberg.remove-orphan-files.min-retention (7d by default)")),
                 {"files_before": m["orphan_files"], "files_after": 0, "bytes_freed": m["orphan_bytes"]}))
 
     # ---- statistics freshness ---------------------------------------------------------------------
