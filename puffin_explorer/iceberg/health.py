@@ -598,7 +598,7 @@ def table_health(table: "Table", now: Any = None, older_than: Any = None, catalo
         m["partitions"] = int(len(by_part))
         _small_files_finding(findings, by_part, m, th, target, small_size, call, spark_t, ident)
         _deletes_findings(findings, amp, m, call, spark_t, ident, md.format_version)
-        _dangling_finding(findings, parts, amp, m, call, spark_t)
+        _dangling_finding(findings, parts, amp, m)
         _skew_finding(findings, by_part)
         frames["columns"] = _columns(data)
         _column_findings(findings, frames["columns"], m, spark_t, catalog, ident)
@@ -836,7 +836,7 @@ def _deletes_findings(findings, amp, m, call, spark_t, ident, format_version) ->
              "max_delete_files_per_data_file_after": 0}))
 
 
-def _dangling_finding(findings, parts, amp, m, call, spark_t) -> None:
+def _dangling_finding(findings, parts, amp, m) -> None:
     """Delete files that apply to no live data file: DVs and position deletes naming a data file that is no
     longer live, position and equality deletes no data file's partition and sequence number lets apply."""
     import numpy as np
