@@ -24,7 +24,7 @@ __all__ = ["main", "build_parser", "SUBCOMMANDS", "EXIT_OK", "EXIT_FINDINGS", "E
 
 #: Every subcommand, in the order ``--help`` lists them; each is the module ``puffin_explorer.cli.<name>``
 #: with ``HELP``, ``add_arguments(parser)`` and ``run(args, shared) -> exit code``.
-SUBCOMMANDS = ("inspect", "validate", "hex", "dv", "html", "table", "parquet", "spark", "demo")
+SUBCOMMANDS = ("inspect", "validate", "hex", "dv", "html", "table", "doctor", "parquet", "spark", "demo")
 
 PROG = "puffin-explorer"
 

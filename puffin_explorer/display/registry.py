@@ -71,6 +71,7 @@ BUILTIN_VIEW_MODULES: list[str] = [
     "puffin_explorer.display.hexview",
     "puffin_explorer.display.table_view",
     "puffin_explorer.display.delta_view",
+    "puffin_explorer.display.health_view",
 ]
 
 _VIEWS: dict[type, ViewSpec] = {}

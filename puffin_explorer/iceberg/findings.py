@@ -75,3 +75,42 @@ for _code, _sev, _meaning, _hint in _NEW_CODES:
     define(LAYER, _code, _sev, _meaning, _hint)
 
 define_prefix_alias("dv-invalid:", "a DV's own error finding, now emitted with its own code")
+
+#: The table doctor's codes (``Table.health()``, ``puffin-explorer doctor``): a layer of their own.
+HEALTH_LAYER = "health"
+_HEALTH_CODES = [
+    ("health.small-files", W, "data files below 75 % of write.target-file-size-bytes (rewrite_data_files' "
+     "min-file-size-bytes) sit two or more to a partition; a rewrite merges them", "", (I,)),
+    ("health.deleted-share", W, "more than 10 % of the table's rows are deleted (DV cardinalities and "
+     "position-delete counts); readers still read and filter them", "", ()),
+    ("health.read-amplification", W, "data files merge more than one delete file at scan time (position and "
+     "equality deletes applied by partition and sequence number)", "", ()),
+    ("health.dangling-deletes", I, "DVs or position deletes that apply to no live data file (their data file "
+     "was rewritten or removed); readers skip them, scan planning still reads them",
+     "Iceberg 1.9.2's rewrite_data_files keeps the DVs of the files it rewrote, remove-dangling-deletes too", ()),
+    ("health.partition-skew", I, "the largest partition holds 10 times the median partition's bytes or more",
+     "", ()),
+    ("health.columns-without-bounds", I, "columns with no lower/upper bounds in any data file (metrics mode "
+     "none or counts): filters on them prune nothing", "", ()),
+    ("health.manifest-fragmentation", W, "data manifests below commit.manifest.target-size-bytes number at least "
+     "commit.manifest.min-count-to-merge; rewrite_manifests merges them", "", ()),
+    ("health.snapshots-past-retention", W, "snapshots older than history.expire.max-snapshot-age-ms beyond "
+     "history.expire.min-snapshots-to-keep; expire_snapshots frees the files only they hold", "", ()),
+    ("health.metadata-cleanup-disabled", I, "write.metadata.delete-after-commit.enabled is off: metadata files "
+     "pile up (a warning once more than write.metadata.previous-versions-max + 1 are kept)", "", (W,)),
+    ("health.orphan-files", W, "files under the table location that no snapshot, manifest or metadata file "
+     "references, older than the grace period (3 days by default)", "", ()),
+    ("health.statistics-missing", I, "the table has no statistics file (no NDV per column)", "", ()),
+    ("health.statistics-stale", W, "the newest statistics file is for an older snapshot than the current one",
+     "", ()),
+    ("health.statistics-columns-missing", I, "columns without an NDV sketch in the current statistics file", "",
+     ()),
+    ("health.not-current-metadata", I, "the table location holds newer metadata files than the one opened: the "
+     "orphan check is skipped (files of later commits would look orphaned)",
+     "open the table's current metadata file", ()),
+    ("health.snapshot-unreadable", I, "a snapshot's manifest list or a manifest cannot be read: its files are "
+     "left out of the retention and orphan checks", "t.check() names the broken file", ()),
+]
+
+for _code, _sev, _meaning, _hint, _also in _HEALTH_CODES:
+    define(HEALTH_LAYER, _code, _sev, _meaning, _hint, also=_also)

@@ -149,6 +149,13 @@ class Warehouse(RichRepr):
             self._cards[key] = df
         return self._cards[key].copy()
 
+    def health(self, now: Any = None, older_than: Any = None, catalog: str = "spark_catalog"):
+        """The table doctor over every table: one row per table (worst status, top problem, headline
+        metrics); each table's :class:`~.health.TableHealth` is in ``.attrs["health"]``."""
+        from .health import warehouse_health
+
+        return warehouse_health(self, now=now, older_than=older_than, catalog=catalog)
+
     def to_pandas(self):
         return self.summary()
 

@@ -1,0 +1,1131 @@
+"""The table doctor: every health check of an Iceberg table, each problem a finding with the statement that fixes it.
+
+:func:`table_health` computes a :class:`TableHealth` from a :class:`~.table.Table`'s public
+methods only (``files()``, ``manifests()``, ``snapshots()``, ``statistics_files()``, ``metadata``,
+the I/O layer's listing), so it reads what any other analysis reads and never a private cache.
+Views (``display/health_view.py``) only format it.
+
+Deletion vectors are counted the way the spec stores them: a DV is a range of a Puffin file, so
+the delete *files* are distinct Puffin files (one file holding four DVs is one delete file whose
+bytes count once), rows are live rows and deleted rows come from DV cardinalities and the
+``record_count`` of position-delete files (position deletes of a data file that has a DV are
+superseded and not counted).
+
+Thresholds come from the table's own properties, with Iceberg's defaults when a property is not
+set; every finding says which (``evidence["source"]``).  Defaults used:
+
+* ``write.target-file-size-bytes`` 512 MiB; a data file is *small* below 75 % of it, the
+  ``min-file-size-bytes`` default of Iceberg's ``rewrite_data_files``;
+* ``history.expire.max-snapshot-age-ms`` 5 days, ``history.expire.min-snapshots-to-keep`` 1;
+* ``commit.manifest.target-size-bytes`` 8 MiB, ``commit.manifest.min-count-to-merge`` 100;
+* ``write.metadata.previous-versions-max`` 100, ``write.metadata.delete-after-commit.enabled`` false;
+* orphan files: unreferenced files older than 3 days (``remove_orphan_files``' default); like
+  ``remove_orphan_files``, names starting with ``.`` or ``_`` (Hadoop's ``.crc`` files) are skipped;
+* deleted share above 10 % (the table card's compaction threshold).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Optional
+
+from .._repr import RichRepr
+from ..errors import PuffinError
+from ..regions import Severity
+from .paths import join, normalize
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
+    from .table import Table
+
+MIB = 1 << 20
+DAY_MS = 86_400_000
+
+#: (property, Iceberg default) of every threshold the doctor reads from a table.
+DEFAULTS: dict[str, Any] = {
+    "write.target-file-size-bytes": 512 * MIB,
+    "history.expire.max-snapshot-age-ms": 5 * DAY_MS,
+    "history.expire.min-snapshots-to-keep": 1,
+    "commit.manifest.target-size-bytes": 8 * MIB,
+    "commit.manifest.min-count-to-merge": 100,
+    "write.metadata.previous-versions-max": 100,
+    "write.metadata.delete-after-commit.enabled": False,
+}
+#: A data file is small below this share of the target size (``rewrite_data_files``' ``min-file-size-bytes``).
+SMALL_FILE_SHARE = 0.75
+#: Unreferenced files younger than this are in-flight writes, not orphans (``remove_orphan_files``' default).
+ORPHAN_GRACE_MS = 3 * DAY_MS
+#: Deleted share of the table above which the doctor asks for a rewrite (the table card's threshold).
+DELETED_SHARE_THRESHOLD = 0.10
+#: A data file merging more delete files than this at scan time is read-amplified.
+DELETE_FILES_PER_DATA_FILE = 1
+#: Data file x delete file pairs compared at once when scoping partition-wide deletes (bounds memory).
+PAIR_LIMIT = 2_000_000
+#: The largest partition holding this many times the median partition's bytes is skewed.
+SKEW_RATIO = 10.0
+
+METRIC_KEYS = (
+    "data_files", "data_bytes", "delete_files", "delete_bytes", "dvs", "position_delete_files",
+    "equality_delete_files", "records", "live_rows", "deleted_rows", "deleted_share", "snapshots",
+    "snapshots_past_retention", "bytes_only_in_expired_snapshots", "oldest_snapshot_age_days",
+    "newest_snapshot_age_days", "commits_per_day", "commits_last_day", "manifests", "data_manifests",
+    "delete_manifests", "manifest_bytes", "small_manifests", "manifests_without_live_entries",
+    "metadata_files", "metadata_files_tracked", "small_files", "small_bytes", "target_file_size",
+    "small_file_size", "orphan_files", "orphan_bytes", "in_flight_files", "partitions",
+    "max_delete_files_per_data_file", "data_files_with_deletes", "dangling_deletes", "statistics_commits_behind",
+    "columns_without_ndv", "columns_without_bounds",
+)
+
+
+@dataclass(frozen=True)
+class Action:
+    """One statement that fixes a finding, for one engine (``spark``, ``trino``, ``pyiceberg``, ``delta``)."""
+
+    engine: str
+    statement: str
+    note: str = ""
+
+    def to_dict(self) -> dict[str, str]:
+        out = {"engine": self.engine, "statement": self.statement}
+        if self.note:
+            out["note"] = self.note
+        return out
+
+
+@dataclass(frozen=True)
+class HealthFinding:
+    """One problem of a table: catalogued code, severity, the numbers behind it, the fixes and their effect."""
+
+    code: str
+    severity: Severity
+    message: str
+    evidence: dict[str, Any] = field(default_factory=dict)
+    actions: tuple[Action, ...] = ()
+    effect: dict[str, Any] = field(default_factory=dict)
+    hint: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"code": self.code, "severity": self.severity.value, "message": self.message,
+                "evidence": dict(self.evidence), "actions": [a.to_dict() for a in self.actions],
+                "effect": dict(self.effect)}
+
+    def __str__(self) -> str:
+        return f"{self.severity.value} {self.code}: {self.message}"
+
+
+_RANK = {Severity.INFO: 0, Severity.WARNING: 1, Severity.ERROR: 2}
+#: The order to run fixes in: rewrites first, then statistics (after the last commit that adds a snapshot),
+#: then expiry and orphan removal (which add none), then properties.
+FIX_ORDER = ("health.small-files", "health.deleted-share", "health.read-amplification", "health.dangling-deletes",
+             "health.manifest-fragmentation", "health.statistics-stale", "health.statistics-missing",
+             "health.statistics-columns-missing", "health.snapshots-past-retention", "health.orphan-files",
+             "health.metadata-cleanup-disabled", "health.columns-without-bounds")
+
+
+class TableHealth(RichRepr):
+    """The doctor's answer for one table: ``metrics`` (numbers), ``findings`` (problems with their fixes),
+    ``status`` (``ok`` / ``warning`` / ``error``) and the frames behind them (``size_histogram``,
+    ``partitions``, ``snapshots``, ``manifests``, ``columns``, ``orphans``, ``amplification``)."""
+
+    def __init__(self, table: str, metrics: dict[str, Any], findings: list[HealthFinding],
+                 thresholds: dict[str, dict[str, Any]], frames: dict[str, Any], now_ms: int,
+                 catalog: str) -> None:
+        self.table = table
+        self.metrics = metrics
+        self.findings = sorted(findings, key=lambda f: (-_RANK[f.severity], f.code))
+        self.thresholds = thresholds
+        self.frames = frames
+        self.now_ms = now_ms
+        self.catalog = catalog
+
+    @property
+    def status(self) -> str:
+        """``error`` / ``warning`` when a finding has that severity, else ``ok`` (info findings are notes)."""
+        worst = max((_RANK[f.severity] for f in self.findings), default=0)
+        return {2: "error", 1: "warning"}.get(worst, "ok")
+
+    @property
+    def top_problem(self) -> str:
+        """The message of the worst warning or error finding ('' when the status is ok)."""
+        for f in self.findings:
+            if f.severity in (Severity.ERROR, Severity.WARNING):
+                return f.message
+        return ""
+
+    def finding(self, code: str) -> Optional[HealthFinding]:
+        """The finding with ``code``, or None."""
+        return next((f for f in self.findings if f.code == code), None)
+
+    def codes(self) -> list[str]:
+        return [f.code for f in self.findings]
+
+    def actions(self, engine: str = "spark") -> list[str]:
+        """Every statement of one engine, in finding order."""
+        return [a.statement for f in self.findings for a in f.actions if a.engine == engine]
+
+    def plan(self, engine: str = "spark", severity: str = "warning") -> list[str]:
+        """The statements of one engine that fix every finding at or above ``severity``, in the order to run
+        them (:data:`FIX_ORDER`: rewrites, then statistics, then expiry and orphan removal), each once."""
+        order = {c: i for i, c in enumerate(FIX_ORDER)}
+        out: list[str] = []
+        for f in sorted(self.at_least(severity), key=lambda f: order.get(f.code, len(order))):
+            for a in f.actions:
+                if a.engine == engine and a.statement not in out:
+                    out.append(a.statement)
+        return out
+
+    def at_least(self, severity: str) -> list[HealthFinding]:
+        """Findings at or above ``severity`` (``info``, ``warning`` or ``error``)."""
+        rank = _RANK[Severity(severity)]
+        return [f for f in self.findings if _RANK[f.severity] >= rank]
+
+    def __getattr__(self, name: str) -> Any:
+        frames = self.__dict__.get("frames") or {}
+        if name in frames:
+            return frames[name]
+        raise AttributeError(name)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The command line's JSON object for this table (see the README's "Table doctor" section)."""
+        return {"table": self.table, "status": self.status, "metrics": dict(self.metrics),
+                "findings": [f.to_dict() for f in self.findings]}
+
+    def findings_frame(self):
+        import pandas as pd
+
+        return pd.DataFrame([{"code": f.code, "severity": f.severity.value, "message": f.message,
+                              "actions": len(f.actions)} for f in self.findings],
+                            columns=["code", "severity", "message", "actions"])
+
+    def __repr__(self) -> str:
+        return f"TableHealth({self.table!r}, status={self.status!r}, findings={len(self.findings)})"
+
+
+# ---- thresholds --------------------------------------------------------------------------------
+def _threshold(props: dict[str, str], key: str) -> dict[str, Any]:
+    """``{"value", "property", "source"}``: the table's property when set and valid, else Iceberg's default."""
+    default = DEFAULTS[key]
+    raw = props.get(key)
+    if raw is not None:
+        try:
+            if isinstance(default, bool):
+                low = str(raw).strip().lower()
+                if low not in ("true", "false"):
+                    raise ValueError(raw)
+                value: Any = low == "true"
+            else:
+                value = int(str(raw).strip())
+                if value < 0:
+                    raise ValueError(raw)
+            return {"value": value, "property": key, "source": "table property"}
+        except ValueError:
+            return {"value": default, "property": key, "source": f"default (table property {raw!r} is not valid)"}
+    return {"value": default, "property": key, "source": "default"}
+
+
+# ---- statement builders ------------------------------------------------------------------------
+def _sql_str(value: str) -> str:
+    return "'" + str(value).replace("'", "''") + "'"
+
+
+def _ts_literal(ms: int) -> str:
+    import pandas as pd
+
+    return pd.Timestamp(int(ms), unit="ms", tz="UTC").strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
+
+
+def _duration(ms: int) -> str:
+    """A Trino duration literal (``5d``, ``36h``, ``90s``) no longer than ``ms``."""
+    for unit, size in (("d", DAY_MS), ("h", 3_600_000), ("m", 60_000), ("s", 1000)):
+        if ms >= size and ms % size == 0:
+            return f"{ms // size}{unit}"
+    return f"{max(ms // 1000, 0)}s"
+
+
+def _map(options: dict[str, Any]) -> str:
+    return "map(" + ", ".join(f"{_sql_str(k)}, {_sql_str(v)}" for k, v in options.items()) + ")"
+
+
+# ---- the checks ---------------------------------------------------------------------------------
+def _partition_key(df) -> "pd.Series":
+    return df["spec_id"].astype("string").fillna("") + "|" + df["partition"].astype("string").fillna("{}")
+
+
+def _files_by_kind(files) -> dict[str, Any]:
+    return {k: files[files["kind"] == k] for k in ("data", "dv", "position-deletes", "equality-deletes")}
+
+
+def _delete_counts(parts: dict[str, Any]) -> dict[str, int]:
+    """Delete files counted as files: DVs by distinct Puffin file, their size once per file."""
+    dv = parts["dv"]
+    dv_files = dv.drop_duplicates("file_path")
+    pos, eq = parts["position-deletes"], parts["equality-deletes"]
+    return {
+        "dvs": int(len(dv)),
+        "dv_files": int(len(dv_files)),
+        "position_delete_files": int(len(pos)),
+        "equality_delete_files": int(len(eq)),
+        "delete_files": int(len(dv_files) + len(pos) + len(eq)),
+        "delete_bytes": int(dv_files["file_size_in_bytes"].sum() + pos["file_size_in_bytes"].sum()
+                            + eq["file_size_in_bytes"].sum()),
+    }
+
+
+def _deleted_rows(parts: dict[str, Any], amp) -> tuple[int, "pd.Series"]:
+    """Deleted rows of the table, and per data file (normalized path) where the files say which.
+
+    A DV's cardinality counts for its live data file.  A position-delete file's ``record_count``
+    counts when it applies to at least one live data file without a DV (see :func:`_amplification`);
+    it is attributed to one data file when it names one (``referenced_data_file``) or applies to only
+    one.  Equality deletes are not resolved to rows.
+    """
+    import pandas as pd
+
+    live = set(amp["file_path"].map(normalize))
+    dv = parts["dv"]
+    dv = dv.assign(key=dv["referenced_data_file"].map(normalize, na_action="ignore"))
+    dv = dv[dv["key"].isin(live)]
+    per_file = [dv.groupby("key")["record_count"].sum()]
+    total = int(dv["record_count"].sum())
+    pos = parts["position-deletes"]
+    targets = amp.attrs.get("position_delete_targets")
+    if len(pos) and targets is not None:
+        used = pos[targets.reindex(pos.index, fill_value=0) > 0]
+        total += int(used["record_count"].sum())
+        ref = pd.Series(_path_scope(used)[0], index=used.index, dtype=object)
+        single = targets.reindex(used.index) == 1
+        named = used[ref != ""].assign(key=ref[ref != ""])
+        alone = used[(ref == "") & single]
+        if len(alone):  # the one data file it applies to: same partition, sequence number at most its own
+            cand = amp[(amp["dvs"] == 0)][["file_path", "pkey", "sequence_number"]]
+            a = alone.assign(pkey=_partition_key(alone))
+            hit = a.reset_index().merge(cand.assign(key=cand["file_path"].map(normalize)), on="pkey",
+                                        suffixes=("", "_data"))
+            hit = hit[hit["sequence_number_data"].astype("int64") <= hit["sequence_number"].astype("int64")]
+            named = pd.concat([named, hit.set_index("index")[["key", "record_count"]]])
+        per_file.append(named.groupby("key")["record_count"].sum())
+    rows = pd.concat(per_file).groupby(level=0).sum().astype("int64")
+    return total, rows
+
+
+def _path_scope(deletes) -> tuple[list, list, list]:
+    """Per position-delete file: the data file it is scoped to (normalized; ``""`` when any), and the lower and
+    upper bounds of its ``file_path`` column as written (``""`` when absent).
+
+    As Iceberg's delete index does: ``referenced_data_file`` when set, else the ``file_path`` bounds when the
+    lower equals the upper one; a data file outside the bounds cannot have deletes in the file."""
+    refs, los, his = [], [], []
+    for ref, lower, upper in zip(deletes["referenced_data_file"], deletes["lower_bounds"], deletes["upper_bounds"]):
+        lo = lower.get("file_path") if isinstance(lower, dict) else None
+        hi = upper.get("file_path") if isinstance(upper, dict) else None
+        lo = lo if isinstance(lo, str) else ""
+        hi = hi if isinstance(hi, str) else ""
+        if isinstance(ref, str) and ref:
+            refs.append(normalize(ref))
+        else:
+            refs.append(normalize(lo) if lo and lo == hi else "")
+        los.append(lo)
+        his.append(hi)
+    return refs, los, his
+
+
+def _amplification(parts: dict[str, Any]):
+    """Per data file: delete files a reader merges when scanning it (the spec's rules).
+
+    A DV applies to its referenced file (at most one).  A position-delete file applies to data
+    files of its partition (and spec) whose data sequence number is <= its own, and only to its
+    ``referenced_data_file`` when it names one; position deletes are ignored for a data file that
+    has a DV.  An equality-delete file applies to data files of its partition with a strictly
+    smaller data sequence number (an unpartitioned one to every partition).
+    """
+    import pandas as pd
+
+    data = parts["data"][["file_path", "partition", "spec_id", "sequence_number", "record_count",
+                          "file_size_in_bytes"]].copy()
+    data["key"] = data["file_path"].map(normalize)
+    data["raw"] = data["file_path"].astype(str)
+    data["pkey"] = _partition_key(data)
+    data["seq"] = data["sequence_number"].astype("Int64").fillna(0).astype("int64")
+    dv_targets = set(parts["dv"]["referenced_data_file"].dropna().map(normalize))
+    data["dvs"] = data["key"].isin(dv_targets).astype("int64")
+
+    dv_keys = data["key"][data["dvs"] > 0]
+
+    def applied(deletes, strict: bool, name: str):
+        """Per data file: how many of ``deletes`` apply; per delete file: to how many data files."""
+        none = pd.Series(0, index=data.index, dtype="int64", name=name)
+        if deletes.empty or data.empty:
+            return none, pd.Series(0, index=deletes.index, dtype="int64")
+        d = deletes[["file_path", "partition", "spec_id", "sequence_number", "referenced_data_file"]].copy()
+        d["pkey"] = _partition_key(d)
+        d["dseq"] = d["sequence_number"].astype("Int64").fillna(0).astype("int64")
+        d["ref"], d["lo"], d["hi"] = _path_scope(deletes)
+        global_eq = strict and d["partition"].map(lambda p: not p).all()
+        left = data[["key", "raw", "pkey", "seq"]].reset_index()
+        right = d[["pkey", "dseq", "ref", "lo", "hi"]].rename_axis("delete").reset_index()
+
+        def keep(pairs):
+            ok = (pairs["seq"] < pairs["dseq"]) if strict else (pairs["seq"] <= pairs["dseq"])
+            ok &= (pairs["lo"] == "") | (pairs["raw"] >= pairs["lo"])
+            ok &= (pairs["hi"] == "") | (pairs["raw"] <= pairs["hi"])
+            if not strict:  # a DV supersedes its data file's position deletes
+                ok &= ~pairs["key"].isin(dv_keys)
+            return pairs.loc[ok, ["index", "delete"]]
+
+        found = []
+        scoped, loose = right[right["ref"] != ""], right[right["ref"] == ""]
+        if len(scoped):  # scoped to one data file: a join on the path, never a partition's cross product
+            pairs = left.merge(scoped, left_on="key", right_on="ref", suffixes=("", "_delete"))
+            found.append(keep(pairs if global_eq else pairs[pairs["pkey"] == pairs["pkey_delete"]]))
+        if len(loose) and global_eq:
+            step = max(1, PAIR_LIMIT // len(loose))
+            for start in range(0, len(left), step):
+                found.append(keep(left.iloc[start:start + step].merge(loose.drop(columns="pkey"), how="cross")))
+        elif len(loose):  # partitions in chunks of at most PAIR_LIMIT pairs (a chunk holds one partition at least)
+            data_per = left.groupby("pkey").size()
+            per_part = data_per * loose.groupby("pkey").size().reindex(data_per.index, fill_value=0)
+            per_part = per_part[per_part > 0]
+            chunk = (per_part.cumsum() - per_part) // PAIR_LIMIT
+            for _, keys in chunk.groupby(chunk):
+                part = left[left["pkey"].isin(keys.index)]
+                found.append(keep(part.merge(loose[loose["pkey"].isin(keys.index)], on="pkey")))
+        hits = pd.concat(found) if found else pd.DataFrame(columns=["index", "delete"])
+        per_data = hits.groupby("index").size().reindex(data.index, fill_value=0).astype("int64").rename(name)
+        per_delete = hits.groupby("delete").size().reindex(deletes.index, fill_value=0).astype("int64")
+        return per_data, per_delete
+
+    data["position_delete_files"], pos_targets = applied(parts["position-deletes"], False, "position_delete_files")
+    data["equality_delete_files"], _ = applied(parts["equality-deletes"], True, "equality_delete_files")
+    data["delete_files"] = data["dvs"] + data["position_delete_files"] + data["equality_delete_files"]
+    data.attrs["position_delete_targets"] = pos_targets
+    return data.drop(columns=["key", "raw", "seq"])
+
+
+def _size_histogram(sizes, target: int, small: int):
+    """Data files and bytes per size class: fixed edges below the small-file size, then small/target."""
+    import numpy as np
+    import pandas as pd
+
+    edges = sorted({0, *(e for e in (MIB, 8 * MIB, 32 * MIB, 128 * MIB) if e < small), small, target,
+                    2 * target})
+    edges.append(np.iinfo(np.int64).max)
+
+    def label(lo: int, hi: int) -> str:
+        def h(n: int) -> str:
+            return f"{n / MIB:g} MiB" if n % MIB == 0 or n >= MIB else f"{n:,} B"
+        return f">= {h(lo)}" if hi == edges[-1] else f"{h(lo)} – {h(hi)}"
+
+    arr = np.asarray(sizes, dtype=np.int64)
+    idx = np.searchsorted(np.asarray(edges[1:], dtype=np.int64), arr, side="right")
+    files = np.bincount(idx, minlength=len(edges) - 1)
+    nbytes = np.bincount(idx, weights=arr, minlength=len(edges) - 1) if len(arr) else np.zeros(len(edges) - 1)
+    return pd.DataFrame({
+        "size_class": [label(lo, hi) for lo, hi in zip(edges[:-1], edges[1:])],
+        "min_bytes": edges[:-1], "max_bytes": edges[1:],
+        "files": files.astype("int64"), "bytes": nbytes.astype("int64"),
+        "small": [hi <= small for hi in edges[1:]],
+    })
+
+
+def _snapshot_files(table: "Table", snapshot_id: int, manifests, files=None) -> dict[str, int]:
+    """Every file one snapshot references, normalized location -> size: live data and delete files
+    (a Puffin file once), its manifests and its manifest list (size filled in later).  ``files`` is the
+    snapshot's ``files()`` frame when the caller has it already."""
+    if files is None:
+        files = table.files(snapshot_id, decode=False)
+    live = files.drop_duplicates("location")
+    out = dict(zip(live["location"].map(normalize), live["file_size_in_bytes"].astype("int64")))
+    if len(manifests):
+        out.update(zip(manifests["location"].map(normalize), manifests["manifest_length"].astype("int64")))
+    return out
+
+
+def _list_tree(table: "Table", root: str):
+    """Every file under ``root`` with size and modification time (ms), through the table's I/O layer."""
+    import pandas as pd
+
+    from ..io.errors import storage_error
+
+    fs, path = table.io.fs(root)
+    try:
+        found = fs.find(path, detail=True, withdirs=False)
+    except FileNotFoundError:
+        found = {}
+    except Exception as exc:  # noqa: BLE001 - turned into this project's storage error
+        raise storage_error(exc, root, "list") from exc
+    rows = []
+    base = path.rstrip("/")
+    for name, info in found.items():
+        if info.get("type", "file") != "file":
+            continue
+        rel = str(name)[len(base):].lstrip("/") if str(name).startswith(base) else str(name)
+        mtime = info.get("mtime", info.get("LastModified", info.get("last_modified", info.get("updated"))))
+        ms = None
+        if mtime is not None:
+            try:
+                ms = int(float(mtime) * 1000) if isinstance(mtime, (int, float)) else \
+                    int(pd.Timestamp(mtime).timestamp() * 1000)
+            except (TypeError, ValueError):
+                ms = None
+        rows.append({"location": normalize(join(root, rel)), "size": info.get("size"), "mtime_ms": ms,
+                     "hidden": _hidden(rel)})
+    return pd.DataFrame(rows, columns=["location", "size", "mtime_ms", "hidden"])
+
+
+def _hidden(relative: str) -> bool:
+    """Whether ``remove_orphan_files`` skips a path: a name under the table location starting with ``.``
+    or ``_`` (Hadoop's ``.crc`` files, ``_SUCCESS``), except ``_name=value`` partition folders."""
+    parts = relative.split("/")
+    return any(p.startswith(".") or (p.startswith("_") and not (i < len(parts) - 1 and "=" in p))
+               for i, p in enumerate(parts))
+
+
+def _parent_id(value: Any) -> Optional[int]:
+    """A parent snapshot id out of a frame cell (None, NA and NaN mean none)."""
+    import pandas as pd
+
+    if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)):
+        return None
+    return int(value)
+
+
+def _retained(snaps, refs: dict[str, dict[str, Any]], current: Optional[int], cutoff_ms: int,
+              min_keep: int) -> set[int]:
+    """Snapshot ids ``expire_snapshots(older_than => cutoff, retain_last => min_keep)`` keeps: every ref's
+    snapshot, each branch's newest ``min_keep`` ancestors, and every snapshot at or after the cutoff."""
+    parent = dict(zip(snaps["snapshot_id"].astype("int64"), snaps["parent_snapshot_id"]))
+    keep = set(snaps.loc[snaps["timestamp_ms"] >= cutoff_ms, "snapshot_id"].astype("int64"))
+    heads = {int(r["snapshot-id"]): r.get("type", "branch") for r in refs.values() if "snapshot-id" in r}
+    if current is not None:
+        heads.setdefault(int(current), "branch")
+    for head, kind in heads.items():
+        if head not in parent:
+            continue
+        keep.add(head)
+        if kind != "branch":
+            continue
+        sid, n = head, 0
+        while sid is not None and sid in parent and n < max(min_keep, 1):
+            keep.add(sid)
+            n += 1
+            sid = _parent_id(parent[sid])
+    return keep
+
+
+def table_health(table: "Table", now: Any = None, older_than: Any = None, catalog: str = "spark_catalog",
+                 name: Optional[str] = None, list_files: bool = True) -> TableHealth:
+    """Every health check of ``table``'s current snapshot (see the module docstring for the thresholds).
+
+    ``now`` (a timestamp, ``datetime`` or epoch ms; default the clock) dates snapshot ages and
+    retention; files younger than ``older_than`` (default ``now`` minus 3 days) are in-flight writes,
+    never orphans.  ``catalog`` is the catalog name in the Spark statements; ``name`` the table's
+    identifier there (default the table's own name).  ``list_files=False`` skips the storage
+    listing (no orphan check, no manifest-list sizes).
+    """
+    import numpy as np
+    import pandas as pd
+
+    now_ms = _ms(now) if now is not None else int(pd.Timestamp.now(tz="UTC").timestamp() * 1000)
+    orphan_cutoff = _ms(older_than) if older_than is not None else now_ms - ORPHAN_GRACE_MS
+    ident = name or table.name
+    md = table.metadata
+    props = md.properties
+    th = {k: _threshold(props, k) for k in DEFAULTS}
+    target = th["write.target-file-size-bytes"]["value"] or DEFAULTS["write.target-file-size-bytes"]
+    small_size = int(target * SMALL_FILE_SHARE)
+    m: dict[str, Any] = {k: 0 for k in METRIC_KEYS}
+    m.update(target_file_size=int(target), small_file_size=small_size, deleted_share=0.0,
+             oldest_snapshot_age_days=None, newest_snapshot_age_days=None, commits_per_day=0.0,
+             statistics_commits_behind=None)
+    findings: list[HealthFinding] = []
+    frames: dict[str, Any] = {}
+    spark_t = _sql_str(ident)
+    call = f"CALL {catalog}.system."
+
+    # ---- snapshots -------------------------------------------------------------------------
+    snaps = table.snapshots()
+    if len(snaps):
+        epoch = pd.Timestamp(0, tz="UTC")
+        snaps = snaps.assign(timestamp_ms=((snaps["timestamp"] - epoch) // pd.Timedelta(milliseconds=1)).astype("int64"))
+    else:
+        snaps = pd.DataFrame({"snapshot_id": pd.Series(dtype="int64"), "parent_snapshot_id": pd.Series(dtype="Int64"),
+                              "timestamp": pd.Series(dtype="datetime64[ns, UTC]"),
+                              "manifest_list": pd.Series(dtype=object), "timestamp_ms": pd.Series(dtype="int64")})
+    current = md.current_snapshot_id
+    m["snapshots"] = int(len(snaps))
+
+    # ---- files of the current snapshot --------------------------------------------------------
+    parts = current_files = None
+    if current is not None:
+        files = current_files = table.files(decode=True)
+        parts = _files_by_kind(files)
+        data = parts["data"]
+        m["data_files"] = int(len(data))
+        m["data_bytes"] = int(data["file_size_in_bytes"].sum())
+        dc = _delete_counts(parts)
+        m.update({k: dc[k] for k in ("dvs", "position_delete_files", "equality_delete_files", "delete_files",
+                                     "delete_bytes")})
+        m["records"] = int(data["record_count"].sum())
+        amp = _amplification(parts)
+        m["deleted_rows"], deleted = _deleted_rows(parts, amp)
+        m["live_rows"] = m["records"] - m["deleted_rows"]
+        m["deleted_share"] = (m["deleted_rows"] / m["records"]) if m["records"] else 0.0
+        amp["deleted_rows"] = amp["file_path"].map(normalize).map(deleted).fillna(0).astype("int64").to_numpy()
+        frames["amplification"] = amp
+        m["data_files_with_deletes"] = int((amp["delete_files"] > 0).sum())
+        m["max_delete_files_per_data_file"] = int(amp["delete_files"].max()) if len(amp) else 0
+
+        # ---- file sizes and small files ------------------------------------------------------
+        sizes = data["file_size_in_bytes"].astype("int64")
+        frames["size_histogram"] = _size_histogram(sizes.to_numpy(), int(target), small_size)
+        small = data[sizes < small_size]
+        m["small_files"] = int(len(small))
+        m["small_bytes"] = int(small["file_size_in_bytes"].sum())
+        by_part = amp.groupby("pkey", sort=True).agg(
+            partition=("partition", "first"), files=("file_path", "size"), rows=("record_count", "sum"),
+            deleted_rows=("deleted_rows", "sum"), bytes=("file_size_in_bytes", "sum"),
+            delete_files=("delete_files", "sum")).reset_index(drop=True)
+        by_part["partition"] = by_part["partition"].astype("string")
+        small_by_part = amp[amp["file_size_in_bytes"] < small_size].groupby("pkey").agg(
+            small_files=("file_path", "size"), small_bytes=("file_size_in_bytes", "sum"),
+            small_rows=("record_count", "sum"))
+        pk = amp.groupby("pkey", sort=True).size().index
+        by_part = pd.concat([by_part.set_index(pk),
+                             small_by_part.reindex(pk).fillna(0).astype("int64")], axis=1).reset_index(drop=True)
+        frames["partitions"] = by_part
+        m["partitions"] = int(len(by_part))
+        _small_files_finding(findings, by_part, m, th, target, small_size, call, spark_t, ident)
+        _deletes_findings(findings, amp, m, call, spark_t, ident, md.format_version)
+        _dangling_finding(findings, parts, amp, m)
+        _skew_finding(findings, by_part)
+        frames["columns"] = _columns(data)
+        _column_findings(findings, frames["columns"], m, spark_t, catalog, ident)
+
+    # ---- manifests --------------------------------------------------------------------------
+    snapshot_sets: dict[int, dict[str, int]] = {}
+    unreadable: list[int] = []
+    manifest_lists: dict[int, str] = {}
+    per_snapshot = []
+    for sid, ml in zip(snaps["snapshot_id"].astype("int64"), snaps["manifest_list"]):
+        sid = int(sid)
+        try:
+            mans = table.manifests(sid)
+        except (PuffinError, KeyError) as exc:
+            unreadable.append(sid)
+            findings.append(HealthFinding("health.snapshot-unreadable", Severity.INFO,
+                                          f"snapshot {sid}: manifests unreadable ({exc}); its files are left out "
+                                          "of retention and orphan counts", {"snapshot_id": sid},
+                                          hint="t.check() names the broken file"))
+            continue
+        if not len(mans):
+            mans = pd.DataFrame(columns=["location", "manifest_length", "content"])
+        per_snapshot.append({"snapshot_id": sid, "manifests": int(len(mans)),
+                             "manifest_bytes": int(mans["manifest_length"].sum()) if len(mans) else 0})
+        try:
+            snapshot_sets[sid] = _snapshot_files(table, sid, mans, current_files if sid == current else None)
+        except (PuffinError, KeyError) as exc:
+            unreadable.append(sid)
+            findings.append(HealthFinding("health.snapshot-unreadable", Severity.INFO,
+                                          f"snapshot {sid}: a manifest is unreadable ({exc}); its files are left "
+                                          "out of retention and orphan counts", {"snapshot_id": sid},
+                                          hint="t.check() names the broken file"))
+            snapshot_sets[sid] = {}
+        if isinstance(ml, str) and ml:
+            manifest_lists[sid] = normalize(table.locate(ml))
+        if sid == current:
+            frames["manifests"] = mans
+    frames["snapshots"] = snaps.merge(pd.DataFrame(per_snapshot, columns=["snapshot_id", "manifests",
+                                                                          "manifest_bytes"]),
+                                      on="snapshot_id", how="left")
+    mans = frames.get("manifests")
+    if mans is not None and len(mans):
+        _manifest_checks(findings, mans, m, th, call, spark_t, ident)
+
+    # ---- storage listing ----------------------------------------------------------------------
+    listing = None
+    if list_files and md.location:
+        listing = _list_tree(table, table.locate(md.location))
+        frames["listing"] = listing
+    sizes_on_storage = dict(zip(listing["location"], listing["size"])) if listing is not None else {}
+    for sid, loc in manifest_lists.items():
+        snapshot_sets.setdefault(sid, {})[loc] = int(sizes_on_storage.get(loc) or 0)
+    for s in md.statistics:
+        if s.snapshot_id in snapshot_sets:
+            snapshot_sets[s.snapshot_id][normalize(table.locate(s.path))] = int(s.file_size_in_bytes or 0)
+
+    # ---- snapshot age, rate and retention -------------------------------------------------------
+    if len(snaps):
+        ts = snaps["timestamp_ms"].to_numpy(dtype=np.int64)
+        m["oldest_snapshot_age_days"] = round((now_ms - int(ts.min())) / DAY_MS, 3)
+        m["newest_snapshot_age_days"] = round((now_ms - int(ts.max())) / DAY_MS, 3)
+        span = (int(ts.max()) - int(ts.min())) / DAY_MS
+        m["commits_per_day"] = round(len(ts) / max(span, 1.0), 3)
+        m["commits_last_day"] = int((ts > int(ts.max()) - DAY_MS).sum())
+        frames["expired_only"] = _retention(findings, table, snaps, snapshot_sets, m, th, now_ms, call, spark_t,
+                                            ident)
+
+    # ---- metadata files ---------------------------------------------------------------------
+    log = md.raw.get("metadata-log") or []
+    tracked = {normalize(table.locate(e["metadata-file"])) for e in log
+               if isinstance(e, dict) and isinstance(e.get("metadata-file"), str)}
+    tracked.add(normalize(table.metadata_location))
+    m["metadata_files_tracked"] = len(tracked)
+    if listing is not None:
+        is_meta = listing["location"].str.endswith((".metadata.json", ".metadata.json.gz"))
+        m["metadata_files"] = int(is_meta.sum())
+    else:
+        m["metadata_files"] = len(tracked)
+    _metadata_findings(findings, m, th, catalog, ident)
+
+    # ---- orphans: not while a snapshot's files are unknown or a newer commit exists (its files would look
+    # orphaned); then the orphan metrics are None, never a false 0 -------------------------------------
+    if unreadable:
+        m.update(orphan_files=None, orphan_bytes=None, in_flight_files=None)
+    newer = []
+    if listing is not None:
+        current_loc = normalize(table.metadata_location)
+        own = listing.loc[listing["location"] == current_loc, "mtime_ms"]
+        if len(own) and own.notna().all():
+            is_meta = listing["location"].str.endswith((".metadata.json", ".metadata.json.gz"))
+            newer = listing.loc[is_meta & ~listing["location"].isin(tracked)
+                                & (listing["mtime_ms"] > int(own.iloc[0])), "location"].tolist()
+    if newer:
+        m.update(orphan_files=None, orphan_bytes=None, in_flight_files=None)
+        findings.append(HealthFinding(
+            "health.not-current-metadata", Severity.INFO,
+            f"the table location holds {len(newer):,} newer metadata files than the one opened: files of later "
+            "commits would look orphaned, so the orphan check is skipped",
+            {"opened": table.metadata_location, "newer": newer[:5]},
+            hint="open the table's current metadata file (its folder, or the catalog's metadata location)"))
+    if listing is not None and not unreadable and not newer:
+        referenced = set().union(*snapshot_sets.values()) if snapshot_sets else set()
+        referenced |= tracked
+        referenced |= {normalize(table.locate(s.path)) for s in md.statistics}
+        meta_dir = normalize(join(table.locate(md.location), "metadata"))
+        referenced.add(normalize(join(meta_dir, "version-hint.text")))
+        unref = listing[~listing["location"].isin(referenced) & ~listing["hidden"].astype(bool)]
+        young = unref["mtime_ms"].notna() & (unref["mtime_ms"] >= orphan_cutoff)
+        orphans = unref[~young]
+        frames["orphans"] = orphans.reset_index(drop=True)
+        m["orphan_files"] = int(len(orphans))
+        m["orphan_bytes"] = int(orphans["size"].fillna(0).sum())
+        m["in_flight_files"] = int(young.sum())
+        if len(orphans):
+            cutoff_lit = _ts_literal(orphan_cutoff)  # the statements name the zone: UTC
+            findings.append(HealthFinding(
+                "health.orphan-files", Severity.WARNING,
+                f"{len(orphans):,} files ({m['orphan_bytes']:,} B) under the table location are referenced by no "
+                f"snapshot or metadata file",
+                {"orphan_files": m["orphan_files"], "orphan_bytes": m["orphan_bytes"],
+                 "older_than": cutoff_lit, "grace": "3 days (remove_orphan_files default)" if older_than is None
+                 else "given", "in_flight_files": m["in_flight_files"],
+                 "examples": orphans["location"].head(5).tolist()},
+                (Action("spark", f"{call}remove_orphan_files(table => {spark_t}, older_than => TIMESTAMP "
+                                 f"{_sql_str(cutoff_lit + ' UTC')})"),
+                 Action("trino", f"ALTER TABLE {ident} EXECUTE remove_orphan_files(retention_threshold => "
+                                 f"{_sql_str(_duration(max(now_ms - orphan_cutoff, 1000)))})",
+                        "Trino refuses thresholds below iceberg.remove-orphan-files.min-retention (7d by default)")),
+                {"files_before": m["orphan_files"], "files_after": 0, "bytes_freed": m["orphan_bytes"]}))
+
+    # ---- statistics freshness ---------------------------------------------------------------------
+    if current is not None:
+        _statistics_findings(findings, table, snaps, current, m, call, spark_t, ident)
+
+    thresholds = dict(th)
+    thresholds["small-file-size"] = {"value": small_size, "property": "write.target-file-size-bytes",
+                                     "source": f"{SMALL_FILE_SHARE:.0%} of the target "
+                                               "(rewrite_data_files min-file-size-bytes default)"}
+    thresholds["orphan-older-than"] = {"value": _ts_literal(orphan_cutoff), "property": "",
+                                       "source": "given" if older_than is not None else "3 days before now"}
+    return TableHealth(ident, m, findings, thresholds, frames, now_ms, catalog)
+
+
+def _ms(value: Any) -> int:
+    """Epoch milliseconds of a timestamp, ``datetime``, ISO string or number (already ms)."""
+    import pandas as pd
+
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return int(value)
+    ts = pd.Timestamp(value)
+    if ts.tzinfo is None:
+        ts = ts.tz_localize("UTC")
+    return int(ts.timestamp() * 1000)
+
+
+def _small_files_finding(findings, by_part, m, th, target, small_size, call, spark_t, ident) -> None:
+    """Partitions with two or more small files: a rewrite merges them into ceil(bytes / target) files."""
+    import numpy as np
+
+    cand = by_part[by_part["small_files"] >= 2]
+    if cand.empty:
+        return
+    after = np.maximum(np.ceil(cand["small_bytes"].to_numpy() / target), 1).astype("int64")
+    before = int(cand["small_files"].sum())
+    files_after = int(after.sum())
+    if before - files_after < 1:
+        return
+    share = m["small_files"] / m["data_files"] if m["data_files"] else 0.0
+    sev = Severity.WARNING if share >= 0.5 or before - files_after >= 10 else Severity.INFO
+    min_input = int(min(cand["small_files"].min(), 5))
+    src = th["write.target-file-size-bytes"]["source"]
+    findings.append(HealthFinding(
+        "health.small-files", sev,
+        f"{m['small_files']:,} of {m['data_files']:,} data files ({share:.0%}) are below {small_size:,} B "
+        f"({SMALL_FILE_SHARE:.0%} of the {target:,} B target); {before:,} of them in {len(cand):,} partitions "
+        f"merge into {files_after:,}",
+        {"small_files": m["small_files"], "small_bytes": m["small_bytes"], "data_files": m["data_files"],
+         "small_file_size": small_size, "target_file_size": int(target),
+         "property": "write.target-file-size-bytes", "source": src,
+         "partitions_to_rewrite": int(len(cand))},
+        (Action("spark", f"{call}rewrite_data_files(table => {spark_t}, options => "
+                         f"{_map({'min-input-files': min_input, 'remove-dangling-deletes': 'true'})})"),
+         Action("trino", f"ALTER TABLE {ident} EXECUTE optimize(file_size_threshold => "
+                         f"{_sql_str(_trino_size(small_size))})")),
+        {"data_files_before": m["data_files"], "data_files_after": m["data_files"] - before + files_after,
+         "files_rewritten": before, "bytes_rewritten": int(cand["small_bytes"].sum()),
+         "rows_read": int(cand["small_rows"].sum())}))
+
+
+def _trino_size(n: int) -> str:
+    """A Trino data size literal (``384MB``) no bigger than ``n`` bytes."""
+    for unit, size in (("GB", 1 << 30), ("MB", MIB), ("kB", 1024)):
+        if n >= size and n % size == 0:
+            return f"{n // size}{unit}"
+    return f"{n}B"
+
+
+def _deletes_findings(findings, amp, m, call, spark_t, ident, format_version) -> None:
+    """Deleted share above the threshold; data files merging more than one delete file at scan time."""
+    if m["deleted_share"] > DELETED_SHARE_THRESHOLD:
+        touched = amp[amp["delete_files"] > 0]
+        findings.append(HealthFinding(
+            "health.deleted-share", Severity.WARNING,
+            f"{m['deleted_share']:.1%} of the rows are deleted ({m['deleted_rows']:,} of {m['records']:,}); readers "
+            f"still read them and merge {m['delete_files']:,} delete files",
+            {"deleted_rows": m["deleted_rows"], "records": m["records"], "deleted_share": round(m["deleted_share"], 4),
+             "threshold": DELETED_SHARE_THRESHOLD, "source": "default (the table card's compaction threshold)",
+             "dvs": m["dvs"], "delete_files": m["delete_files"]},
+            (Action("spark", f"{call}rewrite_data_files(table => {spark_t}, options => "
+                             f"{_map({'delete-file-threshold': 1, 'remove-dangling-deletes': 'true'})})"),
+             Action("trino", f"ALTER TABLE {ident} EXECUTE optimize(file_size_threshold => "
+                             f"{_sql_str(_trino_size_above(int(touched['file_size_in_bytes'].max())))})")),
+            {"data_files_rewritten": int(len(touched)), "rows_read": int(touched["record_count"].sum()),
+             "rows_written": int(touched["record_count"].sum() - touched["deleted_rows"].sum()),
+             "deleted_rows_after": 0, "live_rows_after": m["live_rows"]}))
+    worst = m["max_delete_files_per_data_file"]
+    if worst > DELETE_FILES_PER_DATA_FILE:
+        many = amp[amp["delete_files"] > DELETE_FILES_PER_DATA_FILE]
+        actions = [Action("spark", f"{call}rewrite_data_files(table => {spark_t}, options => "
+                                   f"{_map({'delete-file-threshold': DELETE_FILES_PER_DATA_FILE + 1, 'remove-dangling-deletes': 'true'})})")]
+        if m["position_delete_files"]:
+            actions.insert(0, Action("spark", f"{call}rewrite_position_delete_files(table => {spark_t}, "
+                                              f"options => {_map({'rewrite-all': 'true'})})"))
+        findings.append(HealthFinding(
+            "health.read-amplification", Severity.WARNING,
+            f"{len(many):,} data files each merge more than {DELETE_FILES_PER_DATA_FILE} delete file at scan time "
+            f"(at most {worst:,}; DVs {m['dvs']:,}, position-delete files {m['position_delete_files']:,}, "
+            f"equality-delete files {m['equality_delete_files']:,})",
+            {"data_files": int(len(many)), "max_delete_files_per_data_file": worst,
+             "mean_delete_files_per_data_file": round(float(amp["delete_files"].mean()), 3),
+             "threshold": DELETE_FILES_PER_DATA_FILE, "source": "default (a DV table merges at most one)",
+             "format_version": format_version},
+            tuple(actions),
+            {"data_files_rewritten": int(len(many)), "rows_read": int(many["record_count"].sum()),
+             "max_delete_files_per_data_file_after": 0}))
+
+
+def _dangling_finding(findings, parts, amp, m) -> None:
+    """Delete files that apply to no live data file: DVs and position deletes naming a data file that is no
+    longer live, position and equality deletes no data file's partition and sequence number lets apply."""
+    import numpy as np
+
+    live = set(amp["file_path"].map(normalize))
+
+    def names_live(col) -> "np.ndarray":
+        return np.array([isinstance(v, str) and normalize(v) in live for v in col], dtype=bool)
+
+    dv = parts["dv"]
+    dead_dv = dv[~names_live(dv["referenced_data_file"])]
+    pos = parts["position-deletes"]
+    targets = amp.attrs.get("position_delete_targets")
+    scope = np.asarray(_path_scope(pos)[0], dtype=object)
+    named = scope != ""
+    applies = (targets.reindex(pos.index, fill_value=0).to_numpy() > 0) if targets is not None else \
+        np.ones(len(pos), dtype=bool)
+    dead_pos = pos[(named & ~np.isin(scope, list(live))) | (~named & ~applies)]
+    n = len(dead_dv) + len(dead_pos)
+    m["dangling_deletes"] = int(n)
+    if not n:
+        return
+    # a Puffin file goes away only when every DV in it is dangling
+    dv_files = dv.groupby("file_path").agg(total=("file_path", "size"), size=("file_size_in_bytes", "first"))
+    dead_files = dead_dv.groupby("file_path").size()
+    gone = dv_files[dead_files.reindex(dv_files.index, fill_value=0) == dv_files["total"]]
+    files_freed = int(len(gone) + len(dead_pos))
+    findings.append(HealthFinding(
+        "health.dangling-deletes", Severity.INFO,
+        f"{n:,} delete entries apply to no live data file ({len(dead_dv):,} DVs, {len(dead_pos):,} position-delete "
+        "files): readers skip them, scan planning still reads them",
+        {"dvs": int(len(dead_dv)), "position_delete_files": int(len(dead_pos)),
+         "delete_files_only_dangling": files_freed,
+         "delete_bytes_only_dangling": int(gone["size"].sum() + dead_pos["file_size_in_bytes"].sum()),
+         "source": "DVs and position deletes whose referenced_data_file is not live, or that no data file's "
+                   "partition and sequence number lets apply"},
+        hint="measured on Iceberg 1.9.2: rewrite_data_files (remove-dangling-deletes too) and "
+             "rewrite_position_delete_files keep the DVs of the data files a rewrite replaced"))
+
+
+def _trino_size_above(n: int) -> str:
+    return f"{n // MIB + 1}MB"
+
+
+def _skew_finding(findings, by_part) -> None:
+    """The largest partition holding ``SKEW_RATIO`` times the median partition's bytes."""
+    if len(by_part) < 2:
+        return
+    median = float(by_part["bytes"].median())
+    top = by_part.loc[by_part["bytes"].idxmax()]
+    ratio = float(top["bytes"]) / median if median else 0.0
+    if ratio < SKEW_RATIO:
+        return
+    findings.append(HealthFinding(
+        "health.partition-skew", Severity.INFO,
+        f"partition {top['partition']} holds {int(top['bytes']):,} B, {ratio:.1f}x the median partition",
+        {"partition": str(top["partition"]), "bytes": int(top["bytes"]), "rows": int(top["rows"]),
+         "files": int(top["files"]), "median_bytes": median, "ratio": round(ratio, 2), "threshold": SKEW_RATIO,
+         "source": "default"}))
+
+
+def _columns(data):
+    """Per column: null and NaN rates, storage share and table-wide min/max from the manifests' metrics."""
+    import pandas as pd
+
+    def wide(col: str):
+        return pd.DataFrame.from_records(data[col].map(lambda d: d if isinstance(d, dict) else {}).tolist(),
+                                         index=data.index)
+
+    values, nulls, nans, sizes = wide("value_counts"), wide("null_value_counts"), wide("nan_value_counts"), \
+        wide("column_sizes")
+    lows, highs = wide("lower_bounds"), wide("upper_bounds")
+    names = list(dict.fromkeys([*values.columns, *sizes.columns, *lows.columns, *nulls.columns]))
+    total_size = float(sizes.sum().sum()) if len(sizes.columns) else 0.0
+
+    def total(df, c):
+        return int(pd.to_numeric(df[c], errors="coerce").sum()) if c in df.columns else None
+
+    def extreme(df, c, fn):
+        if c not in df.columns:
+            return None
+        s = df[c].dropna()
+        if s.empty:
+            return None
+        try:
+            return fn(s.tolist())
+        except TypeError:
+            return None
+
+    rows = []
+    for c in names:
+        n_values, n_nulls, n_nans, n_bytes = total(values, c), total(nulls, c), total(nans, c), total(sizes, c)
+        rows.append({
+            "column": c, "values": n_values, "nulls": n_nulls, "nans": n_nans,
+            "null_rate": (n_nulls / n_values) if n_values and n_nulls is not None else None,
+            "nan_rate": (n_nans / n_values) if n_values and n_nans is not None else None,
+            "bytes": n_bytes, "storage_share": (n_bytes / total_size) if n_bytes is not None and total_size else None,
+            "min": extreme(lows, c, min), "max": extreme(highs, c, max),
+            "files_with_bounds": int(lows[c].notna().sum()) if c in lows.columns else 0,
+        })
+    return pd.DataFrame(rows, columns=["column", "values", "nulls", "nans", "null_rate", "nan_rate", "bytes",
+                                       "storage_share", "min", "max", "files_with_bounds"])
+
+
+def _column_findings(findings, cols, m, spark_t, catalog, ident) -> None:
+    no_bounds = cols[(cols["files_with_bounds"] == 0) & cols["values"].notna()]
+    m["columns_without_bounds"] = int(len(no_bounds))
+    if len(no_bounds):
+        props = ", ".join(f"{_sql_str('write.metadata.metrics.column.' + c)} = 'truncate(16)'"
+                          for c in no_bounds["column"])
+        findings.append(HealthFinding(
+            "health.columns-without-bounds", Severity.INFO,
+            f"{len(no_bounds):,} columns have no lower/upper bounds in any data file ({', '.join(no_bounds['column'])}): "
+            "filters on them prune no file",
+            {"columns": no_bounds["column"].tolist(), "property": "write.metadata.metrics.default",
+             "source": "the manifests' metrics"},
+            (Action("spark", f"ALTER TABLE {catalog}.{ident} SET TBLPROPERTIES ({props})",
+                    "applies to files written afterwards"),)))
+
+
+def _manifest_checks(findings, mans, m, th, call, spark_t, ident) -> None:
+    import numpy as np
+
+    content = mans["content"].astype(str)
+    m["manifests"] = int(len(mans))
+    m["data_manifests"] = int((content == "data").sum())
+    m["delete_manifests"] = int((content == "deletes").sum())
+    m["manifest_bytes"] = int(mans["manifest_length"].sum())
+    target = th["commit.manifest.target-size-bytes"]["value"]
+    small = mans[mans["manifest_length"] < target]
+    m["small_manifests"] = int(len(small))
+    live = mans.get("added_files_count", 0) + mans.get("existing_files_count", 0)
+    m["manifests_without_live_entries"] = int((np.asarray(live) == 0).sum())
+    min_merge = th["commit.manifest.min-count-to-merge"]["value"]
+    small_data = small[small["content"].astype(str) == "data"]
+    if len(small_data) >= max(min_merge, 2):
+        after = max(1, math.ceil(int(small_data["manifest_length"].sum()) / target))
+        findings.append(HealthFinding(
+            "health.manifest-fragmentation", Severity.WARNING,
+            f"{len(small_data):,} data manifests are below the {target:,} B target (average "
+            f"{int(small_data['manifest_length'].mean()):,} B); every scan plan opens each",
+            {"data_manifests": m["data_manifests"], "small_data_manifests": int(len(small_data)),
+             "manifest_bytes": int(small_data["manifest_length"].sum()), "target": target,
+             "property": "commit.manifest.target-size-bytes",
+             "source": th["commit.manifest.target-size-bytes"]["source"], "min_count_to_merge": min_merge,
+             "min_count_source": th["commit.manifest.min-count-to-merge"]["source"]},
+            (Action("spark", f"{call}rewrite_manifests(table => {spark_t})"),
+             Action("trino", f"ALTER TABLE {ident} EXECUTE optimize_manifests")),
+            {"data_manifests_before": m["data_manifests"],
+             "data_manifests_after": m["data_manifests"] - len(small_data) + after}))
+
+
+def _retention(findings, table, snaps, snapshot_sets, m, th, now_ms, call, spark_t, ident):
+    """Snapshots past retention, and (returned) the files only they hold: location, size."""
+    import pandas as pd
+
+    max_age = th["history.expire.max-snapshot-age-ms"]["value"]
+    min_keep = th["history.expire.min-snapshots-to-keep"]["value"]
+    cutoff = now_ms - max_age
+    keep = _retained(snaps, table.metadata.refs, table.metadata.current_snapshot_id, cutoff, min_keep)
+    expired = [int(s) for s in snaps["snapshot_id"].astype("int64") if int(s) not in keep]
+    m["snapshots_past_retention"] = len(expired)
+    if not expired:
+        return pd.DataFrame(columns=["location", "size"])
+    kept_files: dict[str, int] = {}
+    for sid in keep:
+        kept_files.update(snapshot_sets.get(sid, {}))
+    freed: dict[str, int] = {}
+    for sid in expired:
+        for loc, size in snapshot_sets.get(sid, {}).items():
+            if loc not in kept_files:
+                freed[loc] = size
+    m["bytes_only_in_expired_snapshots"] = int(sum(freed.values()))
+    cutoff_lit = _ts_literal(cutoff)
+    ids = ", ".join(str(s) for s in expired)
+    findings.append(HealthFinding(
+        "health.snapshots-past-retention", Severity.WARNING,
+        f"{len(expired):,} of {len(snaps):,} snapshots are older than {_duration(max_age)} (before {cutoff_lit} "
+        f"UTC); {len(freed):,} files ({m['bytes_only_in_expired_snapshots']:,} B) are held only by them",
+        {"snapshots": int(len(snaps)), "snapshots_past_retention": len(expired), "max_snapshot_age_ms": max_age,
+         "max_age_source": th["history.expire.max-snapshot-age-ms"]["source"], "min_snapshots_to_keep": min_keep,
+         "min_keep_source": th["history.expire.min-snapshots-to-keep"]["source"], "older_than": cutoff_lit,
+         "files_only_in_expired": len(freed)},
+        (Action("spark", f"{call}expire_snapshots(table => {spark_t}, older_than => TIMESTAMP "
+                         f"{_sql_str(cutoff_lit + ' UTC')}, retain_last => {max(min_keep, 1)})"),
+         Action("trino", f"ALTER TABLE {ident} EXECUTE expire_snapshots(retention_threshold => "
+                         f"{_sql_str(_duration(max_age))})",
+                "Trino refuses thresholds below iceberg.expire-snapshots.min-retention (7d by default)"),
+         Action("pyiceberg", f"table.maintenance.expire_snapshots().by_ids([{ids}]).commit()",
+                "removes the snapshots from the metadata; files are not deleted")),
+        {"snapshots_before": int(len(snaps)), "snapshots_after": int(len(snaps)) - len(expired),
+         "files_freed": len(freed), "bytes_freed": m["bytes_only_in_expired_snapshots"]}))
+    return pd.DataFrame({"location": list(freed), "size": list(freed.values())}, columns=["location", "size"])
+
+
+def _metadata_findings(findings, m, th, catalog, ident) -> None:
+    keep_max = th["write.metadata.previous-versions-max"]["value"]
+    cleanup = th["write.metadata.delete-after-commit.enabled"]["value"]
+    if cleanup:
+        return
+    sev = Severity.WARNING if m["metadata_files"] > keep_max + 1 else Severity.INFO
+    findings.append(HealthFinding(
+        "health.metadata-cleanup-disabled", sev,
+        f"write.metadata.delete-after-commit.enabled is off: {m['metadata_files']:,} metadata files kept "
+        f"({m['metadata_files_tracked']:,} in the metadata log), growing by one per commit",
+        {"metadata_files": m["metadata_files"], "metadata_files_tracked": m["metadata_files_tracked"],
+         "previous_versions_max": keep_max,
+         "previous_versions_max_source": th["write.metadata.previous-versions-max"]["source"],
+         "property": "write.metadata.delete-after-commit.enabled",
+         "source": th["write.metadata.delete-after-commit.enabled"]["source"]},
+        (Action("spark", f"ALTER TABLE {catalog}.{ident} SET TBLPROPERTIES ("
+                         f"'write.metadata.delete-after-commit.enabled' = 'true', "
+                         f"'write.metadata.previous-versions-max' = '{keep_max}')"),
+         Action("pyiceberg", "table.transaction().set_properties({'write.metadata.delete-after-commit.enabled': "
+                             f"'true', 'write.metadata.previous-versions-max': '{keep_max}'}}).commit_transaction()")),
+        {"metadata_files_before": m["metadata_files"],
+         "metadata_files_after_next_commit": min(m["metadata_files"] + 1, keep_max + 1)}))
+
+
+def _statistics_findings(findings, table, snaps, current, m, call, spark_t, ident) -> None:
+    stats = table.statistics_files()
+    stats = stats[stats["kind"] == "table"]
+    compute = Action("spark", f"{call}compute_table_stats(table => {spark_t})")
+    if stats.empty:
+        findings.append(HealthFinding(
+            "health.statistics-missing", Severity.INFO,
+            "the table has no statistics file: cost-based optimizers have no NDV per column",
+            {"statistics_files": 0}, (compute,), {"statistics_commits_behind_after": 0}))
+        return
+    parent = dict(zip(snaps["snapshot_id"].astype("int64"), snaps["parent_snapshot_id"]))
+    with_stats = set(stats["snapshot_id"].astype("int64"))
+    behind, sid = 0, int(current)
+    while sid not in with_stats:
+        p = _parent_id(parent.get(sid))
+        if p is None:
+            behind = None
+            break
+        behind += 1
+        sid = p
+    m["statistics_commits_behind"] = behind
+    latest = stats[stats["snapshot_id"].astype("int64") == (sid if behind is not None else -1)]
+    covered = {c for cols in latest["columns"] for c in cols} if len(latest) else set()
+    top_level = [f.name for f in table.metadata.fields() if isinstance(f.type, str) and "." not in f.name]
+    missing = [c for c in top_level if c not in covered]
+    m["columns_without_ndv"] = len(missing)
+    if behind is None or behind > 0:
+        findings.append(HealthFinding(
+            "health.statistics-stale", Severity.WARNING,
+            "the newest statistics file is for a snapshot outside the current one's history" if behind is None
+            else f"the newest statistics file is {behind:,} commits behind the current snapshot",
+            {"commits_behind": behind, "statistics_snapshot_id": int(stats["snapshot_id"].iloc[-1]),
+             "current_snapshot_id": int(current)}, (compute,), {"statistics_commits_behind_after": 0}))
+    if missing and behind is not None:
+        findings.append(HealthFinding(
+            "health.statistics-columns-missing", Severity.INFO,
+            f"{len(missing):,} columns have no NDV in the statistics file: {', '.join(missing)}",
+            {"columns": missing, "statistics_snapshot_id": int(sid)},
+            (Action("spark", f"{call}compute_table_stats(table => {spark_t}, columns => array("
+                             f"{', '.join(_sql_str(c) for c in missing)}))"),),
+            {"columns_without_ndv_after": 0}))
+
+
+# ---- a warehouse ---------------------------------------------------------------------------------
+def warehouse_health(warehouse: Any, **kwargs: Any):
+    """One row per table: status (worst finding), top problem, the headline metrics; and the
+    :class:`TableHealth` of each table in ``.attrs["health"]``."""
+    import pandas as pd
+
+    rows, models = [], {}
+    for name in warehouse.table_names():
+        try:
+            h = table_health(warehouse.table(name), **kwargs)
+        except (PuffinError, OSError, ValueError, KeyError) as exc:
+            rows.append({"table": name, "status": "error", "findings": None, "top_problem": f"unreadable: {exc}"})
+            continue
+        models[name] = h
+        rows.append({"table": name, "status": h.status,
+                     "findings": len([f for f in h.findings if f.severity != Severity.INFO]),
+                     "top_problem": h.top_problem,
+                     **{k: h.metrics.get(k) for k in ("data_files", "small_files", "delete_files", "live_rows",
+                                                      "deleted_share", "snapshots", "snapshots_past_retention",
+                                                      "orphan_files")}})
+    df = pd.DataFrame.from_records(rows, columns=[
+        "table", "status", "findings", "top_problem", "data_files", "small_files", "delete_files", "live_rows",
+        "deleted_share", "snapshots", "snapshots_past_retention", "orphan_files"])
+    df.attrs["health"] = models
+    return df
+
+
+__all__ = ["Action", "HealthFinding", "TableHealth", "table_health", "warehouse_health", "DEFAULTS", "FIX_ORDER",
+           "SMALL_FILE_SHARE", "ORPHAN_GRACE_MS", "METRIC_KEYS"]
+
