@@ -1,0 +1,549 @@
+"""The entry index: every manifest entry of one snapshot in Arrow columns, validated column-wise.
+
+What the region tree is to a file, this index is to a table.  :func:`build_index` reads the
+snapshot's manifest list, fetches its manifests through the table's I/O layer in bounded batches
+(``io.read_many``, concurrent on object stores), decodes each with a reader schema that keeps only
+the fields asked for, turns it into one column chunk and concatenates the chunks.  Every live and
+DELETED entry is a row; per-column metrics are columns only with ``metrics=True``.
+
+Columns (``EntryIndex.table``, a ``pyarrow.Table``; one row per manifest entry, manifest-list order):
+
+``content`` (int8, the spec's code), ``kind`` (``data``, ``dv``, ``position-deletes``,
+``equality-deletes``), ``status`` (int8: 0 existing, 1 added, 2 deleted), ``file_path``,
+``file_format``, ``partition`` (int32: index into ``EntryIndex.partitions``, the distinct
+partition records — the grouping key; ``EntryIndex.partition_values()`` gives the records),
+``spec_id``, ``record_count``, ``file_size_in_bytes``, ``snapshot_id``, ``sequence_number``,
+``file_sequence_number``, ``first_row_id`` (inheritance applied as :mod:`.manifests` describes),
+``referenced_data_file`` (DuckDB's ``""`` read as null; ``empty_referenced_data_file`` says so),
+``content_offset``, ``content_size_in_bytes``, ``equality_ids``, ``sort_order_id``, ``manifest``
+(index into ``EntryIndex.manifests``, the manifest-list records) and ``entry`` (index in its
+manifest); with ``metrics=True`` also ``column_sizes``, ``value_counts``, ``null_value_counts``,
+``nan_value_counts``, ``lower_bounds``, ``upper_bounds`` (lists of ``{key, value}``) and
+``split_offsets``.
+
+Decoder, chosen by measurement on the 10,000-file Spark benchmark table's manifests (20,000 entries
+with metrics for three columns; each figure one fresh process, best of three; see the report in
+``benchmarks/bench_entry_index.py``): fastavro with a reader schema that drops the metrics,
+fastavro decoding everything, and DuckDB's ``read_avro`` — see ``DECODER_FIGURES``.  The reader
+schema wins on time among the decoders that can keep the records before damage (DuckDB reads a
+whole file or fails, and only from paths it can open itself).
+
+A manifest that cannot be fetched or is damaged is a finding, never an exception: the entries
+read before the damage stay in the index.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional
+
+from ..errors import PuffinError, SourceError
+from ..regions import Finding, Severity
+from . import manifests as mf
+from .avro import read_records
+from .paths import basename
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pyarrow as pa
+
+    from .table import Table
+
+#: Time and peak RSS of decoding the 10,000-file benchmark table's manifests, one fresh process each.
+DECODER_FIGURES = {}
+
+KINDS = ("data", "dv", "position-deletes", "equality-deletes")
+TOP_FIELDS = ("status", "snapshot_id", "sequence_number", "file_sequence_number")
+FILE_FIELDS = ("content", "file_path", "file_format", "partition", "record_count", "file_size_in_bytes",
+               "equality_ids", "sort_order_id", "first_row_id", "referenced_data_file", "content_offset",
+               "content_size_in_bytes")
+METRIC_FIELDS = ("column_sizes", "value_counts", "null_value_counts", "nan_value_counts", "lower_bounds",
+                 "upper_bounds", "split_offsets")
+#: Manifests fetched per batch: the bytes of one batch are all that is held at once.
+BATCH = 64
+#: From this many manifests on, a build in an interactive terminal or notebook shows a progress bar.
+PROGRESS_FROM = 200
+#: Findings of one code listed one by one; the rest are counted in one more finding.
+FINDINGS_PER_CODE = 10
+
+
+def _schema(metrics: bool) -> "pa.Schema":
+    import pyarrow as pa
+
+    cols = [("content", pa.int8()), ("kind", pa.string()), ("status", pa.int8()), ("file_path", pa.string()),
+            ("file_format", pa.string()), ("partition", pa.int32()), ("spec_id", pa.int32()),
+            ("record_count", pa.int64()), ("file_size_in_bytes", pa.int64()), ("snapshot_id", pa.int64()),
+            ("sequence_number", pa.int64()), ("file_sequence_number", pa.int64()), ("first_row_id", pa.int64()),
+            ("referenced_data_file", pa.string()), ("empty_referenced_data_file", pa.bool_()),
+            ("content_offset", pa.int64()), ("content_size_in_bytes", pa.int64()),
+            ("equality_ids", pa.list_(pa.int32())), ("sort_order_id", pa.int32()), ("manifest", pa.int32()),
+            ("entry", pa.int32())]
+    if metrics:
+        counts = pa.list_(pa.struct([("key", pa.int32()), ("value", pa.int64())]))
+        cols += [("column_sizes", counts), ("value_counts", counts), ("null_value_counts", counts),
+                 ("nan_value_counts", counts),
+                 ("lower_bounds", pa.list_(pa.struct([("key", pa.int32()), ("value", pa.binary())]))),
+                 ("upper_bounds", pa.list_(pa.struct([("key", pa.int32()), ("value", pa.binary())]))),
+                 ("split_offsets", pa.list_(pa.int64()))]
+    return pa.schema(cols)
+
+
+def _projection(metrics: bool) -> Callable[[dict], dict]:
+    """Reader schema from a manifest's writer schema: the entry fields and data_file fields the index keeps."""
+    keep_file = set(FILE_FIELDS) | (set(METRIC_FIELDS) if metrics else set())
+
+    def project(schema: dict) -> dict:
+        fields = []
+        for f in schema.get("fields", []):
+            if f.get("name") == "data_file" and isinstance(f.get("type"), dict):
+                t = dict(f["type"])
+                t["fields"] = [g for g in t.get("fields", []) if g.get("name") in keep_file]
+                fields.append({**f, "type": t})
+            elif f.get("name") in TOP_FIELDS:
+                fields.append(f)
+        return {**schema, "fields": fields}
+
+    return project
+
+
+def _finding(code: str, severity: Severity, file: str, message: str, offset: Optional[int] = None,
+             hint: str = "") -> Finding:
+    from .checks import TableFinding
+
+    return TableFinding(code=code, severity=severity, offset=offset, message=message, hint=hint, file=file)
+
+
+@dataclass
+class EntryIndex:
+    """One snapshot's manifest entries as columns (see the module docstring), and what reading them found."""
+
+    snapshot_id: Optional[int]
+    table: Any  # pyarrow.Table
+    manifests: list[dict[str, Any]]
+    partitions: list[Any]
+    findings: list[Finding] = field(default_factory=list)
+    metrics: bool = False
+
+    def __len__(self) -> int:
+        return self.table.num_rows
+
+    @property
+    def columns(self) -> list[str]:
+        return self.table.column_names
+
+    def column(self, name: str):
+        """One column as a numpy array (nulls of integer columns as -1 for ``fill`` use; see :meth:`ints`)."""
+        return self.table.column(name).to_numpy(zero_copy_only=False)
+
+    def ints(self, name: str, fill: int = 0):
+        """An integer column as int64 numpy, nulls replaced by ``fill``."""
+        import pyarrow.compute as pc
+
+        return pc.fill_null(self.table.column(name), fill).to_numpy().astype("int64", copy=False)
+
+    def mask(self, kinds: Optional[Iterable[str]] = None, live: bool = True, deletes: Optional[bool] = None):
+        """Boolean numpy mask of rows: of these ``kinds``, live only (status not DELETED), and
+        ``deletes`` True / False for delete / data manifests only."""
+        import numpy as np
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        m = np.ones(len(self), dtype=bool)
+        if live:
+            m &= self.ints("status", 1) != 2
+        if kinds is not None:
+            m &= pc.is_in(self.table.column("kind"), value_set=pa.array(list(kinds), pa.string())) \
+                .to_numpy(zero_copy_only=False)
+        if deletes is not None:
+            manifest_deletes = np.array([m_.get("content") == 1 for m_ in self.manifests] or [False], dtype=bool)
+            m &= manifest_deletes[self.ints("manifest")] == deletes
+        return m
+
+    def rows(self, mask=None):
+        """A ``pyarrow.Table`` of the rows a boolean mask selects (all when None)."""
+        import pyarrow as pa
+
+        return self.table if mask is None else self.table.filter(pa.array(mask))
+
+    def partition_values(self, codes) -> list:
+        """The partition records of ``codes`` (values of the ``partition`` column)."""
+        parts = self.partitions
+        return [parts[c] if c is not None and 0 <= c < len(parts) else None for c in codes]
+
+    def manifest_paths(self, codes) -> list[str]:
+        paths = [m.get("manifest_path") for m in self.manifests]
+        return [paths[c] for c in codes]
+
+    def to_dicts(self, mask=None) -> list[dict[str, Any]]:
+        """Rows as the flat dicts :func:`.manifests.read_manifest` returns (the entries() shape)."""
+        t = self.rows(mask)
+        cols = {name: t.column(name).to_pylist() for name in t.column_names}
+        n = t.num_rows
+        cols["partition"] = self.partition_values(cols["partition"])
+        cols["manifest_path"] = self.manifest_paths(cols.pop("manifest"))
+        cols["manifest_entry_index"] = cols.pop("entry")
+        cols["status_code"] = cols.pop("status")
+        cols["status"] = [mf.STATUS_NAMES.get(s, str(s)) for s in cols["status_code"]]
+        empty = cols.pop("empty_referenced_data_file")
+        names = list(cols)
+        out = []
+        for i in range(n):
+            d = {k: cols[k][i] for k in names}
+            if empty[i]:
+                d["empty_referenced_data_file"] = True
+            out.append(d)
+        return out
+
+
+class _Decoder:
+    """Turns the bytes of one manifest into one column chunk, recording what is wrong with it."""
+
+    def __init__(self, metrics: bool) -> None:
+        self.metrics = metrics
+        self.schema = _schema(metrics)
+        self.project = _projection(metrics)
+        self.key = f"entry-index:{int(metrics)}"
+        self.partitions: list[Any] = []
+        self._partition_codes: dict[Any, int] = {}
+        self.findings: list[tuple[str, Severity, str, str, Optional[int]]] = []
+        self.unreadable: set[str] = set()  # locations that could not be fetched
+
+    def _partition_code(self, value: Any) -> int:
+        if isinstance(value, dict):
+            try:
+                key = tuple(value.items())
+                hash(key)
+            except TypeError:
+                key = repr(sorted(value.items(), key=lambda kv: kv[0]))
+        else:
+            key = ("", repr(value))
+        code = self._partition_codes.get(key)
+        if code is None:
+            code = self._partition_codes[key] = len(self.partitions)
+            self.partitions.append(value)
+        return code
+
+    def chunk(self, data: Optional[bytes], manifest: dict[str, Any], m_index: int, location: str):
+        import pyarrow as pa
+
+        name = manifest.get("manifest_path") or location
+        got = read_records(data, self.project, self.key)
+        if got.damage is not None:
+            claimed = mf.manifest_counts(manifest)
+            total = claimed if claimed is not None else got.claimed
+            self.findings.append((
+                "iceberg.manifest-damaged" if got.records or got.damage.offset else "iceberg.manifest-unreadable",
+                Severity.ERROR, name,
+                f"{basename(name)}: cannot read Avro from byte {got.damage.offset:,} ({got.damage.reason}): "
+                f"{len(got.records):,} of {total:,} records read", got.damage.offset))
+        records = got.records
+        meta = got.metadata
+        m_seq = manifest.get("sequence_number")
+        m_seq = 0 if m_seq is None else m_seq
+        m_snapshot = manifest.get("added_snapshot_id")
+        next_row_id = manifest.get("first_row_id")
+        fmt = meta.get("format-version")
+        v1 = fmt == "1" or (fmt is None and records and "sequence_number" not in records[0])
+        n = len(records)
+        status, snapshot, seq, fseq, content, frid, part = [], [], [], [], [], [], []
+        files: dict[str, list] = {f: [] for f in FILE_FIELDS if f not in ("partition",)}
+        metric_cols: dict[str, list] = {f: [] for f in METRIC_FIELDS} if self.metrics else {}
+        bad = self._bad(name)
+        for i, rec in enumerate(records):
+            df = rec.get("data_file")
+            if not isinstance(df, dict):
+                bad(i, "data_file", df)
+                df = {}
+            st = rec.get("status")
+            status.append(st)
+            sid = rec.get("snapshot_id")
+            snapshot.append(m_snapshot if sid is None else sid)
+            if v1:
+                seq.append(0)
+                fseq.append(0)
+            else:
+                s, fs = rec.get("sequence_number"), rec.get("file_sequence_number")
+                seq.append(m_seq if s is None and st == 1 else s)
+                fseq.append(m_seq if fs is None and st == 1 else fs)
+            c = df.get("content", 0)
+            c = 0 if c is None else c
+            content.append(c)
+            for f, col in files.items():
+                col.append(df.get(f))
+            for f, col in metric_cols.items():
+                col.append(df.get(f))
+            part.append(self._partition_code(df.get("partition")))
+            r = df.get("first_row_id")
+            if c == mf.CONTENT_DATA:
+                if r is None and next_row_id is not None:
+                    try:
+                        r = int(next_row_id)
+                        next_row_id = r + int(df.get("record_count") or 0)
+                    except (TypeError, ValueError):
+                        r = None
+                frid.append(r)
+            else:
+                frid.append(None)
+        ref = files.pop("referenced_data_file")
+        empty = [x == "" for x in ref]
+        ref = [None if x == "" else x for x in ref]
+        fmt_col = self._column(files.pop("file_format"), pa.string(), name, "file_format")
+        content_arr = self._column(content, pa.int8(), name, "content")
+        cols = {
+            "content": content_arr,
+            "kind": _kinds(content_arr, fmt_col),
+            "status": self._column(status, pa.int8(), name, "status"),
+            "file_path": self._column(files.pop("file_path"), pa.string(), name, "file_path"),
+            "file_format": fmt_col,
+            "partition": pa.array(part, pa.int32()),
+            "spec_id": pa.array([manifest.get("partition_spec_id")] * n, pa.int32()),
+            "record_count": self._column(files.pop("record_count"), pa.int64(), name, "record_count"),
+            "file_size_in_bytes": self._column(files.pop("file_size_in_bytes"), pa.int64(), name,
+                                               "file_size_in_bytes"),
+            "snapshot_id": self._column(snapshot, pa.int64(), name, "snapshot_id"),
+            "sequence_number": self._column(seq, pa.int64(), name, "sequence_number"),
+            "file_sequence_number": self._column(fseq, pa.int64(), name, "file_sequence_number"),
+            "first_row_id": self._column(frid, pa.int64(), name, "first_row_id"),
+            "referenced_data_file": self._column(ref, pa.string(), name, "referenced_data_file"),
+            "empty_referenced_data_file": pa.array(empty, pa.bool_()),
+            "content_offset": self._column(files.pop("content_offset"), pa.int64(), name, "content_offset"),
+            "content_size_in_bytes": self._column(files.pop("content_size_in_bytes"), pa.int64(), name,
+                                                  "content_size_in_bytes"),
+            "equality_ids": self._column(files.pop("equality_ids"), pa.list_(pa.int32()), name, "equality_ids"),
+            "sort_order_id": self._column(files.pop("sort_order_id"), pa.int32(), name, "sort_order_id"),
+            "manifest": pa.array([m_index] * n, pa.int32()),
+            "entry": pa.array(range(n), pa.int32()),
+        }
+        for f, values in metric_cols.items():
+            cols[f] = self._column(values, self.schema.field(f).type, name, f)
+        return pa.Table.from_arrays([cols[f.name] for f in self.schema], schema=self.schema)
+
+    def _bad(self, name: str):
+        def bad(i: int, field_name: str, value: Any) -> None:
+            self.findings.append(("iceberg.entry-type", Severity.ERROR, name,
+                                  f"{basename(name)} entry {i}: {field_name} is {type(value).__name__} "
+                                  f"{_short(value)}, not the spec's type; read as null", None))
+        return bad
+
+    def _column(self, values: list, type_, name: str, field_name: str):
+        """``values`` as an Arrow array of ``type_``; a value of another type is a finding and a null."""
+        import pyarrow as pa
+
+        try:
+            return pa.array(values, type_)
+        except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError, OverflowError):
+            pass
+        good = []
+        for i, v in enumerate(values):
+            try:
+                pa.array([v], type_)
+                good.append(v)
+            except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError, OverflowError):
+                self._bad(name)(i, field_name, v)
+                good.append(None)
+        return pa.array(good, type_)
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _kinds(content, file_format):
+    """The ``kind`` column from content codes and file formats (vectorised)."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    c = pc.fill_null(content, -1).to_numpy().astype(np.int64)
+    puffin = pc.equal(pc.utf8_lower(pc.fill_null(file_format, "")), "puffin").to_numpy(zero_copy_only=False)
+    out = np.full(len(c), "", dtype=object)
+    out[c == 0] = "data"
+    out[(c == 1) & puffin] = "dv"
+    out[(c == 1) & ~puffin] = "position-deletes"
+    out[c == 2] = "equality-deletes"
+    other = ~np.isin(c, (0, 1, 2))
+    if other.any():
+        out[other] = [f"content-{v}" if v >= 0 else "content-None" for v in c[other]]
+    return pa.array(out, pa.string())
+
+
+def _show_progress(progress: Optional[bool], manifests: int) -> bool:
+    """A bar when asked for, or from PROGRESS_FROM manifests on in a terminal or a notebook kernel."""
+    if progress is not None:
+        return bool(progress)
+    if manifests < PROGRESS_FROM:
+        return False
+    if "ipykernel" in sys.modules:
+        return True
+    try:
+        return sys.stderr.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def _progress_bar(total: int, label: str):
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:  # tqdm is a dependency; a stripped environment just shows no bar
+        return None
+    return tqdm(total=total, desc=label, unit="manifest", leave=False)
+
+
+def build_index(table: "Table", snapshot_id: Optional[int] = None, metrics: bool = False,
+                progress: Optional[bool] = None, manifests: Optional[list[dict[str, Any]]] = None,
+                strict: bool = False) -> EntryIndex:
+    """Read a snapshot's manifests (current by default) into an :class:`EntryIndex`.
+
+    ``manifests`` (manifest-list records) replaces the snapshot's list.  ``progress`` True / False
+    shows or hides a bar; None shows it from ``PROGRESS_FROM`` manifests on in a terminal or notebook.
+    Ctrl-C stops the build, closes the bar and re-raises.  ``strict`` raises the first finding.
+    """
+    import pyarrow as pa
+
+    if manifests is None:
+        snap = table.snapshot(snapshot_id)
+        snapshot_id = snap.snapshot_id
+        manifests = table.manifest_records(snapshot_id)
+    decoder = _Decoder(metrics)
+    chunks = []
+    bar = _progress_bar(len(manifests), f"{table.name} manifests") if _show_progress(
+        progress, len(manifests)) else None
+    try:
+        for start in range(0, len(manifests), BATCH):
+            batch = manifests[start:start + BATCH]
+            locs = [table.locate(m.get("manifest_path") or "") for m in batch]
+            fetched = _fetch(table, locs, decoder)
+            for j, (m, loc) in enumerate(zip(batch, locs)):
+                if loc in decoder.unreadable:  # a finding already; no entries
+                    chunks.append(decoder.schema.empty_table())
+                else:
+                    chunks.append(decoder.chunk(fetched[loc], m, start + j, loc))
+                if bar is not None:
+                    bar.update(1)
+            del fetched
+    finally:
+        if bar is not None:
+            bar.close()
+    tbl = pa.concat_tables(chunks) if chunks else decoder.schema.empty_table()
+    index = EntryIndex(snapshot_id, tbl.combine_chunks() if tbl.num_columns else tbl, list(manifests),
+                       decoder.partitions, metrics=metrics)
+    raw = decoder.findings + list(_validate(index, table))
+    index.findings = _capped(raw)
+    if strict:
+        for f in index.findings:
+            if f.severity == Severity.ERROR:
+                raise PuffinError(f"{f.code}: {f.message}", f.offset, f.code)
+    return index
+
+
+def _fetch(table: "Table", locs: list[str], decoder: _Decoder) -> dict[str, bytes]:
+    """The bytes of a batch of manifests; one that cannot be read is a finding and is left out."""
+    try:
+        return dict(table.io.read_many(locs)) if len(locs) > 1 else {locs[0]: table.io.read(locs[0])}
+    except SourceError:
+        pass
+    out = {}
+    for loc in dict.fromkeys(locs):
+        try:
+            out[loc] = table.io.read(loc)
+        except SourceError as exc:
+            decoder.unreadable.add(loc)
+            decoder.findings.append(("iceberg.manifest-unreadable", Severity.ERROR, loc,
+                                     f"{basename(loc)}: {exc}", None))
+    return out
+
+
+def _capped(raw: list[tuple]) -> list[Finding]:
+    """Findings, at most ``FINDINGS_PER_CODE`` per code, then one that counts the rest."""
+    out: list[Finding] = []
+    seen: dict[str, int] = {}
+    for code, sev, file, message, offset in raw:
+        seen[code] = seen.get(code, 0) + 1
+        if seen[code] <= FINDINGS_PER_CODE:
+            out.append(_finding(code, sev, file, message, offset))
+    for code, n in seen.items():
+        if n > FINDINGS_PER_CODE:
+            sev = next(r[1] for r in raw if r[0] == code)
+            out.append(_finding(code, sev, "", f"{n - FINDINGS_PER_CODE:,} more {code} findings like the ones above"))
+    return out
+
+
+def _validate(index: EntryIndex, table: "Table") -> Iterable[tuple]:
+    """Column-wise checks of the entries: codes, negative counts and sizes, DV ranges, partitions."""
+    import numpy as np
+
+    if not len(index):
+        return
+    t = index.table
+    manifest = index.ints("manifest")
+    entry = index.ints("entry")
+
+    def where(rows) -> Iterable[tuple[str, int, int]]:
+        for r in rows:
+            path = index.manifests[manifest[r]].get("manifest_path") or ""
+            yield path, int(entry[r]), int(r)
+
+    def report(code: str, sev: Severity, rows, text: Callable[[int], str]) -> Iterable[tuple]:
+        rows = np.flatnonzero(rows)
+        for path, e, r in where(rows[:FINDINGS_PER_CODE]):
+            yield code, sev, path, f"{basename(path)} entry {e}: {text(r)}", None
+        for _ in range(len(rows) - FINDINGS_PER_CODE):  # counted by _capped
+            yield code, sev, "", "", None
+
+    status = index.ints("status", 1)
+    yield from report("iceberg.entry-unknown-status", Severity.ERROR,
+                      t.column("status").is_valid().to_numpy(zero_copy_only=False) & ~np.isin(status, (0, 1, 2)),
+                      lambda r: f"status {status[r]} is not 0 (existing), 1 (added) or 2 (deleted)")
+    content = index.ints("content", 0)
+    yield from report("iceberg.entry-unknown-content", Severity.ERROR, ~np.isin(content, (0, 1, 2)),
+                      lambda r: f"content {content[r]} is not 0 (data), 1 (position deletes) or 2 (equality deletes)")
+    for name in ("record_count", "file_size_in_bytes", "content_offset", "content_size_in_bytes"):
+        values = index.ints(name, 0)
+        yield from report("iceberg.entry-negative", Severity.ERROR, values < 0,
+                          lambda r, name=name, values=values: f"{name} {values[r]:,} is negative")
+    for name in ("file_path", "record_count", "file_size_in_bytes"):
+        yield from report("iceberg.entry-type", Severity.ERROR, t.column(name).is_null().to_numpy(zero_copy_only=False),
+                          lambda r, name=name: f"required field {name} is missing")
+    off, size, fsize = index.ints("content_offset", 0), index.ints("content_size_in_bytes", 0), \
+        index.ints("file_size_in_bytes", -1)
+    has = (t.column("content_offset").is_valid().to_numpy(zero_copy_only=False)
+           & t.column("content_size_in_bytes").is_valid().to_numpy(zero_copy_only=False) & (fsize >= 0))
+    yield from report("iceberg.entry-range-beyond-file", Severity.ERROR, has & (off + size > fsize),
+                      lambda r: f"content range [{off[r]:,}, {off[r] + size[r]:,}) ends past file_size_in_bytes "
+                                f"{fsize[r]:,}")
+    yield from _validate_partitions(index, table, manifest, entry)
+
+
+def _validate_partitions(index: EntryIndex, table: "Table", manifest, entry) -> Iterable[tuple]:
+    """Each distinct (spec, partition record) pair once: field names against the spec, bucket values in range."""
+    import numpy as np
+
+    specs = table.metadata.partition_specs
+    spec_ids = index.ints("spec_id", -1)
+    codes = index.ints("partition", -1)
+    pairs, first = np.unique(np.stack([spec_ids, codes]), axis=1, return_index=True)
+    for (spec_id, code), r in zip(pairs.T.tolist(), first.tolist()):
+        spec = specs.get(spec_id)
+        value = index.partitions[code] if 0 <= code < len(index.partitions) else None
+        if spec is None or not isinstance(value, (dict, type(None))):
+            continue
+        names = [f.get("name") for f in spec]
+        have = list((value or {}).keys())
+        path = index.manifests[manifest[r]].get("manifest_path") or ""
+        head = f"{basename(path)} entry {int(entry[r])}"
+        if sorted(map(str, have)) != sorted(map(str, names)):
+            yield ("iceberg.entry-partition-mismatch", Severity.WARNING, path,
+                   f"{head}: partition fields {have} but spec {spec_id} has {names}", None)
+            continue
+        for f in spec:
+            transform = str(f.get("transform", ""))
+            v = (value or {}).get(f.get("name"))
+            if transform.startswith("bucket[") and v is not None:
+                try:
+                    n = int(transform[7:-1])
+                except ValueError:
+                    continue
+                if not isinstance(v, int) or not 0 <= v < n:
+                    yield ("iceberg.entry-partition-mismatch", Severity.WARNING, path,
+                           f"{head}: partition {f.get('name')}={_short(v)} is outside {transform}", None)
