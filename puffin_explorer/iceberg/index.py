@@ -175,8 +175,15 @@ class EntryIndex:
         return [paths[c] for c in codes]
 
     def to_dicts(self, mask=None) -> list[dict[str, Any]]:
-        """Rows as the flat dicts :func:`.manifests.read_manifest` returns (the entries() shape)."""
-        t = self.rows(mask)
+        """Rows as the flat dicts :func:`.manifests.read_manifest` returns (the ``entries()`` shape)."""
+        return self.dicts_of(self.rows(mask))
+
+    def row(self, position: int) -> dict[str, Any]:
+        """One row (by position in the index) as an ``entries()`` dict."""
+        return self.dicts_of(self.table.slice(position, 1))[0]
+
+    def dicts_of(self, t) -> list[dict[str, Any]]:
+        """Rows of a selection of this index (``rows()``, ``table.slice``, ``take``) as ``entries()`` dicts."""
         cols = {name: t.column(name).to_pylist() for name in t.column_names}
         n = t.num_rows
         cols["partition"] = self.partition_values(cols["partition"])
@@ -198,15 +205,14 @@ class EntryIndex:
 class _Decoder:
     """Turns the bytes of one manifest into one column chunk, recording what is wrong with it."""
 
-    def __init__(self, metrics: bool) -> None:
+    def __init__(self, metrics: bool, cache: "EntryCache") -> None:
         self.metrics = metrics
         self.schema = _schema(metrics)
         self.project = _projection(metrics)
         self.key = f"entry-index:{int(metrics)}"
-        self.partitions: list[Any] = []
-        self._partition_codes: dict[Any, int] = {}
+        self.partitions = cache.partitions
+        self._partition_codes = cache.partition_codes
         self.findings: list[tuple[str, Severity, str, str, Optional[int]]] = []
-        self.unreadable: set[str] = set()  # locations that could not be fetched
 
     def _partition_code(self, value: Any) -> int:
         if isinstance(value, dict):
@@ -223,9 +229,11 @@ class _Decoder:
             self.partitions.append(value)
         return code
 
-    def chunk(self, data: Optional[bytes], manifest: dict[str, Any], m_index: int, location: str):
+    def chunk(self, data: bytes, manifest: dict[str, Any], location: str):
+        """The manifest's entries as a ``pyarrow.Table`` (``manifest`` column 0: set when assembled)."""
         import pyarrow as pa
 
+        self.findings = []
         name = manifest.get("manifest_path") or location
         got = read_records(data, self.project, self.key)
         if got.damage is not None:
@@ -311,7 +319,7 @@ class _Decoder:
                                                   "content_size_in_bytes"),
             "equality_ids": self._column(files.pop("equality_ids"), pa.list_(pa.int32()), name, "equality_ids"),
             "sort_order_id": self._column(files.pop("sort_order_id"), pa.int32(), name, "sort_order_id"),
-            "manifest": pa.array([m_index] * n, pa.int32()),
+            "manifest": pa.array([0] * n, pa.int32()),
             "entry": pa.array(range(n), pa.int32()),
         }
         for f, values in metric_cols.items():
@@ -390,68 +398,139 @@ def _progress_bar(total: int, label: str):
     return tqdm(total=total, desc=label, unit="manifest", leave=False)
 
 
-def build_index(table: "Table", snapshot_id: Optional[int] = None, metrics: bool = False,
-                progress: Optional[bool] = None, manifests: Optional[list[dict[str, Any]]] = None,
-                strict: bool = False) -> EntryIndex:
-    """Read a snapshot's manifests (current by default) into an :class:`EntryIndex`.
+class EntryCache:
+    """What a table has decoded: one column chunk per manifest (per manifest-list record, since
+    inheritance depends on it, and per ``metrics``), the assembled indexes, and one registry of
+    distinct partition records so that partition codes mean the same in every index of the table."""
 
-    ``manifests`` (manifest-list records) replaces the snapshot's list.  ``progress`` True / False
-    shows or hides a bar; None shows it from ``PROGRESS_FROM`` manifests on in a terminal or notebook.
-    Ctrl-C stops the build, closes the bar and re-raises.  ``strict`` raises the first finding.
+    def __init__(self) -> None:
+        self.partitions: list[Any] = []
+        self.partition_codes: dict[Any, int] = {}
+        self.chunks: dict[tuple, tuple[Any, list]] = {}
+        self.indexes: dict[tuple, EntryIndex] = {}
+        self.decoders: dict[bool, _Decoder] = {}
+
+    def decoder(self, metrics: bool) -> _Decoder:
+        if metrics not in self.decoders:
+            self.decoders[metrics] = _Decoder(metrics, self)
+        return self.decoders[metrics]
+
+    @staticmethod
+    def manifest_key(manifest: dict[str, Any]) -> tuple:
+        return (manifest.get("manifest_path"), manifest.get("sequence_number"), manifest.get("first_row_id"),
+                manifest.get("added_snapshot_id"), manifest.get("partition_spec_id"))
+
+    def cached(self, manifest: dict[str, Any], metrics: bool) -> Optional[tuple[Any, list]]:
+        """A decoded chunk of the manifest: with metrics if asked for, else with or without."""
+        key = self.manifest_key(manifest)
+        got = self.chunks.get((key, metrics))
+        if got is None and not metrics:
+            got = self.chunks.get((key, True))
+            if got is not None:
+                got = (got[0].select(_schema(False).names), got[1])
+        return got
+
+    def clear(self) -> None:
+        self.chunks.clear()
+        self.indexes.clear()
+
+
+def manifest_chunk(table: "Table", manifest: dict[str, Any], metrics: bool = False,
+                   data: Optional[bytes] = None) -> tuple[Any, list]:
+    """One manifest's entries as a column chunk and the findings of reading it (cached on the table)."""
+    cache: EntryCache = table.entry_cache
+    got = cache.cached(manifest, metrics)
+    if got is None:
+        loc = table.locate(manifest.get("manifest_path") or "")
+        if data is None:
+            fetched, failed = _fetch(table, [loc])
+            data = fetched.get(loc)
+            if data is None:
+                got = (_schema(metrics).empty_table(), failed)
+        if got is None:
+            decoder = cache.decoder(metrics)
+            got = (decoder.chunk(data, manifest, loc), list(decoder.findings))
+        cache.chunks[(cache.manifest_key(manifest), metrics)] = got
+    return got
+
+
+def build_index(table: "Table", snapshot_id: Optional[int] = None, content: Optional[str] = None,
+                metrics: bool = False, progress: Optional[bool] = None, strict: bool = False) -> EntryIndex:
+    """Read a snapshot's manifests (current by default) into an :class:`EntryIndex`, or only its
+    ``content`` ``"data"`` or ``"deletes"`` manifests; cached on the table per (snapshot, content, metrics).
+
+    Manifests not decoded yet are fetched ``BATCH`` at a time through ``table.io.read_many`` and each
+    is decoded into a column chunk as soon as its batch is in.  ``progress`` True / False shows or
+    hides a bar; None shows it from ``PROGRESS_FROM`` manifests on in a terminal or notebook kernel.
+    Ctrl-C stops the build, closes the bar and re-raises (the manifests decoded so far stay cached).
+    ``strict`` raises the first error finding as a :class:`PuffinError`.
     """
     import pyarrow as pa
 
-    if manifests is None:
-        snap = table.snapshot(snapshot_id)
-        snapshot_id = snap.snapshot_id
-        manifests = table.manifest_records(snapshot_id)
-    decoder = _Decoder(metrics)
-    chunks = []
-    bar = _progress_bar(len(manifests), f"{table.name} manifests") if _show_progress(
-        progress, len(manifests)) else None
+    snap = table.snapshot(snapshot_id)
+    cache: EntryCache = table.entry_cache
+    key = (snap.snapshot_id, content, metrics)
+    index = cache.indexes.get(key) or (None if metrics else cache.indexes.get((snap.snapshot_id, content, True)))
+    if index is not None:
+        _raise_if_strict(index, strict)
+        return index
+    manifests = [m for m in table.manifest_records(snap.snapshot_id)
+                 if content is None or ("deletes" if m.get("content") == 1 else "data") == content]
+    todo = [m for m in manifests if cache.cached(m, metrics) is None]
+    bar = _progress_bar(len(todo), f"{table.name}: manifests") if todo and _show_progress(
+        progress, len(todo)) else None
     try:
-        for start in range(0, len(manifests), BATCH):
-            batch = manifests[start:start + BATCH]
+        for start in range(0, len(todo), BATCH):
+            batch = todo[start:start + BATCH]
             locs = [table.locate(m.get("manifest_path") or "") for m in batch]
-            fetched = _fetch(table, locs, decoder)
-            for j, (m, loc) in enumerate(zip(batch, locs)):
-                if loc in decoder.unreadable:  # a finding already; no entries
-                    chunks.append(decoder.schema.empty_table())
+            fetched, failed = _fetch(table, locs)
+            for m, loc in zip(batch, locs):
+                if loc in fetched:
+                    manifest_chunk(table, m, metrics, fetched[loc])
                 else:
-                    chunks.append(decoder.chunk(fetched[loc], m, start + j, loc))
+                    cache.chunks[(cache.manifest_key(m), metrics)] = (
+                        _schema(metrics).empty_table(), [f for f in failed if f[2] == loc])
                 if bar is not None:
                     bar.update(1)
             del fetched
     finally:
         if bar is not None:
             bar.close()
-    tbl = pa.concat_tables(chunks) if chunks else decoder.schema.empty_table()
-    index = EntryIndex(snapshot_id, tbl.combine_chunks() if tbl.num_columns else tbl, list(manifests),
-                       decoder.partitions, metrics=metrics)
-    raw = decoder.findings + list(_validate(index, table))
-    index.findings = _capped(raw)
+    tables, raw = [], []
+    for i, m in enumerate(manifests):
+        chunk, found = cache.cached(m, metrics)
+        raw += found
+        if chunk.num_rows:
+            tables.append(chunk.set_column(chunk.schema.get_field_index("manifest"), "manifest",
+                                           pa.array([i] * chunk.num_rows, pa.int32())))
+    tbl = pa.concat_tables(tables) if tables else _schema(metrics).empty_table()
+    index = EntryIndex(snap.snapshot_id, tbl, manifests, cache.partitions, metrics=metrics)
+    index.findings = _capped(raw + list(_validate(index, table)))
+    cache.indexes[key] = index
+    _raise_if_strict(index, strict)
+    return index
+
+
+def _raise_if_strict(index: EntryIndex, strict: bool) -> None:
     if strict:
         for f in index.findings:
             if f.severity == Severity.ERROR:
                 raise PuffinError(f"{f.code}: {f.message}", f.offset, f.code)
-    return index
 
 
-def _fetch(table: "Table", locs: list[str], decoder: _Decoder) -> dict[str, bytes]:
-    """The bytes of a batch of manifests; one that cannot be read is a finding and is left out."""
+def _fetch(table: "Table", locs: list[str]) -> tuple[dict[str, bytes], list[tuple]]:
+    """The bytes of a batch of manifests, and a finding for each one that cannot be read."""
     try:
-        return dict(table.io.read_many(locs)) if len(locs) > 1 else {locs[0]: table.io.read(locs[0])}
+        return (dict(table.io.read_many(locs)) if len(locs) > 1 else {locs[0]: table.io.read(locs[0])}), []
     except SourceError:
         pass
-    out = {}
+    out, failed = {}, []
     for loc in dict.fromkeys(locs):
         try:
             out[loc] = table.io.read(loc)
         except SourceError as exc:
-            decoder.unreadable.add(loc)
-            decoder.findings.append(("iceberg.manifest-unreadable", Severity.ERROR, loc,
-                                     f"{basename(loc)}: {exc}", None))
-    return out
+            failed.append(("iceberg.manifest-unreadable", Severity.ERROR, loc, f"{basename(loc)}: {exc}", None))
+    return out, failed
 
 
 def _capped(raw: list[tuple]) -> list[Finding]:
