@@ -185,3 +185,32 @@ def read_records(data: bytes, project: Optional[Callable[[Any], Any]] = None,
     except _Stop as stop:
         return AvroRecords(meta, writer, out, max(claimed, len(out)), stop.damage)
     return AvroRecords(meta, writer, out, claimed)
+
+
+def scan(data: bytes) -> tuple[dict[str, str], int, Optional[AvroDamage]]:
+    """The container's metadata, the record count its blocks claim, and the first structural damage
+    (magic, metadata, block header, truncation, sync marker), without decoding a record."""
+    try:
+        meta, sync, pos = _header(data)
+    except _Stop as stop:
+        return {}, 0, stop.damage
+    claimed, end = 0, len(data)
+    ratio = 1 if meta.get("avro.codec", "null") in ("null", "") else 1032  # deflate inflates at most ~1032:1
+    try:
+        while pos < end:
+            block_at = pos
+            count, pos = _varint(data, pos)
+            size, pos = _varint(data, pos)
+            if count < 0 or size < 0 or count > size * ratio:  # a manifest record is at least one byte
+                raise _Stop(block_at, f"block claims {count:,} records in {size:,} bytes")
+            if size > end - pos:
+                raise _Stop(block_at, f"block of {size:,} bytes at byte {block_at:,} runs past the end of the "
+                                      f"file ({end:,} bytes)")
+            claimed += count
+            pos += size
+            if data[pos:pos + 16] != sync:
+                raise _Stop(pos, "sync marker differs from the header's")
+            pos += 16
+    except _Stop as stop:
+        return meta, claimed, stop.damage
+    return meta, claimed, None

@@ -168,7 +168,7 @@ def dv_frame(table: "Table", index: "EntryIndex"):
         df[c] = nullable_ints(rows.column(c))
     df["snapshot_id"] = plain(rows.column("snapshot_id")) if rows.num_rows else np.empty(0, np.float64)
     df["sequence_number"] = nullable_ints(rows.column("sequence_number"))
-    df["partition"] = partitions(index, rows)
+    df["partition"] = partitions(index, rows) if rows.num_rows else np.empty(0, np.float64)
     return df
 
 

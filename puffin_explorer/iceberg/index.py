@@ -61,6 +61,9 @@ METRIC_FIELDS = ("column_sizes", "value_counts", "null_value_counts", "nan_value
                  "upper_bounds", "split_offsets")
 #: Manifests fetched per batch: the bytes of one batch are all that is held at once.
 BATCH = 64
+#: From this many manifests to decode on, DuckDB's read_avro decodes the intact ones (starting it
+#: costs about 50 ms, more than fastavro needs for a few small manifests).
+DUCKDB_FROM = 1
 #: From this many manifests on, a build in an interactive terminal or notebook shows a progress bar.
 PROGRESS_FROM = 200
 #: Findings of one code listed one by one; the rest are counted in one more finding.
@@ -326,6 +329,100 @@ class _Decoder:
             cols[f] = self._column(values, self.schema.field(f).type, name, f)
         return pa.Table.from_arrays([cols[f.name] for f in self.schema], schema=self.schema)
 
+    def chunk_from_arrow(self, raw, manifest: dict[str, Any], meta: dict[str, str], partitioned: bool):
+        """The manifest's entries from DuckDB's columns: inheritance and kinds applied column-wise."""
+        import numpy as np
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        self.findings = []
+        n = raw.num_rows
+        sch = self.schema
+
+        def col(name: str):
+            c = raw.column(name)
+            type_ = sch.field(name).type
+            if c.null_count == len(c):  # a field the writer schema lacks (selected as NULL) or all null
+                return pa.nulls(len(c), type_)
+            return _map_as_list(c, type_) if pa.types.is_map(c.type) else c.cast(type_)
+
+        status = col("status")
+        content = pc.fill_null(col("content"), 0)
+        v1 = meta.get("format-version") == "1" or (meta.get("format-version") is None and
+                                                     raw.column("sequence_number").null_count == n and n > 0)
+        m_seq = manifest.get("sequence_number")
+        m_seq = 0 if m_seq is None else int(m_seq)
+        added = pc.fill_null(pc.equal(status, 1), False)
+        if v1:
+            seq = fseq = pa.array(np.zeros(n, dtype=np.int64))
+        else:
+            seq = pc.if_else(pc.and_(added, col("sequence_number").is_null()), m_seq, col("sequence_number"))
+            fseq = pc.if_else(pc.and_(added, col("file_sequence_number").is_null()), m_seq,
+                              col("file_sequence_number"))
+        snapshot = col("snapshot_id")
+        if manifest.get("added_snapshot_id") is not None:
+            snapshot = pc.fill_null(snapshot, int(manifest["added_snapshot_id"]))
+        frid = col("first_row_id")
+        is_data = pc.equal(content, 0).to_numpy(zero_copy_only=False)
+        start = manifest.get("first_row_id")
+        if start is not None:
+            inherit = is_data & frid.is_null().to_numpy(zero_copy_only=False)
+            counts = np.where(inherit, pc.fill_null(col("record_count"), 0).to_numpy(zero_copy_only=False), 0)
+            assigned = int(start) + np.cumsum(counts) - counts
+            frid = pc.if_else(pa.array(inherit), pa.array(assigned, pa.int64()), frid)
+        frid = pc.if_else(pa.array(is_data), frid, pa.nulls(n, pa.int64()))
+        ref = col("referenced_data_file")
+        empty = pc.fill_null(pc.equal(ref, ""), False)
+        ref = pc.if_else(empty, pa.nulls(n, pa.string()), ref)
+        fmt_col = col("file_format")
+        if partitioned:
+            part = self._partition_codes_of(raw.column("partition"))
+        else:
+            part = pa.array(np.full(n, self._partition_code({}), dtype=np.int32))
+        cols = {
+            "content": content.cast(pa.int8()), "kind": _kinds(content, fmt_col), "status": status,
+            "file_path": col("file_path"), "file_format": fmt_col, "partition": part,
+            "spec_id": pa.array([manifest.get("partition_spec_id")] * n, pa.int32()),
+            "record_count": col("record_count"), "file_size_in_bytes": col("file_size_in_bytes"),
+            "snapshot_id": snapshot, "sequence_number": seq, "file_sequence_number": fseq, "first_row_id": frid,
+            "referenced_data_file": ref, "empty_referenced_data_file": empty,
+            "content_offset": col("content_offset"), "content_size_in_bytes": col("content_size_in_bytes"),
+            "equality_ids": col("equality_ids"), "sort_order_id": col("sort_order_id"),
+            "manifest": pa.array(np.zeros(n, dtype=np.int32)), "entry": pa.array(np.arange(n, dtype=np.int32)),
+        }
+        for f in METRIC_FIELDS if self.metrics else ():
+            cols[f] = col(f)
+        return pa.Table.from_arrays([cols[f.name] for f in sch], schema=sch)
+
+    def _partition_codes_of(self, column):
+        """Registry codes of a partition struct column: one Python record per distinct value."""
+        import numpy as np
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        arr = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+        if pa.types.is_struct(arr.type) and arr.type.num_fields:
+            parts = []
+            for i in range(arr.type.num_fields):
+                child = pc.struct_field(arr, [i])
+                text = child.cast(pa.string()) if not pa.types.is_binary(child.type) else \
+                    pc.binary_length(child).cast(pa.string())  # binary: fall back to the records below
+                parts.append(pc.fill_null(pc.binary_join_element_wise("v", text, ""), "n"))
+            key = pc.binary_join_element_wise(*parts, "\x1f") if len(parts) > 1 else parts[0]
+            key = pc.if_else(arr.is_null(), "null", key)
+            if any(pa.types.is_binary(f.type) for f in arr.type):
+                key = pa.array([repr(v) for v in arr.to_pylist()], pa.string())
+        else:
+            key = pc.cast(arr, pa.string())
+        enc = key.dictionary_encode()
+        idx = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+        _, first = np.unique(idx, return_index=True)
+        values = arr.take(pa.array(first)).to_pylist()
+        codes = np.array([self._partition_code(v) for v in values], dtype=np.int32)
+        lookup = np.empty(len(enc.dictionary), dtype=np.int32)
+        lookup[idx[first]] = codes
+        return pa.array(lookup[idx], pa.int32())
+
     def _bad(self, name: str):
         def bad(i: int, field_name: str, value: Any) -> None:
             self.findings.append(("iceberg.entry-type", Severity.ERROR, name,
@@ -396,6 +493,95 @@ def _progress_bar(total: int, label: str):
     except ImportError:  # tqdm is a dependency; a stripped environment just shows no bar
         return None
     return tqdm(total=total, desc=label, unit="manifest", leave=False)
+
+
+class _DuckDB:
+    """DuckDB's ``read_avro`` over manifests whose container structure is intact, straight to Arrow.
+
+    The bytes come from the table's I/O layer and are written to a private temporary folder (DuckDB
+    reads paths); files of one writer schema are read in one query.  Any DuckDB error sends those
+    manifests to the fastavro path, which says what is wrong record by record.
+    """
+
+    def __init__(self) -> None:
+        import glob
+        import os
+        import tempfile
+
+        import duckdb
+        import duckdb_extension_avro
+
+        base = os.path.dirname(duckdb_extension_avro.__file__)
+        ext = sorted(glob.glob(os.path.join(base, "extensions", "*", "avro.duckdb_extension")))
+        if not ext:
+            raise ImportError("duckdb_extension_avro ships no avro.duckdb_extension")
+        self.con = duckdb.connect(config={"threads": 1})  # one thread: rows come back in file order
+        self.con.execute("SET enable_progress_bar = false")  # it would print into notebooks and terminals
+        self.con.execute(f"LOAD '{ext[-1]}'")
+        self.error = duckdb.Error
+        self.folder = tempfile.mkdtemp(prefix="puffin-explorer-manifests-")
+        self.written = 0
+
+    def close(self) -> None:
+        import shutil
+
+        self.con.close()
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+    def read(self, datas: list[bytes], writer: dict, metrics: bool):
+        """The projected columns of these manifests (one writer schema), with a ``filename`` column."""
+        import os
+
+        paths = []
+        for data in datas:
+            path = os.path.join(self.folder, f"{self.written}.avro")
+            self.written += 1
+            with open(path, "wb") as fh:
+                fh.write(data)
+            paths.append(path)
+        try:
+            top = {f.get("name"): f for f in writer.get("fields", [])}
+            df_type = (top.get("data_file") or {}).get("type")
+            sub = {f.get("name"): f for f in df_type.get("fields", [])} if isinstance(df_type, dict) else {}
+            select = ["filename"]
+            for name in TOP_FIELDS:
+                select.append(f'"{name}"' if name in top else f'NULL AS "{name}"')
+            wanted = FILE_FIELDS + (METRIC_FIELDS if metrics else ())
+            for name in wanted:
+                if name == "partition":
+                    ptype = (sub.get("partition") or {}).get("type")
+                    if isinstance(ptype, dict) and ptype.get("type") == "record" and not ptype.get("fields"):
+                        continue  # an unpartitioned spec's empty record: DuckDB has no empty struct
+                select.append(f'data_file."{name}" AS "{name}"' if name in sub else f'NULL AS "{name}"')
+            sql = f"SELECT {', '.join(select)} FROM read_avro(?, filename=true)"
+            return paths, self.con.execute(sql, [paths]).to_arrow_table()
+        finally:
+            for path in paths:
+                try:
+                    os.remove(path)
+                except OSError:
+                    pass
+
+
+def _duckdb() -> Optional[_DuckDB]:
+    try:
+        return _DuckDB()
+    except Exception:  # noqa: BLE001 - no duckdb, no extension, or it does not load: fastavro decodes
+        return None
+
+
+def _map_as_list(column, type_):
+    """A DuckDB map column as the index's list of {key, value} structs."""
+    import pyarrow as pa
+
+    chunks = []
+    for arr in column.chunks if isinstance(column, pa.ChunkedArray) else [column]:
+        if pa.types.is_map(arr.type):
+            arr = pa.concat_arrays([arr])  # a slice's offsets start past 0: copy to plain offsets
+            entries = pa.StructArray.from_arrays([arr.keys, arr.items], names=["key", "value"])
+            arr = pa.ListArray.from_arrays(arr.offsets, entries, mask=arr.is_null())
+        chunks.append(arr.cast(type_) if len(arr) else pa.array([], type_))
+    return pa.chunked_array(chunks, type_) if chunks else pa.chunked_array([], type_)
 
 
 class EntryCache:
@@ -477,6 +663,7 @@ def build_index(table: "Table", snapshot_id: Optional[int] = None, content: Opti
     manifests = [m for m in table.manifest_records(snap.snapshot_id)
                  if content is None or ("deletes" if m.get("content") == 1 else "data") == content]
     todo = [m for m in manifests if cache.cached(m, metrics) is None]
+    duck: Any = None
     bar = _progress_bar(len(todo), f"{table.name}: manifests") if todo and _show_progress(
         progress, len(todo)) else None
     try:
@@ -484,18 +671,22 @@ def build_index(table: "Table", snapshot_id: Optional[int] = None, content: Opti
             batch = todo[start:start + BATCH]
             locs = [table.locate(m.get("manifest_path") or "") for m in batch]
             fetched, failed = _fetch(table, locs)
+            ok = [(m, loc) for m, loc in zip(batch, locs) if loc in fetched]
             for m, loc in zip(batch, locs):
-                if loc in fetched:
-                    manifest_chunk(table, m, metrics, fetched[loc])
-                else:
+                if loc not in fetched:
                     cache.chunks[(cache.manifest_key(m), metrics)] = (
                         _schema(metrics).empty_table(), [f for f in failed if f[2] == loc])
-                if bar is not None:
-                    bar.update(1)
+            if duck is None and len(todo) >= DUCKDB_FROM:
+                duck = _duckdb() or False
+            _decode_batch(table, ok, fetched, metrics, duck or None)
+            if bar is not None:
+                bar.update(len(batch))
             del fetched
     finally:
         if bar is not None:
             bar.close()
+        if duck:
+            duck.close()
     tables, raw = [], []
     for i, m in enumerate(manifests):
         chunk, found = cache.cached(m, metrics)
@@ -509,6 +700,61 @@ def build_index(table: "Table", snapshot_id: Optional[int] = None, content: Opti
     cache.indexes[key] = index
     _raise_if_strict(index, strict)
     return index
+
+
+def _decode_batch(table: "Table", items: list[tuple[dict, str]], fetched: dict[str, bytes], metrics: bool,
+                  duck: Optional[_DuckDB]) -> None:
+    """Decode a fetched batch into cached chunks: intact manifests through DuckDB (one query per writer
+    schema), the others — and any DuckDB refuses — through the lenient fastavro walker."""
+    import json
+
+    import numpy as np
+
+    from .avro import scan
+
+    cache: EntryCache = table.entry_cache
+    groups: dict[str, list[tuple[dict, str, dict, int]]] = {}
+    for m, loc in items:
+        if duck is not None:
+            meta, claimed, damage = scan(fetched[loc])
+            if damage is None and meta.get("avro.schema") and meta.get("avro.codec", "null") in ("null", "deflate"):
+                groups.setdefault(meta["avro.schema"], []).append((m, loc, meta, claimed))
+                continue
+        manifest_chunk(table, m, metrics, fetched[loc])
+    decoder = cache.decoder(metrics)
+    for text, members in groups.items():
+        try:
+            writer = json.loads(text)
+            df_type = next((f.get("type") for f in writer.get("fields", []) if f.get("name") == "data_file"), None)
+            ptype = next((f.get("type") for f in (df_type or {}).get("fields", []) if f.get("name") == "partition"),
+                         None) if isinstance(df_type, dict) else None
+            partitioned = not (isinstance(ptype, dict) and ptype.get("type") == "record" and not ptype.get("fields"))
+            paths, raw = duck.read([fetched[loc] for _, loc, _, _ in members], writer, metrics)
+            starts: dict[str, int] = {}
+            counts: dict[str, int] = {}
+            enc = raw.column("filename").combine_chunks().dictionary_encode() if raw.num_rows else None
+            if enc is not None:
+                idx = enc.indices.to_numpy(zero_copy_only=False)
+                dictionary = enc.dictionary.to_pylist()
+                change = np.flatnonzero(np.diff(idx)) + 1
+                bounds = np.concatenate([[0], change, [len(idx)]])
+                for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
+                    name = dictionary[idx[a]]
+                    if name in starts:
+                        raise ValueError("rows of one manifest are not contiguous")
+                    starts[name], counts[name] = a, b - a
+            chunks = []
+            for (m, loc, meta, claimed), path in zip(members, paths):
+                if counts.get(path, 0) != claimed:
+                    raise ValueError(f"{loc}: DuckDB read {counts.get(path, 0)} records, the blocks claim {claimed}")
+                rows = raw.slice(starts.get(path, 0), counts.get(path, 0))
+                chunks.append((m, decoder.chunk_from_arrow(rows, m, meta, partitioned)))
+        except Exception:  # noqa: BLE001 - DuckDB or a cast refused: the fastavro walker explains
+            for m, loc, _, _ in members:
+                manifest_chunk(table, m, metrics, fetched[loc])
+            continue
+        for m, chunk in chunks:
+            cache.chunks[(cache.manifest_key(m), metrics)] = (chunk, [])
 
 
 def _raise_if_strict(index: EntryIndex, strict: bool) -> None:
