@@ -187,21 +187,35 @@ class EntryIndex:
 
     def dicts_of(self, t) -> list[dict[str, Any]]:
         """Rows of a selection of this index (``rows()``, ``table.slice``, ``take``) as ``entries()`` dicts."""
-        cols = {name: t.column(name).to_pylist() for name in t.column_names}
+        import numpy as np
+        import pyarrow as pa
+
         n = t.num_rows
-        cols["partition"] = self.partition_values(cols["partition"])
-        cols["manifest_path"] = self.manifest_paths(cols.pop("manifest"))
-        cols["manifest_entry_index"] = cols.pop("entry")
-        cols["status_code"] = cols.pop("status")
-        cols["status"] = [mf.STATUS_NAMES.get(s, str(s)) for s in cols["status_code"]]
-        empty = cols.pop("empty_referenced_data_file")
-        names = list(cols)
-        out = []
-        for i in range(n):
-            d = {k: cols[k][i] for k in names}
-            if empty[i]:
+        if not n:
+            return []
+        names = pa.array([mf.STATUS_NAMES.get(i, str(i)) for i in range(-128, 128)], pa.string())
+        status = t.column("status")
+        paths = pa.array([m.get("manifest_path") for m in self.manifests], pa.string())
+        cols = {}
+        for name in t.column_names:
+            if name == "status":
+                cols["status_code"] = status
+                codes = np.asarray(status.to_numpy(zero_copy_only=False), dtype=np.float64)
+                codes = np.where(np.isnan(codes), 0, codes).astype(np.int64) + 128
+                cols["status"] = names.take(pa.array(codes))
+            elif name == "manifest":
+                cols["manifest_path"] = paths.take(t.column("manifest"))
+            elif name == "entry":
+                cols["manifest_entry_index"] = t.column("entry")
+            elif name not in ("partition", "empty_referenced_data_file"):
+                cols[name] = t.column(name)
+        out = pa.table(cols).to_pylist()
+        parts = self.partition_values(t.column("partition").to_pylist())
+        empty = t.column("empty_referenced_data_file").to_pylist()
+        for d, p, e in zip(out, parts, empty):
+            d["partition"] = p
+            if e:
                 d["empty_referenced_data_file"] = True
-            out.append(d)
         return out
 
 
@@ -595,6 +609,7 @@ class EntryCache:
         self.chunks: dict[tuple, tuple[Any, list]] = {}
         self.indexes: dict[tuple, EntryIndex] = {}
         self.decoders: dict[bool, _Decoder] = {}
+        self.partitions_checked: dict[tuple[int, int], list] = {}  # (spec id, partition code) -> its findings
 
     def decoder(self, metrics: bool) -> _Decoder:
         if metrics not in self.decoders:
@@ -635,9 +650,15 @@ def manifest_chunk(table: "Table", manifest: dict[str, Any], metrics: bool = Fal
                 got = (_schema(metrics).empty_table(), failed)
         if got is None:
             decoder = cache.decoder(metrics)
-            got = (decoder.chunk(data, manifest, loc), list(decoder.findings))
+            chunk = decoder.chunk(data, manifest, loc)
+            got = (chunk, list(decoder.findings) + validate_chunk(table, chunk, manifest))
         cache.chunks[(cache.manifest_key(manifest), metrics)] = got
     return got
+
+
+def validate_chunk(table: "Table", chunk, manifest: dict[str, Any]) -> list[tuple]:
+    """The findings of one manifest's entries (checked once, when decoded)."""
+    return list(_validate(EntryIndex(None, chunk, [manifest], table.entry_cache.partitions), table))
 
 
 def build_index(table: "Table", snapshot_id: Optional[int] = None, content: Optional[str] = None,
@@ -696,7 +717,7 @@ def build_index(table: "Table", snapshot_id: Optional[int] = None, content: Opti
                                            pa.array([i] * chunk.num_rows, pa.int32())))
     tbl = pa.concat_tables(tables) if tables else _schema(metrics).empty_table()
     index = EntryIndex(snap.snapshot_id, tbl, manifests, cache.partitions, metrics=metrics)
-    index.findings = _capped(raw + list(_validate(index, table)))
+    index.findings = _capped(raw)
     cache.indexes[key] = index
     _raise_if_strict(index, strict)
     return index
@@ -754,7 +775,7 @@ def _decode_batch(table: "Table", items: list[tuple[dict, str]], fetched: dict[s
                 manifest_chunk(table, m, metrics, fetched[loc])
             continue
         for m, chunk in chunks:
-            cache.chunks[(cache.manifest_key(m), metrics)] = (chunk, [])
+            cache.chunks[(cache.manifest_key(m), metrics)] = (chunk, validate_chunk(table, chunk, m))
 
 
 def _raise_if_strict(index: EntryIndex, strict: bool) -> None:
@@ -841,34 +862,45 @@ def _validate(index: EntryIndex, table: "Table") -> Iterable[tuple]:
 
 
 def _validate_partitions(index: EntryIndex, table: "Table", manifest, entry) -> Iterable[tuple]:
-    """Each distinct (spec, partition record) pair once: field names against the spec, bucket values in range."""
+    """Each distinct (spec, partition record) pair once per table: field names against the spec,
+    bucket values in range."""
     import numpy as np
 
     specs = table.metadata.partition_specs
+    seen = table.entry_cache.partitions_checked
     spec_ids = index.ints("spec_id", -1)
     codes = index.ints("partition", -1)
-    pairs, first = np.unique(np.stack([spec_ids, codes]), axis=1, return_index=True)
-    for (spec_id, code), r in zip(pairs.T.tolist(), first.tolist()):
+    for spec_id in np.unique(spec_ids).tolist():
+        rows = np.flatnonzero(spec_ids == spec_id)
+        uniq, first = np.unique(codes[rows], return_index=True)
         spec = specs.get(spec_id)
-        value = index.partitions[code] if 0 <= code < len(index.partitions) else None
-        if spec is None or not isinstance(value, (dict, type(None))):
+        if spec is None:
             continue
-        names = [f.get("name") for f in spec]
-        have = list((value or {}).keys())
-        path = index.manifests[manifest[r]].get("manifest_path") or ""
-        head = f"{basename(path)} entry {int(entry[r])}"
-        if sorted(map(str, have)) != sorted(map(str, names)):
-            yield ("iceberg.entry-partition-mismatch", Severity.WARNING, path,
-                   f"{head}: partition fields {have} but spec {spec_id} has {names}", None)
-            continue
+        names = sorted(str(f.get("name")) for f in spec)
+        buckets = []
         for f in spec:
             transform = str(f.get("transform", ""))
-            v = (value or {}).get(f.get("name"))
-            if transform.startswith("bucket[") and v is not None:
-                try:
-                    n = int(transform[7:-1])
-                except ValueError:
-                    continue
-                if not isinstance(v, int) or not 0 <= v < n:
-                    yield ("iceberg.entry-partition-mismatch", Severity.WARNING, path,
-                           f"{head}: partition {f.get('name')}={_short(v)} is outside {transform}", None)
+            if transform.startswith("bucket[") and transform.endswith("]") and transform[7:-1].isdigit():
+                buckets.append((f.get("name"), transform, int(transform[7:-1])))
+        for code, r in zip(uniq.tolist(), rows[first].tolist()):
+            path = index.manifests[manifest[r]].get("manifest_path") or ""
+            if (spec_id, code) in seen:  # found where it was first seen (again when decoded with metrics)
+                yield from (f for f in seen[(spec_id, code)] if f[2] == path)
+                continue
+            found = seen[(spec_id, code)] = []
+            value = index.partitions[code] if 0 <= code < len(index.partitions) else None
+            if not isinstance(value, (dict, type(None))):
+                continue
+            have = list((value or {}).keys())
+            head = f"{basename(path)} entry {int(entry[r])}"
+            if sorted(map(str, have)) != names:
+                found.append(("iceberg.entry-partition-mismatch", Severity.WARNING, path,
+                              f"{head}: partition fields {have} but spec {spec_id} has "
+                              f"{[f.get('name') for f in spec]}", None))
+            else:
+                for name, transform, n in buckets:
+                    v = (value or {}).get(name)
+                    if v is not None and (not isinstance(v, int) or not 0 <= v < n):
+                        found.append(("iceberg.entry-partition-mismatch", Severity.WARNING, path,
+                                      f"{head}: partition {name}={_short(v)} is outside {transform}", None))
+            yield from found
