@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Optional
 
-from .files import located, nullable_ints, objects, partitions, strings
+from .files import located, objects, partitions, strings
 
 if TYPE_CHECKING:  # pragma: no cover
     from .index import EntryIndex
@@ -117,5 +117,5 @@ def partition_texts(index: "EntryIndex", rows):
     return texts[c]
 
 
-__all__ = ["deleted_rows_per_file", "normalized", "nullable_ints", "partition_text", "partition_texts",
+__all__ = ["deleted_rows_per_file", "normalized", "partition_text", "partition_texts",
            "position_delete_counts"]
