@@ -92,8 +92,13 @@ def test_duckdb_table_index(fixtures):
 
 @pytest.mark.parametrize("name", ["shop.orders", "shop.events", "shop.legacy"])
 def test_duckdb_and_fastavro_decode_the_same_index(monkeypatch, name):
+    monkeypatch.setattr(index_module, "DUCKDB_FROM_BYTES", 0)  # DuckDB even for these small manifests
+    calls = []
+    real = index_module._duckdb
+    monkeypatch.setattr(index_module, "_duckdb", lambda: calls.append(1) or real())
     fast = Warehouse(str(WAREHOUSE)).table(name)
     via_duckdb = fast.index(metrics=True)
+    assert calls == [1]
     monkeypatch.setattr(index_module, "_duckdb", lambda: None)
     slow = Warehouse(str(WAREHOUSE)).table(name)
     assert slow.index(metrics=True).table.equals(via_duckdb.table)
@@ -257,3 +262,23 @@ def test_asking_for_what_the_table_does_not_have():
 
 def test_json_of_findings_is_serialisable():
     assert json.dumps([f.to_dict() for f in _orders().index().findings]) == "[]"
+
+
+def test_ctrl_c_ends_a_build_cleanly_and_the_next_build_completes(monkeypatch):
+    import glob
+    import tempfile
+
+    pattern = f"{tempfile.gettempdir()}/puffin-explorer-manifests-*"
+    before = set(glob.glob(pattern))
+    real = index_module._decode_batch
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    t = _orders()
+    monkeypatch.setattr(index_module, "_decode_batch", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        t.index()
+    assert set(glob.glob(pattern)) == before  # DuckDB's scratch folder is gone
+    monkeypatch.setattr(index_module, "_decode_batch", real)
+    assert len(t.index()) == 16 and t.index().findings == []

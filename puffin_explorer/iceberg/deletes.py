@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Optional
 
-from .files import located, objects, partitions, strings
+from .files import located_strings, objects, partitions, strings
 
 if TYPE_CHECKING:  # pragma: no cover
     from .index import EntryIndex
@@ -63,26 +63,29 @@ def deleted_rows_per_file(table: "Table", index: "EntryIndex", partition_text: b
     """
     import numpy as np
     import pandas as pd
+    import pyarrow as pa
     import pyarrow.compute as pc
 
     data = index.rows(index.mask(["data"], deletes=False))
     dvs = index.rows(index.mask(["dv"], deletes=True))
     dvs = dvs.filter(pc.is_valid(dvs.column("referenced_data_file")))
-    keys = normalized(data.column("file_path")).to_pandas()
     n = data.num_rows
-    dv = pd.DataFrame({"key": normalized(dvs.column("referenced_data_file")).to_pandas().to_numpy(),
-                       "rows": pc.fill_null(dvs.column("record_count"), 0).to_numpy().astype(np.int64)})
-    per_key = dv.groupby("key", sort=False)["rows"].agg(["sum", "size"])
-    dv_rows = keys.map(per_key["sum"]).fillna(0).to_numpy().astype(np.int64)
-    dv_count = keys.map(per_key["size"]).fillna(0).to_numpy().astype(np.int64)
-    has_dv = keys.isin(per_key.index).to_numpy()
-    deletes = index.mask(deletes=True)
-    kinds = index.rows(deletes).column("kind")
+    keys = normalized(data.column("file_path").combine_chunks())
+    left = pa.table({"key": keys, "i": pa.array(np.arange(n, dtype=np.int64))})
+    per_key = pa.table({"key": normalized(dvs.column("referenced_data_file").combine_chunks()),
+                        "rows": pc.fill_null(dvs.column("record_count"), 0).combine_chunks()}) \
+        .group_by("key", use_threads=False).aggregate([("rows", "sum"), ("rows", "count")])
+    joined = left.join(per_key, "key", join_type="left outer", use_threads=False).sort_by("i")
+    dv_rows = pc.fill_null(joined.column("rows_sum"), 0).to_numpy().astype(np.int64)
+    dv_count = pc.fill_null(joined.column("rows_count"), 0).to_numpy().astype(np.int64)
+    has_dv = joined.column("rows_count").is_valid().to_numpy(zero_copy_only=False)
+    kinds = index.rows(index.mask(deletes=True)).column("kind")
     eq_files = int(pc.sum(pc.equal(kinds, "equality-deletes")).as_py() or 0)
     if int(pc.sum(pc.equal(kinds, "position-deletes")).as_py() or 0):
         counts = table.position_delete_counts(index.snapshot_id)
-        pos_rows = keys.map(counts["rows"]).fillna(0).to_numpy().astype(np.int64)
-        pos_files = keys.map(counts["files"]).fillna(0).to_numpy().astype(np.int64)
+        mapped = keys.to_pandas()
+        pos_rows = mapped.map(counts["rows"]).fillna(0).to_numpy().astype(np.int64)
+        pos_files = mapped.map(counts["files"]).fillna(0).to_numpy().astype(np.int64)
     else:
         pos_rows = pos_files = np.zeros(n, dtype=np.int64)
     superseded = np.where(has_dv, pos_rows, 0)
@@ -92,7 +95,7 @@ def deleted_rows_per_file(table: "Table", index: "EntryIndex", partition_text: b
         share = np.where(records != 0, deleted / np.where(records != 0, records, 1), 0.0)
     part = partition_texts(index, data) if partition_text else partitions(index, data)
     return pd.DataFrame({
-        "file_path": strings(data.column("file_path")), "location": located(table, data.column("file_path")),
+        "file_path": strings(data.column("file_path")), "location": located_strings(table, data.column("file_path")),
         "partition": part, "record_count": records, "deleted_rows": deleted, "live_rows": records - deleted,
         "deleted_share": share.astype(np.float64), "dvs": dv_count, "position_delete_files": pos_files,
         "superseded_position_deletes": superseded, "equality_delete_files": np.full(n, eq_files, dtype=np.int64),

@@ -71,20 +71,44 @@ def plain(column):
     return column.to_pandas().to_numpy()
 
 
-def located(table: "Table", column):
-    """Where each location of an Arrow string column is now (``Table.locate`` once per distinct value)."""
+def located_array(table: "Table", column):
+    """Where each location of an Arrow string column is now, as an Arrow string array: ``Table.locate``
+    (``paths.normalize``, then the longest matching prefix of ``table.mapper`` replaced) column-wise."""
+    import re
+
     import numpy as np
     import pyarrow as pa
+    import pyarrow.compute as pc
 
-    enc = column.combine_chunks().dictionary_encode() if isinstance(column, pa.ChunkedArray) else \
-        column.dictionary_encode()
-    where = objects([None if v is None else table.locate(v) for v in enc.dictionary.to_pylist()])
-    idx = enc.indices.to_numpy(zero_copy_only=False)
-    out = np.empty(len(idx), dtype=object)
-    valid = enc.indices.is_valid().to_numpy(zero_copy_only=False)
-    out[valid] = where[idx[valid].astype(np.int64)]
-    out[~valid] = None
+    from .deletes import normalized
+
+    column = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    norm = normalized(column)
+    out = norm
+    done = np.zeros(len(norm), dtype=bool)
+    for old, new in sorted(table.mapper.prefixes.items(), key=lambda kv: -len(kv[0])):
+        head = "^" + re.escape(old)
+        hit = pc.fill_null(pc.match_substring_regex(norm, head if old.endswith("/") else head + "(/|$)"), False)
+        hit = hit.to_numpy(zero_copy_only=False) & ~done
+        if hit.any():
+            moved = pc.replace_substring_regex(norm, head, new.replace("\\", "\\\\"), max_replacements=1)
+            out = pc.if_else(pa.array(hit), moved, out)
+            done |= hit
     return out
+
+
+def located(table: "Table", column):
+    """:func:`located_array` as a numpy object array of Python strings (for lookups and comparisons)."""
+    return located_array(table, column).to_numpy(zero_copy_only=False)
+
+
+def located_strings(table: "Table", column):
+    """:func:`located_array` as a pandas ``str`` array (no Python object per row)."""
+    import numpy as np
+
+    if len(column) == 0:
+        return np.empty(0, dtype=object)
+    return located_array(table, column).to_pandas().array
 
 
 def partitions(index: "EntryIndex", rows):
@@ -117,7 +141,7 @@ def file_frame(table: "Table", index: "EntryIndex", mask=None, decode: bool = Tr
     for c in ("kind", "file_path", "file_format", "referenced_data_file"):
         data[c] = strings(rows.column(c))
     data["content"] = rows.column("content").to_numpy().astype(np.int64) if n else np.empty(0, np.int64)
-    data["location"] = located(table, rows.column("file_path"))
+    data["location"] = located_strings(table, rows.column("file_path"))
     for c in ("record_count", "file_size_in_bytes", "snapshot_id", "spec_id"):
         data[c] = plain(rows.column(c))
     data["partition"] = partitions(index, rows)
@@ -161,7 +185,7 @@ def dv_frame(table: "Table", index: "EntryIndex"):
     rows = index.rows(index.mask(["dv"]))
     df = pd.DataFrame({
         "file_path": strings(rows.column("file_path"), np.float64),
-        "location": located(table, rows.column("file_path")) if rows.num_rows else np.empty(0, np.float64),
+        "location": located_strings(table, rows.column("file_path")) if rows.num_rows else np.empty(0, np.float64),
         "referenced_data_file": strings(rows.column("referenced_data_file"), np.float64),
     }, index=pd.RangeIndex(rows.num_rows))
     for c in ("content_offset", "content_size_in_bytes", "record_count", "file_size_in_bytes"):

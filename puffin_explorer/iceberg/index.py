@@ -61,9 +61,11 @@ METRIC_FIELDS = ("column_sizes", "value_counts", "null_value_counts", "nan_value
                  "upper_bounds", "split_offsets")
 #: Manifests fetched per batch: the bytes of one batch are all that is held at once.
 BATCH = 64
-#: From this many manifests to decode on, DuckDB's read_avro decodes the intact ones (starting it
-#: costs about 50 ms, more than fastavro needs for a few small manifests).
-DUCKDB_FROM = 1
+#: ... and at most this many manifest bytes (by the manifest list's manifest_length).
+BATCH_BYTES = 32 << 20
+#: From this many manifest bytes to decode on, DuckDB's read_avro decodes the intact ones (importing
+#: and starting it costs about 0.3 s and 35 MB, more than fastavro needs for a few small manifests).
+DUCKDB_FROM_BYTES = 256 << 10
 #: From this many manifests on, a build in an interactive terminal or notebook shows a progress bar.
 PROGRESS_FROM = 200
 #: Findings of one code listed one by one; the rest are counted in one more finding.
@@ -687,9 +689,9 @@ def build_index(table: "Table", snapshot_id: Optional[int] = None, content: Opti
     duck: Any = None
     bar = _progress_bar(len(todo), f"{table.name}: manifests") if todo and _show_progress(
         progress, len(todo)) else None
+    total = sum(_length(m) for m in todo)
     try:
-        for start in range(0, len(todo), BATCH):
-            batch = todo[start:start + BATCH]
+        for batch in _batches(todo):
             locs = [table.locate(m.get("manifest_path") or "") for m in batch]
             fetched, failed = _fetch(table, locs)
             ok = [(m, loc) for m, loc in zip(batch, locs) if loc in fetched]
@@ -697,8 +699,8 @@ def build_index(table: "Table", snapshot_id: Optional[int] = None, content: Opti
                 if loc not in fetched:
                     cache.chunks[(cache.manifest_key(m), metrics)] = (
                         _schema(metrics).empty_table(), [f for f in failed if f[2] == loc])
-            if duck is None and len(todo) >= DUCKDB_FROM:
-                duck = _duckdb() or False
+            if duck is None:
+                duck = (total >= DUCKDB_FROM_BYTES and _duckdb()) or False
             _decode_batch(table, ok, fetched, metrics, duck or None)
             if bar is not None:
                 bar.update(len(batch))
@@ -721,6 +723,27 @@ def build_index(table: "Table", snapshot_id: Optional[int] = None, content: Opti
     cache.indexes[key] = index
     _raise_if_strict(index, strict)
     return index
+
+
+def _length(manifest: dict[str, Any]) -> int:
+    try:
+        return max(0, int(manifest.get("manifest_length") or 0)) or (1 << 20)
+    except (TypeError, ValueError):
+        return 1 << 20
+
+
+def _batches(manifests: list[dict[str, Any]]) -> Iterable[list[dict[str, Any]]]:
+    """Consecutive groups of at most ``BATCH`` manifests and about ``BATCH_BYTES`` bytes."""
+    batch: list[dict[str, Any]] = []
+    size = 0
+    for m in manifests:
+        if batch and (len(batch) >= BATCH or size + _length(m) > BATCH_BYTES):
+            yield batch
+            batch, size = [], 0
+        batch.append(m)
+        size += _length(m)
+    if batch:
+        yield batch
 
 
 def _decode_batch(table: "Table", items: list[tuple[dict, str]], fetched: dict[str, bytes], metrics: bool,
