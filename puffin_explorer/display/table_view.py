@@ -264,22 +264,14 @@ def _debt_html(debt: Any, opts: RenderOptions) -> str:
 
 
 def _files_html(t: Any, opts: RenderOptions) -> str:
-    import pandas as pd
-
-    entries = t.entries()
-    by_kind: dict[str, list[dict]] = {}
-    for e in entries:
-        by_kind.setdefault(e["kind"], []).append(e)
-
-    def frame(kind_entries: list[dict]):  # only the rows a table shows are formatted
-        return pd.DataFrame.from_records(kind_entries[: opts.max_rows])
+    counts = t.file_counts()
 
     def section(title: str, kinds: list[str], cols, hint: str, extra) -> str:
-        items = [e for k in kinds for e in by_kind.get(k, [])]
-        if not items:
+        total = sum(counts.get(k, 0) for k in kinds)
+        if not total:
             return ""
-        return H.details(title, _frame_table(extra(frame(items)), cols, opts, hint, total=len(items)), False,
-                         f" {len(items):,}")
+        shown = t.files_of_kind(kinds, limit=opts.max_rows)  # only the rows a table shows
+        return H.details(title, _frame_table(extra(shown), cols, opts, hint, total=total), False, f" {total:,}")
 
     def data_extra(df):
         last = [None if _missing(f) else int(f) + int(n) - 1 for f, n in zip(df.first_row_id, df.record_count)]
@@ -288,7 +280,7 @@ def _files_html(t: Any, opts: RenderOptions) -> str:
     data_cols = [("file", "data file", "pe-mono pe-wrap"), ("partition", "partition", "pe-mono"),
                  ("record_count", "records", "pe-num"), ("file_size_in_bytes", "bytes", "pe-num"),
                  ("sequence_number", "seq", "pe-num")]
-    if any(e.get("first_row_id") is not None for e in by_kind.get("data", [])):
+    if counts.get("data") and t.files_of_kind(["data"], limit=opts.max_rows).first_row_id.notna().any():
         data_cols += [("first_row_id", "first row id", "pe-num"), ("last_row_id", "last row id", "pe-num")]
     parts = [section("Data files", ["data"], data_cols, "t.data_files() has all", data_extra),
              section("Deletion vectors", ["dv"], [

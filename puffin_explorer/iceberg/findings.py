@@ -69,6 +69,20 @@ _NEW_CODES = [
      "assign", "a writer that assigns more row ids must raise next-row-id"),
     ("iceberg.row-lineage-delete-manifest", W, "a delete manifest has a first_row_id in the manifest list",
      "only data manifests assign row ids; readers ignore it"),
+    ("iceberg.manifest-damaged", E, "a manifest's Avro is damaged (truncated, a bad sync marker or block count, a "
+     "record that does not decode) from a byte on; the entries before it are kept",
+     "rewrite the manifest from a healthy copy; the table's readers fail on it"),
+    ("iceberg.entry-type", E, "a manifest entry has a field of the wrong type or lacks a required field; read as "
+     "null", ""),
+    ("iceberg.entry-unknown-status", E, "a manifest entry's status is not 0 (existing), 1 (added) or 2 (deleted)", ""),
+    ("iceberg.entry-unknown-content", E, "a manifest entry's content is not 0 (data), 1 (position deletes) or 2 "
+     "(equality deletes)", ""),
+    ("iceberg.entry-negative", E, "a manifest entry's record_count, file_size_in_bytes, content_offset or "
+     "content_size_in_bytes is negative", ""),
+    ("iceberg.entry-range-beyond-file", E, "a manifest entry's content_offset + content_size_in_bytes is past its "
+     "file_size_in_bytes", ""),
+    ("iceberg.entry-partition-mismatch", W, "a manifest entry's partition record does not fit its partition spec "
+     "(other field names, a bucket value outside the bucket count)", ""),
 ]
 
 for _code, _sev, _meaning, _hint in _NEW_CODES:

@@ -1,4 +1,6 @@
-"""Manifest lists and manifests (Avro, read with fastavro), with the spec's inheritance rules.
+"""Manifest lists (Avro, read with fastavro) and the spec's inheritance rules for manifest entries.
+
+Manifests themselves are read into the entry index (:mod:`.index`), which applies these rules:
 
 * snapshot id: a null ``snapshot_id`` is the manifest's ``added_snapshot_id``;
 * sequence numbers: a null ``sequence_number`` / ``file_sequence_number`` of an
@@ -12,7 +14,7 @@
 from __future__ import annotations
 
 import io
-from typing import Any, Iterator, Optional
+from typing import Any, Optional
 
 from ..errors import InvalidFileError
 
@@ -135,68 +137,6 @@ def manifest_list_from_paths(paths: list[str], snapshot_id: int) -> list[dict[st
     return [{"manifest_path": p, "manifest_length": None, "partition_spec_id": 0, "content": 0,
              "sequence_number": 0, "min_sequence_number": 0, "added_snapshot_id": snapshot_id,
              "first_row_id": None} for p in paths]
-
-
-def read_manifest(data: bytes, manifest: dict[str, Any], location: str = "") -> list[dict[str, Any]]:
-    """Entries of one manifest as flat dicts (``data_file`` fields lifted up), inheritance applied.
-
-    ``manifest`` is the manifest list record the manifest was found through.
-    (Decoding everything is faster with fastavro than projecting fields away with a reader schema.)
-    """
-    meta, records = _avro_records(data, location)
-    m_seq = manifest.get("sequence_number")
-    m_seq = 0 if m_seq is None else int(m_seq)
-    m_snapshot = manifest.get("added_snapshot_id")
-    next_row_id = manifest.get("first_row_id")
-    fmt = meta.get("format-version")
-    v1 = fmt == "1" or (fmt is None and records and "sequence_number" not in records[0])
-    out = []
-    for index, rec in enumerate(records):
-        df = rec.get("data_file") or {}
-        e: dict[str, Any] = dict(df)
-        status = int(rec.get("status", 1))
-        e["status"] = STATUS_NAMES.get(status, str(status))
-        e["status_code"] = status
-        sid = rec.get("snapshot_id")
-        e["snapshot_id"] = int(m_snapshot) if sid is None and m_snapshot is not None else sid
-        if v1:
-            seq = fseq = 0
-        else:
-            seq, fseq = rec.get("sequence_number"), rec.get("file_sequence_number")
-            if seq is None and status == 1:
-                seq = m_seq
-            if fseq is None and status == 1:
-                fseq = m_seq
-        e["sequence_number"] = seq
-        e["file_sequence_number"] = fseq
-        content = int(df.get("content", 0) or 0)
-        e["content"] = content
-        frid = df.get("first_row_id")
-        if content == CONTENT_DATA:
-            if frid is None and next_row_id is not None:
-                frid = int(next_row_id)
-                next_row_id = frid + int(df.get("record_count") or 0)
-            e["first_row_id"] = frid
-        else:
-            e["first_row_id"] = None
-        for name in ("referenced_data_file", "content_offset", "content_size_in_bytes", "equality_ids"):
-            e.setdefault(name, None)
-        if e["referenced_data_file"] == "":  # DuckDB writes "" where the spec has null
-            e["referenced_data_file"] = None
-            e["empty_referenced_data_file"] = True
-        e["kind"] = file_kind(content, df.get("file_format", ""))
-        e["manifest_path"] = manifest.get("manifest_path")
-        e["manifest_entry_index"] = index
-        e["spec_id"] = manifest.get("partition_spec_id")
-        out.append(e)
-    return out
-
-
-def iter_live(entries: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
-    """Entries that are part of the snapshot (status ADDED or EXISTING)."""
-    for e in entries:
-        if e["status_code"] != 2:
-            yield e
 
 
 def manifest_counts(manifest: dict[str, Any]) -> Optional[int]:

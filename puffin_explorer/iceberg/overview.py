@@ -197,9 +197,10 @@ class DeleteDebt(RichRepr):
     def __init__(self, table: "Table", snapshot_id: Optional[int] = None, threshold: float = DEBT_THRESHOLD) -> None:
         self.table = table
         self.threshold = float(threshold)
+        from .deletes import deleted_rows_per_file
+
         self.snapshot_id = table.snapshot(snapshot_id).snapshot_id
-        self.per_file = table.deleted_rows_per_file(self.snapshot_id)
-        self.per_file["partition"] = self.per_file["partition"].map(_partition_text)
+        self.per_file = deleted_rows_per_file(table, table.index(self.snapshot_id), partition_text=True)
 
     @property
     def records(self) -> int:
@@ -243,9 +244,9 @@ class DeleteDebt(RichRepr):
 
 
 def _partition_text(value: Any) -> str:
-    if isinstance(value, dict):
-        return ", ".join(f"{k}={v}" for k, v in value.items()) or "(unpartitioned)"
-    return "(unpartitioned)" if value in (None, "") else str(value)
+    from .deletes import partition_text
+
+    return partition_text(value)
 
 
 def type_text(t: Any) -> str:

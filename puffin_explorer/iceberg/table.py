@@ -6,26 +6,21 @@ import re
 from typing import Any, Mapping, Optional, Union
 
 from .._repr import RichRepr
-from ..errors import InvalidFileError, PuffinError, SourceError
+from ..errors import InvalidFileError, NotInTableError, PuffinError, SourceError
 from ..io import storage_options_from_pyiceberg
 from ..regions import Finding, FindingList, Severity
 from . import manifests as mf
-from .bounds import decode_bounds
+from .files import FILE_COLUMNS  # noqa: F401 - the files() columns, importable from here as before
+from .index import EntryCache, EntryIndex, build_index, manifest_chunk
 from .metadata import RESERVED_FIELDS, TableMetadata
 from .paths import PathMapper, TableIO, basename, join, normalize, parent
 
 _VERSION_FILE = re.compile(r"^v(\d+)(?:\.gz)?\.metadata\.json$")
 _NUMBERED_FILE = re.compile(r"^(\d+)-[^/]*\.metadata\.json$")
 
-FILE_COLUMNS = [
-    "kind", "content", "file_path", "location", "file_format", "record_count", "file_size_in_bytes",
-    "partition", "status", "snapshot_id", "sequence_number", "file_sequence_number", "first_row_id",
-    "referenced_data_file", "content_offset", "content_size_in_bytes", "equality_ids",
-    "lower_bounds", "upper_bounds", "value_counts", "null_value_counts", "nan_value_counts",
-    "column_sizes", "split_offsets", "sort_order_id", "spec_id", "manifest_path", "manifest_entry_index",
-]
 _DV_SIZE_WITHOUT_PROBE = 16 << 20  # bigger DV ranges are checked against the real file size first
-_METRIC_MAPS = ("value_counts", "null_value_counts", "nan_value_counts", "column_sizes")
+#: Index findings that check(read_files=True) leaves to the checks that open the files.
+_SAID_BY_FILE_CHECKS = ("iceberg.entry-range-beyond-file",)
 
 
 def current_metadata_location(io: TableIO, table_root: str) -> str:
@@ -71,6 +66,7 @@ class Table(RichRepr):
         self.name = name or basename(metadata.location or parent(parent(metadata_location)))
         self.findings: list[Finding] = []
         self._cache: dict[str, Any] = {}
+        self.entry_cache = EntryCache()  # decoded manifests and entry indexes (see index.py)
         self._dv_ready: dict[tuple[str, int, int], Any] = {}  # DVs read_dv decoded ahead, until asked for
         self._dv_calls: dict[str, int] = {}  # read_dv calls per Puffin file
 
@@ -274,38 +270,40 @@ class Table(RichRepr):
             rows.append(r)
         return pd.DataFrame.from_records(rows)
 
-    @staticmethod
-    def _manifest_key(manifest: dict[str, Any]) -> str:
-        return f"m:{manifest['manifest_path']}:{manifest.get('sequence_number')}:{manifest.get('first_row_id')}"
+    def index(self, snapshot_id: Optional[int] = None, content: Optional[str] = None, metrics: bool = False,
+              progress: Optional[bool] = None) -> EntryIndex:
+        """Every manifest entry of a snapshot (current by default) in columns: an :class:`~.index.EntryIndex`.
+
+        ``content`` ``"data"`` or ``"deletes"`` reads only those manifests; ``metrics=True`` adds the
+        per-column metrics.  Cached per snapshot; a damaged or missing manifest is a finding in
+        ``index(...).findings`` (and in ``check()``), the entries before the damage are kept.
+        """
+        return build_index(self, snapshot_id, content=content, metrics=metrics, progress=progress)
+
+    def _built_index(self, snapshot_id: Optional[int], content: str = "deletes") -> Optional[EntryIndex]:
+        """An index of the snapshot's ``content`` manifests that is already built, else None."""
+        sid = self.snapshot(snapshot_id).snapshot_id
+        for key in ((sid, content, False), (sid, None, False), (sid, content, True), (sid, None, True)):
+            got = self.entry_cache.indexes.get(key)
+            if got is not None:
+                return got
+        return None
+
+    def _deletes_index(self, snapshot_id: Optional[int]) -> EntryIndex:
+        """The index that answers questions about delete files: the full one if built, else the delete manifests'."""
+        return self._built_index(snapshot_id, "deletes") or self.index(snapshot_id, content="deletes")
 
     def manifest_entries(self, manifest: dict[str, Any], data: Optional[bytes] = None) -> list[dict[str, Any]]:
         """Entries of one manifest (all statuses), inheritance applied."""
-        key = self._manifest_key(manifest)
-        if key not in self._cache:
-            loc = self.locate(manifest["manifest_path"])
-            self._cache[key] = mf.read_manifest(self.io.read(loc) if data is None else data, manifest, loc)
-        return self._cache[key]
+        chunk, _ = manifest_chunk(self, manifest, data=data)
+        return EntryIndex(None, chunk, [manifest], self.entry_cache.partitions).dicts_of(chunk)
 
     def entries(self, snapshot_id: Optional[int] = None, content: Optional[str] = None,
                 include_deleted: bool = False) -> list[dict[str, Any]]:
-        """Manifest entries of a snapshot; ``content`` ``"data"`` or ``"deletes"`` reads only those manifests.
-
-        The manifests not read yet are fetched concurrently (``io.max_workers`` at a time on
-        object stores), then parsed in manifest-list order.
-        """
-        wanted = [m for m in self.manifest_records(snapshot_id)
-                  if content is None or ("deletes" if m.get("content") == 1 else "data") == content]
-        todo = [m for m in wanted if self._manifest_key(m) not in self._cache]
-        if todo and self._cache.get(("dvs-in-file-order", snapshot_id)) is False:
-            del self._cache[("dvs-in-file-order", snapshot_id)]  # read_dv may read ahead once these are in
-        fetched = self.io.read_many(self.locate(m["manifest_path"]) for m in todo) if len(todo) > 1 else {}
-        out = []
-        for m in wanted:
-            data = fetched.get(self.locate(m["manifest_path"])) if fetched else None
-            for e in self.manifest_entries(m, data):
-                if include_deleted or e["status_code"] != 2:
-                    out.append(e)
-        return out
+        """Manifest entries of a snapshot as dicts; ``content`` ``"data"`` or ``"deletes"`` reads only those
+        manifests.  Built from :meth:`index` (the manifests are fetched concurrently, in batches)."""
+        ix = self.index(snapshot_id, content=content)
+        return ix.to_dicts(ix.mask(live=not include_deleted))
 
     # ---- files ---------------------------------------------------------------------------
     def fields_by_id(self) -> dict[int, tuple[str, Any]]:
@@ -323,60 +321,53 @@ class Table(RichRepr):
 
     _fields_by_id = fields_by_id
 
-    def _frame(self, entries: list[dict[str, Any]], decode: bool = True):
-        import pandas as pd
-
-        fields = self._fields_by_id()
-        rows = []
-        for e in entries:
-            r = {c: e.get(c) for c in FILE_COLUMNS}
-            r["location"] = self.locate(e["file_path"])
-            r["content"] = e["content"]
-            if decode:
-                r["lower_bounds"] = decode_bounds(e.get("lower_bounds"), fields)
-                r["upper_bounds"] = decode_bounds(e.get("upper_bounds"), fields)
-                for name in _METRIC_MAPS:
-                    raw = e.get(name)
-                    r[name] = {fields.get(int(kv["key"]), (f"#{kv['key']}",))[0]: kv["value"]
-                               for kv in raw} if raw else {}
-            rows.append(r)
-        df = pd.DataFrame.from_records(rows, columns=FILE_COLUMNS)
-        for col in ("first_row_id", "content_offset", "content_size_in_bytes", "sequence_number",
-                    "file_sequence_number", "sort_order_id"):
-            df[col] = df[col].astype("Int64")
-        return df
-
     def files(self, snapshot_id: Optional[int] = None, include_deleted: bool = False, decode: bool = True):
         """Every live data and delete file of a snapshot (current by default).
 
         ``kind`` is ``data``, ``dv``, ``position-deletes`` or ``equality-deletes``;
         ``location`` is where the file is now; bounds are typed values by column name.
         """
-        return self._frame(self.entries(snapshot_id, include_deleted=include_deleted), decode)
+        from .files import file_frame
+
+        ix = self.index(snapshot_id, metrics=True)
+        return file_frame(self, ix, ix.mask(live=not include_deleted), decode)
 
     def data_files(self, snapshot_id: Optional[int] = None, decode: bool = True):
         """Live data files of a snapshot."""
-        return self._frame(self.entries(snapshot_id, content="data"), decode)
+        from .files import file_frame
+
+        ix = self.index(snapshot_id, content="data", metrics=True)
+        return file_frame(self, ix, ix.mask(), decode)
 
     def delete_files(self, snapshot_id: Optional[int] = None, decode: bool = True):
         """Live delete files (DVs, Parquet position deletes, equality deletes); reads only delete manifests."""
-        return self._frame(self.entries(snapshot_id, content="deletes"), decode)
+        from .files import file_frame
+
+        ix = self.index(snapshot_id, content="deletes", metrics=decode)
+        return file_frame(self, ix, ix.mask(), decode)
+
+    def files_of_kind(self, kinds: list[str], limit: Optional[int] = None, snapshot_id: Optional[int] = None):
+        """The first ``limit`` live files of these kinds (``files()`` columns, no metrics) — what a card shows."""
+        from .files import file_frame
+
+        ix = self.index(snapshot_id)
+        return file_frame(self, ix, ix.mask(kinds), decode=False, limit=limit)
+
+    def file_counts(self, snapshot_id: Optional[int] = None) -> dict[str, int]:
+        """Live files per kind (``data``, ``dv``, ``position-deletes``, ``equality-deletes``)."""
+        import pyarrow as pa
+
+        ix = self.index(snapshot_id)
+        counts = ix.rows(ix.mask()).column("kind").value_counts()
+        got = dict(zip(counts.field("values").to_pylist(), counts.field("counts").to_pylist())) \
+            if isinstance(counts, pa.StructArray) else {}
+        return {k: int(v) for k, v in got.items()}
 
     def dvs(self, snapshot_id: Optional[int] = None):
         """Only the deletion vectors of a snapshot: one row per DV (where it is, what it covers), no column metrics."""
-        import pandas as pd
+        from .files import dv_frame
 
-        dvs = [e for e in self.entries(snapshot_id, content="deletes") if e["kind"] == "dv"]
-        cols = ["file_path", "referenced_data_file", "content_offset", "content_size_in_bytes",
-                "record_count", "file_size_in_bytes", "snapshot_id", "sequence_number", "partition"]
-        data = {c: [e.get(c) for e in dvs] for c in cols}
-        located: dict[str, str] = {}
-        data["location"] = [located.get(p) or located.setdefault(p, self.locate(p)) for p in data["file_path"]]
-        df = pd.DataFrame(data, columns=cols[:1] + ["location"] + cols[1:])
-        for col in ("content_offset", "content_size_in_bytes", "record_count", "file_size_in_bytes",
-                    "sequence_number"):
-            df[col] = df[col].astype("Int64")
-        return df
+        return dv_frame(self, self._deletes_index(snapshot_id))
 
     # ---- statistics and Puffin files -----------------------------------------------------
     def statistics_files(self):
@@ -407,32 +398,10 @@ class Table(RichRepr):
 
     def puffin_files(self, snapshot_id: Optional[int] = None):
         """Every Puffin file a snapshot references, with its role (``deletion-vectors`` or ``statistics``)."""
-        import pandas as pd
+        from .files import puffin_frame
 
         snap = self.snapshot(snapshot_id)
-        rows: dict[str, dict[str, Any]] = {}
-        for e in self.entries(snap.snapshot_id, content="deletes"):
-            if e["kind"] != "dv":
-                continue
-            r = rows.setdefault(e["file_path"], {
-                "role": "deletion-vectors", "file_path": e["file_path"], "location": self.locate(e["file_path"]),
-                "file_size_in_bytes": e["file_size_in_bytes"], "blobs": 0, "record_count": 0,
-                "snapshot_id": e["snapshot_id"], "sequence_number": e["sequence_number"]})
-            r["blobs"] += 1
-            r["record_count"] += int(e["record_count"] or 0)
-        for s in self.metadata.statistics:
-            if s.snapshot_id != snap.snapshot_id or s.kind != "table":
-                continue
-            rows.setdefault(s.path, {
-                "role": "statistics", "file_path": s.path, "location": self.locate(s.path),
-                "file_size_in_bytes": s.file_size_in_bytes, "blobs": len(s.blob_metadata),
-                "record_count": None, "snapshot_id": s.snapshot_id, "sequence_number": None})
-        cols = ["role", "file_path", "location", "file_size_in_bytes", "blobs", "record_count",
-                "snapshot_id", "sequence_number"]
-        df = pd.DataFrame.from_records(list(rows.values()), columns=cols)
-        df["record_count"] = df["record_count"].astype("Int64")
-        df["sequence_number"] = df["sequence_number"].astype("Int64")
-        return df
+        return puffin_frame(self, self._deletes_index(snap.snapshot_id), snap.snapshot_id)
 
     def puffin(self, path: str, strict: bool = False):
         """Open a Puffin file the metadata names (its footer only)."""
@@ -446,20 +415,40 @@ class Table(RichRepr):
             return target
         if hasattr(target, "to_dict"):  # a DataFrame row
             return dict(target.to_dict())
+        ix = self._deletes_index(snapshot_id)
+        pos = self._dv_position(ix, target)
+        if pos is None:
+            raise NotInTableError(f"{self.name}: no deletion vector for {target}")
+        return ix.row(int(pos))
+
+    def _dv_position(self, ix: EntryIndex, target: Any) -> Optional[int]:
+        """Index position of the first live DV of a data file, by its normalized path or where it is now."""
+        import numpy as np
+
+        from .deletes import normalized
+        from .files import located
+
+        key = ("dv-by-data-file", id(ix))
+        got = self._cache.get(key)
+        if got is None or got[0] is not ix:
+            rows = np.flatnonzero(ix.mask(["dv"]))
+            refs = ix.table.column("referenced_data_file").take(rows)
+            valid = refs.is_valid().to_numpy(zero_copy_only=False)
+            rows, refs = rows[valid], refs.filter(refs.is_valid())
+            lookup: dict[str, int] = {}
+            for k, r in zip(normalized(refs).to_pylist(), rows.tolist()):
+                lookup.setdefault(k, r)
+            got = self._cache[key] = (ix, lookup, rows, refs, None)
         wanted = normalize(str(target))
-        key = ("dv-by-data-file", snapshot_id)
-        index = self._cache.get(key)
-        if index is None:  # one pass over the entries, then a lookup per call
-            index = {}
-            for e in self.entries(snapshot_id, content="deletes"):
-                if e["kind"] == "dv" and e.get("referenced_data_file"):
-                    index.setdefault(normalize(e["referenced_data_file"]), e)
-                    index.setdefault(self.locate(e["referenced_data_file"]), e)
-            self._cache[key] = index
-        e = index.get(wanted)
-        if e is None:
-            raise KeyError(f"{self.name}: no deletion vector for {target}")
-        return e
+        pos = got[1].get(wanted)
+        if pos is None:  # a data file named where it is now (relocated): look up by location, once built
+            if got[4] is None:
+                by_location: dict[str, int] = {}
+                for k, r in zip(located(self, got[3]).tolist(), got[2].tolist()):
+                    by_location.setdefault(k, r)
+                got = self._cache[key] = got[:4] + (by_location,)
+            pos = got[4].get(wanted)
+        return pos
 
     def _located(self, path: str) -> str:
         """:meth:`locate`, remembered: the many DVs of one Puffin file share its path."""
@@ -520,36 +509,36 @@ class Table(RichRepr):
 
     def _dvs_after(self, loc: str, offset: int, snapshot_id: Optional[int]) -> list[dict[str, Any]]:
         """The snapshot's DV entries of the Puffin file ``loc`` from ``offset`` on, in file order,
-        within ``DV_READAHEAD`` bytes (at least the one at ``offset``)."""
-        from bisect import bisect_left
+        within ``DV_READAHEAD`` bytes (at least the one at ``offset``).  Only from an index already
+        built: reading ahead never reads manifests the caller has not read."""
+        import numpy as np
 
-        key = ("dvs-in-file-order", snapshot_id)
-        by_file = self._cache.get(key)
-        if by_file is False:
+        from .files import located
+
+        ix = self._built_index(snapshot_id)
+        if ix is None:
             return []
-        if by_file is None:
-            snap = self.snapshot(snapshot_id)
-            if f"ml:{snap.snapshot_id}" not in self._cache or any(
-                    m.get("content") == 1 and self._manifest_key(m) not in self._cache
-                    for m in self.manifest_records(snapshot_id)):
-                self._cache[key] = False  # until entries() reads them
-                return []  # reading ahead never reads manifests the caller has not read
-            by_file = {}
-            for e in self.entries(snapshot_id, content="deletes"):
-                if e["kind"] == "dv" and e.get("content_offset") is not None \
-                        and e.get("content_size_in_bytes") is not None:
-                    by_file.setdefault(self._located(e["file_path"]), []).append(e)
-            for rows in by_file.values():
-                rows.sort(key=lambda r: int(r["content_offset"]))
-            by_file = {f: ([int(r["content_offset"]) for r in rows], rows) for f, rows in by_file.items()}
-            self._cache[key] = by_file
-        offsets, rows = by_file.get(loc, ([], []))
-        i = bisect_left(offsets, offset)
-        out, end = [], offset + self.DV_READAHEAD
-        while i < len(rows) and offsets[i] < end and len(out) < 4096:
-            out.append(rows[i])
-            i += 1
-        return out
+        key = ("dvs-in-file-order", id(ix))
+        got = self._cache.get(key)
+        if got is None or got[0] is not ix:
+            t = ix.table
+            rows = np.flatnonzero(ix.mask(["dv"]) & t.column("content_offset").is_valid().to_numpy(
+                zero_copy_only=False) & t.column("content_size_in_bytes").is_valid().to_numpy(zero_copy_only=False))
+            locs = located(self, t.column("file_path").take(rows))
+            offsets = ix.ints("content_offset")[rows]
+            order = np.lexsort((offsets, locs.astype(str)))
+            rows, locs, offsets = rows[order], locs[order], offsets[order]
+            spans: dict[str, tuple[int, int]] = {}
+            for i, l in enumerate(locs.tolist()):
+                a = spans.get(l)
+                spans[l] = (i, i + 1) if a is None else (a[0], i + 1)
+            got = self._cache[key] = (ix, rows, offsets, spans)
+        _, rows, offsets, spans = got
+        a, b = spans.get(loc, (0, 0))
+        i = a + int(np.searchsorted(offsets[a:b], offset, side="left"))
+        j = a + int(np.searchsorted(offsets[a:b], offset + self.DV_READAHEAD, side="left"))
+        j = min(j, i + 4096)
+        return ix.dicts_of(ix.table.take(rows[i:j])) if j > i else []
 
     def read_dvs(self, entries: Optional[Any] = None, snapshot_id: Optional[int] = None) -> list:
         """The DeletionVectors of many DV entries (default: every live DV of the snapshot), in order.
@@ -561,7 +550,8 @@ class Table(RichRepr):
         from ..format.dv import DeletionVector, decode_many
 
         if entries is None:
-            entries = [e for e in self.entries(snapshot_id, content="deletes") if e["kind"] == "dv"]
+            ix = self._deletes_index(snapshot_id)
+            entries = ix.to_dicts(ix.mask(["dv"]))
         elif hasattr(entries, "to_dict") and hasattr(entries, "columns"):  # a DataFrame such as dvs()
             entries = entries.to_dict("records")
         rows = [self._dv_entry(e, snapshot_id) for e in entries]
@@ -624,16 +614,30 @@ class Table(RichRepr):
         data = self.io.read(self.locate(path))
         return pq.read_table(pa.BufferReader(data), columns=columns)
 
+    def read_parquet_columns(self, path: str, columns: Optional[list[str]] = None):
+        """Columns of a Parquet file the metadata names (a position-delete file), as a ``pyarrow.Table``."""
+        return self._read_parquet(path, columns)
+
     def delete_file_contents(self, path: str, snapshot_id: Optional[int] = None):
         """What a delete file says: ``(file_path, pos)`` rows for DVs and position deletes, the rows for equality deletes."""
         import numpy as np
         import pandas as pd
+        import pyarrow as pa
+        import pyarrow.compute as pc
 
+        from .deletes import normalized
+        from .files import located
+
+        ix = self._deletes_index(snapshot_id)
+        live = ix.rows(ix.mask(deletes=True))
         wanted = normalize(path)
-        entries = [e for e in self.entries(snapshot_id, content="deletes")
-                   if normalize(e["file_path"]) == wanted or self.locate(e["file_path"]) == wanted]
+        paths = live.column("file_path")
+        hit = pc.equal(normalized(paths), wanted).to_numpy(zero_copy_only=False)
+        if not hit.any():
+            hit = located(self, paths) == wanted
+        entries = ix.dicts_of(live.filter(pa.array(hit)))
         if not entries:
-            raise KeyError(f"{self.name}: {path} is not a live delete file of the snapshot")
+            raise NotInTableError(f"{self.name}: {path} is not a live delete file of the snapshot")
         kind = entries[0]["kind"]
         if kind == "dv":
             frames = []
@@ -643,11 +647,6 @@ class Table(RichRepr):
             return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=["file_path", "pos"])
         return self._read_parquet(entries[0]["file_path"]).to_pandas()
 
-    def _dv_targets(self, deletes: list[dict[str, Any]]) -> set[str]:
-        """Data files (normalized) that have a DV among ``deletes``."""
-        return {normalize(e["referenced_data_file"]) for e in deletes
-                if e["kind"] == "dv" and e.get("referenced_data_file")}
-
     def deletions(self, data_file: str, snapshot_id: Optional[int] = None):
         """Sorted deleted row positions of one data file: its DV, else its Parquet position deletes.
 
@@ -655,41 +654,41 @@ class Table(RichRepr):
         older position delete of its file).  Equality deletes are not resolved to positions.
         """
         import numpy as np
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        from .deletes import normalized
+        from .files import located
 
         wanted = normalize(data_file)
-        deletes = self.entries(snapshot_id, content="deletes")
-        has_dv = any(normalize(t) == wanted or self.locate(t) == wanted for t in self._dv_targets(deletes))
-        parts = []
-        for e in deletes:
-            ref = e.get("referenced_data_file")
-            if e["kind"] == "dv":
-                if ref and (normalize(ref) == wanted or self.locate(ref) == wanted):
-                    parts.append(np.asarray(self.read_dv(e).positions(), dtype=np.int64))
-            elif e["kind"] == "position-deletes" and not has_dv:
-                if ref and normalize(ref) != wanted and self.locate(ref) != wanted:
-                    continue
-                t = self._read_parquet(e["file_path"], columns=["file_path", "pos"]).to_pandas()
-                mask = t["file_path"].map(lambda p: normalize(p) == wanted or self.locate(p) == wanted)
-                parts.append(t.loc[mask, "pos"].to_numpy(dtype=np.int64))
+        ix = self._deletes_index(snapshot_id)
+        live = ix.rows(ix.mask(["dv", "position-deletes"], deletes=True))
+        refs = live.column("referenced_data_file")
+        ours = pc.fill_null(pc.equal(normalized(refs), wanted), False).to_numpy(zero_copy_only=False)
+        if not ours.any() and live.num_rows:
+            ours = located(self, refs) == wanted
+        is_dv = pc.equal(live.column("kind"), "dv").to_numpy(zero_copy_only=False)
+        parts = [np.asarray(self.read_dv(e).positions(), dtype=np.int64)
+                 for e in ix.dicts_of(live.filter(pa.array(ours & is_dv)))]
+        if not parts:  # position deletes count only for a data file without a DV
+            named = ours | refs.is_null().to_numpy(zero_copy_only=False)
+            for e in ix.dicts_of(live.filter(pa.array(named & ~is_dv))):
+                t = self._read_parquet(e["file_path"], columns=["file_path", "pos"])
+                mask = pc.equal(normalized(t.column("file_path")), wanted).to_numpy(zero_copy_only=False)
+                if not mask.any():
+                    mask = located(self, t.column("file_path")) == wanted
+                parts.append(t.column("pos").to_numpy().astype(np.int64)[mask])
         if not parts:
             return np.zeros(0, dtype=np.int64)
         return np.unique(np.concatenate(parts))
 
     def position_delete_counts(self, snapshot_id: Optional[int] = None) -> dict[str, dict[str, int]]:
         """Per data file (normalized path): rows its live Parquet position-delete files name, and how many files."""
+        from .deletes import position_delete_counts
+
         key = f"pd:{self.snapshot(snapshot_id).snapshot_id}"
         if key not in self._cache:
-            rows: dict[str, int] = {}
-            files: dict[str, int] = {}
-            for e in self.entries(snapshot_id, content="deletes"):
-                if e["kind"] != "position-deletes":
-                    continue
-                t = self._read_parquet(e["file_path"], columns=["file_path"]).to_pandas()
-                for p, n in t["file_path"].value_counts().items():
-                    k = normalize(p)
-                    rows[k] = rows.get(k, 0) + int(n)
-                    files[k] = files.get(k, 0) + 1
-            self._cache[key] = {"rows": rows, "files": files}
+            self._cache[key] = position_delete_counts(self, self._deletes_index(snapshot_id))
         return self._cache[key]
 
     def deleted_rows_per_file(self, snapshot_id: Optional[int] = None):
@@ -699,37 +698,9 @@ class Table(RichRepr):
         to count per data file, and ignored for a data file that has a DV (counted
         as ``superseded_position_deletes``); equality deletes are counted as files only.
         """
-        import pandas as pd
+        from .deletes import deleted_rows_per_file
 
-        snap = self.snapshot(snapshot_id)
-        data = self.entries(snap.snapshot_id, content="data")
-        deletes = self.entries(snap.snapshot_id, content="deletes")
-        dv_rows: dict[str, int] = {}
-        dv_count: dict[str, int] = {}
-        for e in deletes:
-            if e["kind"] == "dv" and e.get("referenced_data_file"):
-                key = normalize(e["referenced_data_file"])
-                dv_rows[key] = dv_rows.get(key, 0) + int(e["record_count"] or 0)
-                dv_count[key] = dv_count.get(key, 0) + 1
-        eq_files = sum(1 for e in deletes if e["kind"] == "equality-deletes")
-        pd_counts = self.position_delete_counts(snap.snapshot_id) if any(
-            e["kind"] == "position-deletes" for e in deletes) else {"rows": {}, "files": {}}
-        rows = []
-        for d in data:
-            key = normalize(d["file_path"])
-            n = int(d["record_count"] or 0)
-            pos_rows = pd_counts["rows"].get(key, 0)
-            superseded = pos_rows if key in dv_rows else 0
-            k = dv_rows.get(key, 0) + (pos_rows - superseded)
-            rows.append({"file_path": d["file_path"], "location": self.locate(d["file_path"]),
-                         "partition": d.get("partition"), "record_count": n, "deleted_rows": k,
-                         "live_rows": n - k, "deleted_share": (k / n) if n else 0.0,
-                         "dvs": dv_count.get(key, 0), "position_delete_files": pd_counts["files"].get(key, 0),
-                         "superseded_position_deletes": superseded, "equality_delete_files": eq_files})
-        return pd.DataFrame.from_records(rows, columns=[
-            "file_path", "location", "partition", "record_count", "deleted_rows", "live_rows",
-            "deleted_share", "dvs", "position_delete_files", "superseded_position_deletes",
-            "equality_delete_files"])
+        return deleted_rows_per_file(self, self.index(snapshot_id))
 
     # ---- checks --------------------------------------------------------------------------
     def check(self, snapshot_id: Optional[int] = None, check_files_exist: bool = True,
@@ -742,8 +713,15 @@ class Table(RichRepr):
         """
         from .checks import check_table
 
-        out = FindingList(check_table(self, snapshot_id, check_files_exist=check_files_exist and read_files,
-                                      progress=progress, read_files=read_files))
+        try:  # what reading the manifests found (damage, impossible values), then the cross-checks
+            found = self.index(snapshot_id).findings
+            if read_files:  # a DV range past its file: the checks that read the file say what is there instead
+                found = [f for f in found if f.code not in _SAID_BY_FILE_CHECKS]
+            out = FindingList(found)
+        except PuffinError:
+            out = FindingList()  # the manifest list itself: check_table reports it
+        out.extend(check_table(self, snapshot_id, check_files_exist=check_files_exist and read_files,
+                               progress=progress, read_files=read_files))
         if read_files and check_files_exist:
             self._cache[f"check:{snapshot_id}"] = out
         return out

@@ -92,29 +92,50 @@ class TablePlan:
             return []  # a table without snapshots has no files
         return self.table.entries(self.snapshot_id, content="deletes")
 
-    def _data(self) -> list[dict]:
+    def _index(self, content: str):
+        """The snapshot's entry index of ``content`` manifests (None for a table without snapshots)."""
         if self.table.metadata.snapshot(self.snapshot_id) is None:
-            return []
-        return self.table.entries(self.snapshot_id, content="data")
+            return None
+        return self.table.index(self.snapshot_id, content=content)
+
+    def _locations(self, column) -> list:
+        """:meth:`locate` once per distinct value of an Arrow string column."""
+        enc = column.combine_chunks().dictionary_encode() if hasattr(column, "combine_chunks") else \
+            column.dictionary_encode()
+        where = [None if v is None else self.locate(v) for v in enc.dictionary.to_pylist()]
+        return [None if i is None else where[i] for i in enc.indices.to_pylist()]
 
     def dvs(self, data_files: Optional[Iterable[str]] = None):
         """Arrow table (:data:`DV_PLAN_SCHEMA`): one row per live DV, sorted by Puffin file and offset."""
         import pyarrow as pa
+        import pyarrow.compute as pc
 
-        rows = [e for e in self._deletes() if e["kind"] == "dv"]
-        if data_files is not None:
-            wanted = set(data_files)
-            rows = [e for e in rows if e.get("referenced_data_file") in wanted
-                    or (e.get("referenced_data_file") and self.locate(e["referenced_data_file"]) in wanted)]
-        rows.sort(key=lambda e: (e["file_path"], e.get("content_offset") or 0))
+        ix = self._index("deletes")
+        rows = ix.rows(ix.mask(["dv"])) if ix is not None else None
+        if rows is None or not rows.num_rows:
+            rows = None
+        if rows is not None and data_files is not None:
+            wanted = pa.array(sorted(set(data_files)), pa.string())
+            refs = rows.column("referenced_data_file")
+            hit = pc.fill_null(pc.is_in(refs, value_set=wanted), False)
+            located_hit = pc.fill_null(pc.is_in(pa.array(self._locations(refs), pa.string()), value_set=wanted),
+                                       False)
+            rows = rows.filter(pc.or_(hit, located_hit))
+        if rows is not None:
+            order = pc.sort_indices(pa.table({"p": rows.column("file_path"),
+                                              "o": pc.fill_null(rows.column("content_offset"), 0)}),
+                                    sort_keys=[("p", "ascending"), ("o", "ascending")])
+            rows = rows.take(order)
+        n = rows.num_rows if rows is not None else 0
+        col = (lambda name: rows.column(name)) if rows is not None else (lambda name: pa.array([], pa.string()))
         return pa.table({
-            "file_path": pa.array([e["file_path"] for e in rows], pa.string()),
-            "location": pa.array([self.locate(e["file_path"]) for e in rows], pa.string()),
-            "referenced_data_file": pa.array([e.get("referenced_data_file") for e in rows], pa.string()),
-            "content_offset": pa.array([e.get("content_offset") for e in rows], pa.int64()),
-            "content_size_in_bytes": pa.array([e.get("content_size_in_bytes") for e in rows], pa.int64()),
-            "record_count": pa.array([e.get("record_count") for e in rows], pa.int64()),
-            "inline_dv": pa.nulls(len(rows), pa.binary()),
+            "file_path": pa.array(col("file_path").to_pylist() if n else [], pa.string()),
+            "location": pa.array(self._locations(col("file_path")) if n else [], pa.string()),
+            "referenced_data_file": pa.array(col("referenced_data_file").to_pylist() if n else [], pa.string()),
+            "content_offset": pa.array(col("content_offset").to_pylist() if n else [], pa.int64()),
+            "content_size_in_bytes": pa.array(col("content_size_in_bytes").to_pylist() if n else [], pa.int64()),
+            "record_count": pa.array(col("record_count").to_pylist() if n else [], pa.int64()),
+            "inline_dv": pa.nulls(n, pa.binary()),
         })
 
     def deletions(self, data_file: str):
@@ -127,13 +148,19 @@ class TablePlan:
     def data_files(self):
         """Arrow table (:data:`DATA_FILES_SCHEMA`): the live data files with their record counts and sizes."""
         import pyarrow as pa
+        import pyarrow.compute as pc
 
-        rows = sorted(self._data(), key=lambda e: e["file_path"])
+        ix = self._index("data")
+        rows = ix.rows(ix.mask(["data"])) if ix is not None else None
+        if rows is None or not rows.num_rows:
+            return pa.table({"data_file": pa.array([], pa.string()), "location": pa.array([], pa.string()),
+                             "rows": pa.array([], pa.int64()), "data_file_size": pa.array([], pa.int64())})
+        rows = rows.take(pc.sort_indices(rows.column("file_path")))
         return pa.table({
-            "data_file": pa.array([e["file_path"] for e in rows], pa.string()),
-            "location": pa.array([self.locate(e["file_path"]) for e in rows], pa.string()),
-            "rows": pa.array([e.get("record_count") for e in rows], pa.int64()),
-            "data_file_size": pa.array([e.get("file_size_in_bytes") for e in rows], pa.int64()),
+            "data_file": rows.column("file_path").combine_chunks(),
+            "location": pa.array(self._locations(rows.column("file_path")), pa.string()),
+            "rows": rows.column("record_count").combine_chunks(),
+            "data_file_size": rows.column("file_size_in_bytes").combine_chunks(),
         })
 
     def position_delete_files(self):

@@ -1,0 +1,124 @@
+"""Deleted rows per data file, position-delete counts and the inputs of delete debt, as queries over
+the entry index: group-bys over numpy / pandas columns, one Python step per delete *file* read
+(Parquet position deletes), none per entry.
+
+A data file with a DV ignores its Parquet position deletes (the v3 spec: a DV holds every older
+position delete of its file); those rows are counted as ``superseded_position_deletes``.
+Equality deletes are counted as files only.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Optional
+
+from .files import located_strings, objects, partitions, strings
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .index import EntryIndex
+    from .table import Table
+
+PER_FILE_COLUMNS = ["file_path", "location", "partition", "record_count", "deleted_rows", "live_rows",
+                    "deleted_share", "dvs", "position_delete_files", "superseded_position_deletes",
+                    "equality_delete_files"]
+
+
+def normalized(column):
+    """``paths.normalize`` over an Arrow string column (``file:`` dropped, ``s3a://``/``s3n://`` as
+    ``s3://``, trailing slashes dropped)."""
+    import pyarrow.compute as pc
+
+    c = pc.replace_substring_regex(column, r"^file:(//)?", "")
+    c = pc.replace_substring_regex(c, r"^s3[an]://", "s3://")
+    return pc.replace_substring_regex(c, r"(.)/+$", r"\1")
+
+
+def position_delete_counts(table: "Table", index: "EntryIndex") -> dict[str, dict[str, int]]:
+    """Per data file (normalized path): rows its live Parquet position-delete files name, and how many files."""
+    import pandas as pd
+
+    from .paths import normalize
+
+    rows = index.rows(index.mask(["position-deletes"]))
+    total_rows: Optional[pd.Series] = None
+    total_files: Optional[pd.Series] = None
+    for path in rows.column("file_path").to_pylist():
+        t = table.read_parquet_columns(path, ["file_path"])
+        counts = normalized(t.column("file_path")).value_counts()
+        s = pd.Series(counts.field("counts").to_numpy(), index=counts.field("values").to_pylist(), dtype="int64")
+        s = s.groupby(level=0).sum()
+        total_rows = s if total_rows is None else total_rows.add(s, fill_value=0)
+        ones = pd.Series(1, index=s.index, dtype="int64")
+        total_files = ones if total_files is None else total_files.add(ones, fill_value=0)
+    if total_rows is None:
+        return {"rows": {}, "files": {}}
+    return {"rows": {normalize(k): int(v) for k, v in total_rows.items()},
+            "files": {normalize(k): int(v) for k, v in total_files.items()}}
+
+
+def deleted_rows_per_file(table: "Table", index: "EntryIndex", partition_text: bool = False):
+    """Per live data file: rows, deleted rows, share deleted and how many delete files touch it.
+
+    ``partition_text`` gives the partition as ``name=value, ...`` text (one string per distinct
+    partition), else the partition record.
+    """
+    import numpy as np
+    import pandas as pd
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    data = index.rows(index.mask(["data"], deletes=False))
+    dvs = index.rows(index.mask(["dv"], deletes=True))
+    dvs = dvs.filter(pc.is_valid(dvs.column("referenced_data_file")))
+    n = data.num_rows
+    keys = normalized(data.column("file_path").combine_chunks())
+    left = pa.table({"key": keys, "i": pa.array(np.arange(n, dtype=np.int64))})
+    per_key = pa.table({"key": normalized(dvs.column("referenced_data_file").combine_chunks()),
+                        "rows": pc.fill_null(dvs.column("record_count"), 0).combine_chunks()}) \
+        .group_by("key", use_threads=False).aggregate([("rows", "sum"), ("rows", "count")])
+    joined = left.join(per_key, "key", join_type="left outer", use_threads=False).sort_by("i")
+    dv_rows = pc.fill_null(joined.column("rows_sum"), 0).to_numpy().astype(np.int64)
+    dv_count = pc.fill_null(joined.column("rows_count"), 0).to_numpy().astype(np.int64)
+    has_dv = joined.column("rows_count").is_valid().to_numpy(zero_copy_only=False)
+    kinds = index.rows(index.mask(deletes=True)).column("kind")
+    eq_files = int(pc.sum(pc.equal(kinds, "equality-deletes")).as_py() or 0)
+    if int(pc.sum(pc.equal(kinds, "position-deletes")).as_py() or 0):
+        counts = table.position_delete_counts(index.snapshot_id)
+        mapped = keys.to_pandas()
+        pos_rows = mapped.map(counts["rows"]).fillna(0).to_numpy().astype(np.int64)
+        pos_files = mapped.map(counts["files"]).fillna(0).to_numpy().astype(np.int64)
+    else:
+        pos_rows = pos_files = np.zeros(n, dtype=np.int64)
+    superseded = np.where(has_dv, pos_rows, 0)
+    records = pc.fill_null(data.column("record_count"), 0).to_numpy().astype(np.int64)
+    deleted = dv_rows + (pos_rows - superseded)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        share = np.where(records != 0, deleted / np.where(records != 0, records, 1), 0.0)
+    part = partition_texts(index, data) if partition_text else partitions(index, data)
+    return pd.DataFrame({
+        "file_path": strings(data.column("file_path")), "location": located_strings(table, data.column("file_path")),
+        "partition": part, "record_count": records, "deleted_rows": deleted, "live_rows": records - deleted,
+        "deleted_share": share.astype(np.float64), "dvs": dv_count, "position_delete_files": pos_files,
+        "superseded_position_deletes": superseded, "equality_delete_files": np.full(n, eq_files, dtype=np.int64),
+    }, index=pd.RangeIndex(n), columns=PER_FILE_COLUMNS)
+
+
+def partition_text(value: Any) -> str:
+    """A partition record as ``name=value, ...`` (``(unpartitioned)`` for none)."""
+    if isinstance(value, dict):
+        return ", ".join(f"{k}={v}" for k, v in value.items()) or "(unpartitioned)"
+    return "(unpartitioned)" if value in (None, "") else str(value)
+
+
+def partition_texts(index: "EntryIndex", rows):
+    """The partition text of each selected row, computed once per distinct partition."""
+    import numpy as np
+
+    texts = objects([partition_text(p) for p in index.partitions] + ["(unpartitioned)"])
+    codes = rows.column("partition")
+    c = codes.to_numpy(zero_copy_only=False)
+    c = np.where(codes.is_null().to_numpy(zero_copy_only=False), len(texts) - 1, c).astype(np.int64)
+    return texts[c]
+
+
+__all__ = ["deleted_rows_per_file", "normalized", "partition_text", "partition_texts",
+           "position_delete_counts"]

@@ -1,0 +1,235 @@
+"""The file listings of a table as queries over its entry index: ``files()``, ``dvs()``, ``puffin_files()``.
+
+Each is a column selection and a mask over :class:`~.index.EntryIndex`, converted column by
+column to pandas (no dict per entry); only ``files(decode=True)`` turns each entry's metrics
+into typed values, row by row, because that is what it returns.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Optional
+
+from .bounds import decode_bounds
+from .manifests import STATUS_NAMES
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .index import EntryIndex
+    from .table import Table
+
+FILE_COLUMNS = [
+    "kind", "content", "file_path", "location", "file_format", "record_count", "file_size_in_bytes",
+    "partition", "status", "snapshot_id", "sequence_number", "file_sequence_number", "first_row_id",
+    "referenced_data_file", "content_offset", "content_size_in_bytes", "equality_ids",
+    "lower_bounds", "upper_bounds", "value_counts", "null_value_counts", "nan_value_counts",
+    "column_sizes", "split_offsets", "sort_order_id", "spec_id", "manifest_path", "manifest_entry_index",
+]
+METRIC_COLUMNS = ("lower_bounds", "upper_bounds", "value_counts", "null_value_counts", "nan_value_counts",
+                  "column_sizes", "split_offsets")
+_METRIC_MAPS = ("value_counts", "null_value_counts", "nan_value_counts", "column_sizes")
+_NULLABLE_INTS = ("first_row_id", "content_offset", "content_size_in_bytes", "sequence_number",
+                  "file_sequence_number", "sort_order_id")
+
+
+def objects(values: list):
+    """A numpy object array holding ``values`` as they are (dicts and lists stay one element each)."""
+    import numpy as np
+
+    out = np.empty(len(values), dtype=object)
+    out[:] = values
+    return out
+
+
+def nullable_ints(column):
+    """An Arrow integer column as a pandas ``Int64`` array (exact above 2**53)."""
+    import numpy as np
+    import pandas as pd
+    import pyarrow.compute as pc
+
+    values = pc.fill_null(column, 0).to_numpy().astype(np.int64)
+    mask = column.is_null().to_numpy(zero_copy_only=False)
+    return pd.arrays.IntegerArray(values, mask)
+
+
+def strings(column, empty_dtype=object):
+    """An Arrow string column as pandas builds one from Python values: ``str`` dtype, or ``None``
+    objects when every value is null."""
+    import numpy as np
+
+    if len(column) == 0:
+        return np.empty(0, dtype=empty_dtype)
+    if column.null_count == len(column):
+        return objects([None] * len(column))
+    return column.to_pandas().array
+
+
+def plain(column):
+    """An Arrow column as pandas would have built it from Python values (ints with nulls as float)."""
+    import pyarrow as pa
+
+    if pa.types.is_integer(column.type) and column.null_count == 0:
+        return column.to_numpy().astype("int64")
+    return column.to_pandas().to_numpy()
+
+
+def located_array(table: "Table", column):
+    """Where each location of an Arrow string column is now, as an Arrow string array: ``Table.locate``
+    (``paths.normalize``, then the longest matching prefix of ``table.mapper`` replaced) column-wise."""
+    import re
+
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from .deletes import normalized
+
+    column = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    norm = normalized(column)
+    out = norm
+    done = np.zeros(len(norm), dtype=bool)
+    for old, new in sorted(table.mapper.prefixes.items(), key=lambda kv: -len(kv[0])):
+        head = "^" + re.escape(old)
+        hit = pc.fill_null(pc.match_substring_regex(norm, head if old.endswith("/") else head + "(/|$)"), False)
+        hit = hit.to_numpy(zero_copy_only=False) & ~done
+        if hit.any():
+            moved = pc.replace_substring_regex(norm, head, new.replace("\\", "\\\\"), max_replacements=1)
+            out = pc.if_else(pa.array(hit), moved, out)
+            done |= hit
+    return out
+
+
+def located(table: "Table", column):
+    """:func:`located_array` as a numpy object array of Python strings (for lookups and comparisons)."""
+    return located_array(table, column).to_numpy(zero_copy_only=False)
+
+
+def located_strings(table: "Table", column):
+    """:func:`located_array` as a pandas ``str`` array (no Python object per row)."""
+    import numpy as np
+
+    if len(column) == 0:
+        return np.empty(0, dtype=object)
+    return located_array(table, column).to_pandas().array
+
+
+def partitions(index: "EntryIndex", rows):
+    """The partition records of the selected rows (one shared dict per distinct partition)."""
+    import numpy as np
+
+    codes = rows.column("partition")
+    table = objects(list(index.partitions) + [None])
+    c = codes.to_numpy(zero_copy_only=False)
+    c = np.where(codes.is_null().to_numpy(zero_copy_only=False), len(table) - 1, c).astype(np.int64)
+    return table[c]
+
+
+def file_frame(table: "Table", index: "EntryIndex", mask=None, decode: bool = True, limit: Optional[int] = None):
+    """Rows of the index in the ``files()`` shape (``FILE_COLUMNS``); metrics columns are empty
+    without a ``metrics=True`` index; ``limit`` keeps the first rows only."""
+    import numpy as np
+    import pandas as pd
+
+    rows = index.rows(mask)
+    if limit is not None:
+        rows = rows.slice(0, limit)
+    n = rows.num_rows
+    if n == 0:  # as pandas builds it from no records
+        df = pd.DataFrame.from_records([], columns=FILE_COLUMNS)
+        for c in _NULLABLE_INTS:
+            df[c] = df[c].astype("Int64")
+        return df
+    data: dict[str, Any] = {}
+    for c in ("kind", "file_path", "file_format", "referenced_data_file"):
+        data[c] = strings(rows.column(c))
+    data["content"] = rows.column("content").to_numpy().astype(np.int64) if n else np.empty(0, np.int64)
+    data["location"] = located_strings(table, rows.column("file_path"))
+    for c in ("record_count", "file_size_in_bytes", "snapshot_id", "spec_id"):
+        data[c] = plain(rows.column(c))
+    data["partition"] = partitions(index, rows)
+    status = rows.column("status").to_pylist()
+    data["status"] = objects([STATUS_NAMES.get(s, str(s)) for s in status])
+    data["equality_ids"] = objects(rows.column("equality_ids").to_pylist())
+    paths = [m.get("manifest_path") for m in index.manifests]
+    data["manifest_path"] = objects(paths)[rows.column("manifest").to_numpy().astype(np.int64)] if n else \
+        np.empty(0, dtype=object)
+    data["manifest_entry_index"] = rows.column("entry").to_numpy().astype(np.int64)
+    if index.metrics and n:
+        fields = table.fields_by_id()
+        for c in METRIC_COLUMNS:
+            values = rows.column(c).to_pylist()
+            if not decode:
+                data[c] = objects(values)
+            elif c in ("lower_bounds", "upper_bounds"):
+                data[c] = objects([decode_bounds(v, fields) for v in values])
+            elif c in _METRIC_MAPS:
+                data[c] = objects([{fields.get(int(kv["key"]), (f"#{kv['key']}",))[0]: kv["value"] for kv in v}
+                                   if v else {} for v in values])
+            else:
+                data[c] = objects(values)
+    else:
+        for c in METRIC_COLUMNS:
+            data[c] = objects([({} if decode and c in _METRIC_MAPS else None)] * n) if n else \
+                np.empty(0, dtype=object)
+    for c in _NULLABLE_INTS:
+        data[c] = rows.column(c)
+    df = pd.DataFrame({c: data[c] for c in FILE_COLUMNS if c not in _NULLABLE_INTS}, index=pd.RangeIndex(n))
+    for c in _NULLABLE_INTS:
+        df[c] = nullable_ints(data[c])
+    return df[FILE_COLUMNS]
+
+
+def dv_frame(table: "Table", index: "EntryIndex"):
+    """Only the live DVs: where each is and what it covers (``Table.dvs()``)."""
+    import numpy as np
+    import pandas as pd
+
+    rows = index.rows(index.mask(["dv"]))
+    df = pd.DataFrame({
+        "file_path": strings(rows.column("file_path"), np.float64),
+        "location": located_strings(table, rows.column("file_path")) if rows.num_rows else np.empty(0, np.float64),
+        "referenced_data_file": strings(rows.column("referenced_data_file"), np.float64),
+    }, index=pd.RangeIndex(rows.num_rows))
+    for c in ("content_offset", "content_size_in_bytes", "record_count", "file_size_in_bytes"):
+        df[c] = nullable_ints(rows.column(c))
+    df["snapshot_id"] = plain(rows.column("snapshot_id")) if rows.num_rows else np.empty(0, np.float64)
+    df["sequence_number"] = nullable_ints(rows.column("sequence_number"))
+    df["partition"] = partitions(index, rows) if rows.num_rows else np.empty(0, np.float64)
+    return df
+
+
+def puffin_frame(table: "Table", index: "EntryIndex", snapshot_id: int):
+    """Every Puffin file of the snapshot: its DV files (grouped from the index) and statistics files."""
+    import pandas as pd
+
+    rows = index.rows(index.mask(["dv"]))
+    cols = ["role", "file_path", "location", "file_size_in_bytes", "blobs", "record_count", "snapshot_id",
+            "sequence_number"]
+    parts = []
+    if rows.num_rows:
+        t = pd.DataFrame({"file_path": rows.column("file_path").to_pandas().to_numpy(),
+                          "file_size_in_bytes": plain(rows.column("file_size_in_bytes")),
+                          "record_count": pd.array(rows.column("record_count").to_pandas().fillna(0).to_numpy(),
+                                                   dtype="int64"),
+                          "snapshot_id": plain(rows.column("snapshot_id")),
+                          "sequence_number": nullable_ints(rows.column("sequence_number"))})
+        g = t.groupby("file_path", sort=False)
+        first = g.head(1).set_index("file_path")
+        df = pd.DataFrame({"role": "deletion-vectors", "file_path": first.index.to_numpy(dtype=object)})
+        df["location"] = [table.locate(p) for p in df.file_path]
+        df["file_size_in_bytes"] = first.file_size_in_bytes.to_numpy()
+        df["blobs"] = g.size().reindex(first.index).to_numpy()
+        df["record_count"] = g.record_count.sum().reindex(first.index).to_numpy()
+        df["snapshot_id"] = first.snapshot_id.to_numpy()
+        df["sequence_number"] = first.sequence_number.array
+        parts = df.to_dict("records")
+    seen = {r["file_path"] for r in parts}
+    for s in table.metadata.statistics:
+        if s.snapshot_id != snapshot_id or s.kind != "table" or s.path in seen:
+            continue
+        seen.add(s.path)
+        parts.append({"role": "statistics", "file_path": s.path, "location": table.locate(s.path),
+                      "file_size_in_bytes": s.file_size_in_bytes, "blobs": len(s.blob_metadata),
+                      "record_count": None, "snapshot_id": s.snapshot_id, "sequence_number": None})
+    df = pd.DataFrame.from_records(parts, columns=cols)
+    df["record_count"] = df["record_count"].astype("Int64")
+    df["sequence_number"] = df["sequence_number"].astype("Int64")
+    return df

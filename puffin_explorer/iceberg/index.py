@@ -1,0 +1,941 @@
+"""The entry index: every manifest entry of one snapshot in Arrow columns, validated column-wise.
+
+What the region tree is to a file, this index is to a table.  :func:`build_index` reads the
+snapshot's manifest list, fetches its manifests through the table's I/O layer in batches bounded
+by count and bytes (``io.read_many``, concurrent on object stores), decodes each into one column
+chunk of only the fields asked for (cached per manifest-list record, so snapshots that share
+manifests decode them once) and concatenates the chunks.  Every live and DELETED entry is a row;
+per-column metrics are columns only with ``metrics=True``.
+
+Columns (``EntryIndex.table``, a ``pyarrow.Table``; one row per manifest entry, manifest-list order):
+
+``content`` (int8, the spec's code), ``kind`` (``data``, ``dv``, ``position-deletes``,
+``equality-deletes``), ``status`` (int8: 0 existing, 1 added, 2 deleted), ``file_path``,
+``file_format``, ``partition`` (int32: index into ``EntryIndex.partitions``, the distinct
+partition records — the grouping key; ``EntryIndex.partition_values()`` gives the records),
+``spec_id``, ``record_count``, ``file_size_in_bytes``, ``snapshot_id``, ``sequence_number``,
+``file_sequence_number``, ``first_row_id`` (inheritance applied as :mod:`.manifests` describes),
+``referenced_data_file`` (DuckDB's ``""`` read as null; ``empty_referenced_data_file`` says so),
+``content_offset``, ``content_size_in_bytes``, ``equality_ids``, ``sort_order_id``, ``manifest``
+(index into ``EntryIndex.manifests``, the manifest-list records) and ``entry`` (index in its
+manifest); with ``metrics=True`` also ``column_sizes``, ``value_counts``, ``null_value_counts``,
+``nan_value_counts``, ``lower_bounds``, ``upper_bounds`` (lists of ``{key, value}``) and
+``split_offsets``.
+
+Decoder, chosen by measurement (``benchmarks/bench_entry_index.py decoders``): the 20 manifests of a
+100,000-data-file + 100,000-DV table (40 MB of Avro, 200,000 entries), one fresh process each, CPU
+seconds and peak RSS, on a shared 2-core machine — see ``DECODER_FIGURES``.  DuckDB's ``read_avro``
+is about four times faster than fastavro and hands back Arrow columns, where fastavro hands back a
+dict per entry that the index then walks in Python (another ~10 µs per entry); a reader schema that
+drops the metrics saves fastavro little (the metrics of three columns are a small part of an entry)
+but a third of its memory.  DuckDB reads a file whole or fails and reads only paths, so intact
+manifests (a structural scan checks magic, blocks, sizes and sync markers first) go through DuckDB
+from ``DUCKDB_FROM_BYTES`` on, written to a private temporary folder; damaged ones, small tables and
+anything DuckDB refuses go through fastavro with a reader schema, record by record, which keeps the
+records before the damage.
+
+A manifest that cannot be fetched or is damaged is a finding, never an exception: the entries
+read before the damage stay in the index.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional
+
+from ..errors import PuffinError, SourceError
+from ..regions import Finding, Severity
+from . import manifests as mf
+from .avro import read_records
+from .paths import basename
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pyarrow as pa
+
+    from .table import Table
+
+#: CPU seconds and peak RSS (MiB) of decoding the 200,000 entries of the 100,000-file benchmark table's
+#: manifests, one fresh process each (decode only; the fastavro rows do not yet build columns).
+DECODER_FIGURES = {
+    "duckdb read_avro, projected columns, to Arrow": (1.07, 211),
+    "fastavro reader schema without metrics (this module's walker)": (4.11, 51),
+    "fastavro full decode (this module's walker)": (4.50, 87),
+    "fastavro.reader full decode": (3.71, 69),
+}
+
+KINDS = ("data", "dv", "position-deletes", "equality-deletes")
+TOP_FIELDS = ("status", "snapshot_id", "sequence_number", "file_sequence_number")
+FILE_FIELDS = ("content", "file_path", "file_format", "partition", "record_count", "file_size_in_bytes",
+               "equality_ids", "sort_order_id", "first_row_id", "referenced_data_file", "content_offset",
+               "content_size_in_bytes")
+METRIC_FIELDS = ("column_sizes", "value_counts", "null_value_counts", "nan_value_counts", "lower_bounds",
+                 "upper_bounds", "split_offsets")
+#: Manifests fetched per batch: the bytes of one batch are all that is held at once.
+BATCH = 64
+#: ... and at most this many manifest bytes (by the manifest list's manifest_length).
+BATCH_BYTES = 32 << 20
+#: From this many manifest bytes to decode on, DuckDB's read_avro decodes the intact ones (importing
+#: and starting it costs about 0.3 s and 35 MB, more than fastavro needs for a few small manifests).
+DUCKDB_FROM_BYTES = 256 << 10
+#: From this many manifests on, a build in an interactive terminal or notebook shows a progress bar.
+PROGRESS_FROM = 200
+#: Findings of one code listed one by one; the rest are counted in one more finding.
+FINDINGS_PER_CODE = 10
+
+
+def _schema(metrics: bool) -> "pa.Schema":
+    import pyarrow as pa
+
+    cols = [("content", pa.int8()), ("kind", pa.string()), ("status", pa.int8()), ("file_path", pa.string()),
+            ("file_format", pa.string()), ("partition", pa.int32()), ("spec_id", pa.int32()),
+            ("record_count", pa.int64()), ("file_size_in_bytes", pa.int64()), ("snapshot_id", pa.int64()),
+            ("sequence_number", pa.int64()), ("file_sequence_number", pa.int64()), ("first_row_id", pa.int64()),
+            ("referenced_data_file", pa.string()), ("empty_referenced_data_file", pa.bool_()),
+            ("content_offset", pa.int64()), ("content_size_in_bytes", pa.int64()),
+            ("equality_ids", pa.list_(pa.int32())), ("sort_order_id", pa.int32()), ("manifest", pa.int32()),
+            ("entry", pa.int32())]
+    if metrics:
+        counts = pa.list_(pa.struct([("key", pa.int32()), ("value", pa.int64())]))
+        cols += [("column_sizes", counts), ("value_counts", counts), ("null_value_counts", counts),
+                 ("nan_value_counts", counts),
+                 ("lower_bounds", pa.list_(pa.struct([("key", pa.int32()), ("value", pa.binary())]))),
+                 ("upper_bounds", pa.list_(pa.struct([("key", pa.int32()), ("value", pa.binary())]))),
+                 ("split_offsets", pa.list_(pa.int64()))]
+    return pa.schema(cols)
+
+
+def _projection(metrics: bool) -> Callable[[dict], dict]:
+    """Reader schema from a manifest's writer schema: the entry fields and data_file fields the index keeps."""
+    keep_file = set(FILE_FIELDS) | (set(METRIC_FIELDS) if metrics else set())
+
+    def project(schema: dict) -> dict:
+        fields = []
+        for f in schema.get("fields", []):
+            if f.get("name") == "data_file" and isinstance(f.get("type"), dict):
+                t = dict(f["type"])
+                t["fields"] = [g for g in t.get("fields", []) if g.get("name") in keep_file]
+                fields.append({**f, "type": t})
+            elif f.get("name") in TOP_FIELDS:
+                fields.append(f)
+        return {**schema, "fields": fields}
+
+    return project
+
+
+def _finding(code: str, severity: Severity, file: str, message: str, offset: Optional[int] = None,
+             hint: str = "") -> Finding:
+    from .checks import TableFinding
+
+    return TableFinding(code=code, severity=severity, offset=offset, message=message, hint=hint, file=file)
+
+
+@dataclass
+class EntryIndex:
+    """One snapshot's manifest entries as columns (see the module docstring), and what reading them found."""
+
+    snapshot_id: Optional[int]
+    table: Any  # pyarrow.Table
+    manifests: list[dict[str, Any]]
+    partitions: list[Any]
+    findings: list[Finding] = field(default_factory=list)
+    metrics: bool = False
+
+    def __len__(self) -> int:
+        return self.table.num_rows
+
+    @property
+    def columns(self) -> list[str]:
+        return self.table.column_names
+
+    def column(self, name: str):
+        """One column as a numpy array (nulls of integer columns as -1 for ``fill`` use; see :meth:`ints`)."""
+        return self.table.column(name).to_numpy(zero_copy_only=False)
+
+    def ints(self, name: str, fill: int = 0):
+        """An integer column as int64 numpy, nulls replaced by ``fill``."""
+        import pyarrow.compute as pc
+
+        return pc.fill_null(self.table.column(name), fill).to_numpy().astype("int64", copy=False)
+
+    def mask(self, kinds: Optional[Iterable[str]] = None, live: bool = True, deletes: Optional[bool] = None):
+        """Boolean numpy mask of rows: of these ``kinds``, live only (status not DELETED), and
+        ``deletes`` True / False for delete / data manifests only."""
+        import numpy as np
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        m = np.ones(len(self), dtype=bool)
+        if live:
+            m &= self.ints("status", 1) != 2
+        if kinds is not None:
+            m &= pc.is_in(self.table.column("kind"), value_set=pa.array(list(kinds), pa.string())) \
+                .to_numpy(zero_copy_only=False)
+        if deletes is not None:
+            manifest_deletes = np.array([m_.get("content") == 1 for m_ in self.manifests] or [False], dtype=bool)
+            m &= manifest_deletes[self.ints("manifest")] == deletes
+        return m
+
+    def rows(self, mask=None):
+        """A ``pyarrow.Table`` of the rows a boolean mask selects (all when None)."""
+        import pyarrow as pa
+
+        return self.table if mask is None else self.table.filter(pa.array(mask))
+
+    def partition_values(self, codes) -> list:
+        """The partition records of ``codes`` (values of the ``partition`` column)."""
+        parts = self.partitions
+        return [parts[c] if c is not None and 0 <= c < len(parts) else None for c in codes]
+
+    def manifest_paths(self, codes) -> list[str]:
+        paths = [m.get("manifest_path") for m in self.manifests]
+        return [paths[c] for c in codes]
+
+    def to_dicts(self, mask=None) -> list[dict[str, Any]]:
+        """Rows as the flat dicts :func:`.manifests.read_manifest` returns (the ``entries()`` shape)."""
+        return self.dicts_of(self.rows(mask))
+
+    def row(self, position: int) -> dict[str, Any]:
+        """One row (by position in the index) as an ``entries()`` dict."""
+        return self.dicts_of(self.table.slice(position, 1))[0]
+
+    def dicts_of(self, t) -> list[dict[str, Any]]:
+        """Rows of a selection of this index (``rows()``, ``table.slice``, ``take``) as ``entries()`` dicts."""
+        import numpy as np
+        import pyarrow as pa
+
+        n = t.num_rows
+        if not n:
+            return []
+        names = pa.array([mf.STATUS_NAMES.get(i, str(i)) for i in range(-128, 128)], pa.string())
+        status = t.column("status")
+        paths = pa.array([m.get("manifest_path") for m in self.manifests], pa.string())
+        cols = {}
+        for name in t.column_names:
+            if name == "status":
+                cols["status_code"] = status
+                codes = np.asarray(status.to_numpy(zero_copy_only=False), dtype=np.float64)
+                codes = np.where(np.isnan(codes), 0, codes).astype(np.int64) + 128
+                cols["status"] = names.take(pa.array(codes))
+            elif name == "manifest":
+                cols["manifest_path"] = paths.take(t.column("manifest"))
+            elif name == "entry":
+                cols["manifest_entry_index"] = t.column("entry")
+            elif name not in ("partition", "empty_referenced_data_file"):
+                cols[name] = t.column(name)
+        out = pa.table(cols).to_pylist()
+        parts = self.partition_values(t.column("partition").to_pylist())
+        empty = t.column("empty_referenced_data_file").to_pylist()
+        for d, p, e in zip(out, parts, empty):
+            d["partition"] = p
+            if e:
+                d["empty_referenced_data_file"] = True
+        return out
+
+
+class _Decoder:
+    """Turns the bytes of one manifest into one column chunk, recording what is wrong with it."""
+
+    def __init__(self, metrics: bool, cache: "EntryCache") -> None:
+        self.metrics = metrics
+        self.schema = _schema(metrics)
+        self.project = _projection(metrics)
+        self.key = f"entry-index:{int(metrics)}"
+        self.partitions = cache.partitions
+        self._partition_codes = cache.partition_codes
+        self.findings: list[tuple[str, Severity, str, str, Optional[int]]] = []
+
+    def _partition_code(self, value: Any) -> int:
+        if isinstance(value, dict):
+            try:
+                key = tuple(value.items())
+                hash(key)
+            except TypeError:
+                key = repr(sorted(value.items(), key=lambda kv: kv[0]))
+        else:
+            key = ("", repr(value))
+        code = self._partition_codes.get(key)
+        if code is None:
+            code = self._partition_codes[key] = len(self.partitions)
+            self.partitions.append(value)
+        return code
+
+    def chunk(self, data: bytes, manifest: dict[str, Any], location: str):
+        """The manifest's entries as a ``pyarrow.Table`` (``manifest`` column 0: set when assembled)."""
+        import pyarrow as pa
+
+        self.findings = []
+        name = manifest.get("manifest_path") or location
+        got = read_records(data, self.project, self.key)
+        if got.damage is not None:
+            claimed = mf.manifest_counts(manifest)
+            total = claimed if claimed is not None else got.claimed
+            self.findings.append((
+                "iceberg.manifest-damaged" if got.records or got.damage.offset else "iceberg.manifest-unreadable",
+                Severity.ERROR, name,
+                f"{basename(name)}: cannot read Avro from byte {got.damage.offset:,} ({got.damage.reason}): "
+                f"{len(got.records):,} of {total:,} records read", got.damage.offset))
+        records = got.records
+        meta = got.metadata
+        m_seq = manifest.get("sequence_number")
+        m_seq = 0 if m_seq is None else m_seq
+        m_snapshot = manifest.get("added_snapshot_id")
+        next_row_id = manifest.get("first_row_id")
+        fmt = meta.get("format-version")
+        v1 = fmt == "1" or (fmt is None and records and "sequence_number" not in records[0])
+        n = len(records)
+        status, snapshot, seq, fseq, content, frid, part = [], [], [], [], [], [], []
+        files: dict[str, list] = {f: [] for f in FILE_FIELDS if f not in ("partition",)}
+        metric_cols: dict[str, list] = {f: [] for f in METRIC_FIELDS} if self.metrics else {}
+        bad = self._bad(name)
+        for i, rec in enumerate(records):
+            df = rec.get("data_file")
+            if not isinstance(df, dict):
+                bad(i, "data_file", df)
+                df = {}
+            st = rec.get("status")
+            status.append(st)
+            sid = rec.get("snapshot_id")
+            snapshot.append(m_snapshot if sid is None else sid)
+            if v1:
+                seq.append(0)
+                fseq.append(0)
+            else:
+                s, fs = rec.get("sequence_number"), rec.get("file_sequence_number")
+                seq.append(m_seq if s is None and st == 1 else s)
+                fseq.append(m_seq if fs is None and st == 1 else fs)
+            c = df.get("content", 0)
+            c = 0 if c is None else c
+            content.append(c)
+            for f, col in files.items():
+                col.append(df.get(f))
+            for f, col in metric_cols.items():
+                col.append(df.get(f))
+            part.append(self._partition_code(df.get("partition")))
+            r = df.get("first_row_id")
+            if c == mf.CONTENT_DATA:
+                if r is None and next_row_id is not None:
+                    try:
+                        r = int(next_row_id)
+                        next_row_id = r + int(df.get("record_count") or 0)
+                    except (TypeError, ValueError):
+                        r = None
+                frid.append(r)
+            else:
+                frid.append(None)
+        ref = files.pop("referenced_data_file")
+        empty = [x == "" for x in ref]
+        ref = [None if x == "" else x for x in ref]
+        fmt_col = self._column(files.pop("file_format"), pa.string(), name, "file_format")
+        content_arr = self._column(content, pa.int8(), name, "content")
+        cols = {
+            "content": content_arr,
+            "kind": _kinds(content_arr, fmt_col),
+            "status": self._column(status, pa.int8(), name, "status"),
+            "file_path": self._column(files.pop("file_path"), pa.string(), name, "file_path"),
+            "file_format": fmt_col,
+            "partition": pa.array(part, pa.int32()),
+            "spec_id": pa.array([manifest.get("partition_spec_id")] * n, pa.int32()),
+            "record_count": self._column(files.pop("record_count"), pa.int64(), name, "record_count"),
+            "file_size_in_bytes": self._column(files.pop("file_size_in_bytes"), pa.int64(), name,
+                                               "file_size_in_bytes"),
+            "snapshot_id": self._column(snapshot, pa.int64(), name, "snapshot_id"),
+            "sequence_number": self._column(seq, pa.int64(), name, "sequence_number"),
+            "file_sequence_number": self._column(fseq, pa.int64(), name, "file_sequence_number"),
+            "first_row_id": self._column(frid, pa.int64(), name, "first_row_id"),
+            "referenced_data_file": self._column(ref, pa.string(), name, "referenced_data_file"),
+            "empty_referenced_data_file": pa.array(empty, pa.bool_()),
+            "content_offset": self._column(files.pop("content_offset"), pa.int64(), name, "content_offset"),
+            "content_size_in_bytes": self._column(files.pop("content_size_in_bytes"), pa.int64(), name,
+                                                  "content_size_in_bytes"),
+            "equality_ids": self._column(files.pop("equality_ids"), pa.list_(pa.int32()), name, "equality_ids"),
+            "sort_order_id": self._column(files.pop("sort_order_id"), pa.int32(), name, "sort_order_id"),
+            "manifest": pa.array([0] * n, pa.int32()),
+            "entry": pa.array(range(n), pa.int32()),
+        }
+        for f, values in metric_cols.items():
+            cols[f] = self._column(values, self.schema.field(f).type, name, f)
+        return pa.Table.from_arrays([cols[f.name] for f in self.schema], schema=self.schema)
+
+    def chunk_from_arrow(self, raw, manifest: dict[str, Any], meta: dict[str, str], partitioned: bool):
+        """The manifest's entries from DuckDB's columns: inheritance and kinds applied column-wise."""
+        import numpy as np
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        self.findings = []
+        n = raw.num_rows
+        sch = self.schema
+
+        def col(name: str):
+            c = raw.column(name)
+            type_ = sch.field(name).type
+            if c.null_count == len(c):  # a field the writer schema lacks (selected as NULL) or all null
+                return pa.nulls(len(c), type_)
+            return _map_as_list(c, type_) if pa.types.is_map(c.type) else c.cast(type_)
+
+        status = col("status")
+        content = pc.fill_null(col("content"), 0)
+        v1 = meta.get("format-version") == "1" or (meta.get("format-version") is None and
+                                                     raw.column("sequence_number").null_count == n and n > 0)
+        m_seq = manifest.get("sequence_number")
+        m_seq = 0 if m_seq is None else int(m_seq)
+        added = pc.fill_null(pc.equal(status, 1), False)
+        if v1:
+            seq = fseq = pa.array(np.zeros(n, dtype=np.int64))
+        else:
+            seq = pc.if_else(pc.and_(added, col("sequence_number").is_null()), m_seq, col("sequence_number"))
+            fseq = pc.if_else(pc.and_(added, col("file_sequence_number").is_null()), m_seq,
+                              col("file_sequence_number"))
+        snapshot = col("snapshot_id")
+        if manifest.get("added_snapshot_id") is not None:
+            snapshot = pc.fill_null(snapshot, int(manifest["added_snapshot_id"]))
+        frid = col("first_row_id")
+        is_data = pc.equal(content, 0).to_numpy(zero_copy_only=False)
+        start = manifest.get("first_row_id")
+        if start is not None:
+            inherit = is_data & frid.is_null().to_numpy(zero_copy_only=False)
+            counts = np.where(inherit, pc.fill_null(col("record_count"), 0).to_numpy(zero_copy_only=False), 0)
+            assigned = int(start) + np.cumsum(counts) - counts
+            frid = pc.if_else(pa.array(inherit), pa.array(assigned, pa.int64()), frid)
+        frid = pc.if_else(pa.array(is_data), frid, pa.nulls(n, pa.int64()))
+        ref = col("referenced_data_file")
+        empty = pc.fill_null(pc.equal(ref, ""), False)
+        ref = pc.if_else(empty, pa.nulls(n, pa.string()), ref)
+        fmt_col = col("file_format")
+        if partitioned:
+            part = self._partition_codes_of(raw.column("partition"))
+        else:
+            part = pa.array(np.full(n, self._partition_code({}), dtype=np.int32))
+        cols = {
+            "content": content.cast(pa.int8()), "kind": _kinds(content, fmt_col), "status": status,
+            "file_path": col("file_path"), "file_format": fmt_col, "partition": part,
+            "spec_id": pa.array([manifest.get("partition_spec_id")] * n, pa.int32()),
+            "record_count": col("record_count"), "file_size_in_bytes": col("file_size_in_bytes"),
+            "snapshot_id": snapshot, "sequence_number": seq, "file_sequence_number": fseq, "first_row_id": frid,
+            "referenced_data_file": ref, "empty_referenced_data_file": empty,
+            "content_offset": col("content_offset"), "content_size_in_bytes": col("content_size_in_bytes"),
+            "equality_ids": col("equality_ids"), "sort_order_id": col("sort_order_id"),
+            "manifest": pa.array(np.zeros(n, dtype=np.int32)), "entry": pa.array(np.arange(n, dtype=np.int32)),
+        }
+        for f in METRIC_FIELDS if self.metrics else ():
+            cols[f] = col(f)
+        return pa.Table.from_arrays([cols[f.name] for f in sch], schema=sch)
+
+    def _partition_codes_of(self, column):
+        """Registry codes of a partition struct column: one Python record per distinct value."""
+        import numpy as np
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        arr = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+        if pa.types.is_struct(arr.type) and arr.type.num_fields:
+            parts = []
+            for i in range(arr.type.num_fields):
+                child = pc.struct_field(arr, [i])
+                text = child.cast(pa.string()) if not pa.types.is_binary(child.type) else \
+                    pc.binary_length(child).cast(pa.string())  # binary: fall back to the records below
+                parts.append(pc.fill_null(pc.binary_join_element_wise("v", text, ""), "n"))
+            key = pc.binary_join_element_wise(*parts, "\x1f") if len(parts) > 1 else parts[0]
+            key = pc.if_else(arr.is_null(), "null", key)
+            if any(pa.types.is_binary(f.type) for f in arr.type):
+                key = pa.array([repr(v) for v in arr.to_pylist()], pa.string())
+        else:
+            key = pc.cast(arr, pa.string())
+        enc = key.dictionary_encode()
+        idx = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+        _, first = np.unique(idx, return_index=True)
+        values = arr.take(pa.array(first)).to_pylist()
+        codes = np.array([self._partition_code(v) for v in values], dtype=np.int32)
+        lookup = np.empty(len(enc.dictionary), dtype=np.int32)
+        lookup[idx[first]] = codes
+        return pa.array(lookup[idx], pa.int32())
+
+    def _bad(self, name: str):
+        def bad(i: int, field_name: str, value: Any) -> None:
+            self.findings.append(("iceberg.entry-type", Severity.ERROR, name,
+                                  f"{basename(name)} entry {i}: {field_name} is {type(value).__name__} "
+                                  f"{_short(value)}, not the spec's type; read as null", None))
+        return bad
+
+    def _column(self, values: list, type_, name: str, field_name: str):
+        """``values`` as an Arrow array of ``type_``; a value of another type is a finding and a null."""
+        import pyarrow as pa
+
+        try:
+            return pa.array(values, type_)
+        except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError, OverflowError):
+            pass
+        good = []
+        for i, v in enumerate(values):
+            try:
+                pa.array([v], type_)
+                good.append(v)
+            except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError, OverflowError):
+                self._bad(name)(i, field_name, v)
+                good.append(None)
+        return pa.array(good, type_)
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _kinds(content, file_format):
+    """The ``kind`` column from content codes and file formats (vectorised)."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    c = pc.fill_null(content, -1).to_numpy().astype(np.int64)
+    puffin = pc.equal(pc.utf8_lower(pc.fill_null(file_format, "")), "puffin").to_numpy(zero_copy_only=False)
+    out = np.full(len(c), "", dtype=object)
+    out[c == 0] = "data"
+    out[(c == 1) & puffin] = "dv"
+    out[(c == 1) & ~puffin] = "position-deletes"
+    out[c == 2] = "equality-deletes"
+    other = ~np.isin(c, (0, 1, 2))
+    if other.any():
+        out[other] = [f"content-{v}" if v >= 0 else "content-None" for v in c[other]]
+    return pa.array(out, pa.string())
+
+
+def _show_progress(progress: Optional[bool], manifests: int) -> bool:
+    """A bar when asked for, or from PROGRESS_FROM manifests on in a terminal or a notebook kernel."""
+    if progress is not None:
+        return bool(progress)
+    if manifests < PROGRESS_FROM:
+        return False
+    if "ipykernel" in sys.modules:
+        return True
+    try:
+        return sys.stderr.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def _progress_bar(total: int, label: str):
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:  # tqdm is a dependency; a stripped environment just shows no bar
+        return None
+    return tqdm(total=total, desc=label, unit="manifest", leave=False)
+
+
+class _DuckDB:
+    """DuckDB's ``read_avro`` over manifests whose container structure is intact, straight to Arrow.
+
+    The bytes come from the table's I/O layer and are written to a private temporary folder (DuckDB
+    reads paths); files of one writer schema are read in one query.  Any DuckDB error sends those
+    manifests to the fastavro path, which says what is wrong record by record.
+    """
+
+    def __init__(self) -> None:
+        import glob
+        import os
+        import tempfile
+
+        import duckdb
+        import duckdb_extension_avro
+
+        base = os.path.dirname(duckdb_extension_avro.__file__)
+        ext = sorted(glob.glob(os.path.join(base, "extensions", "*", "avro.duckdb_extension")))
+        if not ext:
+            raise ImportError("duckdb_extension_avro ships no avro.duckdb_extension")
+        self.con = duckdb.connect(config={"threads": 1})  # one thread: rows come back in file order
+        self.con.execute("SET enable_progress_bar = false")  # it would print into notebooks and terminals
+        self.con.execute(f"LOAD '{ext[-1]}'")
+        self.error = duckdb.Error
+        self.folder = tempfile.mkdtemp(prefix="puffin-explorer-manifests-")
+        self.written = 0
+
+    def close(self) -> None:
+        import shutil
+
+        self.con.close()
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+    def read(self, datas: list[bytes], writer: dict, metrics: bool):
+        """The projected columns of these manifests (one writer schema), with a ``filename`` column."""
+        import os
+
+        paths = []
+        for data in datas:
+            path = os.path.join(self.folder, f"{self.written}.avro")
+            self.written += 1
+            with open(path, "wb") as fh:
+                fh.write(data)
+            paths.append(path)
+        try:
+            top = {f.get("name"): f for f in writer.get("fields", [])}
+            df_type = (top.get("data_file") or {}).get("type")
+            sub = {f.get("name"): f for f in df_type.get("fields", [])} if isinstance(df_type, dict) else {}
+            select = ["filename"]
+            for name in TOP_FIELDS:
+                select.append(f'"{name}"' if name in top else f'NULL AS "{name}"')
+            wanted = FILE_FIELDS + (METRIC_FIELDS if metrics else ())
+            for name in wanted:
+                if name == "partition":
+                    ptype = (sub.get("partition") or {}).get("type")
+                    if isinstance(ptype, dict) and ptype.get("type") == "record" and not ptype.get("fields"):
+                        continue  # an unpartitioned spec's empty record: DuckDB has no empty struct
+                select.append(f'data_file."{name}" AS "{name}"' if name in sub else f'NULL AS "{name}"')
+            sql = f"SELECT {', '.join(select)} FROM read_avro(?, filename=true)"
+            return paths, self.con.execute(sql, [paths]).to_arrow_table()
+        finally:
+            for path in paths:
+                try:
+                    os.remove(path)
+                except OSError:
+                    pass
+
+
+def _duckdb() -> Optional[_DuckDB]:
+    try:
+        return _DuckDB()
+    except Exception:  # noqa: BLE001 - no duckdb, no extension, or it does not load: fastavro decodes
+        return None
+
+
+def _map_as_list(column, type_):
+    """A DuckDB map column as the index's list of {key, value} structs."""
+    import pyarrow as pa
+
+    chunks = []
+    for arr in column.chunks if isinstance(column, pa.ChunkedArray) else [column]:
+        if pa.types.is_map(arr.type):
+            arr = pa.concat_arrays([arr])  # a slice's offsets start past 0: copy to plain offsets
+            entries = pa.StructArray.from_arrays([arr.keys, arr.items], names=["key", "value"])
+            arr = pa.ListArray.from_arrays(arr.offsets, entries, mask=arr.is_null())
+        chunks.append(arr.cast(type_) if len(arr) else pa.array([], type_))
+    return pa.chunked_array(chunks, type_) if chunks else pa.chunked_array([], type_)
+
+
+class EntryCache:
+    """What a table has decoded: one column chunk per manifest (per manifest-list record, since
+    inheritance depends on it, and per ``metrics``), the assembled indexes, and one registry of
+    distinct partition records so that partition codes mean the same in every index of the table."""
+
+    def __init__(self) -> None:
+        self.partitions: list[Any] = []
+        self.partition_codes: dict[Any, int] = {}
+        self.chunks: dict[tuple, tuple[Any, list]] = {}
+        self.indexes: dict[tuple, EntryIndex] = {}
+        self.decoders: dict[bool, _Decoder] = {}
+        self.partitions_checked: dict[tuple[int, int], list] = {}  # (spec id, partition code) -> its findings
+
+    def decoder(self, metrics: bool) -> _Decoder:
+        if metrics not in self.decoders:
+            self.decoders[metrics] = _Decoder(metrics, self)
+        return self.decoders[metrics]
+
+    @staticmethod
+    def manifest_key(manifest: dict[str, Any]) -> tuple:
+        return (manifest.get("manifest_path"), manifest.get("sequence_number"), manifest.get("first_row_id"),
+                manifest.get("added_snapshot_id"), manifest.get("partition_spec_id"))
+
+    def cached(self, manifest: dict[str, Any], metrics: bool) -> Optional[tuple[Any, list]]:
+        """A decoded chunk of the manifest: with metrics if asked for, else with or without."""
+        key = self.manifest_key(manifest)
+        got = self.chunks.get((key, metrics))
+        if got is None and not metrics:
+            got = self.chunks.get((key, True))
+            if got is not None:
+                got = (got[0].select(_schema(False).names), got[1])
+        return got
+
+    def clear(self) -> None:
+        self.chunks.clear()
+        self.indexes.clear()
+
+
+def manifest_chunk(table: "Table", manifest: dict[str, Any], metrics: bool = False,
+                   data: Optional[bytes] = None) -> tuple[Any, list]:
+    """One manifest's entries as a column chunk and the findings of reading it (cached on the table)."""
+    cache: EntryCache = table.entry_cache
+    got = cache.cached(manifest, metrics)
+    if got is None:
+        loc = table.locate(manifest.get("manifest_path") or "")
+        if data is None:
+            fetched, failed = _fetch(table, [loc])
+            data = fetched.get(loc)
+            if data is None:
+                got = (_schema(metrics).empty_table(), failed)
+        if got is None:
+            decoder = cache.decoder(metrics)
+            chunk = decoder.chunk(data, manifest, loc)
+            got = (chunk, list(decoder.findings) + validate_chunk(table, chunk, manifest))
+        cache.chunks[(cache.manifest_key(manifest), metrics)] = got
+    return got
+
+
+def validate_chunk(table: "Table", chunk, manifest: dict[str, Any]) -> list[tuple]:
+    """The findings of one manifest's entries (checked once, when decoded)."""
+    return list(_validate(EntryIndex(None, chunk, [manifest], table.entry_cache.partitions), table))
+
+
+def build_index(table: "Table", snapshot_id: Optional[int] = None, content: Optional[str] = None,
+                metrics: bool = False, progress: Optional[bool] = None, strict: bool = False) -> EntryIndex:
+    """Read a snapshot's manifests (current by default) into an :class:`EntryIndex`, or only its
+    ``content`` ``"data"`` or ``"deletes"`` manifests; cached on the table per (snapshot, content, metrics).
+
+    Manifests not decoded yet are fetched ``BATCH`` at a time through ``table.io.read_many`` and each
+    is decoded into a column chunk as soon as its batch is in.  ``progress`` True / False shows or
+    hides a bar; None shows it from ``PROGRESS_FROM`` manifests on in a terminal or notebook kernel.
+    Ctrl-C stops the build, closes the bar and re-raises (the manifests decoded so far stay cached).
+    ``strict`` raises the first error finding as a :class:`PuffinError`.
+    """
+    import pyarrow as pa
+
+    snap = table.snapshot(snapshot_id)
+    cache: EntryCache = table.entry_cache
+    key = (snap.snapshot_id, content, metrics)
+    index = cache.indexes.get(key) or (None if metrics else cache.indexes.get((snap.snapshot_id, content, True)))
+    if index is not None:
+        _raise_if_strict(index, strict)
+        return index
+    manifests = [m for m in table.manifest_records(snap.snapshot_id)
+                 if content is None or ("deletes" if m.get("content") == 1 else "data") == content]
+    todo = [m for m in manifests if cache.cached(m, metrics) is None]
+    duck: Any = None
+    bar = _progress_bar(len(todo), f"{table.name}: manifests") if todo and _show_progress(
+        progress, len(todo)) else None
+    total = sum(_length(m) for m in todo)
+    try:
+        for batch in _batches(todo):
+            locs = [table.locate(m.get("manifest_path") or "") for m in batch]
+            fetched, failed = _fetch(table, locs)
+            ok = [(m, loc) for m, loc in zip(batch, locs) if loc in fetched]
+            for m, loc in zip(batch, locs):
+                if loc not in fetched:
+                    cache.chunks[(cache.manifest_key(m), metrics)] = (
+                        _schema(metrics).empty_table(), [f for f in failed if f[2] == loc])
+            if duck is None:
+                duck = (total >= DUCKDB_FROM_BYTES and _duckdb()) or False
+            _decode_batch(table, ok, fetched, metrics, duck or None)
+            if bar is not None:
+                bar.update(len(batch))
+            del fetched
+    finally:
+        if bar is not None:
+            bar.close()
+        if duck:
+            duck.close()
+    tables, raw = [], []
+    for i, m in enumerate(manifests):
+        chunk, found = cache.cached(m, metrics)
+        raw += found
+        if chunk.num_rows:
+            tables.append(chunk.set_column(chunk.schema.get_field_index("manifest"), "manifest",
+                                           pa.array([i] * chunk.num_rows, pa.int32())))
+    tbl = pa.concat_tables(tables) if tables else _schema(metrics).empty_table()
+    index = EntryIndex(snap.snapshot_id, tbl, manifests, cache.partitions, metrics=metrics)
+    index.findings = _capped(raw)
+    cache.indexes[key] = index
+    _raise_if_strict(index, strict)
+    return index
+
+
+def _length(manifest: dict[str, Any]) -> int:
+    try:
+        return max(0, int(manifest.get("manifest_length") or 0)) or (1 << 20)
+    except (TypeError, ValueError):
+        return 1 << 20
+
+
+def _batches(manifests: list[dict[str, Any]]) -> Iterable[list[dict[str, Any]]]:
+    """Consecutive groups of at most ``BATCH`` manifests and about ``BATCH_BYTES`` bytes."""
+    batch: list[dict[str, Any]] = []
+    size = 0
+    for m in manifests:
+        if batch and (len(batch) >= BATCH or size + _length(m) > BATCH_BYTES):
+            yield batch
+            batch, size = [], 0
+        batch.append(m)
+        size += _length(m)
+    if batch:
+        yield batch
+
+
+def _decode_batch(table: "Table", items: list[tuple[dict, str]], fetched: dict[str, bytes], metrics: bool,
+                  duck: Optional[_DuckDB]) -> None:
+    """Decode a fetched batch into cached chunks: intact manifests through DuckDB (one query per writer
+    schema), the others — and any DuckDB refuses — through the lenient fastavro walker."""
+    import json
+
+    import numpy as np
+
+    from .avro import scan
+
+    cache: EntryCache = table.entry_cache
+    groups: dict[str, list[tuple[dict, str, dict, int]]] = {}
+    for m, loc in items:
+        if duck is not None:
+            meta, claimed, damage = scan(fetched[loc])
+            if damage is None and meta.get("avro.schema") and meta.get("avro.codec", "null") in ("null", "deflate"):
+                groups.setdefault(meta["avro.schema"], []).append((m, loc, meta, claimed))
+                continue
+        manifest_chunk(table, m, metrics, fetched[loc])
+    decoder = cache.decoder(metrics)
+    for text, members in groups.items():
+        try:
+            writer = json.loads(text)
+            df_type = next((f.get("type") for f in writer.get("fields", []) if f.get("name") == "data_file"), None)
+            ptype = next((f.get("type") for f in (df_type or {}).get("fields", []) if f.get("name") == "partition"),
+                         None) if isinstance(df_type, dict) else None
+            partitioned = not (isinstance(ptype, dict) and ptype.get("type") == "record" and not ptype.get("fields"))
+            paths, raw = duck.read([fetched[loc] for _, loc, _, _ in members], writer, metrics)
+            starts: dict[str, int] = {}
+            counts: dict[str, int] = {}
+            enc = raw.column("filename").combine_chunks().dictionary_encode() if raw.num_rows else None
+            if enc is not None:
+                idx = enc.indices.to_numpy(zero_copy_only=False)
+                dictionary = enc.dictionary.to_pylist()
+                change = np.flatnonzero(np.diff(idx)) + 1
+                bounds = np.concatenate([[0], change, [len(idx)]])
+                for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
+                    name = dictionary[idx[a]]
+                    if name in starts:
+                        raise ValueError("rows of one manifest are not contiguous")
+                    starts[name], counts[name] = a, b - a
+            chunks = []
+            for (m, loc, meta, claimed), path in zip(members, paths):
+                if counts.get(path, 0) != claimed:
+                    raise ValueError(f"{loc}: DuckDB read {counts.get(path, 0)} records, the blocks claim {claimed}")
+                rows = raw.slice(starts.get(path, 0), counts.get(path, 0))
+                chunks.append((m, decoder.chunk_from_arrow(rows, m, meta, partitioned)))
+        except Exception:  # noqa: BLE001 - DuckDB or a cast refused: the fastavro walker explains
+            for m, loc, _, _ in members:
+                manifest_chunk(table, m, metrics, fetched[loc])
+            continue
+        for m, chunk in chunks:
+            cache.chunks[(cache.manifest_key(m), metrics)] = (chunk, validate_chunk(table, chunk, m))
+
+
+def _raise_if_strict(index: EntryIndex, strict: bool) -> None:
+    if strict:
+        for f in index.findings:
+            if f.severity == Severity.ERROR:
+                raise PuffinError(f"{f.code}: {f.message}", f.offset, f.code)
+
+
+def _fetch(table: "Table", locs: list[str]) -> tuple[dict[str, bytes], list[tuple]]:
+    """The bytes of a batch of manifests, and a finding for each one that cannot be read."""
+    try:
+        return (dict(table.io.read_many(locs)) if len(locs) > 1 else {locs[0]: table.io.read(locs[0])}), []
+    except SourceError:
+        pass
+    out, failed = {}, []
+    for loc in dict.fromkeys(locs):
+        try:
+            out[loc] = table.io.read(loc)
+        except SourceError as exc:
+            failed.append(("iceberg.manifest-unreadable", Severity.ERROR, loc, f"{basename(loc)}: {exc}", None))
+    return out, failed
+
+
+def _capped(raw: list[tuple]) -> list[Finding]:
+    """Findings, at most ``FINDINGS_PER_CODE`` per code, then one that counts the rest."""
+    out: list[Finding] = []
+    seen: dict[str, int] = {}
+    for code, sev, file, message, offset in raw:
+        seen[code] = seen.get(code, 0) + 1
+        if seen[code] <= FINDINGS_PER_CODE:
+            out.append(_finding(code, sev, file, message, offset))
+    for code, n in seen.items():
+        if n > FINDINGS_PER_CODE:
+            sev = next(r[1] for r in raw if r[0] == code)
+            out.append(_finding(code, sev, "", f"{n - FINDINGS_PER_CODE:,} more {code} findings like the ones above"))
+    return out
+
+
+def _validate(index: EntryIndex, table: "Table") -> Iterable[tuple]:
+    """Column-wise checks of the entries: codes, negative counts and sizes, DV ranges, partitions."""
+    import numpy as np
+
+    if not len(index):
+        return
+    t = index.table
+    manifest = index.ints("manifest")
+    entry = index.ints("entry")
+
+    def where(rows) -> Iterable[tuple[str, int, int]]:
+        for r in rows:
+            path = index.manifests[manifest[r]].get("manifest_path") or ""
+            yield path, int(entry[r]), int(r)
+
+    def report(code: str, sev: Severity, rows, text: Callable[[int], str]) -> Iterable[tuple]:
+        rows = np.flatnonzero(rows)
+        for path, e, r in where(rows[:FINDINGS_PER_CODE]):
+            yield code, sev, path, f"{basename(path)} entry {e}: {text(r)}", None
+        for _ in range(len(rows) - FINDINGS_PER_CODE):  # counted by _capped
+            yield code, sev, "", "", None
+
+    status = index.ints("status", 1)
+    yield from report("iceberg.entry-unknown-status", Severity.ERROR,
+                      t.column("status").is_valid().to_numpy(zero_copy_only=False) & ~np.isin(status, (0, 1, 2)),
+                      lambda r: f"status {status[r]} is not 0 (existing), 1 (added) or 2 (deleted)")
+    content = index.ints("content", 0)
+    yield from report("iceberg.entry-unknown-content", Severity.ERROR, ~np.isin(content, (0, 1, 2)),
+                      lambda r: f"content {content[r]} is not 0 (data), 1 (position deletes) or 2 (equality deletes)")
+    for name in ("record_count", "file_size_in_bytes", "content_offset", "content_size_in_bytes"):
+        values = index.ints(name, 0)
+        yield from report("iceberg.entry-negative", Severity.ERROR, values < 0,
+                          lambda r, name=name, values=values: f"{name} {values[r]:,} is negative")
+    for name in ("file_path", "record_count", "file_size_in_bytes"):
+        yield from report("iceberg.entry-type", Severity.ERROR, t.column(name).is_null().to_numpy(zero_copy_only=False),
+                          lambda r, name=name: f"required field {name} is missing")
+    off, size, fsize = index.ints("content_offset", 0), index.ints("content_size_in_bytes", 0), \
+        index.ints("file_size_in_bytes", -1)
+    has = (t.column("content_offset").is_valid().to_numpy(zero_copy_only=False)
+           & t.column("content_size_in_bytes").is_valid().to_numpy(zero_copy_only=False) & (fsize >= 0))
+    yield from report("iceberg.entry-range-beyond-file", Severity.ERROR, has & (off + size > fsize),
+                      lambda r: f"content range [{off[r]:,}, {off[r] + size[r]:,}) ends past file_size_in_bytes "
+                                f"{fsize[r]:,}")
+    yield from _validate_partitions(index, table, manifest, entry)
+
+
+def _validate_partitions(index: EntryIndex, table: "Table", manifest, entry) -> Iterable[tuple]:
+    """Each distinct (spec, partition record) pair once per table: field names against the spec,
+    bucket values in range."""
+    import numpy as np
+
+    specs = table.metadata.partition_specs
+    seen = table.entry_cache.partitions_checked
+    spec_ids = index.ints("spec_id", -1)
+    codes = index.ints("partition", -1)
+    for spec_id in np.unique(spec_ids).tolist():
+        rows = np.flatnonzero(spec_ids == spec_id)
+        uniq, first = np.unique(codes[rows], return_index=True)
+        spec = specs.get(spec_id)
+        if spec is None:
+            continue
+        names = sorted(str(f.get("name")) for f in spec)
+        buckets = []
+        for f in spec:
+            transform = str(f.get("transform", ""))
+            if transform.startswith("bucket[") and transform.endswith("]") and transform[7:-1].isdigit():
+                buckets.append((f.get("name"), transform, int(transform[7:-1])))
+        for code, r in zip(uniq.tolist(), rows[first].tolist()):
+            path = index.manifests[manifest[r]].get("manifest_path") or ""
+            if (spec_id, code) in seen:  # found where it was first seen (again when decoded with metrics)
+                yield from (f for f in seen[(spec_id, code)] if f[2] == path)
+                continue
+            found = seen[(spec_id, code)] = []
+            value = index.partitions[code] if 0 <= code < len(index.partitions) else None
+            if not isinstance(value, (dict, type(None))):
+                continue
+            have = list((value or {}).keys())
+            head = f"{basename(path)} entry {int(entry[r])}"
+            if sorted(map(str, have)) != names:
+                found.append(("iceberg.entry-partition-mismatch", Severity.WARNING, path,
+                              f"{head}: partition fields {have} but spec {spec_id} has "
+                              f"{[f.get('name') for f in spec]}", None))
+            else:
+                for name, transform, n in buckets:
+                    v = (value or {}).get(name)
+                    if v is not None and (not isinstance(v, int) or not 0 <= v < n):
+                        found.append(("iceberg.entry-partition-mismatch", Severity.WARNING, path,
+                                      f"{head}: partition {name}={_short(v)} is outside {transform}", None))
+            yield from found

@@ -1,0 +1,284 @@
+"""The entry index: exact columns on the reference tables, the two decoders agree, damaged and
+impossible manifests become findings that keep what can be read."""
+
+from __future__ import annotations
+
+import io
+import json
+import time
+from pathlib import Path
+
+import fastavro
+import pytest
+
+from _warehouse_fixtures import (ORDERS_DELETE_MANIFEST, ORDERS_MANIFEST_LIST, WAREHOUSE, copy_warehouse,
+                                 read_delete_files_csv, rewrite_avro)
+from puffin_explorer import Table, Warehouse
+from puffin_explorer.errors import NotInTableError
+from puffin_explorer.iceberg import index as index_module
+from puffin_explorer.iceberg.avro import read_records, scan
+
+ORDERS_DATA_MANIFEST = "orders/metadata/da354e0d-4a95-484a-b518-c198966d2374-m1.avro"
+DUCK = "engines/duckdb"
+DUCK_META = "engines/duckdb/dv_single/metadata/v5.metadata.json"
+
+
+def _orders(root: Path = WAREHOUSE) -> Table:
+    return Warehouse(str(root)).table("shop.orders")
+
+
+def _col(ix, name: str) -> list:
+    return ix.table.column(name).to_pylist()
+
+
+def test_orders_index_columns_are_exact():
+    ix = _orders().index()
+    assert len(ix) == 16
+    assert [m["manifest_path"].rsplit("/", 1)[1] for m in ix.manifests] == [
+        "da354e0d-4a95-484a-b518-c198966d2374-m1.avro", "2e503939-dedb-4b87-a3ed-4de41fab2d1e-m0.avro",
+        "da354e0d-4a95-484a-b518-c198966d2374-m2.avro", "da354e0d-4a95-484a-b518-c198966d2374-m0.avro"]
+    assert _col(ix, "kind") == ["data"] * 8 + ["dv"] * 8
+    assert _col(ix, "content") == [0] * 8 + [1] * 8
+    assert _col(ix, "status") == [1] * 12 + [2] * 4
+    assert _col(ix, "record_count") == [502, 483, 507, 472, 30137, 30185, 30050, 29628,
+                                        6953, 7105, 6889, 6977, 6481, 6622, 6382, 6475]
+    assert _col(ix, "content_offset") == [None] * 8 + [4, 8236, 16468, 24700] * 2
+    assert _col(ix, "content_size_in_bytes") == [None] * 8 + [8232] * 8
+    assert _col(ix, "sequence_number") == [5] * 4 + [1] * 4 + [5] * 4 + [4] * 4
+    assert _col(ix, "first_row_id") == [120000, 120502, 120985, 121492, 0, 30137, 60322, 90372] + [None] * 8
+    assert _col(ix, "manifest") == [0] * 4 + [1] * 4 + [2] * 4 + [3] * 4
+    assert _col(ix, "entry") == [0, 1, 2, 3] * 4
+    assert ix.partition_values(_col(ix, "partition")) == [{"customer_id_bucket": b} for b in
+                                                          [0, 1, 2, 3, 0, 1, 2, 3, 3, 1, 2, 0, 3, 1, 2, 0]]
+    assert set(_col(ix, "spec_id")) == {0} and ix.findings == []
+    # the live DVs are Spark's delete_files table exactly
+    live = ix.rows(ix.mask(["dv"]))
+    got = sorted(zip(live.column("file_path").to_pylist(), live.column("referenced_data_file").to_pylist(),
+                     live.column("content_offset").to_pylist(), live.column("content_size_in_bytes").to_pylist(),
+                     live.column("record_count").to_pylist()))
+    assert got == read_delete_files_csv("orders_delete_files.csv")
+    # 94,040 live rows: the data files' records less the live DVs' cardinalities
+    assert sum(_col(ix, "record_count")[:8]) - sum(r[4] for r in got) == 94_040
+
+
+def test_metrics_columns_only_when_asked():
+    t = _orders()
+    plain, full = t.index(), t.index(metrics=True)
+    metric = {"column_sizes", "value_counts", "null_value_counts", "nan_value_counts", "lower_bounds",
+              "upper_bounds", "split_offsets"}
+    assert not metric & set(plain.columns) and metric <= set(full.columns)
+    assert full.table.drop_columns(sorted(metric)).equals(plain.table)
+    assert full.table.column("split_offsets").to_pylist()[:8] == [[4]] * 8
+    assert t.index() is plain  # cached per snapshot
+
+
+def test_duckdb_table_index(fixtures):
+    t = Table.from_metadata(str(fixtures / DUCK_META),
+                            relocate={"/data/engines/duckdb/warehouse/duck": str(fixtures / DUCK)})
+    ix = t.index()
+    assert _col(ix, "kind") == ["data", "dv", "dv", "dv"]
+    assert _col(ix, "status") == [1, 2, 2, 1]  # superseded DVs carried as DELETED
+    assert [p.rsplit("/", 1)[1][:8] for p in _col(ix, "file_path")] == ["01a20340", "7f5a95e5", "6da36999",
+                                                                         "2ce83c90"]
+    assert _col(ix, "record_count") == [100_000, 10_000, 22_858, 22_889]
+    assert _col(ix, "content_offset") == [None, 4, 4, 4]
+    assert _col(ix, "content_size_in_bytes") == [None, 8_232, 16_432, 16_432]
+    assert _col(ix, "sequence_number") == [1, 2, 3, 4]
+    assert _col(ix, "referenced_data_file")[0] is None
+    assert _col(ix, "empty_referenced_data_file") == [True, False, False, False]  # DuckDB's ""
+    assert _col(ix, "manifest") == [0, 1, 2, 3] and _col(ix, "entry") == [0, 0, 0, 0]
+    assert int(t.deleted_rows_per_file().live_rows.sum()) == 77_111
+
+
+@pytest.mark.parametrize("name", ["shop.orders", "shop.events", "shop.legacy"])
+def test_duckdb_and_fastavro_decode_the_same_index(monkeypatch, name):
+    monkeypatch.setattr(index_module, "DUCKDB_FROM_BYTES", 0)  # DuckDB even for these small manifests
+    calls = []
+    real = index_module._duckdb
+    monkeypatch.setattr(index_module, "_duckdb", lambda: calls.append(1) or real())
+    fast = Warehouse(str(WAREHOUSE)).table(name)
+    via_duckdb = fast.index(metrics=True)
+    assert calls == [1]
+    monkeypatch.setattr(index_module, "_duckdb", lambda: None)
+    slow = Warehouse(str(WAREHOUSE)).table(name)
+    assert slow.index(metrics=True).table.equals(via_duckdb.table)
+
+
+# ---- damaged Avro ------------------------------------------------------------------------------
+def _manifest_in_blocks(records_per_block: int = 2) -> tuple[bytes, list[dict], bytes]:
+    """The orders data manifest rewritten uncompressed with a block every few records, and its sync marker."""
+    with open(WAREHOUSE / "shop" / ORDERS_DATA_MANIFEST, "rb") as fh:
+        reader = fastavro.reader(fh)
+        schema, meta, records = reader.writer_schema, dict(reader.metadata), list(reader)
+    buf = io.BytesIO()
+    w = fastavro.write.Writer(buf, fastavro.parse_schema(schema), codec="null",
+                              metadata={k: v for k, v in meta.items() if not k.startswith("avro.")})
+    for i, r in enumerate(records):
+        w.write(r)
+        if i % records_per_block == records_per_block - 1:
+            w.flush()
+    w.flush()
+    return buf.getvalue(), records, w.sync_marker
+
+
+def _sync_positions(data: bytes, sync: bytes) -> list[int]:
+    """Where the sync marker occurs: the last 16 bytes of the header, then after every block."""
+    out, at = [], data.find(sync)
+    while at >= 0:
+        out.append(at)
+        at = data.find(sync, at + 1)
+    return out
+
+
+def _zigzag(n: int) -> bytes:
+    n = (n << 1) ^ (n >> 63)
+    out = bytearray()
+    while True:
+        b = n & 0x7F
+        n >>= 7
+        if n:
+            out.append(b | 0x80)
+        else:
+            out.append(b)
+            return bytes(out)
+
+
+def test_blocked_manifest_reads_whole():
+    data, records, sync = _manifest_in_blocks()
+    got = read_records(data)
+    assert got.damage is None and len(got.records) == len(records) == 4 and got.claimed == 4
+    assert len(_sync_positions(data, sync)) == 3  # header, then two blocks of two records
+
+
+def test_truncated_manifest_keeps_the_blocks_before():
+    data, records, sync = _manifest_in_blocks()
+    second_block = _sync_positions(data, sync)[1] + 16
+    cut = data[:second_block + 4]  # the second block's count, size and a byte of its first record
+    got = read_records(cut)
+    assert [r["data_file"]["file_path"] for r in got.records] == [r["data_file"]["file_path"] for r in records[:2]]
+    assert got.damage.offset == second_block
+    assert scan(cut)[2].offset == second_block
+
+
+def test_bad_sync_marker_keeps_the_block_it_ends():
+    data, records, sync = _manifest_in_blocks()
+    first_end = _sync_positions(data, sync)[1]
+    bad = data[:first_end] + bytes(16) + data[first_end + 16:]
+    got = read_records(bad)
+    assert len(got.records) == 2 and got.damage.offset == first_end
+    assert got.damage.reason == "sync marker differs from the header's"
+
+
+def test_block_count_beyond_its_bytes_is_damage_not_an_allocation():
+    data, records, sync = _manifest_in_blocks()
+    second_block = _sync_positions(data, sync)[1] + 16
+    count_len = 1  # two records: one zig-zag byte
+    bad = data[:second_block] + _zigzag(10**9) + data[second_block + count_len:]
+    start = time.perf_counter()
+    got = read_records(bad)
+    assert time.perf_counter() - start < 1.0
+    assert len(got.records) == 2 and got.damage.offset == second_block
+    assert "1,000,000,000 records" in got.damage.reason
+
+
+def _install_data_manifest(tmp_path: Path, data: bytes) -> Path:
+    root = copy_warehouse(tmp_path)
+    (root / "shop" / ORDERS_DATA_MANIFEST).write_bytes(data)
+
+    def fix_length(records):
+        for r in records:
+            if r["manifest_path"].endswith(Path(ORDERS_DATA_MANIFEST).name):
+                r["manifest_length"] = len(data)
+        return records
+
+    rewrite_avro(root / "shop" / ORDERS_MANIFEST_LIST, fix_length)
+    return root
+
+
+def test_damaged_manifest_in_a_table_is_a_finding_with_the_entries_before(tmp_path):
+    data, records, sync = _manifest_in_blocks()
+    second_block = _sync_positions(data, sync)[1] + 16
+    root = _install_data_manifest(tmp_path, data[:second_block + 4])
+    t = _orders(root)
+    ix = t.index()
+    assert [f.code for f in ix.findings] == ["iceberg.manifest-damaged"]
+    f = ix.findings[0]
+    assert f.offset == second_block and f.file.endswith(Path(ORDERS_DATA_MANIFEST).name)
+    assert f.message.startswith(f"da354e0d-4a95-484a-b518-c198966d2374-m1.avro: cannot read Avro from byte "
+                                f"{second_block:,} (")
+    assert f.message.endswith(": 2 of 4 records read")
+    assert len(t.data_files()) == 6  # the other data manifest's 4 and the 2 before the damage
+    assert "iceberg.manifest-damaged" in [x.code for x in t.check(read_files=False)]
+    assert "iceberg.manifest-damaged" in t.to_html()
+
+
+def test_missing_manifest_is_a_finding_and_the_others_are_read(tmp_path):
+    root = copy_warehouse(tmp_path)
+    (root / "shop" / ORDERS_DELETE_MANIFEST).unlink()
+    t = _orders(root)
+    ix = t.index()
+    assert [f.code for f in ix.findings] == ["iceberg.manifest-unreadable"]
+    assert ix.findings[0].file.endswith(Path(ORDERS_DELETE_MANIFEST).name)
+    assert len(t.data_files()) == 8 and len(t.dvs()) == 0
+
+
+def test_negative_record_count_and_range_past_the_file_are_findings(tmp_path):
+    root = copy_warehouse(tmp_path)
+
+    def change(records):
+        records[1]["data_file"]["record_count"] = -5
+        records[2]["data_file"]["content_size_in_bytes"] = 10**9
+        return records
+
+    length = rewrite_avro(root / "shop" / ORDERS_DELETE_MANIFEST, change)
+
+    def fix_length(records):
+        for r in records:
+            if r["manifest_path"].endswith(Path(ORDERS_DELETE_MANIFEST).name):
+                r["manifest_length"] = length
+        return records
+
+    rewrite_avro(root / "shop" / ORDERS_MANIFEST_LIST, fix_length)
+    t = _orders(root)
+    found = {f.code: f for f in t.index().findings}
+    assert sorted(found) == ["iceberg.entry-negative", "iceberg.entry-range-beyond-file"]
+    name = Path(ORDERS_DELETE_MANIFEST).name
+    assert found["iceberg.entry-negative"].message == f"{name} entry 1: record_count -5 is negative"
+    assert found["iceberg.entry-range-beyond-file"].message == (
+        f"{name} entry 2: content range [16,468, 1,000,016,468) ends past file_size_in_bytes 34,239")
+    assert found["iceberg.entry-negative"].file.endswith(name)
+    assert "iceberg.entry-negative" in [f.code for f in t.card_findings()]
+
+
+def test_asking_for_what_the_table_does_not_have():
+    t = _orders()
+    with pytest.raises(NotInTableError, match="no deletion vector for /nowhere.parquet"):
+        t.read_dv("/nowhere.parquet")
+    with pytest.raises(KeyError):  # still a KeyError for callers that catch one
+        t.delete_file_contents("/nowhere-deletes.puffin")
+    dv = t.read_dv(t.dvs().referenced_data_file[0])
+    assert dv.cardinality == int(t.dvs().record_count[0])
+
+
+def test_json_of_findings_is_serialisable():
+    assert json.dumps([f.to_dict() for f in _orders().index().findings]) == "[]"
+
+
+def test_ctrl_c_ends_a_build_cleanly_and_the_next_build_completes(monkeypatch):
+    import glob
+    import tempfile
+
+    pattern = f"{tempfile.gettempdir()}/puffin-explorer-manifests-*"
+    before = set(glob.glob(pattern))
+    real = index_module._decode_batch
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    t = _orders()
+    monkeypatch.setattr(index_module, "_decode_batch", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        t.index()
+    assert set(glob.glob(pattern)) == before  # DuckDB's scratch folder is gone
+    monkeypatch.setattr(index_module, "_decode_batch", real)
+    assert len(t.index()) == 16 and t.index().findings == []
