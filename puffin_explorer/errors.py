@@ -63,3 +63,13 @@ class EndpointUnreachableError(SourceError):
 
 class NotAFileError(SourceError):
     """The location is a folder (or a prefix), not a file."""
+
+
+class TableNotFoundError(SourceError):
+    """No table at the location: no metadata file, or one that is not JSON."""
+
+
+class NotInTableError(PuffinError, KeyError):
+    """Asked for something the table does not have: a snapshot or version, a data file, a deletion vector."""
+
+    __str__ = Exception.__str__

@@ -6,33 +6,18 @@ file it is about (offsets are in that file).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from ..errors import PuffinError
 from ..regions import Finding, Severity
 from ..format import container
+from .findings import TableFinding
 from .paths import basename, normalize, parent
 
 if TYPE_CHECKING:  # pragma: no cover
     from .table import Table
 
 DV_BLOB_TYPE = "deletion-vector-v1"
-
-
-@dataclass(frozen=True)
-class TableFinding(Finding):
-    """A finding about one file of a table (``file`` is the location as written in the metadata)."""
-
-    file: str = ""
-
-    def to_dict(self) -> dict[str, Any]:
-        d = super().to_dict()
-        d["file"] = self.file
-        return d
-
-    def __str__(self) -> str:
-        return f"{super().__str__()} [{self.file}]" if self.file else super().__str__()
 
 
 def _f(code: str, severity: Severity, file: str, message: str, offset: Optional[int] = None,
@@ -177,7 +162,7 @@ def _check_row_lineage(table: "Table", snap: Any, out: list[Finding]) -> None:
     md = table.metadata
     if int(md.format_version or 0) < 3:
         return
-    next_row_id = md.raw.get("next-row-id")
+    next_row_id = md.next_row_id
     assigned: list[tuple[int, str]] = []
     for s in md.snapshots:
         if s.first_row_id is not None and s.added_rows is not None:
