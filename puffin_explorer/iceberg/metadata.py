@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import json
 import reprlib
-from dataclasses import dataclass, field
+from collections import Counter
+from dataclasses import dataclass, field, replace
 from typing import Any, Optional
 
 from ..errors import InvalidFileError, TableNotFoundError
-from ..regions import Finding
+from ..findings import lookup
+from ..regions import MAX_FINDINGS_PER_CODE, Finding, cap_per_code
+from .findings import TableFinding
 
 
 @dataclass(frozen=True)
@@ -159,16 +162,34 @@ class MetadataReader:
     def __init__(self, raw: Any, file: str) -> None:
         self.raw = raw
         self.file = file
-        self.findings: list[Finding] = []
+        self._found: list[Finding] = []
+        self._counts: Counter = Counter()
 
     # ---- findings -------------------------------------------------------------------------
     def add(self, code: str, message: str) -> None:
-        from .findings import TableFinding
-        from ..findings import lookup
-
+        """Record one finding; past ``MAX_FINDINGS_PER_CODE`` of a code only the count grows."""
+        self._counts[code] += 1
+        if self._counts[code] > MAX_FINDINGS_PER_CODE + 1:
+            return  # a huge array of the same mistake costs a count, not a finding each
         entry = lookup(code)
-        self.findings.append(TableFinding(code=code, severity=entry.severity, offset=None, message=message,
-                                          hint=entry.hint, file=self.file))
+        self._found.append(TableFinding(code=code, severity=entry.severity, offset=None, message=message,
+                                        hint=entry.hint, file=self.file))
+
+    @property
+    def findings(self) -> list[Finding]:
+        """The findings, at most ``MAX_FINDINGS_PER_CODE`` of a code, then one ``findings.capped`` per code."""
+        listed = cap_per_code(self._found)
+        if max(self._counts.values(), default=0) <= MAX_FINDINGS_PER_CODE:
+            return listed
+        out = []
+        for f in listed:
+            if f.code == "findings.capped":
+                code = f.message.split(" more ", 1)[1].split(" ", 1)[0]
+                n = self._counts[code]
+                f = replace(f, message=f"{n - MAX_FINDINGS_PER_CODE:,} more {code} findings are not listed "
+                                       f"({n:,} in all; a file lists at most {MAX_FINDINGS_PER_CODE:,} of one code)")
+            out.append(f)
+        return out
 
     # ---- typed fields --------------------------------------------------------------------
     def get(self, obj: dict, key: str, path: str, kind: str, required: bool = False,
@@ -365,7 +386,7 @@ class TableMetadata:
 
         # schemas
         schemas: dict[int, dict] = {}
-        listed = r.get(raw, "schemas", "", "list", required=v >= 2 and "schema" not in raw)
+        listed = r.get(raw, "schemas", "", "list", required=v >= 2)
         for i, s in enumerate(listed or []):
             got = r.schema(s, f"schemas[{i}]", id_required=True)
             if got is not None:
@@ -375,17 +396,17 @@ class TableMetadata:
                 else:
                     schemas[got[0]] = got[1]
         if listed is None:
-            single = r.get(raw, "schema", "", "dict", required=True)
+            single = r.get(raw, "schema", "", "dict", required=v == 1)
             got = r.schema(single, "schema", id_required=False) if single is not None else None
             if got is not None:
                 schemas[got[0]] = got[1]
         self._schemas = schemas
         current_schema = r.get(raw, "current-schema-id", "", "int", required=v >= 2 and listed is not None)
-        if current_schema is not None and current_schema not in schemas:
+        if current_schema is not None and schemas and current_schema not in schemas:
             r.add("iceberg.metadata-id-unresolved", f"current-schema-id {current_schema} is not the id of any "
                   f"schema (schemas: {_show(sorted(schemas))})")
             current_schema = None
-        if current_schema is None:
+        if current_schema not in schemas:
             single = raw.get("schema")
             current_schema = single.get("schema-id", 0) if isinstance(single, dict) and _is_int(
                 single.get("schema-id", 0)) and single.get("schema-id", 0) in schemas else next(iter(schemas), None)
@@ -408,7 +429,7 @@ class TableMetadata:
             specs[0] = [f for f in spec or [] if isinstance(f, dict)]
         self._specs = specs
         default_spec = r.get(raw, "default-spec-id", "", "int", required=v >= 2)
-        if default_spec is not None and default_spec not in specs:
+        if default_spec is not None and specs and default_spec not in specs:
             r.add("iceberg.metadata-id-unresolved", f"default-spec-id {default_spec} is not the id of any "
                   f"partition spec (specs: {_show(sorted(specs))})")
             default_spec = None
@@ -425,7 +446,7 @@ class TableMetadata:
                 orders.setdefault(oid, [f for f in fields if isinstance(f, dict)])
         self._orders = orders
         default_order = r.get(raw, "default-sort-order-id", "", "int", required=v >= 2)
-        if default_order is not None and default_order not in orders and not (default_order == 0 and not orders):
+        if default_order is not None and orders and default_order not in orders:
             r.add("iceberg.metadata-id-unresolved", f"default-sort-order-id {default_order} is not the id of any "
                   f"sort order (orders: {_show(sorted(orders))})")
             default_order = None
@@ -442,7 +463,7 @@ class TableMetadata:
                 r.add("iceberg.metadata-id-duplicate", f"snapshots[{i}].snapshot-id {snap.snapshot_id} is also an "
                       "earlier snapshot's id; skipped")
                 continue
-            if snap.schema_id is not None and snap.schema_id not in schemas:
+            if snap.schema_id is not None and schemas and snap.schema_id not in schemas:
                 r.add("iceberg.metadata-id-unresolved", f"snapshots[{i}].schema-id {snap.schema_id} is not the id "
                       "of any schema; the current schema is used")
                 snap.schema_id = None
