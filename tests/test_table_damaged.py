@@ -19,11 +19,11 @@ from puffin_explorer.errors import (InvalidFileError, NotInTableError, PuffinErr
 from puffin_explorer.iceberg.table import Table
 
 try:
-    from _warehouse_fixtures import (ORDERS_CURRENT_METADATA, ORDERS_SNAPSHOT, WRITTEN_ROOT, copy_warehouse,
-                                     edit_json, rewrite_orders_delete_manifest)
+    from _warehouse_fixtures import (FIXTURES, ORDERS_CURRENT_METADATA, ORDERS_SNAPSHOT, WRITTEN_ROOT,
+                                     copy_warehouse, edit_json, rewrite_orders_delete_manifest)
 except ImportError:  # tests/ imported as a package
-    from tests._warehouse_fixtures import (ORDERS_CURRENT_METADATA, ORDERS_SNAPSHOT, WRITTEN_ROOT, copy_warehouse,
-                                           edit_json, rewrite_orders_delete_manifest)
+    from tests._warehouse_fixtures import (FIXTURES, ORDERS_CURRENT_METADATA, ORDERS_SNAPSHOT, WRITTEN_ROOT,
+                                           copy_warehouse, edit_json, rewrite_orders_delete_manifest)
 
 ORDERS_SNAPSHOTS = [4894008605646771791, 5121291212189297242, 245724947423502827, 4843015790835191333,
                     ORDERS_SNAPSHOT]
@@ -351,3 +351,50 @@ def test_the_browser_opens_a_table_with_no_current_snapshot(shop):
         in browser.status.value
     assert len(browser.snapshot.options) == 5 and browser.snapshot.value is None
     assert "shop.orders: 5 snapshots" in browser.timeline.value
+
+
+def test_random_single_field_damage_never_crashes():
+    """A short fixed-seed run of tests/fuzz/fuzz_tables.py (the long run: ``--cases 600``)."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).parent / "fuzz"))
+    import fuzz_tables
+
+    report = fuzz_tables.run(12, seed=1)
+    assert report["cases"] == 12 and report["crashes"] == {}, report
+    assert report["outcomes"].get("ok", 0) + report["outcomes"].get("documented", 0) == 12
+
+
+def test_a_damaged_duckdb_table(tmp_path):
+    import shutil
+
+    root = tmp_path / "dv_single"
+    shutil.copytree(FIXTURES / "engines" / "duckdb" / "dv_single", root)
+
+    def change(md):
+        md["snapshots"][3]["summary"] = ["delete"]
+        md["snapshots"][3]["first-row-id"] = "100000"
+    edit_json(root / "metadata" / "v5.metadata.json", change)
+    t = Table.from_folder(str(root))
+    assert metadata_findings(t) == [
+        ("iceberg.metadata-field-type", "snapshots[3].summary is an array (['delete']), not an object"),
+        ("iceberg.metadata-field-type", "snapshots[3].first-row-id is a string ('100000'), not an integer"),
+    ]
+    snaps = t.snapshots()
+    assert len(snaps) == 4 and snaps.operation.tolist()[-1] == "" and snaps.first_row_id.isna().tolist()[-1]
+    live = t.timeline().live_rows
+    assert live.tolist()[:3] == [100_000, 90_000, 67_142] and live.isna().tolist() == [False, False, False, True]
+    html = t.to_html()
+    assert "Traceback" not in html and "snapshots[3].summary" in html
+    assert [f.code for f in t.check()][:2] == ["iceberg.metadata-field-type", "iceberg.metadata-field-type"]
+
+
+def test_puffin_files_of_a_snapshot_whose_manifest_list_is_missing(shop):
+    t = damage(shop, lambda md: md["snapshots"][4].__setitem__("manifest-list", "x"))
+    assert metadata_findings(t) == []
+    pf = t.puffin_files()
+    assert pf.role.tolist() == ["statistics"] and pf.blobs.tolist() == [5]
+    assert [f.code for f in t.findings][-1] == "iceberg.manifest-unreadable"
+    assert t.findings[-1].message.startswith(f"the DV files of snapshot {ORDERS_SNAPSHOT} are not listed: ")
+    html, _ = renders(t)
+    assert "iceberg.manifest-unreadable" in html

@@ -202,7 +202,7 @@ class MetadataReader:
         where = f"{path}.{key}" if path else key
         if value is _MISSING or (value is None and required):
             if required:
-                self.add("iceberg.metadata-field-missing", f"{where} is missing")
+                self.add("iceberg.metadata-field-missing", f"{where} is {'missing' if value is _MISSING else 'null'}")
             return None
         if value is None:
             return None

@@ -417,12 +417,24 @@ class Table(RichRepr):
         return df
 
     def puffin_files(self, snapshot_id: Optional[int] = None):
-        """Every Puffin file a snapshot references, with its role (``deletion-vectors`` or ``statistics``)."""
+        """Every Puffin file a snapshot references, with its role (``deletion-vectors`` or ``statistics``);
+        none for a table without a current snapshot."""
         import pandas as pd
 
+        cols = ["role", "file_path", "location", "file_size_in_bytes", "blobs", "record_count",
+                "snapshot_id", "sequence_number"]
+        if snapshot_id is None and self.metadata.current_snapshot_id is None:
+            return pd.DataFrame(columns=cols)
         snap = self.snapshot(snapshot_id)
         rows: dict[str, dict[str, Any]] = {}
-        for e in self.entries(snap.snapshot_id, content="deletes"):
+        try:
+            deletes = self.entries(snap.snapshot_id, content="deletes")
+        except PuffinError as exc:  # the statistics files are still listed; why the DV files are not is a finding
+            deletes = []
+            self._note(TableFinding(code="iceberg.manifest-unreadable", severity=Severity.ERROR,
+                                    offset=getattr(exc, "offset", None), file=snap.manifest_list or "",
+                                    message=f"the DV files of snapshot {snap.snapshot_id} are not listed: {exc}"))
+        for e in deletes:
             if e["kind"] != "dv":
                 continue
             r = rows.setdefault(e["file_path"], {
@@ -438,8 +450,6 @@ class Table(RichRepr):
                 "role": "statistics", "file_path": s.path, "location": self.locate(s.path),
                 "file_size_in_bytes": s.file_size_in_bytes, "blobs": len(s.blob_metadata),
                 "record_count": None, "snapshot_id": s.snapshot_id, "sequence_number": None})
-        cols = ["role", "file_path", "location", "file_size_in_bytes", "blobs", "record_count",
-                "snapshot_id", "sequence_number"]
         from .overview import int_columns
 
         records = list(rows.values())
