@@ -5,7 +5,8 @@ case rewrites the current metadata file of one table with one JSON value changed
 -1, 2**64, an empty array, an empty object, a huge array, a deeply nested value, a snapshot id that is not
 there) and then does what a user does: open the table (``Table.from_folder``) and the warehouse, render
 both cards (HTML and text), ``snapshots()``, ``timeline()``, ``statistics_files()``, ``puffin_files()``,
-``check()``, the current snapshot's card and ``commit_deletes()``, and the ``table`` CLI summary.
+``check()``, the current snapshot's card and ``commit_deletes()``, and the ``table`` CLI (summary as
+text and JSON, snapshots, stats, puffin as CSV).
 
 Outcomes: ``ok``; ``documented`` (``NotInTableError`` asking for the current snapshot of a table that has
 none); ``crash`` (any other exception, or a CLI "unexpected error"). Cases come from ``(seed, index)``.
@@ -109,11 +110,12 @@ def exercise(root: Path, name: str) -> None:
         t.snapshot(s.snapshot_id).to_text()
     wh = Warehouse(str(root))
     wh._repr_mimebundle_()
-    err = io.StringIO()
-    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
-        main(["table", str(folder)])
-    if "unexpected error" in err.getvalue():
-        raise RuntimeError(f"CLI: {err.getvalue().strip()}")
+    for view in (["summary"], ["summary", "--format", "json"], ["snapshots"], ["stats"], ["puffin", "--format", "csv"]):
+        err = io.StringIO()
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+            main(["table", str(folder), *view])
+        if "unexpected error" in err.getvalue():
+            raise RuntimeError(f"CLI {' '.join(view)}: {err.getvalue().strip()}")
 
 
 def run(cases: int, seed: int, replay: int = -1) -> dict[str, Any]:
