@@ -354,13 +354,13 @@ def test_the_browser_opens_a_table_with_no_current_snapshot(shop):
 
 
 def test_random_single_field_damage_never_crashes():
-    """A short fixed-seed run of tests/fuzz/fuzz_tables.py (the long run: ``--cases 600``)."""
+    """A short fixed-seed run of tests/fuzz/fuzz_table_metadata.py (the long run: ``--cases 600``)."""
     import sys
 
     sys.path.insert(0, str(Path(__file__).parent / "fuzz"))
-    import fuzz_tables
+    import fuzz_table_metadata
 
-    report = fuzz_tables.run(12, seed=1)
+    report = fuzz_table_metadata.run(12, seed=1)
     assert report["cases"] == 12 and report["crashes"] == {}, report
     assert report["outcomes"].get("ok", 0) + report["outcomes"].get("documented", 0) == 12
 

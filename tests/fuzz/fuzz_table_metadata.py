@@ -11,8 +11,8 @@ text and JSON, snapshots, stats, puffin as CSV).
 Outcomes: ``ok``; ``documented`` (``NotInTableError`` asking for the current snapshot of a table that has
 none); ``crash`` (any other exception, or a CLI "unexpected error"). Cases come from ``(seed, index)``.
 
-    python tests/fuzz/fuzz_tables.py --cases 600 --seed 1
-    python tests/fuzz/fuzz_tables.py --replay-case 17 --seed 1     # one case, with its traceback
+    python tests/fuzz/fuzz_table_metadata.py --cases 600 --seed 1
+    python tests/fuzz/fuzz_table_metadata.py --replay-case 17 --seed 1     # one case, with its traceback
 """
 
 from __future__ import annotations
