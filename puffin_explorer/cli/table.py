@@ -62,11 +62,29 @@ def open_table(location: str, table: Optional[str], relocate: dict[str, str], st
     raise UsageError(f"{join(location, '')} is a warehouse: pass --table NAME (one of: {', '.join(names)})")
 
 
+def _opening_findings(t, shared: Shared) -> int:
+    """The problems met opening the table, before any view: on stdout for text, on stderr for csv/json
+    (the output stays machine-readable). With ``--strict`` the first error ends the command."""
+    import sys
+
+    check_strict(t.findings, shared)
+    problems = [f for f in t.findings if f.severity.value != "info"]
+    for f in problems:
+        line = f"{f.severity.value} {f.code}: {f.message}"
+        if shared.format == "text":
+            out(line)
+        else:
+            sys.stderr.write(line + "\n")
+    return EXIT_FINDINGS if has_errors(problems) else EXIT_OK
+
+
 def run(args: argparse.Namespace, shared: Shared) -> int:
     t = open_table(args.location, args.table, shared.relocate, shared.storage_options)
     view, sid = args.view or "summary", args.snapshot
     if view == "summary":
         return _summary(t, sid, shared)
+    if sid is not None:
+        t.snapshot(sid)  # an unknown snapshot id ends the command with its name (NotInTableError)
     if view == "check":
         with Progress("checking DVs", minimum=200) as progress:
             findings = t.check(sid, progress=progress)
@@ -88,17 +106,24 @@ def run(args: argparse.Namespace, shared: Shared) -> int:
         "deletes": lambda: t.delete_files(sid),
         "stats": t.statistics_files,
         "puffin": lambda: t.puffin_files(sid),
-    }[view]()
-    frame(df, shared.format, args.max_rows)
-    return EXIT_OK
+    }
+    status = _opening_findings(t, shared)
+    frame(df[view](), shared.format, args.max_rows)
+    return status
 
 
 def _summary(t, sid: Optional[int], shared: Shared) -> int:
-    snap = t.metadata.snapshot(sid)
+    from ..errors import PuffinError
+
+    snap = t.metadata.snapshot(sid) if sid is None else t.snapshot(sid)
     counts = {}
+    unreadable = ""
     if snap is not None:
-        files = t.files(snap.snapshot_id, decode=False)
-        counts = {kind: (len(group), int(group.record_count.sum())) for kind, group in files.groupby("kind")}
+        try:
+            files = t.files(snap.snapshot_id, decode=False)
+            counts = {kind: (len(group), int(group.record_count.sum())) for kind, group in files.groupby("kind")}
+        except PuffinError as exc:
+            unreadable = str(exc)
     if shared.format != "text":
         import pandas as pd
 
@@ -107,17 +132,24 @@ def _summary(t, sid: Optional[int], shared: Shared) -> int:
                "snapshots": len(t.metadata.snapshots), "current_snapshot_id": t.metadata.current_snapshot_id,
                **{f"{k}_files": v[0] for k, v in counts.items()}, **{f"{k}_rows": v[1] for k, v in counts.items()},
                "statistics_files": len(t.statistics_files()),
-               "notes": "; ".join(f.message for f in t.findings)}
+               "notes": "; ".join([f"{f.code}: {f.message}" for f in t.findings]
+                                  + ([f"manifests unreadable: {unreadable}"] if unreadable else []))}
+        check_strict(t.findings, shared)
         frame(pd.DataFrame([row]), shared.format)
-        return EXIT_OK
+        return EXIT_FINDINGS if unreadable or has_errors(t.findings) else EXIT_OK
+    status = _opening_findings(t, shared)
     out(f"table      {t.name} (format v{t.metadata.format_version})")
     out(f"metadata   {t.metadata_location}")
     out(f"location   {t.metadata.location}")
     for f in t.findings:
-        out(f"note       {f.message}")
+        if f.severity.value == "info":
+            out(f"note       {f.message}")
     out(f"snapshots  {len(t.metadata.snapshots)}; current {t.metadata.current_snapshot_id}")
-    if snap is not None:
+    if unreadable:
+        out(f"manifests  unreadable: {unreadable}")
+        status = EXIT_FINDINGS
+    elif snap is not None:
         for kind, (n, rows) in counts.items():
             out(f"  {kind:<17} {n:>7,} files {rows:>14,} rows")
-        out(f"  statistics files  {len(t.statistics_files()):>7,}")
-    return EXIT_OK
+    out(f"  statistics files  {len(t.statistics_files()):>7,}")
+    return status

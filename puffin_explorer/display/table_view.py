@@ -314,16 +314,22 @@ def _stats_html(t: Any, opts: RenderOptions) -> str:
 
 
 def table_html(t: Any, opts: RenderOptions = RenderOptions()) -> str:
-    head = _table_facts(t) + _safe("totals", lambda: _totals_html(t))
+    head = _safe("facts", lambda: _table_facts(t)) + _safe("totals", lambda: _totals_html(t))
     parts = [H.card("Iceberg table", t.name, head)]
     found = _safe("checks", lambda: findings_html(t.card_findings(), title="Findings", max_rows=opts.max_rows)
                   or '<div class="pe-note pe-ok">no findings from the metadata (t.check() also reads every DV '
                      "and statistics file)</div>")
     parts.append(found)
     if t.metadata.current_snapshot_id is None:
-        parts.append('<div class="pe-note">no snapshot: the table is empty</div>')
+        if not t.metadata.snapshots:
+            parts.append('<div class="pe-note">no snapshot: the table is empty</div>')
+        else:
+            parts.append('<div class="pe-note">no current snapshot (see the findings); the snapshots the metadata '
+                         "lists:</div>")
+            parts.append(_safe("snapshot timeline", lambda: _timeline_html(t, opts)))
+            parts.append(_safe("statistics files", lambda: _stats_html(t, opts)))
         parts.append(_safe("schema", lambda: _schema_html(t, opts)))
-        parts.append(_properties_html(t, opts))
+        parts.append(_safe("properties", lambda: _properties_html(t, opts)))
         return "".join(parts)
     parts.append(_safe("snapshot timeline", lambda: _timeline_html(t, opts)))
     parts.append(_safe("delete debt", lambda: H.details("Delete debt", _debt_html(t.delete_debt(), opts), True)))
@@ -358,12 +364,14 @@ def table_text(t: Any, opts: RenderOptions = RenderOptions()) -> str:
         return "snapshots\n" + T.table(["seq", "snapshot id", "committed (UTC)", "operation", "live rows", "deleted"],
                                         rows, right=(0, 4, 5), total=len(df))
 
-    if md.current_snapshot_id is not None:
+    if md.current_snapshot_id is None and md.snapshots:
+        lines.append("  no current snapshot (see the findings)")
+    if md.snapshots:
         lines.append(_safe_text("snapshots", tl))
-    lines.append("schema\n" + T.table(["id", "name", "type", "required"],
+    lines.append(_safe_text("schema", lambda: "schema\n" + T.table(["id", "name", "type", "required"],
                                       [[str(f.id), f.name, f"{f.type if isinstance(f.type, str) else 'nested'}",
                                         "required" if f.required else "optional"] for f in md.fields()],
-                                      right=(0,)))
+                                      right=(0,))))
     return "\n".join(lines)
 
 
@@ -414,7 +422,10 @@ def snapshot_html(s: Any, opts: RenderOptions = RenderOptions()) -> str:
 def _ts(ms: int):
     import pandas as pd
 
-    return pd.Timestamp(ms, unit="ms", tz="UTC")
+    try:
+        return pd.Timestamp(ms, unit="ms", tz="UTC")
+    except (OverflowError, ValueError):  # OutOfBoundsDatetime is a ValueError
+        return None
 
 
 def snapshot_text(s: Any, opts: RenderOptions = RenderOptions()) -> str:

@@ -6,33 +6,18 @@ file it is about (offsets are in that file).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from ..errors import PuffinError
 from ..regions import Finding, Severity
 from ..format import container
+from .findings import TableFinding
 from .paths import basename, normalize, parent
 
 if TYPE_CHECKING:  # pragma: no cover
     from .table import Table
 
 DV_BLOB_TYPE = "deletion-vector-v1"
-
-
-@dataclass(frozen=True)
-class TableFinding(Finding):
-    """A finding about one file of a table (``file`` is the location as written in the metadata)."""
-
-    file: str = ""
-
-    def to_dict(self) -> dict[str, Any]:
-        d = super().to_dict()
-        d["file"] = self.file
-        return d
-
-    def __str__(self) -> str:
-        return f"{super().__str__()} [{self.file}]" if self.file else super().__str__()
 
 
 def _f(code: str, severity: Severity, file: str, message: str, offset: Optional[int] = None,
@@ -70,7 +55,7 @@ def _open_puffin(table: "Table", path: str, out: list[Finding]):
         return PuffinFile(table.locate(path), storage_options=table.io.storage_options)
     except (PuffinError, OSError, ValueError) as exc:
         missing = not table.io.exists(table.locate(path))
-        out.append(_f("iceberg.file-missing" if missing else "puffin-unreadable", Severity.ERROR, path,
+        out.append(_f("iceberg.file-missing" if missing else "iceberg.puffin-unreadable", Severity.ERROR, path,
                       f"cannot open Puffin file {table.locate(path)}: {exc}", getattr(exc, "offset", None)))
         return None
 
@@ -79,28 +64,57 @@ def check_table(table: "Table", snapshot_id: Optional[int] = None, check_files_e
                 progress: Optional[Callable[[int, int], None]] = None, read_files: bool = True) -> list[Finding]:
     """Run every cross-check on one snapshot (current by default) and the table's statistics files.
 
-    ``progress(done, total)`` is called as DVs are checked. ``read_files=False`` runs only
-    the checks that need no Puffin byte (summary totals, DV references).
+    The metadata file's own findings come first. ``progress(done, total)`` is called as DVs
+    are checked. ``read_files=False`` runs only the checks that need no Puffin byte (summary
+    totals, DV references). A table with no current snapshot gets the checks that need none.
     """
-    out: list[Finding] = []
+    out: list[Finding] = list(table.metadata.findings)
+    if snapshot_id is None and table.metadata.current_snapshot_id is None:
+        if read_files:
+            _check_statistics(table, out)
+        return out
     snap = table.snapshot(snapshot_id)
     try:
         data = table.entries(snap.snapshot_id, content="data")
         deletes = table.entries(snap.snapshot_id, content="deletes")
     except PuffinError as exc:
-        return [_f("iceberg.manifest-unreadable", Severity.ERROR, snap.manifest_list or "", str(exc), exc.offset)]
+        return out + [_f("iceberg.manifest-unreadable", Severity.ERROR, snap.manifest_list or "", str(exc),
+                         exc.offset)]
     try:
         every = table.entries(snap.snapshot_id, include_deleted=True)
     except PuffinError:
         every = data + deletes
-    _check_summary(snap, data, deletes, out, every)
-    _check_quirks(table, snap, data, deletes, every, out)
-    _check_row_lineage(table, snap, out)
-    _check_dvs(table, snap.snapshot_id, data, deletes, out, progress, read_files)
-    if read_files:
-        _check_statistics(table, out)
-    if check_files_exist:
-        _check_files_exist(table, snap.snapshot_id, data + deletes, out)
+    counts: dict[str, Any] = {}
+
+    def position_delete_counts() -> dict[str, dict[str, int]]:
+        """Per data file, rows named by the live position-delete files (read once; an unreadable one is a finding)."""
+        if "v" not in counts:
+            try:
+                counts["v"] = table.position_delete_counts(snap.snapshot_id)
+            except (PuffinError, OSError) as exc:
+                counts["v"] = {"rows": {}, "files": {}}
+                code = "iceberg.position-delete-unreadable" if getattr(exc, "code", "") == \
+                    "iceberg.position-delete-unreadable" else "iceberg.file-missing"
+                what = "" if code != "iceberg.file-missing" else "cannot read position deletes: "
+                named = [e["file_path"] for e in deletes if e["kind"] == "position-deletes"
+                         and table.locate(e["file_path"]) in str(exc)]
+                out.append(_f(code, Severity.ERROR, named[0] if named else "", f"{what}{exc}"))
+        return counts["v"]
+
+    try:
+        _check_summary(snap, data, deletes, out, every)
+        _check_quirks(table, snap, data, deletes, every, out, position_delete_counts)
+        _check_row_lineage(table, snap, out)
+        _check_dvs(table, snap.snapshot_id, data, deletes, out, progress, read_files)
+        if read_files and any(e["kind"] == "position-deletes" for e in deletes):
+            position_delete_counts()
+        if read_files:
+            _check_statistics(table, out)
+        if check_files_exist:
+            _check_files_exist(table, snap.snapshot_id, data + deletes, out)
+    except PuffinError as exc:  # what the checks read themselves (a manifest list, a statistics file)
+        out.append(_f("iceberg.manifest-unreadable", Severity.ERROR, getattr(exc, "location", None) or "",
+                      str(exc), exc.offset))
     return out
 
 
@@ -141,7 +155,7 @@ def _check_summary(snap: Any, data: list[dict], deletes: list[dict], out: list[F
 
 
 def _check_quirks(table: "Table", snap: Any, data: list[dict], deletes: list[dict], every: list[dict],
-                  out: list[Finding]) -> None:
+                  out: list[Finding], position_delete_counts: Callable[[], dict]) -> None:
     """Writer habits that change no number here but that a reader should know about."""
     empty = [e for e in every if e.get("empty_referenced_data_file")]
     if empty:
@@ -158,11 +172,7 @@ def _check_quirks(table: "Table", snap: Any, data: list[dict], deletes: list[dic
     dv_targets = {normalize(e["referenced_data_file"]) for e in deletes
                   if e["kind"] == "dv" and e.get("referenced_data_file")}
     if dv_targets and any(e["kind"] == "position-deletes" for e in deletes):
-        try:
-            counts = table.position_delete_counts(snap.snapshot_id)
-        except (PuffinError, OSError) as exc:
-            counts = {"rows": {}, "files": {}}
-            out.append(_f("iceberg.file-missing", Severity.ERROR, "", f"cannot read position deletes: {exc}"))
+        counts = position_delete_counts()
         covered = {k: n for k, n in counts["rows"].items() if k in dv_targets}
         if covered:
             out.append(_f("iceberg.position-deletes-superseded", Severity.INFO, "",
@@ -177,7 +187,7 @@ def _check_row_lineage(table: "Table", snap: Any, out: list[Finding]) -> None:
     md = table.metadata
     if int(md.format_version or 0) < 3:
         return
-    next_row_id = md.raw.get("next-row-id")
+    next_row_id = md.next_row_id
     assigned: list[tuple[int, str]] = []
     for s in md.snapshots:
         if s.first_row_id is not None and s.added_rows is not None:

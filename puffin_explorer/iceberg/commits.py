@@ -140,7 +140,7 @@ class CommitDeletes(RichRepr):
         return out
 
     def _finding(self, code: str, message: str, severity: Severity = Severity.ERROR) -> None:
-        from .checks import TableFinding
+        from .findings import TableFinding
 
         self.findings.append(TableFinding(code=code, severity=severity, offset=None, message=message,
                                           file=self.snapshot.manifest_list or ""))
@@ -190,7 +190,9 @@ class CommitDeletes(RichRepr):
                 try:
                     t = self.table._read_parquet(e["file_path"], columns=["file_path", "pos"]).to_pandas()
                 except (PuffinError, OSError, ValueError) as exc:
-                    self._finding("iceberg.file-missing", f"{e['file_path']}: {exc}", Severity.ERROR)
+                    unreadable = getattr(exc, "code", "") == "iceberg.position-delete-unreadable"
+                    self._finding("iceberg.position-delete-unreadable" if unreadable else "iceberg.file-missing",
+                                  str(exc) if unreadable else f"{e['file_path']}: {exc}", Severity.ERROR)
                     continue
                 for ref, group in t.groupby("file_path", sort=True):
                     positions = np.sort(group["pos"].to_numpy(dtype=np.int64))

@@ -8,8 +8,28 @@ and the file it is in; the old composed form ``dv-invalid:<code>`` is an alias.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any
+
 from ..findings import define, define_prefix_alias
-from ..regions import Severity
+from ..regions import Finding, Severity
+
+
+
+@dataclass(frozen=True)
+class TableFinding(Finding):
+    """A finding about one file of a table (``file`` is the location as written in the metadata)."""
+
+    file: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        d = super().to_dict()
+        d["file"] = self.file
+        return d
+
+    def __str__(self) -> str:
+        return f"{super().__str__()} [{self.file}]" if self.file else super().__str__()
+
 
 E, W, I = Severity.ERROR, Severity.WARNING, Severity.INFO
 LAYER = "iceberg"
@@ -83,6 +103,20 @@ _NEW_CODES = [
      "file_size_in_bytes", ""),
     ("iceberg.entry-partition-mismatch", W, "a manifest entry's partition record does not fit its partition spec "
      "(other field names, a bucket value outside the bucket count)", ""),
+    ("iceberg.metadata-field-missing", E, "a field the table metadata's format version requires is missing",
+     "the message names the JSON path; what depends on it is read without it"),
+    ("iceberg.metadata-field-type", E, "a table metadata field has the wrong JSON type (a string where the spec "
+     "says an object, an id that is not an integer, ...); it is read as absent",
+     "the message names the JSON path and the value seen"),
+    ("iceberg.metadata-number-range", E, "a number in the table metadata is outside the range of its type (a long "
+     "beyond int64, a negative size or count); it is read as absent", ""),
+    ("iceberg.metadata-id-unresolved", E, "an id in the table metadata names a snapshot, schema, partition spec or "
+     "sort order the metadata does not have", "the message names the JSON path and the id"),
+    ("iceberg.metadata-id-duplicate", E, "two snapshots, schemas, specs or sort orders of the table metadata have "
+     "the same id; the first one is read", ""),
+    ("iceberg.metadata-format-version", E, "the table metadata's format-version is not 1, 2 or 3; it is read with "
+     "the rules of the nearest known version", ""),
+    ("iceberg.position-delete-unreadable", E, "a position-delete file is not a readable Parquet file", ""),
 ]
 
 for _code, _sev, _meaning, _hint in _NEW_CODES:

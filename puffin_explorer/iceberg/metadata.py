@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+import reprlib
+from collections import Counter
+from dataclasses import dataclass, field, replace
 from typing import Any, Optional
 
-from ..errors import InvalidFileError
+from ..errors import InvalidFileError, TableNotFoundError
+from ..findings import lookup
+from ..regions import MAX_FINDINGS_PER_CODE, Finding, cap_per_code
+from .findings import TableFinding
 
 
 @dataclass(frozen=True)
@@ -33,7 +38,7 @@ RESERVED_FIELDS: dict[int, tuple[str, str]] = {
 
 
 def flatten_schema(schema: dict[str, Any]) -> list[SchemaField]:
-    """Every field id in a schema, nested ones included, in order."""
+    """Every field id in a schema, nested ones included, in order (fields without an integer id are skipped)."""
     out: list[SchemaField] = []
 
     def visit_type(t: Any, prefix: str) -> None:
@@ -41,22 +46,35 @@ def flatten_schema(schema: dict[str, Any]) -> list[SchemaField]:
             return
         kind = t.get("type")
         if kind == "struct":
-            for f in t.get("fields", []):
+            fields = t.get("fields")
+            for f in fields if isinstance(fields, list) else []:
+                if not isinstance(f, dict) or not _is_int(f.get("id")):
+                    continue
                 name = f"{prefix}{f.get('name')}"
-                out.append(SchemaField(int(f["id"]), name, f.get("type"), bool(f.get("required"))))
+                out.append(SchemaField(f["id"], name, f.get("type"), bool(f.get("required"))))
                 visit_type(f.get("type"), name + ".")
         elif kind == "list":
             name = prefix + "element"
-            out.append(SchemaField(int(t["element-id"]), name, t.get("element"), bool(t.get("element-required"))))
+            if _is_int(t.get("element-id")):
+                out.append(SchemaField(t["element-id"], name, t.get("element"), bool(t.get("element-required"))))
             visit_type(t.get("element"), name + ".")
         elif kind == "map":
             for part in ("key", "value"):
                 name = prefix + part
-                out.append(SchemaField(int(t[f"{part}-id"]), name, t.get(part), part == "key"))
+                if _is_int(t.get(f"{part}-id")):
+                    out.append(SchemaField(t[f"{part}-id"], name, t.get(part), part == "key"))
                 visit_type(t.get(part), name + ".")
 
     visit_type({"type": "struct", "fields": schema.get("fields", [])}, "")
     return out
+
+
+INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
+
+
+def _is_int(value: Any) -> bool:
+    """A JSON integer within int64 (``true`` is not a number)."""
+    return isinstance(value, int) and not isinstance(value, bool) and INT64_MIN <= value <= INT64_MAX
 
 
 def _opt_int(value: Any) -> Optional[int]:
@@ -90,18 +108,11 @@ class Snapshot:
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> "Snapshot":
-        return cls(
-            snapshot_id=int(d["snapshot-id"]),
-            parent_snapshot_id=_opt_int(d.get("parent-snapshot-id")),
-            sequence_number=int(d.get("sequence-number", 0)),
-            timestamp_ms=int(d.get("timestamp-ms", 0)),
-            manifest_list=d.get("manifest-list"),
-            manifests=list(d.get("manifests") or []),
-            summary={str(k): str(v) for k, v in (d.get("summary") or {}).items()},
-            schema_id=_opt_int(d.get("schema-id")),
-            first_row_id=_opt_int(d.get("first-row-id")),
-            added_rows=_opt_int(d.get("added-rows")),
-        )
+        """A snapshot from its JSON object; problems are dropped (see :class:`TableMetadata` for findings)."""
+        snap = MetadataReader({}, "").snapshot(d, "snapshot", 2)
+        if snap is None:
+            raise InvalidFileError(f"not a snapshot: {_show(d)}", None, "iceberg.metadata-field-missing")
+        return snap
 
 
 @dataclass
@@ -116,65 +127,426 @@ class StatisticsFile:
     blob_metadata: list[dict[str, Any]] = field(default_factory=list)
 
 
+_SHOW = reprlib.Repr()
+_SHOW.maxstring, _SHOW.maxother, _SHOW.maxlist, _SHOW.maxdict, _SHOW.maxlevel = 60, 60, 4, 3, 2
+
+
+def _show(value: Any) -> str:
+    """A short, bounded rendering of a JSON value for a message (a huge array costs no more than a small one)."""
+    return _SHOW.repr(value)
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int):
+        return "an integer"
+    if isinstance(value, float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    return "an object"
+
+
+_MISSING = object()
+
+
+class MetadataReader:
+    """Reads a ``metadata.json`` object field by field for its format version; every problem is a
+    finding naming the file and the JSON path, and what can be read is read."""
+
+    def __init__(self, raw: Any, file: str) -> None:
+        self.raw = raw
+        self.file = file
+        self._found: list[Finding] = []
+        self._counts: Counter = Counter()
+
+    # ---- findings -------------------------------------------------------------------------
+    def add(self, code: str, message: str) -> None:
+        """Record one finding; past ``MAX_FINDINGS_PER_CODE`` of a code only the count grows."""
+        self._counts[code] += 1
+        if self._counts[code] > MAX_FINDINGS_PER_CODE + 1:
+            return  # a huge array of the same mistake costs a count, not a finding each
+        entry = lookup(code)
+        self._found.append(TableFinding(code=code, severity=entry.severity, offset=None, message=message,
+                                        hint=entry.hint, file=self.file))
+
+    @property
+    def findings(self) -> list[Finding]:
+        """The findings, at most ``MAX_FINDINGS_PER_CODE`` of a code, then one ``findings.capped`` per code."""
+        listed = cap_per_code(self._found)
+        if max(self._counts.values(), default=0) <= MAX_FINDINGS_PER_CODE:
+            return listed
+        out = []
+        for f in listed:
+            if f.code == "findings.capped":
+                code = f.message.split(" more ", 1)[1].split(" ", 1)[0]
+                n = self._counts[code]
+                f = replace(f, message=f"{n - MAX_FINDINGS_PER_CODE:,} more {code} findings are not listed "
+                                       f"({n:,} in all; a file lists at most {MAX_FINDINGS_PER_CODE:,} of one code)")
+            out.append(f)
+        return out
+
+    # ---- typed fields --------------------------------------------------------------------
+    def get(self, obj: dict, key: str, path: str, kind: str, required: bool = False,
+            what: str = "") -> Any:
+        """``obj[key]`` when it has the JSON type ``kind`` (int, str, dict, list, bool), else None with a finding.
+
+        ``int`` values must fit int64 (``what`` ``"size"`` or ``"count"``: also not negative).
+        """
+        value = obj.get(key, _MISSING)
+        where = f"{path}.{key}" if path else key
+        if value is _MISSING or (value is None and required):
+            if required:
+                self.add("iceberg.metadata-field-missing", f"{where} is {'missing' if value is _MISSING else 'null'}")
+            return None
+        if value is None:
+            return None
+        expected = {"int": int, "str": str, "dict": dict, "list": list, "bool": bool}[kind]
+        ok = isinstance(value, expected) and (kind == "bool" or not isinstance(value, bool))
+        if not ok:
+            names = {"int": "an integer", "str": "a string", "dict": "an object", "list": "an array",
+                     "bool": "a boolean"}
+            self.add("iceberg.metadata-field-type",
+                     f"{where} is {_json_type(value)} ({_show(value)}), not {names[kind]}")
+            return None
+        if kind == "int":
+            low = 0 if what in ("size", "count") else INT64_MIN
+            if not low <= value <= INT64_MAX:
+                self.add("iceberg.metadata-number-range",
+                         f"{where} is {_show(value)}, outside the range of a "
+                         f"{'non-negative ' if low == 0 else ''}long")
+                return None
+        return value
+
+    # ---- parts ---------------------------------------------------------------------------
+    def type_(self, t: Any, path: str) -> Any:
+        """A schema type with the nested fields that have no usable id left out."""
+        if not isinstance(t, dict):
+            return t
+        kind = t.get("type")
+        if kind == "struct":
+            fields = self.get(t, "fields", path, "list", required=True) or []
+            kept = []
+            for i, f in enumerate(fields):
+                fp = f"{path}.fields[{i}]"
+                if not isinstance(f, dict):
+                    self.add("iceberg.metadata-field-type", f"{fp} is {_json_type(f)} ({_show(f)}), not an object; "
+                             "skipped")
+                    continue
+                fid = self.get(f, "id", fp, "int", required=True)
+                name = self.get(f, "name", fp, "str", required=True)
+                if fid is None:
+                    continue  # reported; a column without an id cannot be matched to any file
+                kept.append(dict(f, name=name if name is not None else f"#{fid}",
+                                 type=self.type_(f.get("type"), f"{fp}.type")))
+            return dict(t, fields=kept)
+        if kind == "list":
+            self.get(t, "element-id", path, "int", required=True)
+            return dict(t, element=self.type_(t.get("element"), f"{path}.element"))
+        if kind == "map":
+            self.get(t, "key-id", path, "int", required=True)
+            self.get(t, "value-id", path, "int", required=True)
+            return dict(t, key=self.type_(t.get("key"), f"{path}.key"),
+                        value=self.type_(t.get("value"), f"{path}.value"))
+        return t
+
+    def schema(self, s: Any, path: str, id_required: bool) -> Optional[tuple[int, dict]]:
+        if not isinstance(s, dict):
+            self.add("iceberg.metadata-field-type", f"{path} is {_json_type(s)} ({_show(s)}), not an object; skipped")
+            return None
+        sid = self.get(s, "schema-id", path, "int", required=id_required)
+        if sid is None and (id_required or "schema-id" in s):
+            return None
+        cleaned = self.type_(dict(s, type="struct"), path)
+        return (sid or 0), dict(s, fields=cleaned.get("fields", []))
+
+    def snapshot(self, d: Any, path: str, version: int) -> Optional[Snapshot]:
+        if not isinstance(d, dict):
+            self.add("iceberg.metadata-field-type", f"{path} is {_json_type(d)} ({_show(d)}), not an object; skipped")
+            return None
+        sid = self.get(d, "snapshot-id", path, "int", required=True)
+        if sid is None:
+            return None  # reported: nothing can refer to a snapshot without an id
+        summary_raw = self.get(d, "summary", path, "dict", required=version >= 2)
+        summary: dict[str, str] = {}
+        for k, v in (summary_raw or {}).items():
+            if isinstance(v, (dict, list)):
+                self.add("iceberg.metadata-field-type", f"{path}.summary.{k} is {_json_type(v)} ({_show(v)}), "
+                         "not a string; skipped")
+                continue
+            summary[str(k)] = v if isinstance(v, str) else json.dumps(v)
+        if summary_raw is not None and version >= 2 and "operation" not in summary:
+            self.add("iceberg.metadata-field-missing", f"{path}.summary.operation is missing")
+        manifest_list = self.get(d, "manifest-list", path, "str", required=version >= 2)
+        manifests = self.get(d, "manifests", path, "list") or []
+        kept_manifests = [m for m in manifests if isinstance(m, str)]
+        if len(kept_manifests) != len(manifests):
+            self.add("iceberg.metadata-field-type", f"{path}.manifests has {len(manifests) - len(kept_manifests)} "
+                     "entries that are not strings; skipped")
+        seq = self.get(d, "sequence-number", path, "int", required=version >= 2)
+        ts = self.get(d, "timestamp-ms", path, "int", required=True)
+        return Snapshot(
+            snapshot_id=sid,
+            parent_snapshot_id=self.get(d, "parent-snapshot-id", path, "int"),
+            sequence_number=seq or 0,
+            timestamp_ms=ts or 0,
+            manifest_list=manifest_list,
+            manifests=kept_manifests,
+            summary=summary,
+            schema_id=self.get(d, "schema-id", path, "int"),
+            first_row_id=self.get(d, "first-row-id", path, "int", what="count"),
+            added_rows=self.get(d, "added-rows", path, "int", what="count"),
+        )
+
+    def statistics(self, s: Any, path: str, kind: str) -> Optional[StatisticsFile]:
+        if not isinstance(s, dict):
+            self.add("iceberg.metadata-field-type", f"{path} is {_json_type(s)} ({_show(s)}), not an object; skipped")
+            return None
+        sid = self.get(s, "snapshot-id", path, "int", required=True)
+        stats_path = self.get(s, "statistics-path", path, "str", required=True)
+        size = self.get(s, "file-size-in-bytes", path, "int", required=True, what="size")
+        if sid is None or stats_path is None:
+            return None  # reported: a statistics file is known by its snapshot and its path
+        if kind == "partition":
+            return StatisticsFile("partition", sid, stats_path, size, None, [])
+        footer = self.get(s, "file-footer-size-in-bytes", path, "int", required=True, what="size")
+        blobs = []
+        for i, b in enumerate(self.get(s, "blob-metadata", path, "list", required=True) or []):
+            bp = f"{path}.blob-metadata[{i}]"
+            if not isinstance(b, dict):
+                self.add("iceberg.metadata-field-type", f"{bp} is {_json_type(b)} ({_show(b)}), not an object; "
+                         "skipped")
+                continue
+            fields = self.get(b, "fields", bp, "list", required=True) or []
+            ids = [f for f in fields if _is_int(f)]
+            if len(ids) != len(fields):
+                self.add("iceberg.metadata-field-type", f"{bp}.fields holds {_show(fields)}: field ids are "
+                         "integers; the others are skipped")
+            props = self.get(b, "properties", bp, "dict") or {}
+            blobs.append({
+                "type": self.get(b, "type", bp, "str", required=True) or "",
+                "snapshot-id": self.get(b, "snapshot-id", bp, "int", required=True),
+                "sequence-number": self.get(b, "sequence-number", bp, "int", required=True),
+                "fields": ids,
+                "properties": {str(k): v if isinstance(v, str) else json.dumps(v) for k, v in props.items()},
+            })
+        return StatisticsFile("table", sid, stats_path, size, footer, blobs)
+
+
 @dataclass
 class TableMetadata:
-    """A parsed ``metadata.json``; ``raw`` keeps the whole JSON object."""
+    """A parsed ``metadata.json``, read field by field: ``raw`` keeps the whole JSON object,
+    ``findings`` every problem (named by JSON path); the properties give what could be read."""
 
     raw: dict[str, Any]
     location_read: str = ""
+    findings: list[Finding] = field(default_factory=list, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self._read()
 
     @classmethod
     def from_bytes(cls, data: bytes, location_read: str = "") -> "TableMetadata":
+        """Parse a metadata file; only bytes that are not a JSON object raise (:class:`TableNotFoundError`)."""
         try:
             raw = json.loads(data)
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
             pos = getattr(exc, "pos", None)
-            raise InvalidFileError(f"{location_read}: not valid JSON table metadata: {exc}", pos,
-                                   "metadata-json") from exc
-        if not isinstance(raw, dict) or "format-version" not in raw:
-            raise InvalidFileError(f"{location_read}: no format-version: not Iceberg table metadata",
-                                   0, "metadata-json")
+            raise TableNotFoundError(f"{location_read}: not valid JSON table metadata: {exc}", pos,
+                                     "metadata-json", location=location_read) from exc
+        if not isinstance(raw, dict):
+            raise TableNotFoundError(f"{location_read}: the JSON is {_json_type(raw)}, not an object: not "
+                                     "Iceberg table metadata", 0, "metadata-json", location=location_read)
         return cls(raw, location_read)
 
+    # ---- reading, once -------------------------------------------------------------------
+    def _read(self) -> None:
+        r = MetadataReader(self.raw, self.location_read)
+        raw = self.raw
+        version = r.get(raw, "format-version", "", "int", required=True)
+        if version is None:
+            version = 3 if "next-row-id" in raw else 2 if "schemas" in raw else 1
+        elif version not in (1, 2, 3):
+            r.add("iceberg.metadata-format-version", f"format-version is {_show(version)}; read as "
+                  f"{min(max(version, 1), 3)}")
+            version = min(max(version, 1), 3)
+        self._version = v = version
+        self._location = r.get(raw, "location", "", "str", required=True) or ""
+        self._uuid = r.get(raw, "table-uuid", "", "str", required=v >= 2)
+        r.get(raw, "last-sequence-number", "", "int", required=v >= 2, what="count")
+        self._last_updated = r.get(raw, "last-updated-ms", "", "int", required=True)
+        r.get(raw, "last-column-id", "", "int", required=True)
+        props = r.get(raw, "properties", "", "dict") or {}
+        self._properties = {str(k): val if isinstance(val, str) else json.dumps(val) for k, val in props.items()}
+
+        # schemas
+        schemas: dict[int, dict] = {}
+        listed = r.get(raw, "schemas", "", "list", required=v >= 2)
+        for i, s in enumerate(listed or []):
+            got = r.schema(s, f"schemas[{i}]", id_required=True)
+            if got is not None:
+                if got[0] in schemas:
+                    r.add("iceberg.metadata-id-duplicate", f"schemas[{i}].schema-id {got[0]} is also an earlier "
+                          "schema's id; skipped")
+                else:
+                    schemas[got[0]] = got[1]
+        if listed is None:
+            single = r.get(raw, "schema", "", "dict", required=v == 1)
+            got = r.schema(single, "schema", id_required=False) if single is not None else None
+            if got is not None:
+                schemas[got[0]] = got[1]
+        self._schemas = schemas
+        current_schema = r.get(raw, "current-schema-id", "", "int", required=v >= 2 and listed is not None)
+        if current_schema is not None and schemas and current_schema not in schemas:
+            r.add("iceberg.metadata-id-unresolved", f"current-schema-id {current_schema} is not the id of any "
+                  f"schema (schemas: {_show(sorted(schemas))})")
+            current_schema = None
+        if current_schema not in schemas:
+            single = raw.get("schema")
+            current_schema = single.get("schema-id", 0) if isinstance(single, dict) and _is_int(
+                single.get("schema-id", 0)) and single.get("schema-id", 0) in schemas else next(iter(schemas), None)
+        self._current_schema = current_schema
+
+        # partition specs and sort orders
+        specs: dict[int, list[dict]] = {}
+        listed = r.get(raw, "partition-specs", "", "list", required=v >= 2)
+        for i, s in enumerate(listed or []):
+            p = f"partition-specs[{i}]"
+            if not isinstance(s, dict):
+                r.add("iceberg.metadata-field-type", f"{p} is {_json_type(s)} ({_show(s)}), not an object; skipped")
+                continue
+            sid = r.get(s, "spec-id", p, "int", required=True)
+            fields = r.get(s, "fields", p, "list", required=True) or []
+            if sid is not None:
+                specs.setdefault(sid, [f for f in fields if isinstance(f, dict)])
+        if listed is None:
+            spec = r.get(raw, "partition-spec", "", "list", required=v == 1)
+            specs[0] = [f for f in spec or [] if isinstance(f, dict)]
+        self._specs = specs
+        default_spec = r.get(raw, "default-spec-id", "", "int", required=v >= 2)
+        if default_spec is not None and specs and default_spec not in specs:
+            r.add("iceberg.metadata-id-unresolved", f"default-spec-id {default_spec} is not the id of any "
+                  f"partition spec (specs: {_show(sorted(specs))})")
+            default_spec = None
+        self._default_spec = default_spec if default_spec is not None else next(iter(specs), 0)
+        orders: dict[int, list[dict]] = {}
+        for i, o in enumerate(r.get(raw, "sort-orders", "", "list", required=v >= 2) or []):
+            p = f"sort-orders[{i}]"
+            if not isinstance(o, dict):
+                r.add("iceberg.metadata-field-type", f"{p} is {_json_type(o)} ({_show(o)}), not an object; skipped")
+                continue
+            oid = r.get(o, "order-id", p, "int", required=True)
+            fields = r.get(o, "fields", p, "list", required=True) or []
+            if oid is not None:
+                orders.setdefault(oid, [f for f in fields if isinstance(f, dict)])
+        self._orders = orders
+        default_order = r.get(raw, "default-sort-order-id", "", "int", required=v >= 2)
+        if default_order is not None and orders and default_order not in orders:
+            r.add("iceberg.metadata-id-unresolved", f"default-sort-order-id {default_order} is not the id of any "
+                  f"sort order (orders: {_show(sorted(orders))})")
+            default_order = None
+        self._default_order = default_order
+
+        # snapshots
+        snapshots: list[Snapshot] = []
+        by_id: dict[int, Snapshot] = {}
+        for i, d in enumerate(r.get(raw, "snapshots", "", "list") or []):
+            snap = r.snapshot(d, f"snapshots[{i}]", v)
+            if snap is None:
+                continue
+            if snap.snapshot_id in by_id:
+                r.add("iceberg.metadata-id-duplicate", f"snapshots[{i}].snapshot-id {snap.snapshot_id} is also an "
+                      "earlier snapshot's id; skipped")
+                continue
+            if snap.schema_id is not None and schemas and snap.schema_id not in schemas:
+                r.add("iceberg.metadata-id-unresolved", f"snapshots[{i}].schema-id {snap.schema_id} is not the id "
+                      "of any schema; the current schema is used")
+                snap.schema_id = None
+            by_id[snap.snapshot_id] = snap
+            snapshots.append(snap)
+        for i, snap in enumerate(snapshots):
+            if snap.parent_snapshot_id == snap.snapshot_id:
+                r.add("iceberg.metadata-id-unresolved", f"snapshot {snap.snapshot_id} names itself as its parent")
+                snap.parent_snapshot_id = None
+        self._snapshots = snapshots
+        self._by_id = by_id
+        current = r.get(raw, "current-snapshot-id", "", "int")
+        if current == -1:
+            current = None
+        if current is not None and current not in by_id:
+            r.add("iceberg.metadata-id-unresolved", f"current-snapshot-id {current} is not the id of any snapshot "
+                  f"({len(snapshots)} snapshots); the table is read as having no current snapshot")
+            current = None
+        self._current = current
+
+        refs: dict[str, dict[str, Any]] = {}
+        for name, ref in (r.get(raw, "refs", "", "dict") or {}).items():
+            p = f"refs.{name}"
+            if not isinstance(ref, dict):
+                r.add("iceberg.metadata-field-type", f"{p} is {_json_type(ref)} ({_show(ref)}), not an object; "
+                      "skipped")
+                continue
+            sid = r.get(ref, "snapshot-id", p, "int", required=True)
+            r.get(ref, "type", p, "str", required=True)
+            if sid is None:
+                continue
+            if sid not in by_id:
+                r.add("iceberg.metadata-id-unresolved", f"{p}.snapshot-id {sid} is not the id of any snapshot")
+                continue
+            refs[str(name)] = ref
+
+        self._refs = refs
+        stats: list[StatisticsFile] = []
+        for key, kind in (("statistics", "table"), ("partition-statistics", "partition")):
+            for i, s in enumerate(r.get(raw, key, "", "list") or []):
+                got = r.statistics(s, f"{key}[{i}]", kind)
+                if got is not None:
+                    stats.append(got)
+        self._statistics = stats
+        self._next_row_id = r.get(raw, "next-row-id", "", "int", required=v >= 3, what="count")
+        for key in ("snapshot-log", "metadata-log"):
+            r.get(raw, key, "", "list")
+        self.findings = r.findings
+
+    # ---- what was read -------------------------------------------------------------------
     @property
     def format_version(self) -> int:
-        return int(self.raw["format-version"])
+        return self._version
 
     @property
     def location(self) -> str:
-        return str(self.raw.get("location", ""))
+        return self._location
 
     @property
     def table_uuid(self) -> Optional[str]:
-        return self.raw.get("table-uuid")
+        return self._uuid
 
     @property
     def properties(self) -> dict[str, str]:
-        return dict(self.raw.get("properties") or {})
+        return dict(self._properties)
 
     @property
     def current_snapshot_id(self) -> Optional[int]:
-        sid = self.raw.get("current-snapshot-id")
-        if sid is None or int(sid) == -1:
-            return None
-        return int(sid)
+        return self._current
 
     @property
     def schemas(self) -> dict[int, dict[str, Any]]:
-        if "schemas" in self.raw:
-            return {int(s.get("schema-id", 0)): s for s in self.raw["schemas"]}
-        return {int(self.raw["schema"].get("schema-id", 0)): self.raw["schema"]}  # v1
+        return dict(self._schemas)
 
     @property
-    def current_schema_id(self) -> int:
-        if "current-schema-id" in self.raw:
-            return int(self.raw["current-schema-id"])
-        return next(iter(self.schemas))
+    def current_schema_id(self) -> Optional[int]:
+        return self._current_schema
 
     def schema(self, schema_id: Optional[int] = None) -> dict[str, Any]:
-        schemas = self.schemas
-        sid = self.current_schema_id if schema_id is None else schema_id
-        return schemas.get(sid) or schemas[self.current_schema_id]
+        """A schema by id (the current one by default, or when the id is unknown); an empty struct without any."""
+        sid = self._current_schema if schema_id is None else schema_id
+        got = self._schemas.get(sid) or self._schemas.get(self._current_schema)
+        return got if got is not None else {"type": "struct", "fields": []}
 
     def fields(self, schema_id: Optional[int] = None) -> list[SchemaField]:
         return flatten_schema(self.schema(schema_id))
@@ -182,66 +554,49 @@ class TableMetadata:
     def all_field_ids(self) -> set[int]:
         """Field ids of every schema the table ever had."""
         ids: set[int] = set()
-        for s in self.schemas.values():
+        for s in self._schemas.values():
             ids.update(f.id for f in flatten_schema(s))
         return ids
 
     @property
     def partition_specs(self) -> dict[int, list[dict[str, Any]]]:
-        if "partition-specs" in self.raw:
-            return {int(s.get("spec-id", 0)): list(s.get("fields", [])) for s in self.raw["partition-specs"]}
-        return {0: list(self.raw.get("partition-spec") or [])}  # v1
+        return {k: list(v) for k, v in self._specs.items()}
 
     @property
     def snapshots(self) -> list[Snapshot]:
-        return [Snapshot.from_json(s) for s in self.raw.get("snapshots") or []]
+        return list(self._snapshots)
 
     def snapshot(self, snapshot_id: Optional[int] = None) -> Optional[Snapshot]:
         """A snapshot by id, or the current one; None when the table has none."""
-        sid = self.current_snapshot_id if snapshot_id is None else int(snapshot_id)
-        if sid is None:
-            return None
-        for s in self.snapshots:
-            if s.snapshot_id == sid:
-                return s
-        return None
+        sid = self._current if snapshot_id is None else _opt_int(snapshot_id)
+        return None if sid is None else self._by_id.get(sid)
 
     @property
     def next_row_id(self) -> Optional[int]:
         """v3 row lineage: the first row id the next commit assigns (None before v3)."""
-        return _opt_int(self.raw.get("next-row-id"))
+        return self._next_row_id
 
     @property
     def last_updated_ms(self) -> Optional[int]:
-        return _opt_int(self.raw.get("last-updated-ms"))
+        return self._last_updated
 
     @property
     def sort_orders(self) -> dict[int, list[dict[str, Any]]]:
-        return {int(o.get("order-id", 0)): list(o.get("fields", [])) for o in self.raw.get("sort-orders") or []}
+        return {k: list(v) for k, v in self._orders.items()}
 
     @property
     def default_sort_order_id(self) -> Optional[int]:
-        return _opt_int(self.raw.get("default-sort-order-id"))
+        return self._default_order
 
     @property
     def default_spec_id(self) -> int:
-        return _opt_int(self.raw.get("default-spec-id")) or 0
+        return self._default_spec
 
     @property
     def refs(self) -> dict[str, dict[str, Any]]:
-        return dict(self.raw.get("refs") or {})
+        return dict(self._refs)
 
     @property
     def statistics(self) -> list[StatisticsFile]:
         """Table statistics files, then partition statistics files."""
-        out = []
-        for s in self.raw.get("statistics") or []:
-            out.append(StatisticsFile(
-                "table", int(s["snapshot-id"]), s.get("statistics-path", ""),
-                s.get("file-size-in-bytes"), s.get("file-footer-size-in-bytes"),
-                list(s.get("blob-metadata") or [])))
-        for s in self.raw.get("partition-statistics") or []:
-            out.append(StatisticsFile(
-                "partition", int(s["snapshot-id"]), s.get("statistics-path", ""),
-                s.get("file-size-in-bytes"), None, []))
-        return out
+        return list(self._statistics)

@@ -35,14 +35,54 @@ def int_columns(df, rows: list[dict[str, Any]], columns) -> None:
     import pandas as pd
 
     for col in columns:
-        df[col] = pd.array([r.get(col) for r in rows], dtype="Int64")
+        df[col] = pd.array([_as_long(r.get(col)) for r in rows], dtype="Int64")
 
 
-def _num(summary: dict[str, str], key: str) -> Optional[int]:
+def _as_long(value: Any) -> Optional[int]:
+    """An integer cell: None when absent, not an integer, or beyond int64 (a damaged count never breaks a frame)."""
+    if value is None or isinstance(value, float):
+        return None if value is None or value != value or not value.is_integer() else _long(int(value))
     try:
-        return int(summary[key])
-    except (KeyError, ValueError):
+        return _long(int(value))
+    except (TypeError, ValueError):
         return None
+
+
+#: Columns of ``Table.snapshots()``, in order.
+SNAPSHOT_COLUMNS = [
+    "snapshot_id", "parent_snapshot_id", "sequence_number", "timestamp", "operation", "added_data_files",
+    "removed_data_files", "added_records", "added_delete_files", "removed_delete_files", "added_dvs", "removed_dvs",
+    "added_position_deletes", "removed_position_deletes", "added_equality_deletes", "total_records",
+    "total_data_files", "total_delete_files", "total_position_deletes", "total_equality_deletes", "first_row_id",
+    "added_rows", "schema_id", "manifest_list", "is_current", "summary",
+]
+
+
+def timestamp_ms(ms: Optional[int]):
+    """A UTC timestamp from epoch milliseconds; ``NaT`` when pandas cannot hold it (a damaged ``timestamp-ms``)."""
+    import pandas as pd
+
+    if ms is None:
+        return pd.NaT
+    try:
+        return pd.Timestamp(ms, unit="ms", tz="UTC")
+    except (OverflowError, ValueError, pd.errors.OutOfBoundsDatetime):
+        return pd.NaT
+
+
+def summary_number(summary: dict[str, str], key: str) -> Optional[int]:
+    """A snapshot-summary count as an integer; None when absent, not a number, or beyond a long."""
+    value = summary.get(key)
+    if value is None or len(value) > 24:  # a long has at most 20 characters: never parse a huge string
+        return None
+    try:
+        n = int(value)
+    except ValueError:
+        return None
+    return n if -(1 << 63) <= n < (1 << 63) else None
+
+
+_num = summary_number
 
 
 def _ancestors(table: "Table", snap: Snapshot) -> tuple[list[Snapshot], bool]:
@@ -76,7 +116,7 @@ def delete_file_kinds(table: "Table", snap: Snapshot) -> dict[str, Optional[int]
         n = 0
         for s in chain:
             n += (_num(s.summary, add) or 0) - (_num(s.summary, rem) or 0)
-        out[name] = n if complete else None
+        out[name] = _long(n) if complete else None
     if total is not None and complete and total == 0:
         out = {k: 0 for k in out}
     return out
@@ -98,7 +138,7 @@ def summary_row(table: "Table") -> dict[str, Any]:
         return row
     sm = snap.summary
     row.update(current_snapshot_id=snap.snapshot_id, operation=snap.operation,
-               last_commit=pd.Timestamp(snap.timestamp_ms, unit="ms", tz="UTC"))
+               last_commit=timestamp_ms(snap.timestamp_ms))
     try:
         manifests = table.manifest_records(snap.snapshot_id)
     except PuffinError as exc:
@@ -128,10 +168,10 @@ def summary_row(table: "Table") -> dict[str, Any]:
                   "deleted_rows": _num(sm, "total-position-deletes")}
     pos = _num(sm, "total-position-deletes")
     deleted = pos if pos is not None else counts["deleted_rows"]
-    row.update(counts)
+    row.update({k: None if v is None else _long(v) for k, v in counts.items()})
     row["deleted_rows"] = deleted
     if row["records"] is not None and deleted is not None:
-        row["live_rows"] = row["records"] - deleted
+        row["live_rows"] = _long(row["records"] - deleted)
         row["deleted_share"] = (deleted / row["records"]) if row["records"] else 0.0
     row.update(delete_file_kinds(table, snap))
     if table.findings and row["health"] == "ok":
@@ -141,6 +181,10 @@ def summary_row(table: "Table") -> dict[str, Any]:
     if row["health"] == "ok" and (row["deleted_share"] or 0) > DEBT_THRESHOLD:
         row.update(health="compact", problem=f"{row['deleted_share']:.1%} of the rows are deleted")
     return row
+
+
+def _long(n: int) -> Optional[int]:
+    return n if -(1 << 63) <= n < (1 << 63) else None
 
 
 def failed_row(name: str, exc: BaseException) -> dict[str, Any]:
@@ -169,11 +213,11 @@ def timeline(table: "Table"):
         rows.append({
             "snapshot_id": s.snapshot_id, "parent_snapshot_id": s.parent_snapshot_id,
             "sequence_number": s.sequence_number,
-            "timestamp": pd.Timestamp(s.timestamp_ms, unit="ms", tz="UTC"), "operation": s.operation,
+            "timestamp": timestamp_ms(s.timestamp_ms), "operation": s.operation,
             "added_records": _num(sm, "added-records"), "deleted_records": _num(sm, "deleted-records"),
             "added_deletes": _num(sm, "added-position-deletes"),
             "records": records, "deleted_rows": deleted,
-            "live_rows": records - (deleted or 0) if records is not None else None,
+            "live_rows": _long(records - (deleted or 0)) if records is not None else None,
             "data_files": _num(sm, "total-data-files"), "delete_files": _num(sm, "total-delete-files"),
             "added_dvs": _num(sm, "added-dvs"), "removed_dvs": _num(sm, "removed-dvs"),
             "first_row_id": s.first_row_id, "added_rows": s.added_rows,
@@ -283,6 +327,11 @@ def schema_frame(table: "Table", schema_id: Optional[int] = None):
                                                     "write_default", "doc"])
 
 
+def _name(names: dict[int, str], field_id: Any) -> str:
+    """The column a source id names ("" when the id is not an integer or unknown)."""
+    return names.get(field_id, "") if isinstance(field_id, int) else ""
+
+
 def partition_frame(table: "Table", spec_id: Optional[int] = None):
     """The partition spec: field id, name, transform and the source column."""
     import pandas as pd
@@ -291,7 +340,7 @@ def partition_frame(table: "Table", spec_id: Optional[int] = None):
     sid = md.default_spec_id if spec_id is None else spec_id
     names = {f.id: f.name for f in md.fields()}
     rows = [{"field_id": f.get("field-id"), "name": f.get("name"), "transform": f.get("transform"),
-             "source_id": f.get("source-id"), "source": names.get(f.get("source-id"), "")}
+             "source_id": f.get("source-id"), "source": _name(names, f.get("source-id"))}
             for f in md.partition_specs.get(sid, [])]
     return pd.DataFrame.from_records(rows, columns=["field_id", "name", "transform", "source_id", "source"])
 
@@ -303,7 +352,7 @@ def sort_order_frame(table: "Table"):
     md = table.metadata
     names = {f.id: f.name for f in md.fields()}
     fields = md.sort_orders.get(md.default_sort_order_id if md.default_sort_order_id is not None else 0, [])
-    rows = [{"source_id": f.get("source-id"), "source": names.get(f.get("source-id"), ""),
+    rows = [{"source_id": f.get("source-id"), "source": _name(names, f.get("source-id")),
              "transform": f.get("transform"), "direction": f.get("direction"), "null_order": f.get("null-order")}
             for f in fields]
     return pd.DataFrame.from_records(rows, columns=["source_id", "source", "transform", "direction", "null_order"])

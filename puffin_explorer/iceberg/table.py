@@ -6,13 +6,15 @@ import re
 from typing import Any, Mapping, Optional, Union
 
 from .._repr import RichRepr
-from ..errors import InvalidFileError, NotInTableError, PuffinError, SourceError
+from ..errors import (InvalidFileError, NotFoundError, NotInTableError, PuffinError, SourceError,
+                      TableNotFoundError)
 from ..io import storage_options_from_pyiceberg
 from ..regions import Finding, FindingList, Severity
 from . import manifests as mf
 from .files import FILE_COLUMNS  # noqa: F401 - the files() columns, importable from here as before
 from .index import EntryCache, EntryIndex, build_index, manifest_chunk
 from .metadata import RESERVED_FIELDS, TableMetadata
+from .overview import summary_number, timestamp_ms
 from .paths import PathMapper, TableIO, basename, join, normalize, parent
 
 _VERSION_FILE = re.compile(r"^v(\d+)(?:\.gz)?\.metadata\.json$")
@@ -45,7 +47,7 @@ def current_metadata_location(io: TableIO, table_root: str) -> str:
         if m and (best is None or int(m.group(1)) > best[0]):
             best = (int(m.group(1)), name)
     if best is None:
-        raise SourceError(f"no *.metadata.json in {meta_dir}")
+        raise TableNotFoundError(f"no table at {table_root}: no *.metadata.json in {meta_dir}", location=table_root)
     return join(meta_dir, best[1])
 
 
@@ -64,7 +66,7 @@ class Table(RichRepr):
         self.io = io
         self.mapper = mapper
         self.name = name or basename(metadata.location or parent(parent(metadata_location)))
-        self.findings: list[Finding] = []
+        self.findings: list[Finding] = list(metadata.findings)
         self._cache: dict[str, Any] = {}
         self.entry_cache = EntryCache()  # decoded manifests and entry indexes (see index.py)
         self._dv_ready: dict[tuple[str, int, int], Any] = {}  # DVs read_dv decoded ahead, until asked for
@@ -74,25 +76,44 @@ class Table(RichRepr):
     @classmethod
     def from_metadata(cls, metadata_location: str, storage_options: Optional[dict[str, Any]] = None,
                       relocate: Optional[Mapping[str, str]] = None, auto_relocate: bool = True,
-                      name: str = "", io: Optional[TableIO] = None) -> "Table":
-        """Open a table from one ``*.metadata.json`` location (local path or fsspec URL)."""
+                      name: str = "", io: Optional[TableIO] = None, strict: bool = False) -> "Table":
+        """Open a table from one ``*.metadata.json`` location (local path or fsspec URL).
+
+        Damaged metadata is read as far as it goes (problems in ``findings``); ``strict=True``
+        raises the first error finding instead. No metadata file, or one that is not JSON,
+        raises :class:`~puffin_explorer.errors.TableNotFoundError`.
+        """
         io = io or TableIO(storage_options)
         location = normalize(str(metadata_location))
-        metadata = TableMetadata.from_bytes(io.read(location), location)
+        try:
+            data = io.read(location)
+        except NotFoundError as exc:
+            raise TableNotFoundError(str(exc), exc.offset, exc.code, location=location) from exc
+        metadata = TableMetadata.from_bytes(data, location)
         mapper = PathMapper(relocate)
         table = cls(metadata, location, io, mapper, name)
         if auto_relocate:
             table._detect_relocation()
+        if strict:
+            table.raise_first_error()
         return table
+
+    def raise_first_error(self) -> None:
+        """Raise the first error finding of opening the table (what ``strict=True`` does)."""
+        for f in self.findings:
+            if f.severity == Severity.ERROR:
+                raise InvalidFileError.from_finding(f)
 
     @classmethod
     def from_folder(cls, table_root: str, storage_options: Optional[dict[str, Any]] = None,
                     relocate: Optional[Mapping[str, str]] = None, auto_relocate: bool = True,
-                    name: str = "", io: Optional[TableIO] = None) -> "Table":
-        """Open a Hadoop-style table folder (``<root>/metadata/version-hint.text``)."""
+                    name: str = "", io: Optional[TableIO] = None, strict: bool = False) -> "Table":
+        """Open a Hadoop-style table folder (``<root>/metadata/version-hint.text``); ``strict`` as in
+        :meth:`from_metadata`."""
         io = io or TableIO(storage_options)
         loc = current_metadata_location(io, normalize(table_root))
-        return cls.from_metadata(loc, relocate=relocate, auto_relocate=auto_relocate, name=name, io=io)
+        return cls.from_metadata(loc, relocate=relocate, auto_relocate=auto_relocate, name=name, io=io,
+                                 strict=strict)
 
     @classmethod
     def from_pyiceberg(cls, table: Any, relocate: Optional[Mapping[str, str]] = None,
@@ -132,7 +153,7 @@ class Table(RichRepr):
         snap = self.metadata.snapshot(snapshot_id)
         if snap is None:
             which = "current snapshot" if snapshot_id is None else f"snapshot {snapshot_id}"
-            raise KeyError(f"{self.name}: no {which}")
+            raise NotInTableError(f"{self.name}: no {which}")
         return TableSnapshot.of(self, snap)
 
     def commit_deletes(self, snapshot_id: Optional[int] = None):
@@ -205,16 +226,13 @@ class Table(RichRepr):
             sm = s.summary
 
             def num(key: str) -> Optional[int]:
-                try:
-                    return int(sm[key])
-                except (KeyError, ValueError):
-                    return None
+                return summary_number(sm, key)
 
             rows.append({
                 "snapshot_id": s.snapshot_id,
                 "parent_snapshot_id": s.parent_snapshot_id,
                 "sequence_number": s.sequence_number,
-                "timestamp": pd.Timestamp(s.timestamp_ms, unit="ms", tz="UTC"),
+                "timestamp": timestamp_ms(s.timestamp_ms),
                 "operation": s.operation,
                 "added_data_files": num("added-data-files"),
                 "removed_data_files": num("deleted-data-files"),
@@ -238,9 +256,9 @@ class Table(RichRepr):
                 "is_current": s.snapshot_id == current,
                 "summary": dict(sm),
             })
-        from .overview import int_columns
+        from .overview import SNAPSHOT_COLUMNS, int_columns
 
-        df = pd.DataFrame.from_records(rows)
+        df = pd.DataFrame.from_records(rows, columns=SNAPSHOT_COLUMNS)
         int_columns(df, rows, [c for c in df.columns if c.startswith(("added_", "removed_", "total_")) or c in (
             "snapshot_id", "parent_snapshot_id", "sequence_number", "first_row_id", "schema_id")])
         return df
@@ -385,21 +403,29 @@ class Table(RichRepr):
                 "file_size_in_bytes": s.file_size_in_bytes,
                 "file_footer_size_in_bytes": s.file_footer_size_in_bytes,
                 "blob_count": len(s.blob_metadata),
-                "blob_types": sorted({b.get("type", "") for b in s.blob_metadata}),
-                "columns": [",".join(fields.get(int(f), (f"#{f}",))[0] for f in b.get("fields", []))
-                            for b in s.blob_metadata],
-                "ndv": [b.get("properties", {}).get("ndv") for b in s.blob_metadata],
+                "blob_types": sorted({b["type"] for b in s.blob_metadata}),
+                "columns": [",".join(fields.get(f, (f"#{f}",))[0] for f in b["fields"]) for b in s.blob_metadata],
+                "ndv": [b["properties"].get("ndv") for b in s.blob_metadata],
             })
         df = pd.DataFrame.from_records(rows, columns=[
             "kind", "snapshot_id", "statistics_path", "location", "file_size_in_bytes",
             "file_footer_size_in_bytes", "blob_count", "blob_types", "columns", "ndv"])
-        df["file_footer_size_in_bytes"] = df["file_footer_size_in_bytes"].astype("Int64")
+        from .overview import int_columns
+
+        int_columns(df, rows, ("snapshot_id", "file_size_in_bytes", "file_footer_size_in_bytes"))
         return df
 
     def puffin_files(self, snapshot_id: Optional[int] = None):
-        """Every Puffin file a snapshot references, with its role (``deletion-vectors`` or ``statistics``)."""
+        """Every Puffin file a snapshot references, with its role (``deletion-vectors`` or ``statistics``);
+        none for a table without a current snapshot."""
+        import pandas as pd
+
         from .files import puffin_frame
 
+        cols = ["role", "file_path", "location", "file_size_in_bytes", "blobs", "record_count",
+                "snapshot_id", "sequence_number"]
+        if snapshot_id is None and self.metadata.current_snapshot_id is None:
+            return pd.DataFrame(columns=cols)
         snap = self.snapshot(snapshot_id)
         return puffin_frame(self, self._deletes_index(snap.snapshot_id), snap.snapshot_id)
 
@@ -611,8 +637,13 @@ class Table(RichRepr):
         import pyarrow as pa
         import pyarrow.parquet as pq
 
-        data = self.io.read(self.locate(path))
-        return pq.read_table(pa.BufferReader(data), columns=columns)
+        loc = self.locate(path)
+        data = self.io.read(loc)
+        try:
+            return pq.read_table(pa.BufferReader(data), columns=columns)
+        except (pa.ArrowException, OSError, ValueError) as exc:
+            raise InvalidFileError(f"{loc}: not a readable Parquet position-delete file ({len(data):,} bytes): "
+                                   f"{exc}", None, "iceberg.position-delete-unreadable") from exc
 
     def read_parquet_columns(self, path: str, columns: Optional[list[str]] = None):
         """Columns of a Parquet file the metadata names (a position-delete file), as a ``pyarrow.Table``."""
@@ -741,7 +772,8 @@ class Table(RichRepr):
 
                 full = [TableFinding(code="iceberg.manifest-unreadable", severity=Severity.ERROR,
                                      offset=getattr(exc, "offset", None), message=str(exc))]
-        out.extend(full)
+        seen = set(out)
+        out.extend(f for f in full if f not in seen)  # check() repeats the metadata's findings
         return out
 
     def __repr__(self) -> str:

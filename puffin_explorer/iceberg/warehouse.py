@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any, Mapping, Optional
 
 from .._repr import RichRepr
-from ..errors import PuffinError, SourceError
+from ..errors import NotInTableError, PuffinError, TableNotFoundError
+from .overview import summary_number
 from .paths import TableIO, join, normalize
 from .table import Table, current_metadata_location
 
@@ -16,11 +17,14 @@ class Warehouse(RichRepr):
     ``Warehouse(pyiceberg_catalog)`` lists and loads tables through that catalog instead.
     ``relocate`` maps old location prefixes to new ones for every table; a
     table whose ``location`` differs from where it was found is mapped automatically.
+    Damaged table metadata is read as far as it goes, its problems in each table's
+    ``findings``; ``strict=True`` raises a table's first error finding when it is opened.
     """
 
     def __init__(self, root: Any, storage_options: Optional[dict[str, Any]] = None,
-                 relocate: Optional[Mapping[str, str]] = None, max_depth: int = 4) -> None:
+                 relocate: Optional[Mapping[str, str]] = None, max_depth: int = 4, strict: bool = False) -> None:
         self.relocate = dict(relocate or {})
+        self.strict = strict
         self.max_depth = max_depth
         self._tables: dict[str, Table] = {}
         self._catalog = None
@@ -66,7 +70,7 @@ class Warehouse(RichRepr):
                 walk(join(folder, name), parts + [name], depth + 1)
 
         if not self.io.listdir(self.root) and not self.io.exists(self.root):
-            raise SourceError(f"warehouse root {self.root} does not exist")
+            raise TableNotFoundError(f"warehouse root {self.root} does not exist", location=self.root)
         walk(self.root, [], 0)
         self._index = index
         return index
@@ -91,13 +95,15 @@ class Warehouse(RichRepr):
             return self._tables[name]
         index = self._discover()
         if name not in index:
-            raise KeyError(f"no table {name!r} in {self.root} (tables: {', '.join(sorted(index)) or 'none'})")
+            raise NotInTableError(f"no table {name!r} in {self.root} (tables: {', '.join(sorted(index)) or 'none'})")
         if self._catalog is not None:
             t = Table.from_pyiceberg(self._catalog.load_table(name), relocate=self.relocate,
                                      storage_options=self.io.storage_options or None)
         else:
             loc = current_metadata_location(self.io, index[name])
             t = Table.from_metadata(loc, relocate=self.relocate, name=name, io=self.io)
+        if self.strict:
+            t.raise_first_error()
         self._tables[name] = t
         return t
 
@@ -115,9 +121,9 @@ class Warehouse(RichRepr):
                 "format_version": t.metadata.format_version,
                 "current_snapshot_id": snap.snapshot_id if snap else None,
                 "snapshots": len(t.metadata.snapshots),
-                "total_records": int(snap.summary["total-records"]) if snap and "total-records" in snap.summary else None,
-                "total_data_files": int(snap.summary["total-data-files"]) if snap and "total-data-files" in snap.summary else None,
-                "total_delete_files": int(snap.summary["total-delete-files"]) if snap and "total-delete-files" in snap.summary else None,
+                "total_records": summary_number(snap.summary, "total-records") if snap else None,
+                "total_data_files": summary_number(snap.summary, "total-data-files") if snap else None,
+                "total_delete_files": summary_number(snap.summary, "total-delete-files") if snap else None,
                 "location_written": t.metadata.location,
                 "metadata_location": t.metadata_location,
             })

@@ -101,7 +101,7 @@ class WarehouseBrowser:
             return
         self.status.value = (f"<p>{views.esc(t.name)} · format v{t.metadata.format_version} · "
                              f"{views.esc(t.metadata_location)}"
-                             + "".join(f"<br><i>{views.esc(f.message)}</i>" for f in t.findings) + "</p>")
+                             + "".join(f"<br><i>{views.esc(f.code)}: {views.esc(f.message)}</i>" for f in t.findings) + "</p>")
         snaps = t.snapshots()
         self.timeline.value = views.snapshots_html(t)
         options = [(views.snapshot_label(r), int(r["snapshot_id"])) for _, r in snaps.iloc[::-1].iterrows()]

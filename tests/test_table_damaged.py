@@ -1,0 +1,400 @@
+"""Iceberg tables whose metadata.json (or a position-delete file) is damaged in one known way each.
+
+Every case copies the fixture warehouse (Spark 3.5 + Iceberg 1.9.2), damages one field, opens the table
+as a user would, renders its card, runs every metadata-level question and checks the exact findings
+(code, JSON path) and that the rest still reads with the fixture's exact values.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from puffin_explorer import Warehouse
+from puffin_explorer.cli import main
+from puffin_explorer.errors import (InvalidFileError, NotInTableError, PuffinError, SourceError,
+                                    TableNotFoundError)
+from puffin_explorer.iceberg.table import Table
+
+try:
+    from _warehouse_fixtures import (FIXTURES, ORDERS_CURRENT_METADATA, ORDERS_SNAPSHOT, WRITTEN_ROOT,
+                                     copy_warehouse, edit_json, rewrite_orders_delete_manifest)
+except ImportError:  # tests/ imported as a package
+    from tests._warehouse_fixtures import (FIXTURES, ORDERS_CURRENT_METADATA, ORDERS_SNAPSHOT, WRITTEN_ROOT,
+                                           copy_warehouse, edit_json, rewrite_orders_delete_manifest)
+
+ORDERS_SNAPSHOTS = [4894008605646771791, 5121291212189297242, 245724947423502827, 4843015790835191333,
+                    ORDERS_SNAPSHOT]
+ORDERS_COLUMNS = ["order_id", "customer_id", "status", "amount", "order_date"]
+LEGACY_DELETES = "legacy/data/00000-37-bb4fa630-c1a0-4814-8674-1ed7e896faaa-00001-deletes.parquet"
+
+
+@pytest.fixture()
+def shop(tmp_path: Path) -> Path:
+    return copy_warehouse(tmp_path) / "shop"
+
+
+def damage(shop: Path, change) -> Table:
+    """Change the current metadata.json of shop.orders and open the table from the warehouse."""
+    edit_json(shop / ORDERS_CURRENT_METADATA, change)
+    return Warehouse(str(shop.parent)).table("shop.orders")
+
+
+def metadata_findings(t: Table) -> list[tuple[str, str]]:
+    return [(f.code, f.message) for f in t.findings if f.code != "iceberg.table-relocated"]
+
+
+def renders(t: Table) -> tuple[str, str]:
+    """The card as a notebook and a terminal see it: never a traceback; the findings come first."""
+    bundle = t._repr_mimebundle_()
+    html, text = bundle["text/html"], bundle["text/plain"]
+    assert "Traceback" not in html and "Traceback" not in text
+    assert "Iceberg table" in html and text.startswith("Iceberg table shop.orders")
+    first = metadata_findings(t)[:1]
+    for code, message in first:  # the first one is listed in both, before the timeline
+        assert code in html and code in text
+        assert html.index(code) < html.index("Schema") and text.index(code) < text.index("schema")
+    return html, text
+
+
+def test_a_schema_field_without_an_id_is_reported_and_skipped(shop):
+    t = damage(shop, lambda md: md["schemas"][0]["fields"][1].pop("id"))
+    assert metadata_findings(t) == [("iceberg.metadata-field-missing", "schemas[0].fields[1].id is missing")]
+    assert t.findings[0].file == f"{shop}/{ORDERS_CURRENT_METADATA}"
+    assert t.schema_fields().name.tolist() == ["order_id", "status", "amount", "order_date"]
+    renders(t)
+    assert len(t.snapshots()) == 5 and t.timeline().live_rows.tolist()[-1] == 94_040
+    # the statistics blob for field 2 now names a field no schema has
+    assert [(f.code, f.message) for f in t.check()] == metadata_findings(t) + [
+        ("iceberg.stats-field-unknown", "apache-datasketches-theta-v1 blob is for field id 2, which no schema of "
+                                        "the table has")]
+
+
+def test_a_schema_field_that_is_a_string_is_reported_and_skipped(shop):
+    t = damage(shop, lambda md: md["schemas"][0]["fields"].__setitem__(0, "order_id"))
+    assert metadata_findings(t) == [
+        ("iceberg.metadata-field-type", "schemas[0].fields[0] is a string ('order_id'), not an object; skipped")]
+    assert t.schema_fields().name.tolist() == ORDERS_COLUMNS[1:]
+    html, _ = renders(t)
+    stats = t.statistics_files()
+    assert stats["columns"].tolist()[0] == ["#1", "customer_id", "status", "amount", "order_date"]
+    # the statistics blob for field 1 names a field no schema has any more
+    assert [f.code for f in t.check()] == ["iceberg.metadata-field-type", "iceberg.stats-field-unknown"]
+
+
+def test_a_snapshot_without_an_id_is_skipped_the_others_read(shop):
+    t = damage(shop, lambda md: md["snapshots"][0].pop("snapshot-id"))
+    assert metadata_findings(t) == [("iceberg.metadata-field-missing", "snapshots[0].snapshot-id is missing")]
+    assert t.snapshots().snapshot_id.tolist() == ORDERS_SNAPSHOTS[1:]
+    assert t.timeline().live_rows.tolist()[-1] == 94_040
+    assert t.snapshot().parent.snapshot_id == ORDERS_SNAPSHOTS[3]
+    renders(t)
+    assert t.summary()["live_rows"] == 94_040
+
+
+def test_a_summary_that_is_not_an_object_keeps_its_snapshot(shop):
+    t = damage(shop, lambda md: md["snapshots"][3].__setitem__("summary", "broken"))
+    assert metadata_findings(t) == [
+        ("iceberg.metadata-field-type", "snapshots[3].summary is a string ('broken'), not an object")]
+    snaps = t.snapshots()
+    assert snaps.snapshot_id.tolist() == ORDERS_SNAPSHOTS
+    assert snaps.operation.tolist()[3] == "" and snaps.summary.tolist()[3] == {}
+    assert snaps.total_records.isna().tolist() == [False, False, False, True, False]
+    tl = t.timeline()
+    assert len(tl) == 5 and tl.live_rows.tolist()[-1] == 94_040
+    renders(t)
+    assert t.snapshot(ORDERS_SNAPSHOTS[3]).operation == ""
+    assert t.commit_deletes(ORDERS_SNAPSHOTS[3]).findings == []
+
+
+def test_summary_values_that_are_not_strings(shop):
+    def change(md):
+        md["snapshots"][4]["summary"]["total-records"] = 121964
+        md["snapshots"][4]["summary"]["added-records"] = {"n": 1}
+    t = damage(shop, change)
+    assert metadata_findings(t) == [
+        ("iceberg.metadata-field-type", "snapshots[4].summary.added-records is an object ({'n': 1}), not a string; "
+                                        "skipped")]
+    assert t.snapshots().total_records.tolist()[-1] == 121_964
+    renders(t)
+
+
+def test_a_current_schema_id_that_does_not_resolve(shop):
+    t = damage(shop, lambda md: md.__setitem__("current-schema-id", 7))
+    assert metadata_findings(t) == [
+        ("iceberg.metadata-id-unresolved", "current-schema-id 7 is not the id of any schema (schemas: [0])")]
+    assert t.metadata.current_schema_id == 0
+    assert t.schema_fields().name.tolist() == ORDERS_COLUMNS
+    renders(t)
+    assert [f.code for f in t.check()] == ["iceberg.metadata-id-unresolved"]
+
+
+def test_ids_that_do_not_resolve(shop):
+    def change(md):
+        md["default-spec-id"] = 3
+        md["default-sort-order-id"] = 9
+        md["refs"]["main"]["snapshot-id"] = 42
+        md["snapshots"][2]["parent-snapshot-id"] = md["snapshots"][2]["snapshot-id"]
+    t = damage(shop, change)
+    assert metadata_findings(t) == [
+        ("iceberg.metadata-id-unresolved", "default-spec-id 3 is not the id of any partition spec (specs: [0])"),
+        ("iceberg.metadata-id-unresolved", "default-sort-order-id 9 is not the id of any sort order (orders: [0])"),
+        ("iceberg.metadata-id-unresolved", f"snapshot {ORDERS_SNAPSHOTS[2]} names itself as its parent"),
+        ("iceberg.metadata-id-unresolved", "refs.main.snapshot-id 42 is not the id of any snapshot"),
+    ]
+    assert t.partition_spec()["transform"].tolist() == ["bucket[4]"]
+    assert t.metadata.refs == {}
+    assert t.snapshots().parent_snapshot_id.isna().tolist() == [True, False, True, False, False]
+    renders(t)
+
+
+def test_no_current_snapshot_is_a_finding_and_not_in_table_on_request(shop):
+    t = damage(shop, lambda md: md.__setitem__("current-snapshot-id", 12345))
+    assert metadata_findings(t) == [
+        ("iceberg.metadata-id-unresolved", "current-snapshot-id 12345 is not the id of any snapshot (5 snapshots); "
+                                           "the table is read as having no current snapshot")]
+    with pytest.raises(NotInTableError) as info:
+        t.snapshot()
+    assert str(info.value) == "shop.orders: no current snapshot" and isinstance(info.value, KeyError)
+    with pytest.raises(NotInTableError, match="shop.orders: no snapshot 99"):
+        t.snapshot(99)
+    html, text = renders(t)
+    assert "no current snapshot" in html and "Snapshot timeline" in html and "no current snapshot" in text
+    assert t.snapshots().is_current.tolist() == [False] * 5
+    assert len(t.timeline()) == 5 and len(t.statistics_files()) == 1
+    assert [f.code for f in t.check()] == ["iceberg.metadata-id-unresolved"]
+    assert t.snapshot(ORDERS_SNAPSHOTS[1]).snapshot_id == ORDERS_SNAPSHOTS[1]
+    row = Warehouse(str(shop.parent)).summary().set_index("table").loc["shop.orders"]
+    assert row.health == "empty" and row.snapshots == 5
+
+
+def test_statistics_without_snapshot_id(shop):
+    t = damage(shop, lambda md: md["statistics"][0].pop("snapshot-id"))
+    assert metadata_findings(t) == [("iceberg.metadata-field-missing", "statistics[0].snapshot-id is missing")]
+    assert len(t.statistics_files()) == 0
+    assert t.puffin_files().role.tolist() == ["deletion-vectors"]
+    renders(t)
+    assert [f.code for f in t.check()] == ["iceberg.metadata-field-missing"]
+
+
+def test_blob_metadata_with_wrong_types(shop):
+    def change(md):
+        blobs = md["statistics"][0]["blob-metadata"]
+        blobs[0]["type"] = 5
+        blobs[1]["properties"] = "ndv=4983"
+        blobs[2]["fields"] = ["3", 3]
+    t = damage(shop, change)
+    assert metadata_findings(t) == [
+        ("iceberg.metadata-field-type", "statistics[0].blob-metadata[0].type is an integer (5), not a string"),
+        ("iceberg.metadata-field-type", "statistics[0].blob-metadata[1].properties is a string ('ndv=4983'), "
+                                        "not an object"),
+        ("iceberg.metadata-field-type", "statistics[0].blob-metadata[2].fields holds ['3', 3]: field ids are "
+                                        "integers; the others are skipped"),
+    ]
+    stats = t.statistics_files()
+    assert stats.blob_types.tolist() == [["", "apache-datasketches-theta-v1"]]
+    assert stats.ndv.tolist() == [["93817", None, "6", "42089", "365"]]
+    assert t.puffin_files().blobs.tolist() == [4, 5]
+    renders(t)
+    found = [(f.code, f.message) for f in t.check()]
+    assert found[:3] == metadata_findings(t)
+    assert ("iceberg.stats-blob-mismatch", "blob 0: metadata type '' but footer type 'apache-datasketches-theta-v1'") \
+        in found
+
+
+def test_numbers_beyond_a_long(shop):
+    def change(md):
+        md["statistics"][0]["file-size-in-bytes"] = 2 ** 64
+        md["snapshots"][1]["timestamp-ms"] = 2 ** 62
+        md["next-row-id"] = -1
+    t = damage(shop, change)
+    assert metadata_findings(t) == [
+        ("iceberg.metadata-number-range", "statistics[0].file-size-in-bytes is 18446744073709551616, outside the "
+                                          "range of a non-negative long"),
+        ("iceberg.metadata-number-range", "next-row-id is -1, outside the range of a non-negative long"),
+    ]
+    assert t.statistics_files().file_size_in_bytes.isna().tolist() == [True]
+    snaps = t.snapshots()
+    assert snaps.timestamp.isna().tolist() == [False, True, False, False, False]
+    assert t.next_row_id is None
+    renders(t)
+
+
+def test_record_counts_that_add_up_beyond_a_long(shop):
+    rewrite_orders_delete_manifest(shop, lambda recs: [r["data_file"].update(record_count=2 ** 62) for r in recs])
+    t = Warehouse(str(shop.parent)).table("shop.orders")
+    pf = t.puffin_files()
+    assert pf.record_count.isna().tolist() == [True, True]
+    assert [f.code for f in t.findings if f.code != "iceberg.table-relocated"] == ["iceberg.metadata-number-range"]
+    assert t.findings[-1].message.startswith("record_count of ") and "is 18,446,744,073,709,551,616" in \
+        t.findings[-1].message
+    renders(t)
+
+
+def test_a_huge_array_costs_what_its_bytes_cost(shop):
+    t = damage(shop, lambda md: md.__setitem__("snapshots", md["snapshots"] + [7] * 100_000))
+    kept = [f for f in t.findings if f.code == "iceberg.metadata-field-type"]
+    assert len(kept) == 1000 and kept[0].message == "snapshots[5] is an integer (7), not an object; skipped"
+    capped = [f for f in t.findings if f.code == "findings.capped"]
+    assert len(capped) == 1 and capped[0].message.startswith("99,000 more iceberg.metadata-field-type findings")
+    assert t.snapshots().snapshot_id.tolist() == ORDERS_SNAPSHOTS
+    html, _ = renders(t)
+    assert len(html) < 1_000_000
+
+
+def test_a_format_version_that_is_not_a_number(shop):
+    t = damage(shop, lambda md: md.__setitem__("format-version", "3"))
+    assert metadata_findings(t) == [("iceberg.metadata-field-type", "format-version is a string ('3'), not an integer")]
+    assert t.metadata.format_version == 3
+    renders(t)
+
+
+def test_required_fields_per_format_version(shop):
+    def change(md):
+        for key in ("table-uuid", "last-sequence-number", "schemas", "sort-orders"):
+            md.pop(key)
+    t = damage(shop, change)
+    assert metadata_findings(t) == [
+        ("iceberg.metadata-field-missing", "table-uuid is missing"),
+        ("iceberg.metadata-field-missing", "last-sequence-number is missing"),
+        ("iceberg.metadata-field-missing", "schemas is missing"),
+        ("iceberg.metadata-field-missing", "sort-orders is missing"),
+    ]
+    assert len(t.schema_fields()) == 0
+    renders(t)
+    assert len(t.snapshots()) == 5
+
+
+def test_strict_raises_the_first_error(shop):
+    edit_json(shop / ORDERS_CURRENT_METADATA, lambda md: md["snapshots"][3].__setitem__("summary", "broken"))
+    with pytest.raises(InvalidFileError, match=r"iceberg.metadata-field-type: snapshots\[3\].summary is a string"):
+        Table.from_folder(str(shop / "orders"), strict=True)
+    with pytest.raises(PuffinError, match="iceberg.metadata-field-type"):
+        Warehouse(str(shop.parent), strict=True).table("shop.orders")
+    assert Warehouse(str(shop.parent), strict=True).table("shop.events").findings[0].code == "iceberg.table-relocated"
+    assert Table.from_folder(str(shop / "orders")).findings[0].code == "iceberg.metadata-field-type"
+
+
+def test_no_table_here_is_one_error(shop, tmp_path):
+    with pytest.raises(TableNotFoundError, match="no table at"):
+        Table.from_folder(str(tmp_path / "nothing"))
+    (shop / "orders/metadata/v7.metadata.json").write_bytes(b"\x00\xff not json")
+    with pytest.raises(TableNotFoundError, match="not valid JSON table metadata") as info:
+        Table.from_folder(str(shop / "orders"))
+    assert isinstance(info.value, SourceError) and info.value.location.endswith("v7.metadata.json")
+    (shop / "orders/metadata/v7.metadata.json").write_text("[1, 2]")
+    with pytest.raises(TableNotFoundError, match="the JSON is an array, not an object"):
+        Table.from_folder(str(shop / "orders"))
+    with pytest.raises(TableNotFoundError):
+        Table.from_metadata(str(shop / "orders/metadata/v99.metadata.json"))
+    with pytest.raises(NotInTableError, match="no table 'shop.nope'"):
+        Warehouse(str(shop.parent)).table("shop.nope")
+
+
+def test_asking_for_what_the_table_does_not_have(shop):
+    t = Warehouse(str(shop.parent)).table("shop.orders")
+    with pytest.raises(NotInTableError, match="no deletion vector for nope.parquet"):
+        t.read_dv("nope.parquet")
+    with pytest.raises(NotInTableError, match="nope.parquet is not a live delete file"):
+        t.delete_file_contents("nope.parquet")
+
+
+def test_a_position_delete_file_that_is_not_parquet(shop):
+    (shop / LEGACY_DELETES).write_bytes(b"not parquet at all" * 10)
+    t = Warehouse(str(shop.parent)).table("shop.legacy")
+    where = f"{shop}/{LEGACY_DELETES}"
+    with pytest.raises(InvalidFileError, match=f"{where}: not a readable Parquet position-delete file "
+                                               r"\(180 bytes\)"):
+        t.delete_file_contents(f"{WRITTEN_ROOT}/shop/{LEGACY_DELETES}")
+    found = t.check()
+    assert [(f.code, f.file) for f in found] == [
+        ("iceberg.position-delete-unreadable", f"{WRITTEN_ROOT}/shop/{LEGACY_DELETES}"),
+        ("iceberg.file-size-mismatch", f"{WRITTEN_ROOT}/shop/{LEGACY_DELETES}")]
+    html = t.to_html()
+    assert "Traceback" not in html and "not a readable Parquet position-delete file" in html
+    cd = t.commit_deletes()
+    assert [f.code for f in cd.findings] == ["iceberg.position-delete-unreadable"]
+    assert "Traceback" not in cd.to_html()
+    assert len(t.snapshots()) == 2 and t.summary()["live_rows"] == 18_000
+
+
+def test_the_cli_shows_the_findings_first_and_what_could_be_read(shop, capsys):
+    edit_json(shop / ORDERS_CURRENT_METADATA, lambda md: md["snapshots"][3].__setitem__("summary", "broken"))
+    code = main(["table", str(shop.parent), "--table", "shop.orders"])
+    printed = capsys.readouterr().out.splitlines()
+    assert code == 1
+    assert printed[0] == ("error iceberg.metadata-field-type: snapshots[3].summary is a string ('broken'), "
+                          "not an object")
+    assert "snapshots  5; current 6590999396394158857" in printed
+    assert main(["table", str(shop.parent), "--table", "shop.orders", "snapshots"]) == 1
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[0].startswith("error iceberg.metadata-field-type") and len(printed) > 5
+    assert main(["table", str(shop.parent), "--table", "shop.orders", "check"]) == 1
+    assert "iceberg.metadata-field-type" in capsys.readouterr().out
+    assert main(["table", str(shop.parent), "--table", "shop.orders", "stats", "--format", "json"]) == 1
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)[0]["blob_count"] == 5 and "iceberg.metadata-field-type" in captured.err
+    assert main(["table", str(shop.parent), "--table", "shop.orders", "--strict"]) == 2
+    assert "iceberg.metadata-field-type" in capsys.readouterr().err
+    assert main(["table", str(shop.parent), "--table", "shop.orders", "--snapshot", "99"]) == 2
+    assert "shop.orders: no snapshot 99" in capsys.readouterr().err
+
+
+def test_the_browser_opens_a_table_with_no_current_snapshot(shop):
+    pytest.importorskip("ipywidgets")
+    edit_json(shop / ORDERS_CURRENT_METADATA, lambda md: md.__setitem__("current-snapshot-id", 12345))
+    browser = Warehouse(str(shop.parent)).browse()
+    browser.table.value = "shop.orders"
+    assert "iceberg.metadata-id-unresolved: current-snapshot-id 12345 is not the id of any snapshot" \
+        in browser.status.value
+    assert len(browser.snapshot.options) == 5 and browser.snapshot.value is None
+    assert "shop.orders: 5 snapshots" in browser.timeline.value
+
+
+def test_random_single_field_damage_never_crashes():
+    """A short fixed-seed run of tests/fuzz/fuzz_table_metadata.py (the long run: ``--cases 600``)."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).parent / "fuzz"))
+    import fuzz_table_metadata
+
+    report = fuzz_table_metadata.run(12, seed=1)
+    assert report["cases"] == 12 and report["crashes"] == {}, report
+    assert report["outcomes"].get("ok", 0) + report["outcomes"].get("documented", 0) == 12
+
+
+def test_a_damaged_duckdb_table(tmp_path):
+    import shutil
+
+    root = tmp_path / "dv_single"
+    shutil.copytree(FIXTURES / "engines" / "duckdb" / "dv_single", root)
+
+    def change(md):
+        md["snapshots"][3]["summary"] = ["delete"]
+        md["snapshots"][3]["first-row-id"] = "100000"
+    edit_json(root / "metadata" / "v5.metadata.json", change)
+    t = Table.from_folder(str(root))
+    assert metadata_findings(t) == [
+        ("iceberg.metadata-field-type", "snapshots[3].summary is an array (['delete']), not an object"),
+        ("iceberg.metadata-field-type", "snapshots[3].first-row-id is a string ('100000'), not an integer"),
+    ]
+    snaps = t.snapshots()
+    assert len(snaps) == 4 and snaps.operation.tolist()[-1] == "" and snaps.first_row_id.isna().tolist()[-1]
+    live = t.timeline().live_rows
+    assert live.tolist()[:3] == [100_000, 90_000, 67_142] and live.isna().tolist() == [False, False, False, True]
+    html = t.to_html()
+    assert "Traceback" not in html and "snapshots[3].summary" in html
+    assert [f.code for f in t.check()][:2] == ["iceberg.metadata-field-type", "iceberg.metadata-field-type"]
+
+
+def test_puffin_files_of_a_snapshot_whose_manifest_list_is_missing(shop):
+    t = damage(shop, lambda md: md["snapshots"][4].__setitem__("manifest-list", "x"))
+    assert metadata_findings(t) == []
+    pf = t.puffin_files()
+    assert pf.role.tolist() == ["statistics"] and pf.blobs.tolist() == [5]
+    assert [f.code for f in t.findings][-1] == "iceberg.manifest-unreadable"
+    assert t.findings[-1].message.startswith(f"the DV files of snapshot {ORDERS_SNAPSHOT} are not listed: ")
+    html, _ = renders(t)
+    assert "iceberg.manifest-unreadable" in html
