@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Optional
 
+from ..regions import Severity
 from .bounds import decode_bounds
+from .findings import TableFinding
 from .manifests import STATUS_NAMES
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -217,7 +219,14 @@ def puffin_frame(table: "Table", index: "EntryIndex", snapshot_id: int):
         df["location"] = [table.locate(p) for p in df.file_path]
         df["file_size_in_bytes"] = first.file_size_in_bytes.to_numpy()
         df["blobs"] = g.size().reindex(first.index).to_numpy()
-        df["record_count"] = g.record_count.sum().reindex(first.index).to_numpy()
+        df["record_count"] = pd.array(g.record_count.sum().reindex(first.index).to_numpy(), dtype="Int64")
+        approx = t.record_count.astype("float64").groupby(t.file_path, sort=False).sum().reindex(first.index)
+        for path in first.index[approx.to_numpy() >= 2.0 ** 63]:  # the int64 sum wrapped: <NA> and a finding
+            df.loc[df.file_path == path, "record_count"] = pd.NA
+            total = sum(int(v) for v in t.record_count[t.file_path == path])
+            table.note(TableFinding(code="iceberg.metadata-number-range", severity=Severity.ERROR, offset=None,
+                                    file=path, message=f"record_count of {path} adds up to {total:,}, beyond a "
+                                    "long; shown as <NA>"))
         df["snapshot_id"] = first.snapshot_id.to_numpy()
         df["sequence_number"] = first.sequence_number.array
         parts = df.to_dict("records")

@@ -35,6 +35,9 @@ from ..errors import PuffinError
 from ..regions import Severity
 from .paths import join, normalize
 
+#: Index findings that mean a snapshot's file list is incomplete.
+_MANIFEST_BROKEN = ("iceberg.manifest-unreadable", "iceberg.manifest-damaged")
+
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
@@ -625,6 +628,9 @@ def table_health(table: "Table", now: Any = None, older_than: Any = None, catalo
                              "manifest_bytes": int(mans["manifest_length"].sum()) if len(mans) else 0})
         try:
             snapshot_sets[sid] = _snapshot_files(table, sid, mans, current_files if sid == current else None)
+            broken = [f for f in table.index(sid).findings if f.code in _MANIFEST_BROKEN]
+            if broken:  # the entries after the damage are unknown: counting from the rest would mislead
+                raise PuffinError(broken[0].message)
         except (PuffinError, KeyError) as exc:
             unreadable.append(sid)
             findings.append(HealthFinding("health.snapshot-unreadable", Severity.INFO,

@@ -125,7 +125,7 @@ def _projection(metrics: bool) -> Callable[[dict], dict]:
 
 def _finding(code: str, severity: Severity, file: str, message: str, offset: Optional[int] = None,
              hint: str = "") -> Finding:
-    from .checks import TableFinding
+    from .findings import TableFinding
 
     return TableFinding(code=code, severity=severity, offset=offset, message=message, hint=hint, file=file)
 
@@ -695,7 +695,17 @@ def build_index(table: "Table", snapshot_id: Optional[int] = None, content: Opti
     if index is not None:
         _raise_if_strict(index, strict)
         return index
-    manifests = [m for m in table.manifest_records(snap.snapshot_id)
+    try:
+        listed = table.manifest_records(snap.snapshot_id)
+    except PuffinError as exc:  # no manifest list, or not one: an empty index that says why
+        where = table.locate(snap.manifest_list) if snap.manifest_list else table.metadata_location
+        index = EntryIndex(snap.snapshot_id, _schema(metrics).empty_table(), [], cache.partitions, metrics=metrics)
+        index.findings = [_finding("iceberg.manifest-unreadable", Severity.ERROR, where,
+                                   f"the manifest list of snapshot {snap.snapshot_id} cannot be read, so none of "
+                                   f"its files are listed: {exc}", getattr(exc, "offset", None))]
+        _raise_if_strict(index, strict)
+        return index  # not cached: a later call reads the list again
+    manifests = [m for m in listed
                  if content is None or ("deletes" if m.get("content") == 1 else "data") == content]
     todo = [m for m in manifests if cache.cached(m, metrics) is None]
     duck: Any = None

@@ -429,6 +429,11 @@ class Table(RichRepr):
         snap = self.snapshot(snapshot_id)
         return puffin_frame(self, self._deletes_index(snap.snapshot_id), snap.snapshot_id)
 
+    def note(self, finding: Finding) -> None:
+        """Add a finding met while answering a question (once): it shows with the opening findings."""
+        if finding not in self.findings:
+            self.findings.append(finding)
+
     def puffin(self, path: str, strict: bool = False):
         """Open a Puffin file the metadata names (its footer only)."""
         from .. import PuffinFile  # noqa: lazy so the metadata layer imports without the format layer
