@@ -37,6 +37,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--now", help="date snapshot ages and retention at this time (ISO 8601; default: the clock)")
     p.add_argument("--older-than", dest="older_than",
                    help="unreferenced files older than this are orphans (ISO 8601; default: 3 days before now)")
+    p.add_argument("--cluster-by", dest="cluster_by",
+                   help="measure clustering on this column (default: the table's sort order's first column)")
     p.add_argument("--no-listing", dest="listing", action="store_false",
                    help="do not list the table location (no orphan check)")
 
@@ -77,8 +79,10 @@ def _tables(args: argparse.Namespace, shared: Shared) -> list:
 
 def run(args: argparse.Namespace, shared: Shared) -> int:
     now, older = _time(args.now, "--now"), _time(args.older_than, "--older-than")
-    reports = [t.health(now=now, older_than=older, catalog=args.catalog, list_files=args.listing)
-               for t in _tables(args, shared)]
+    from ..iceberg.health import table_health
+
+    reports = [table_health(t, now=now, older_than=older, catalog=args.catalog, list_files=args.listing,
+                            cluster_by=args.cluster_by) for t in _tables(args, shared)]
     if shared.format == "json":
         write_json([h.to_dict() for h in reports])
     elif shared.format == "csv":

@@ -90,6 +90,8 @@ _HEALTH_CODES = [
      "Iceberg 1.9.2's rewrite_data_files keeps the DVs of the files it rewrote, remove-dangling-deletes too", ()),
     ("health.partition-skew", I, "the largest partition holds 10 times the median partition's bytes or more",
      "", ()),
+    ("health.poor-clustering", W, "within a partition, more than 2 files on average overlap a value of the sort-order "
+     "column (or the column named): a sort rewrite clusters them", "", ()),
     ("health.columns-without-bounds", I, "columns with no lower/upper bounds in any data file (metrics mode "
      "none or counts): filters on them prune nothing", "", ()),
     ("health.manifest-fragmentation", W, "data manifests below commit.manifest.target-size-bytes number at least "
