@@ -10,9 +10,10 @@ from ._errors import EXIT_FINDINGS, EXIT_OK
 from ._options import Shared, UsageError
 from ._output import frame, out, write_json
 
-HELP = "diagnose Iceberg tables: small files, snapshots, manifests, orphans, deletes, statistics, with fixes"
+HELP = "diagnose Iceberg and Delta tables: small files, snapshots, manifests, orphans, deletes, statistics, with fixes"
 DESCRIPTION = ("Run the table doctor on a table (a *.metadata.json, a table folder, or a warehouse folder plus "
-               "--table) or on every table of a warehouse folder. Each problem is printed with its evidence, "
+               "--table), on every table of a warehouse folder, or on a Delta table folder (one with _delta_log; "
+               "its fixes are OPTIMIZE, REORG TABLE ... APPLY (PURGE) and VACUUM). Each problem is printed with its evidence, "
                "the thresholds it was measured against (the table's properties or Iceberg's defaults), the "
                "Spark / Trino / PyIceberg statements that fix it and their predicted effect. --format json "
                "prints one object per table (the format the README documents). Exits 1 when a finding is at "
@@ -63,6 +64,11 @@ def _tables(args: argparse.Namespace, shared: Shared) -> list:
     from .table import open_table
 
     loc = args.location
+    if not args.table and not loc.endswith(".metadata.json") and any(
+            n == "_delta_log" for n, kind, _ in TableIO(shared.storage_options).listdir(loc)):
+        from ..delta.table import DeltaTable
+
+        return [DeltaTable(loc, storage_options=shared.storage_options, relocate=shared.relocate)]
     if args.table or loc.endswith(".metadata.json"):
         return [open_table(loc, args.table, shared.relocate, shared.storage_options)]
     found = sniff(loc, shared.storage_options)
@@ -79,9 +85,11 @@ def _tables(args: argparse.Namespace, shared: Shared) -> list:
 
 def run(args: argparse.Namespace, shared: Shared) -> int:
     now, older = _time(args.now, "--now"), _time(args.older_than, "--older-than")
+    from ..delta.table import DeltaTable
     from ..iceberg.health import table_health
 
-    reports = [table_health(t, now=now, older_than=older, catalog=args.catalog, list_files=args.listing,
+    reports = [t.health(now=now, list_files=args.listing) if isinstance(t, DeltaTable) else
+               table_health(t, now=now, older_than=older, catalog=args.catalog, list_files=args.listing,
                             cluster_by=args.cluster_by) for t in _tables(args, shared)]
     if shared.format == "json":
         write_json([h.to_dict() for h in reports])

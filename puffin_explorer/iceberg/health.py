@@ -126,7 +126,8 @@ _RANK = {Severity.INFO: 0, Severity.WARNING: 1, Severity.ERROR: 2}
 FIX_ORDER = ("health.small-files", "health.deleted-share", "health.read-amplification", "health.dangling-deletes",
              "health.poor-clustering", "health.manifest-fragmentation", "health.statistics-stale",
              "health.statistics-missing",
-             "health.statistics-columns-missing", "health.snapshots-past-retention", "health.orphan-files",
+             "health.statistics-columns-missing", "health.snapshots-past-retention", "health.delta-checkpoint-overdue",
+             "health.delta-tombstones-past-retention", "health.orphan-files",
              "health.metadata-cleanup-disabled", "health.columns-without-bounds")
 
 
