@@ -118,3 +118,20 @@ def test_fixture_orders_clustering_stays_within_buckets():
     # across buckets, the eight files would overlap far deeper than within each bucket
     assert overlap_depth([b["order_id"] for b in data["lower_bounds"]],
                          [b["order_id"] for b in data["upper_bounds"]])[0] > 4
+
+
+def test_an_unknown_column_is_a_clear_error(sorted_table):
+    import os
+    import subprocess
+    import sys
+
+    from puffin_explorer.errors import NotInTableError
+
+    from conftest import ROOT
+
+    with pytest.raises(NotInTableError, match="no such column .*columns: region, x"):
+        table_health(sorted_table, now=NOW, cluster_by="nope")
+    run = subprocess.run([sys.executable, "-m", "puffin_explorer", "doctor", str(WAREHOUSE), "--table", "shop.orders",
+                          "--cluster-by", "nope"], capture_output=True, text=True,
+                         env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert run.returncode not in (0, 1) and "no such column" in run.stderr and "Traceback" not in run.stderr

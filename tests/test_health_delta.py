@@ -188,3 +188,26 @@ def test_cli_doctor_on_a_delta_folder(damaged):
     ok = subprocess.run([sys.executable, "-m", "puffin_explorer", "doctor", str(dst), "--now", NOW],
                         capture_output=True, text=True, env=env)
     assert ok.returncode == 0 and "VACUUM delta.`" in ok.stdout and "Traceback" not in ok.stderr
+
+
+def test_a_dv_file_only_a_remove_action_names_is_no_orphan(fixtures, tmp_path):
+    """v2 drops the small table's DV (remove with the DV, add without): its file is kept for VACUUM's
+    retention like a removed data file, never an orphan, even when its mtime is old."""
+    dst = tmp_path / "t"
+    shutil.copytree(fixtures / SMALL, dst)
+    for p in dst.rglob("*"):
+        os.chmod(p, 0o755 if p.is_dir() else 0o644)
+    [(path, add)] = _live_adds(dst).items()
+    remove = {"path": path, "deletionTimestamp": NOW_MS - DAY_MS, "dataChange": True,
+              "deletionVector": add["deletionVector"]}
+    plain = {k: v for k, v in add.items() if k != "deletionVector"}
+    (dst / "_delta_log" / f"{2:020d}.json").write_text(json.dumps({"remove": remove}) + "\n"
+                                                        + json.dumps({"add": plain}) + "\n")
+    old = (NOW_MS - 30 * DAY_MS) / 1000
+    for p in dst.iterdir():
+        if p.is_file():
+            os.utime(p, (old, old))
+    h = DeltaTable(str(dst)).health(now=NOW)
+    assert (h.metrics["dvs"], h.metrics["delete_files"], h.metrics["deleted_rows"]) == (0, 0, 0)
+    assert (h.metrics["tombstones"], h.metrics["orphan_files"]) == (0, 0)
+    assert h.codes() == []  # one file of 10 rows, no deletes: nothing to fix

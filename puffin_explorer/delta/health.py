@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Optional
 
 from ..iceberg.health import (DELETED_SHARE_THRESHOLD, METRIC_KEYS, SMALL_FILE_SHARE, Action, HealthFinding,
                               TableHealth, _ms, _size_histogram, _ts_literal)
+from ..errors import PuffinError
 from ..iceberg.paths import normalize
 from ..regions import Severity
 
@@ -68,20 +69,35 @@ def _threshold(conf: dict[str, Any], key: str) -> dict[str, Any]:
         return {"value": default, "property": key, "source": f"default (table property {raw!r} is not valid)"}
 
 
-def _tombstones(table: "DeltaTable") -> dict[str, dict[str, Any]]:
-    """Removed files at the table's version that no later ``add`` brought back: path -> remove action.
+def _tombstones(table: "DeltaTable") -> tuple[dict[str, dict[str, Any]], set[str]]:
+    """Removed files at the table's version that no later ``add`` brought back (path -> remove action), and
+    the DV files every remove action names (a replaced DV's file is kept like a removed data file).
 
     The newest readable checkpoint at or below the version carries the tombstones it kept; the commits
     after it add and clear theirs (the same path added again is live, not a tombstone)."""
+    from .descriptor import DVDescriptor
+
     log = table.log
     out: dict[str, dict[str, Any]] = {}
+    dv_files: set[str] = set()
+
+    def removed(body: dict[str, Any]) -> None:
+        out[body["path"]] = body
+        if isinstance(body.get("deletionVector"), dict):
+            try:
+                where = table.dv_location(DVDescriptor.from_action(body["deletionVector"]))
+            except (PuffinError, ValueError, KeyError, TypeError):
+                where = None
+            if where:
+                dv_files.add(normalize(where))
+
     start = 0
     for base in sorted((v for v in log.files.checkpoints if v <= table.version), reverse=True):
         actions = log.checkpoint(base)
         if actions is not None:
             for kind, body in actions:
                 if kind == "remove":
-                    out[body["path"]] = body
+                    removed(body)
             start = base + 1
             break
     for v in range(start, table.version + 1):
@@ -89,11 +105,11 @@ def _tombstones(table: "DeltaTable") -> dict[str, dict[str, Any]]:
             continue
         for kind, body in log.commit(v):
             if kind == "remove":
-                out[body["path"]] = body
+                removed(body)
             elif kind == "add":
                 out.pop(body["path"], None)
     live = {f.path for f in table.live_files()}
-    return {p: b for p, b in out.items() if p not in live}
+    return {p: b for p, b in out.items() if p not in live}, dv_files
 
 
 def _list(table: "DeltaTable"):
@@ -194,7 +210,7 @@ def delta_health(table: "DeltaTable", now: Any = None, name: Optional[str] = Non
              "deleted_rows_after": 0, "dvs_after": 0, "live_rows_after": m["live_rows"]}))
 
     # ---- tombstones past retention -----------------------------------------------------------------------
-    tombs = _tombstones(table)
+    tombs, removed_dv_files = _tombstones(table)
     cutoff = now_ms - retention
     rows = []
     for path, body in sorted(tombs.items()):
@@ -251,7 +267,8 @@ def delta_health(table: "DeltaTable", now: Any = None, name: Optional[str] = Non
 
     # ---- orphans: files under the folder no live file, DV or tombstone references ---------------------------
     if listing is not None:
-        referenced = set(files["location"].map(normalize)) | set(dv_files) | set(tomb_df["location"])
+        referenced = set(files["location"].map(normalize)) | set(dv_files) | set(tomb_df["location"]) \
+            | removed_dv_files
         unref = listing[~listing["location"].isin(referenced) & ~listing["hidden"].astype(bool)
                         & ~listing["relative"].str.startswith("_delta_log/")]
         young = unref["mtime_ms"].notna() & (unref["mtime_ms"] >= cutoff)
@@ -263,7 +280,7 @@ def delta_health(table: "DeltaTable", now: Any = None, name: Optional[str] = Non
             findings.append(HealthFinding(
                 "health.orphan-files", Severity.WARNING,
                 f"{len(orphans):,} files ({m['orphan_bytes']:,} B) under the table folder are referenced by no "
-                "live file, deletion vector or tombstone",
+                "live file, deletion vector or remove action",
                 {"orphan_files": m["orphan_files"], "orphan_bytes": m["orphan_bytes"],
                  "older_than": _ts_literal(cutoff), "grace": "delta.deletedFileRetentionDuration",
                  "source": th["delta.deletedFileRetentionDuration"]["source"], "in_flight_files": m["in_flight_files"],

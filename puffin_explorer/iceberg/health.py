@@ -917,9 +917,14 @@ def _skew_finding(findings, by_part) -> None:
 def _clustering_column(md, cluster_by: Optional[str]) -> tuple[Optional[str], str]:
     """The column clustering is measured on, and where it came from: ``cluster_by`` when given, else the first
     field of the default sort order whose transform keeps the column's order (not ``bucket``)."""
-    if cluster_by:
-        return cluster_by, "given"
     names = {f.id: f.name for f in md.fields()}
+    if cluster_by:
+        if cluster_by not in names.values():
+            from ..errors import NotInTableError
+
+            raise NotInTableError(f"cluster_by={cluster_by!r}: the table has no such column (columns: "
+                                  f"{', '.join(sorted(names.values()))})")
+        return cluster_by, "given"
     for f in md.sort_orders.get(md.default_sort_order_id or 0) or []:
         transform = str(f.get("transform", "identity"))
         if transform.split("[", 1)[0] not in _ORDERED_TRANSFORMS:
