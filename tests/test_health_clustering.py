@@ -84,6 +84,8 @@ def test_clustering_on_the_sort_order_column(sorted_table):
     assert f.effect["files_in_poor_partitions"] == 4 and f.effect["data_files_rewritten"] == 7
     assert f.effect["rows_read"] == sum(hi - lo + 1 for r in RANGES.values() for lo, hi in r) == 83
     assert f.actions[0].statement in h.plan()
+    html = h.to_html()
+    assert "Clustering on x" in html and "2.50" in html and "<script" not in html
 
 
 def test_a_named_column_overrides_the_sort_order(sorted_table):

@@ -151,6 +151,8 @@ def test_damaged_copy_findings_and_plan(damaged):
     o = h.finding("health.orphan-files")
     assert o.evidence["examples"] == ["part-99999-left-by-a-failed-job.snappy.parquet"]
     assert h.frames["orphans"]["size"].tolist() == [104]
+    html = h.to_html()
+    assert "Tombstones (removed files)" in html and "2026-12-01 00:00:00" in html and gone in html
     c = h.finding("health.delta-checkpoint-overdue")
     assert c.evidence["checkpoint_interval"] == 10 and c.evidence["last_checkpoint"] is None
     ident = f"delta.`{dst}`"
