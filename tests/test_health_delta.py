@@ -190,6 +190,9 @@ def test_cli_doctor_on_a_delta_folder(damaged):
     ok = subprocess.run([sys.executable, "-m", "puffin_explorer", "doctor", str(dst), "--now", NOW],
                         capture_output=True, text=True, env=env)
     assert ok.returncode == 0 and "VACUUM delta.`" in ok.stdout and "Traceback" not in ok.stderr
+    bad = subprocess.run([sys.executable, "-m", "puffin_explorer", "doctor", str(dst), "--cluster-by", "value"],
+                         capture_output=True, text=True, env=env)
+    assert bad.returncode == 2 and "apply to Iceberg tables" in bad.stderr and "Traceback" not in bad.stderr
 
 
 def test_a_dv_file_only_a_remove_action_names_is_no_orphan(fixtures, tmp_path):
