@@ -953,27 +953,36 @@ def overlap_depth(lows: list, highs: list) -> tuple[float, int]:
 
 def _clustering(amp_data, column: str):
     """Per partition (never across partitions or buckets): files, files with bounds on ``column``, and the
-    average / largest overlap depth of those files' value ranges."""
+    average / largest overlap depth of those files' value ranges (a partition of one such file is 1.0 deep)."""
+    import numpy as np
     import pandas as pd
 
-    rows = []
-    for pkey, part in amp_data.groupby("pkey", sort=True):
-        lows, highs = [], []
-        for lower, upper in zip(part["lower_bounds"], part["upper_bounds"]):
-            lo = lower.get(column) if isinstance(lower, dict) else None
-            hi = upper.get(column) if isinstance(upper, dict) else None
-            if lo is not None and hi is not None:
-                lows.append(lo)
-                highs.append(hi)
+    def bound(col) -> list:
+        return [b.get(column) if isinstance(b, dict) else None for b in amp_data[col]]
+
+    d = pd.DataFrame({"pkey": amp_data["pkey"].to_numpy(), "partition": amp_data["partition"].astype(str).to_numpy(),
+                      "lo": bound("lower_bounds"), "hi": bound("upper_bounds"),
+                      "bytes": amp_data["file_size_in_bytes"].astype("int64").to_numpy(),
+                      "rows": amp_data["record_count"].astype("int64").to_numpy()})
+    d["bounded"] = d["lo"].notna() & d["hi"].notna()
+    out = d.groupby("pkey", sort=True).agg(partition=("partition", "first"), files=("bytes", "size"),
+                                           files_with_bounds=("bounded", "sum"), bytes=("bytes", "sum"),
+                                           rows=("rows", "sum"))
+    out["files_with_bounds"] = out["files_with_bounds"].astype("int64")
+    out["average_depth"] = np.where(out["files_with_bounds"] == 1, 1.0, np.nan)
+    out["max_depth"] = out["files_with_bounds"].where(out["files_with_bounds"] <= 1).astype("Int64")
+    several = d[d["bounded"] & d["pkey"].isin(out.index[out["files_with_bounds"] >= 2])]
+    for pkey, part in several.groupby("pkey", sort=False):  # only partitions with two or more bounded files
         try:
-            avg, top = overlap_depth(lows, highs) if len(lows) >= 2 else (1.0 if lows else None, len(lows))
+            avg, top = overlap_depth(part["lo"].tolist(), part["hi"].tolist())
         except TypeError:  # bounds of mixed types: not comparable
-            avg, top = None, None
-        rows.append({"partition": str(part["partition"].iloc[0]), "column": column, "files": int(len(part)),
-                     "files_with_bounds": len(lows), "average_depth": avg, "max_depth": top,
-                     "bytes": int(part["file_size_in_bytes"].sum()), "rows": int(part["record_count"].sum())})
-    return pd.DataFrame(rows, columns=["partition", "column", "files", "files_with_bounds", "average_depth",
-                                       "max_depth", "bytes", "rows"])
+            continue
+        out.loc[pkey, "average_depth"] = avg
+        out.loc[pkey, "max_depth"] = top
+    out["column"] = column
+    out["average_depth"] = out["average_depth"].astype(object).where(out["average_depth"].notna(), None)
+    return out.reset_index(drop=True)[["partition", "column", "files", "files_with_bounds", "average_depth",
+                                       "max_depth", "bytes", "rows"]]
 
 
 def _clustering_finding(findings, clus, column: str, source: str, m, call, spark_t, ident) -> None:
