@@ -999,7 +999,11 @@ def _clustering_finding(findings, clus, column: str, source: str, m, call, spark
     m["poorly_clustered_partitions"] = int(len(poor))
     if poor.empty:
         return
-    order = f"{column} ASC NULLS FIRST"
+    import re
+
+    quoted = column if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*", column) else \
+        "`" + column.replace("`", "``") + "`"
+    order = f"{quoted} ASC NULLS FIRST"
     worst = poor.loc[poor["average_depth"].idxmax()]
     findings.append(HealthFinding(
         "health.poor-clustering", Severity.WARNING,
