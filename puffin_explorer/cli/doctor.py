@@ -10,9 +10,10 @@ from ._errors import EXIT_FINDINGS, EXIT_OK
 from ._options import Shared, UsageError
 from ._output import frame, out, write_json
 
-HELP = "diagnose Iceberg tables: small files, snapshots, manifests, orphans, deletes, statistics, with fixes"
+HELP = "diagnose Iceberg and Delta tables: small files, snapshots, manifests, orphans, deletes, statistics, with fixes"
 DESCRIPTION = ("Run the table doctor on a table (a *.metadata.json, a table folder, or a warehouse folder plus "
-               "--table) or on every table of a warehouse folder. Each problem is printed with its evidence, "
+               "--table), on every table of a warehouse folder, or on a Delta table folder (one with _delta_log; "
+               "its fixes are OPTIMIZE, REORG TABLE ... APPLY (PURGE) and VACUUM). Each problem is printed with its evidence, "
                "the thresholds it was measured against (the table's properties or Iceberg's defaults), the "
                "Spark / Trino / PyIceberg statements that fix it and their predicted effect. --format json "
                "prints one object per table (the format the README documents). Exits 1 when a finding is at "
@@ -37,6 +38,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--now", help="date snapshot ages and retention at this time (ISO 8601; default: the clock)")
     p.add_argument("--older-than", dest="older_than",
                    help="unreferenced files older than this are orphans (ISO 8601; default: 3 days before now)")
+    p.add_argument("--cluster-by", dest="cluster_by",
+                   help="measure clustering on this column (default: the table's sort order's first column)")
     p.add_argument("--no-listing", dest="listing", action="store_false",
                    help="do not list the table location (no orphan check)")
 
@@ -61,6 +64,11 @@ def _tables(args: argparse.Namespace, shared: Shared) -> list:
     from .table import open_table
 
     loc = args.location
+    if not args.table and not loc.endswith(".metadata.json") and any(
+            n == "_delta_log" for n, kind, _ in TableIO(shared.storage_options).listdir(loc)):
+        from ..delta.table import DeltaTable
+
+        return [DeltaTable(loc, storage_options=shared.storage_options, relocate=shared.relocate)]
     if args.table or loc.endswith(".metadata.json"):
         return [open_table(loc, args.table, shared.relocate, shared.storage_options)]
     found = sniff(loc, shared.storage_options)
@@ -77,8 +85,16 @@ def _tables(args: argparse.Namespace, shared: Shared) -> list:
 
 def run(args: argparse.Namespace, shared: Shared) -> int:
     now, older = _time(args.now, "--now"), _time(args.older_than, "--older-than")
-    reports = [t.health(now=now, older_than=older, catalog=args.catalog, list_files=args.listing)
-               for t in _tables(args, shared)]
+    from ..delta.table import DeltaTable
+    from ..iceberg.health import table_health
+
+    tables = _tables(args, shared)
+    if any(isinstance(t, DeltaTable) for t in tables) and (older is not None or args.cluster_by):
+        raise UsageError("--older-than and --cluster-by apply to Iceberg tables: a Delta table's orphan cutoff is "
+                         "its delta.deletedFileRetentionDuration, and it has no sort order")
+    reports = [t.health(now=now, list_files=args.listing) if isinstance(t, DeltaTable) else
+               table_health(t, now=now, older_than=older, catalog=args.catalog, list_files=args.listing,
+                            cluster_by=args.cluster_by) for t in tables]
     if shared.format == "json":
         write_json([h.to_dict() for h in reports])
     elif shared.format == "csv":

@@ -351,6 +351,14 @@ class DeltaTable(RichRepr):
         self._raise_first_error(findings)
         return FindingList(findings)
 
+    def health(self, now: Any = None, name: Optional[str] = None, list_files: bool = True):
+        """The table doctor on this Delta table (a :class:`~puffin_explorer.iceberg.health.TableHealth`):
+        small files, DV share, tombstones past ``delta.deletedFileRetentionDuration``, checkpoints and log
+        size, orphan files; fixes as ``OPTIMIZE`` / ``REORG TABLE … APPLY (PURGE)`` / ``VACUUM``."""
+        from .health import delta_health
+
+        return delta_health(self, now=now, name=name, list_files=list_files)
+
     def summary(self) -> str:
         t = self.totals()
         return (f"Delta table {self.name} at version {self.version}: {t['data_files']:,} data files, "

@@ -59,6 +59,18 @@ def _finding_html(f: Any, opts: RenderOptions) -> str:
     return H.details(head, "".join(body), open_=sev != "info")
 
 
+def _utc(ms: Any) -> str:
+    """Epoch milliseconds as a UTC time ('–' when unknown)."""
+    from datetime import datetime, timezone
+
+    if ms is None or ms != ms:
+        return "–"
+    try:
+        return datetime.fromtimestamp(int(ms) / 1000, tz=timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
+    except (OverflowError, OSError, ValueError):
+        return str(ms)
+
+
 def health_html(h: Any, opts: RenderOptions = RenderOptions()) -> str:
     status = h.status
     m = h.metrics
@@ -87,6 +99,28 @@ def health_html(h: Any, opts: RenderOptions = RenderOptions()) -> str:
               f"{r['small_files']:,}", f"{r['delete_files']:,}"] for r in parts_df.to_dict("records")],
             classes=["pe-mono"] + ["pe-num"] * 6, total=len(parts_df), max_rows=opts.max_rows), open_=False,
             count=f" {len(parts_df):,}"))
+    clus = h.frames.get("clustering")
+    if clus is not None and len(clus):
+        def depth(v: Any) -> str:
+            return "–" if v is None or v != v else f"{float(v):.2f}"
+
+        parts.append(H.details(f"Clustering on {clus['column'].iloc[0]}", H.table(
+            ["partition", "files", "files with bounds", "average depth", "max depth"],
+            [[r["partition"], f"{r['files']:,}", f"{r['files_with_bounds']:,}", depth(r["average_depth"]),
+              "–" if r["max_depth"] is None or r["max_depth"] != r["max_depth"] else f"{int(r['max_depth']):,}"]
+             for r in clus.to_dict("records")],
+            classes=["pe-mono"] + ["pe-num"] * 4, total=len(clus), max_rows=opts.max_rows), open_=False,
+            count=f" {len(clus):,}"))
+    tombs = h.frames.get("tombstones")
+    if tombs is not None and len(tombs):
+        parts.append(H.details("Tombstones (removed files)", H.table(
+            ["path", "removed at (UTC)", "size", "on storage"],
+            [[r["path"], _utc(r["deletion_timestamp_ms"]),
+              "–" if r["size"] is None or r["size"] != r["size"] else f"{int(r['size']):,}",
+              "yes" if r["on_storage"] else "no"]
+             for r in tombs.to_dict("records")],
+            classes=["pe-mono", "pe-num", "pe-num", ""], total=len(tombs), max_rows=opts.max_rows), open_=False,
+            count=f" {len(tombs):,}"))
     return "".join(parts)
 
 

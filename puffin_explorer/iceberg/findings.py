@@ -138,6 +138,8 @@ _HEALTH_CODES = [
      "Iceberg 1.9.2's rewrite_data_files keeps the DVs of the files it rewrote, remove-dangling-deletes too", ()),
     ("health.partition-skew", I, "the largest partition holds 10 times the median partition's bytes or more",
      "", ()),
+    ("health.poor-clustering", W, "within a partition, more than 2 files on average overlap a value of the sort-order "
+     "column (or the column named): a sort rewrite clusters them", "", ()),
     ("health.columns-without-bounds", I, "columns with no lower/upper bounds in any data file (metrics mode "
      "none or counts): filters on them prune nothing", "", ()),
     ("health.manifest-fragmentation", W, "data manifests below commit.manifest.target-size-bytes number at least "
@@ -146,6 +148,10 @@ _HEALTH_CODES = [
      "history.expire.min-snapshots-to-keep; expire_snapshots frees the files only they hold", "", ()),
     ("health.metadata-cleanup-disabled", I, "write.metadata.delete-after-commit.enabled is off: metadata files "
      "pile up (a warning once more than write.metadata.previous-versions-max + 1 are kept)", "", (W,)),
+    ("health.delta-tombstones-past-retention", W, "Delta: files removed longer ago than "
+     "delta.deletedFileRetentionDuration (7 days by default) are still on storage; VACUUM deletes them", "", ()),
+    ("health.delta-checkpoint-overdue", W, "Delta: more commits since the last checkpoint than "
+     "delta.checkpointInterval (10 by default); every reader replays them", "", ()),
     ("health.orphan-files", W, "files under the table location that no snapshot, manifest or metadata file "
      "references, older than the grace period (3 days by default)", "", ()),
     ("health.statistics-missing", I, "the table has no statistics file (no NDV per column)", "", ()),

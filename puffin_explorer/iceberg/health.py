@@ -68,6 +68,10 @@ DELETE_FILES_PER_DATA_FILE = 1
 PAIR_LIMIT = 2_000_000
 #: The largest partition holding this many times the median partition's bytes is skewed.
 SKEW_RATIO = 10.0
+#: A partition is poorly clustered when, on average, more files than this overlap a value of the clustering column.
+CLUSTERING_DEPTH_THRESHOLD = 2.0
+#: Sort-order transforms that keep the source column's order (bounds of the source column still cluster).
+_ORDERED_TRANSFORMS = ("identity", "year", "month", "day", "hour", "truncate")
 
 METRIC_KEYS = (
     "data_files", "data_bytes", "delete_files", "delete_bytes", "dvs", "position_delete_files",
@@ -78,7 +82,8 @@ METRIC_KEYS = (
     "metadata_files", "metadata_files_tracked", "small_files", "small_bytes", "target_file_size",
     "small_file_size", "orphan_files", "orphan_bytes", "in_flight_files", "partitions",
     "max_delete_files_per_data_file", "data_files_with_deletes", "dangling_deletes", "statistics_commits_behind",
-    "columns_without_ndv", "columns_without_bounds",
+    "columns_without_ndv", "columns_without_bounds", "clustering_column", "clustering_depth",
+    "poorly_clustered_partitions",
 )
 
 
@@ -122,8 +127,10 @@ _RANK = {Severity.INFO: 0, Severity.WARNING: 1, Severity.ERROR: 2}
 #: The order to run fixes in: rewrites first, then statistics (after the last commit that adds a snapshot),
 #: then expiry and orphan removal (which add none), then properties.
 FIX_ORDER = ("health.small-files", "health.deleted-share", "health.read-amplification", "health.dangling-deletes",
-             "health.manifest-fragmentation", "health.statistics-stale", "health.statistics-missing",
-             "health.statistics-columns-missing", "health.snapshots-past-retention", "health.orphan-files",
+             "health.poor-clustering", "health.manifest-fragmentation", "health.statistics-stale",
+             "health.statistics-missing",
+             "health.statistics-columns-missing", "health.snapshots-past-retention", "health.delta-checkpoint-overdue",
+             "health.delta-tombstones-past-retention", "health.orphan-files",
              "health.metadata-cleanup-disabled", "health.columns-without-bounds")
 
 
@@ -518,14 +525,16 @@ def _retained(snaps, refs: dict[str, dict[str, Any]], current: Optional[int], cu
 
 
 def table_health(table: "Table", now: Any = None, older_than: Any = None, catalog: str = "spark_catalog",
-                 name: Optional[str] = None, list_files: bool = True) -> TableHealth:
+                 name: Optional[str] = None, list_files: bool = True,
+                 cluster_by: Optional[str] = None) -> TableHealth:
     """Every health check of ``table``'s current snapshot (see the module docstring for the thresholds).
 
     ``now`` (a timestamp, ``datetime`` or epoch ms; default the clock) dates snapshot ages and
     retention; files younger than ``older_than`` (default ``now`` minus 3 days) are in-flight writes,
     never orphans.  ``catalog`` is the catalog name in the Spark statements; ``name`` the table's
     identifier there (default the table's own name).  ``list_files=False`` skips the storage
-    listing (no orphan check, no manifest-list sizes).
+    listing (no orphan check, no manifest-list sizes).  Clustering is measured on ``cluster_by`` when
+    given, else on the default sort order's first column (none when the table has no sort order).
     """
     import numpy as np
     import pandas as pd
@@ -541,7 +550,7 @@ def table_health(table: "Table", now: Any = None, older_than: Any = None, catalo
     m: dict[str, Any] = {k: 0 for k in METRIC_KEYS}
     m.update(target_file_size=int(target), small_file_size=small_size, deleted_share=0.0,
              oldest_snapshot_age_days=None, newest_snapshot_age_days=None, commits_per_day=0.0,
-             statistics_commits_behind=None)
+             statistics_commits_behind=None, clustering_column=None, clustering_depth=None)
     findings: list[HealthFinding] = []
     frames: dict[str, Any] = {}
     spark_t = _sql_str(ident)
@@ -603,6 +612,12 @@ def table_health(table: "Table", now: Any = None, older_than: Any = None, catalo
         _deletes_findings(findings, amp, m, call, spark_t, ident, md.format_version)
         _dangling_finding(findings, parts, amp, m)
         _skew_finding(findings, by_part)
+        column, column_source = _clustering_column(md, cluster_by)
+        if column is not None:
+            with_bounds = amp.assign(lower_bounds=data["lower_bounds"].to_numpy(),
+                                     upper_bounds=data["upper_bounds"].to_numpy())
+            frames["clustering"] = _clustering(with_bounds, column)
+            _clustering_finding(findings, frames["clustering"], column, column_source, m, call, spark_t, ident)
         frames["columns"] = _columns(data)
         _column_findings(findings, frames["columns"], m, spark_t, catalog, ident)
 
@@ -904,6 +919,118 @@ def _skew_finding(findings, by_part) -> None:
          "source": "default"}))
 
 
+# ---- clustering ---------------------------------------------------------------------------------
+def _clustering_column(md, cluster_by: Optional[str]) -> tuple[Optional[str], str]:
+    """The column clustering is measured on, and where it came from: ``cluster_by`` when given, else the first
+    field of the default sort order whose transform keeps the column's order (not ``bucket``)."""
+    names = {f.id: f.name for f in md.fields()}
+    if cluster_by:
+        if cluster_by not in names.values():
+            from ..errors import NotInTableError
+
+            raise NotInTableError(f"cluster_by={cluster_by!r}: the table has no such column (columns: "
+                                  f"{', '.join(sorted(names.values()))})")
+        return cluster_by, "given"
+    for f in md.sort_orders.get(md.default_sort_order_id or 0) or []:
+        transform = str(f.get("transform", "identity"))
+        if transform.split("[", 1)[0] not in _ORDERED_TRANSFORMS:
+            continue
+        try:
+            name = names.get(int(f.get("source-id")))
+        except (TypeError, ValueError):
+            continue
+        if name:
+            return name, f"sort order {md.default_sort_order_id or 0}"
+    return None, ""
+
+
+def overlap_depth(lows: list, highs: list) -> tuple[float, int]:
+    """Average and largest number of files whose ``[low, high]`` bounds contain a value, over the distinct
+    bound values of the files (1.0 when no two files overlap; n when n files share one range)."""
+    from bisect import bisect_left, bisect_right
+
+    lo, hi = sorted(lows), sorted(highs)
+    points = sorted(set(lo) | set(hi))
+    if not points:
+        return 0.0, 0
+    depths = [bisect_right(lo, v) - bisect_left(hi, v) for v in points]
+    return sum(depths) / len(depths), max(depths)
+
+
+def _clustering(amp_data, column: str):
+    """Per partition (never across partitions or buckets): files, files with bounds on ``column``, and the
+    average / largest overlap depth of those files' value ranges (a partition of one such file is 1.0 deep)."""
+    import numpy as np
+    import pandas as pd
+
+    def bound(col) -> list:
+        return [b.get(column) if isinstance(b, dict) else None for b in amp_data[col]]
+
+    d = pd.DataFrame({"pkey": amp_data["pkey"].to_numpy(), "partition": amp_data["partition"].astype(str).to_numpy(),
+                      "lo": bound("lower_bounds"), "hi": bound("upper_bounds"),
+                      "bytes": amp_data["file_size_in_bytes"].astype("int64").to_numpy(),
+                      "rows": amp_data["record_count"].astype("int64").to_numpy()})
+    d["bounded"] = d["lo"].notna() & d["hi"].notna()
+    out = d.groupby("pkey", sort=True).agg(partition=("partition", "first"), files=("bytes", "size"),
+                                           files_with_bounds=("bounded", "sum"), bytes=("bytes", "sum"),
+                                           rows=("rows", "sum"))
+    out["files_with_bounds"] = out["files_with_bounds"].astype("int64")
+    out["average_depth"] = np.where(out["files_with_bounds"] == 1, 1.0, np.nan)
+    out["max_depth"] = out["files_with_bounds"].where(out["files_with_bounds"] <= 1).astype("Int64")
+    several = d[d["bounded"] & d["pkey"].isin(out.index[out["files_with_bounds"] >= 2])]
+    for pkey, part in several.groupby("pkey", sort=False):  # only partitions with two or more bounded files
+        try:
+            avg, top = overlap_depth(part["lo"].tolist(), part["hi"].tolist())
+        except TypeError:  # bounds of mixed types: not comparable
+            continue
+        out.loc[pkey, "average_depth"] = avg
+        out.loc[pkey, "max_depth"] = top
+    out["column"] = column
+    out["average_depth"] = out["average_depth"].astype(object).where(out["average_depth"].notna(), None)
+    return out.reset_index(drop=True)[["partition", "column", "files", "files_with_bounds", "average_depth",
+                                       "max_depth", "bytes", "rows"]]
+
+
+def _clustering_finding(findings, clus, column: str, source: str, m, call, spark_t, ident) -> None:
+    """Partitions whose files overlap more than :data:`CLUSTERING_DEPTH_THRESHOLD` deep on ``column``: a sort
+    rewrite leaves one file per value range."""
+    measured = clus[clus["files_with_bounds"] >= 2].dropna(subset=["average_depth"])
+    m["clustering_column"] = column
+    if measured.empty:
+        m["clustering_depth"] = None
+        return
+    weights = measured["files_with_bounds"].astype(float)
+    m["clustering_depth"] = round(float((measured["average_depth"] * weights).sum() / weights.sum()), 4)
+    poor = measured[measured["average_depth"] > CLUSTERING_DEPTH_THRESHOLD]
+    m["poorly_clustered_partitions"] = int(len(poor))
+    if poor.empty:
+        return
+    import re
+
+    quoted = column if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*", column) else \
+        "`" + column.replace("`", "``") + "`"
+    order = f"{quoted} ASC NULLS FIRST"
+    worst = poor.loc[poor["average_depth"].idxmax()]
+    findings.append(HealthFinding(
+        "health.poor-clustering", Severity.WARNING,
+        f"in {len(poor):,} of {len(measured):,} partitions the files' {column} ranges overlap "
+        f"{float(worst['average_depth']):.2f} deep on average at worst (partition {worst['partition']}): a filter on "
+        f"{column} reads that many files per value",
+        {"column": column, "column_source": source, "clustering_depth": m["clustering_depth"],
+         "worst_partition": str(worst["partition"]), "worst_average_depth": round(float(worst["average_depth"]), 4),
+         "worst_max_depth": int(worst["max_depth"]), "poor_partitions": int(len(poor)),
+         "threshold": CLUSTERING_DEPTH_THRESHOLD,
+         "source": "default (average files overlapping a bound value, within one partition)"},
+        (Action("spark", f"{call}rewrite_data_files(table => {spark_t}, strategy => 'sort', sort_order => "
+                         f"{_sql_str(order)}, options => {_map({'rewrite-all': 'true'})})",
+                "rewrites every data file, sorted within each partition"),
+         Action("trino", f"ALTER TABLE {ident} SET PROPERTIES sorted_by = ARRAY[{_sql_str(column)}]",
+                "then ALTER TABLE ... EXECUTE optimize sorts the files it rewrites")),
+        {"files_in_poor_partitions": int(poor["files"].sum()), "bytes_in_poor_partitions": int(poor["bytes"].sum()),
+         "data_files_rewritten": m["data_files"], "bytes_rewritten": m["data_bytes"], "rows_read": m["records"],
+         "average_depth_after": 1.0}))
+
+
 def _columns(data):
     """Per column: null and NaN rates, storage share and table-wide min/max from the manifests' metrics."""
     import pandas as pd
@@ -1133,5 +1260,5 @@ def warehouse_health(warehouse: Any, **kwargs: Any):
 
 
 __all__ = ["Action", "HealthFinding", "TableHealth", "table_health", "warehouse_health", "DEFAULTS", "FIX_ORDER",
-           "SMALL_FILE_SHARE", "ORPHAN_GRACE_MS", "METRIC_KEYS"]
+           "SMALL_FILE_SHARE", "ORPHAN_GRACE_MS", "METRIC_KEYS", "CLUSTERING_DEPTH_THRESHOLD", "overlap_depth"]
 

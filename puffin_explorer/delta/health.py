@@ -1,0 +1,299 @@
+"""The table doctor on a Delta table: the checks of :mod:`puffin_explorer.iceberg.health` that apply to Delta,
+each problem a finding with the Delta SQL that fixes it (``OPTIMIZE``, ``REORG TABLE … APPLY (PURGE)``,
+``VACUUM … RETAIN … HOURS``; engine ``"delta"``).
+
+Computed from :class:`~.table.DeltaTable`'s public API (``files()``, ``dvs()``, ``totals()``, ``metadata``,
+the log's commits and checkpoints) and a listing of the table folder.  Deletion vectors count as the
+Iceberg doctor counts them: ``dvs`` are the live DVs, ``delete_files`` the distinct DV files they live in
+(inline DVs are no file), ``delete_bytes`` those files' sizes on storage, deleted rows the DV cardinalities.
+
+Thresholds, from the table's ``configuration`` when set, else Delta's defaults:
+
+* ``delta.targetFileSize`` (else OPTIMIZE's 1 GiB ``maxFileSize``); a file is small below 75 % of it, as
+  for Iceberg; two or more small files in a partition make ``OPTIMIZE`` worthwhile;
+* ``delta.deletedFileRetentionDuration`` (``interval 7 days``): removed files (tombstones) older than it
+  are what ``VACUUM`` deletes; unreferenced files younger than it are in-flight writes, never orphans;
+* ``delta.checkpointInterval`` (10): more commits than that since the last checkpoint is overdue;
+* deleted share above 10 % of the rows (the Iceberg doctor's threshold) asks for ``REORG … APPLY (PURGE)``.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import TYPE_CHECKING, Any, Optional
+
+from ..iceberg.health import (DELETED_SHARE_THRESHOLD, METRIC_KEYS, SMALL_FILE_SHARE, Action, HealthFinding,
+                              TableHealth, _ms, _size_histogram, _ts_literal)
+from ..errors import PuffinError
+from ..iceberg.paths import normalize
+from ..regions import Severity
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .table import DeltaTable
+
+GIB = 1 << 30
+HOUR_MS = 3_600_000
+#: (configuration key, Delta's default) of every threshold read from a Delta table.
+DELTA_DEFAULTS: dict[str, Any] = {
+    "delta.targetFileSize": GIB,
+    "delta.deletedFileRetentionDuration": 7 * 24 * HOUR_MS,
+    "delta.checkpointInterval": 10,
+}
+#: Metrics only a Delta table has (added to the Iceberg doctor's keys; those that do not apply are None).
+DELTA_METRIC_KEYS = ("tombstones", "tombstones_past_retention", "tombstone_bytes_on_storage", "log_files",
+                     "log_bytes", "checkpoints", "commits_since_checkpoint", "checkpoint_interval")
+_INTERVAL = re.compile(r"^\s*(?:interval\s+)?(\d+)\s*(second|minute|hour|day|week)s?\s*$", re.IGNORECASE)
+_UNIT_MS = {"second": 1000, "minute": 60_000, "hour": HOUR_MS, "day": 24 * HOUR_MS, "week": 7 * 24 * HOUR_MS}
+
+
+def _threshold(conf: dict[str, Any], key: str) -> dict[str, Any]:
+    """``{"value", "property", "source"}`` from the table's configuration, else Delta's default."""
+    default = DELTA_DEFAULTS[key]
+    raw = conf.get(key)
+    if raw is None:
+        return {"value": default, "property": key, "source": "default"}
+    text = str(raw).strip()
+    try:
+        if key == "delta.deletedFileRetentionDuration":
+            m = _INTERVAL.match(text)
+            if not m:
+                raise ValueError(text)
+            value = int(m.group(1)) * _UNIT_MS[m.group(2).lower()]
+        else:
+            value = int(text)
+            if value <= 0:
+                raise ValueError(text)
+        return {"value": value, "property": key, "source": "table property"}
+    except ValueError:
+        return {"value": default, "property": key, "source": f"default (table property {raw!r} is not valid)"}
+
+
+def _tombstones(table: "DeltaTable") -> tuple[dict[str, dict[str, Any]], set[str]]:
+    """Removed files at the table's version that no later ``add`` brought back (path -> remove action), and
+    the DV files every remove action names (a replaced DV's file is kept like a removed data file).
+
+    The newest readable checkpoint at or below the version carries the tombstones it kept; the commits
+    after it add and clear theirs (the same path added again is live, not a tombstone)."""
+    from .descriptor import DVDescriptor
+
+    log = table.log
+    out: dict[str, dict[str, Any]] = {}
+    dv_files: set[str] = set()
+
+    def removed(body: dict[str, Any]) -> None:
+        out[body["path"]] = body
+        if isinstance(body.get("deletionVector"), dict):
+            try:
+                where = table.dv_location(DVDescriptor.from_action(body["deletionVector"]))
+            except (PuffinError, ValueError, KeyError, TypeError):
+                where = None
+            if where:
+                dv_files.add(normalize(where))
+
+    start = 0
+    for base in sorted((v for v in log.files.checkpoints if v <= table.version), reverse=True):
+        actions = log.checkpoint(base)
+        if actions is not None:
+            for kind, body in actions:
+                if kind == "remove":
+                    removed(body)
+            start = base + 1
+            break
+    for v in range(start, table.version + 1):
+        if v not in log.files.commits:
+            continue
+        for kind, body in log.commit(v):
+            if kind == "remove":
+                removed(body)
+            elif kind == "add":
+                out.pop(body["path"], None)
+    live = {f.path for f in table.live_files()}
+    return {p: b for p, b in out.items() if p not in live}, dv_files
+
+
+def _list(table: "DeltaTable"):
+    """Every file under the table folder: location (normalized), path relative to the folder, size, mtime (ms)."""
+    from types import SimpleNamespace
+
+    import pandas as pd
+
+    from ..iceberg.health import _list_tree
+
+    found = _list_tree(SimpleNamespace(io=table.io), table.location)  # through the Delta table's I/O layer
+    base = normalize(table.location).rstrip("/") + "/"
+    found["relative"] = [loc[len(base):] if loc.startswith(base) else loc for loc in found["location"]]
+    return found if len(found) else pd.DataFrame(columns=["location", "size", "mtime_ms", "hidden", "relative"])
+
+
+def delta_health(table: "DeltaTable", now: Any = None, name: Optional[str] = None,
+                 list_files: bool = True) -> TableHealth:
+    """Every health check of a Delta table that applies (see the module docstring); ``now`` dates tombstone
+    and orphan ages (default: the clock); ``name`` names the table in the statements (default
+    ``delta.`<location>```)."""
+    import pandas as pd
+
+    now_ms = _ms(now) if now is not None else int(pd.Timestamp.now(tz="UTC").timestamp() * 1000)
+    conf = dict(table.metadata.get("configuration") or {})
+    th = {k: _threshold(conf, k) for k in DELTA_DEFAULTS}
+    target = int(th["delta.targetFileSize"]["value"])
+    small_size = int(target * SMALL_FILE_SHARE)
+    retention = int(th["delta.deletedFileRetentionDuration"]["value"])
+    interval = int(th["delta.checkpointInterval"]["value"])
+    ident = name or f"delta.`{table.location}`"
+    m: dict[str, Any] = {k: None for k in (*METRIC_KEYS, *DELTA_METRIC_KEYS)}
+    findings: list[HealthFinding] = []
+    frames: dict[str, Any] = {}
+
+    # ---- data files, DVs, rows --------------------------------------------------------------------
+    files = table.files()
+    dvs = table.dvs()
+    totals = table.totals()
+    sizes = files["size_in_bytes"].fillna(0).astype("int64")
+    m.update(data_files=int(len(files)), data_bytes=int(sizes.sum()), dvs=int(totals["dvs"]),
+             records=int(totals["records"]), deleted_rows=int(totals["deleted_rows"]),
+             live_rows=int(totals["live_rows"]), position_delete_files=0, equality_delete_files=0,
+             target_file_size=target, small_file_size=small_size, checkpoint_interval=interval)
+    m["deleted_share"] = (m["deleted_rows"] / m["records"]) if m["records"] else 0.0
+    dv_files = sorted({normalize(p) for p in dvs["dv_file"].dropna()})
+    m["delete_files"] = len(dv_files)
+    listing = _list(table) if list_files else None
+    if listing is not None:
+        frames["listing"] = listing
+    on_storage = dict(zip(listing["location"], listing["size"])) if listing is not None else {}
+    m["delete_bytes"] = int(sum(int(on_storage.get(p) or 0) for p in dv_files)) if listing is not None else None
+
+    # ---- small files, per partition --------------------------------------------------------------
+    part = files["partition_values"].map(lambda p: str(dict(sorted((p or {}).items()))))
+    small = files[sizes < small_size]
+    m["small_files"], m["small_bytes"] = int(len(small)), int(sizes[sizes < small_size].sum())
+    by_part = pd.DataFrame({"partition": part, "bytes": sizes, "rows": files["num_records"].fillna(0).astype("int64"),
+                            "deleted_rows": files["dv_cardinality"].fillna(0).astype("int64"),
+                            "dvs": files["has_dv"].astype("int64"),
+                            "small": sizes < small_size, "small_bytes": sizes.where(sizes < small_size, 0)})
+    by_part = by_part.groupby("partition", sort=True).agg(
+        files=("bytes", "size"), rows=("rows", "sum"), deleted_rows=("deleted_rows", "sum"), bytes=("bytes", "sum"),
+        delete_files=("dvs", "sum"), small_files=("small", "sum"), small_bytes=("small_bytes", "sum")).reset_index()
+    frames["size_histogram"] = _size_histogram(sizes.to_numpy(), target, small_size)
+    frames["partitions"] = by_part
+    m["partitions"] = int(len(by_part))
+    cand = by_part[by_part["small_files"] >= 2]
+    after = int(sum(max(1, math.ceil(b / target)) for b in cand["small_bytes"]))
+    before = int(cand["small_files"].sum())
+    if len(cand) and before - after >= 1:
+        share = m["small_files"] / m["data_files"] if m["data_files"] else 0.0
+        sev = Severity.WARNING if share >= 0.5 or before - after >= 10 else Severity.INFO
+        findings.append(HealthFinding(
+            "health.small-files", sev,
+            f"{m['small_files']:,} of {m['data_files']:,} data files ({share:.0%}) are below {small_size:,} B "
+            f"({SMALL_FILE_SHARE:.0%} of the {target:,} B target); {before:,} of them in {len(cand):,} partitions "
+            f"merge into {after:,}",
+            {"small_files": m["small_files"], "small_bytes": m["small_bytes"], "data_files": m["data_files"],
+             "small_file_size": small_size, "target_file_size": target, "property": "delta.targetFileSize",
+             "source": th["delta.targetFileSize"]["source"], "partitions_to_rewrite": int(len(cand))},
+            (Action("delta", f"OPTIMIZE {ident}"),),
+            {"data_files_before": m["data_files"], "data_files_after": m["data_files"] - before + after,
+             "files_rewritten": before, "bytes_rewritten": int(cand["small_bytes"].sum())}))
+
+    # ---- deleted share: DVs purged by REORG ------------------------------------------------------------
+    if m["deleted_share"] > DELETED_SHARE_THRESHOLD:
+        with_dv = files[files["has_dv"]]
+        findings.append(HealthFinding(
+            "health.deleted-share", Severity.WARNING,
+            f"{m['deleted_share']:.1%} of the rows are deleted ({m['deleted_rows']:,} of {m['records']:,}); readers "
+            f"still read them and apply {m['dvs']:,} deletion vectors",
+            {"deleted_rows": m["deleted_rows"], "records": m["records"], "deleted_share": round(m["deleted_share"], 4),
+             "threshold": DELETED_SHARE_THRESHOLD, "source": "default (the table card's compaction threshold)",
+             "dvs": m["dvs"], "delete_files": m["delete_files"]},
+            (Action("delta", f"REORG TABLE {ident} APPLY (PURGE)"),),
+            {"data_files_rewritten": int(len(with_dv)), "rows_read": int(with_dv["num_records"].fillna(0).sum()),
+             "deleted_rows_after": 0, "dvs_after": 0, "live_rows_after": m["live_rows"]}))
+
+    # ---- tombstones past retention -----------------------------------------------------------------------
+    tombs, removed_dv_files = _tombstones(table)
+    cutoff = now_ms - retention
+    rows = []
+    for path, body in sorted(tombs.items()):
+        loc = normalize(table.locate(path))
+        ts = body.get("deletionTimestamp")
+        rows.append({"path": path, "location": loc, "deletion_timestamp_ms": ts if isinstance(ts, int) else None,
+                     "size": body.get("size"), "on_storage": loc in on_storage if listing is not None else None})
+    tomb_df = pd.DataFrame(rows, columns=["path", "location", "deletion_timestamp_ms", "size", "on_storage"])
+    frames["tombstones"] = tomb_df
+    m["tombstones"] = int(len(tomb_df))
+    ts_known = tomb_df["deletion_timestamp_ms"].notna()
+    past = tomb_df[~ts_known | (tomb_df["deletion_timestamp_ms"].fillna(0) < cutoff)]
+    m["tombstones_past_retention"] = int(len(past))
+    hours = max(retention // HOUR_MS, 0)
+    vacuum = Action("delta", f"VACUUM {ident} RETAIN {hours} HOURS")
+    if listing is not None:
+        stored = past[past["on_storage"].astype(bool)]
+        m["tombstone_bytes_on_storage"] = int(sum(int(on_storage.get(loc) or 0) for loc in stored["location"]))
+        if len(stored):
+            findings.append(HealthFinding(
+                "health.delta-tombstones-past-retention", Severity.WARNING,
+                f"{len(stored):,} removed files ({m['tombstone_bytes_on_storage']:,} B) are older than the "
+                f"{hours:,}-hour retention and still on storage",
+                {"tombstones": m["tombstones"], "past_retention": int(len(stored)),
+                 "bytes": m["tombstone_bytes_on_storage"], "retention_ms": retention,
+                 "property": "delta.deletedFileRetentionDuration",
+                 "source": th["delta.deletedFileRetentionDuration"]["source"], "older_than": _ts_literal(cutoff),
+                 "examples": stored["path"].head(5).tolist()},
+                (vacuum,),
+                {"files_freed": int(len(stored)), "bytes_freed": m["tombstone_bytes_on_storage"]}))
+
+    # ---- the log: size, checkpoints -------------------------------------------------------------------------
+    log = table.log
+    m["checkpoints"] = len(log.files.checkpoints)
+    last_cp = max((v for v in log.files.checkpoints if v <= table.version), default=None)
+    m["commits_since_checkpoint"] = table.version - (last_cp if last_cp is not None else -1)
+    m["snapshots"] = len(log.files.commits)
+    if listing is not None:
+        in_log = listing[listing["relative"].str.startswith("_delta_log/")]
+        m["log_files"], m["log_bytes"] = int(len(in_log)), int(in_log["size"].fillna(0).sum())
+        m["metadata_files"] = m["log_files"]
+    if m["commits_since_checkpoint"] > interval:
+        findings.append(HealthFinding(
+            "health.delta-checkpoint-overdue", Severity.WARNING,
+            f"{m['commits_since_checkpoint']:,} commits since the last checkpoint (interval {interval}): every "
+            "reader replays them all",
+            {"commits_since_checkpoint": m["commits_since_checkpoint"], "last_checkpoint": last_cp,
+             "checkpoint_interval": interval, "property": "delta.checkpointInterval",
+             "source": th["delta.checkpointInterval"]["source"], "log_files": m["log_files"],
+             "log_bytes": m["log_bytes"]},
+            (Action("delta", f"deltalake.DeltaTable({table.location!r}).create_checkpoint()",
+                    "delta-rs (Python); Spark writes one at the next commit past the interval"),),
+            {"commits_since_checkpoint_after": 0}))
+
+    # ---- orphans: files under the folder no live file, DV or tombstone references ---------------------------
+    if listing is not None:
+        referenced = set(files["location"].map(normalize)) | set(dv_files) | set(tomb_df["location"]) \
+            | removed_dv_files
+        unref = listing[~listing["location"].isin(referenced) & ~listing["hidden"].astype(bool)
+                        & ~listing["relative"].str.startswith("_delta_log/")]
+        young = unref["mtime_ms"].notna() & (unref["mtime_ms"] >= cutoff)
+        orphans = unref[~young].reset_index(drop=True)
+        frames["orphans"] = orphans
+        m["orphan_files"], m["orphan_bytes"] = int(len(orphans)), int(orphans["size"].fillna(0).sum())
+        m["in_flight_files"] = int(young.sum())
+        if len(orphans):
+            findings.append(HealthFinding(
+                "health.orphan-files", Severity.WARNING,
+                f"{len(orphans):,} files ({m['orphan_bytes']:,} B) under the table folder are referenced by no "
+                "live file, deletion vector or remove action",
+                {"orphan_files": m["orphan_files"], "orphan_bytes": m["orphan_bytes"],
+                 "older_than": _ts_literal(cutoff), "grace": "delta.deletedFileRetentionDuration",
+                 "source": th["delta.deletedFileRetentionDuration"]["source"], "in_flight_files": m["in_flight_files"],
+                 "examples": orphans["relative"].head(5).tolist()},
+                (vacuum,),
+                {"files_before": m["orphan_files"], "files_after": 0, "bytes_freed": m["orphan_bytes"]}))
+    else:
+        m.update(orphan_files=None, orphan_bytes=None)
+
+    thresholds = dict(th)
+    thresholds["small-file-size"] = {"value": small_size, "property": "delta.targetFileSize",
+                                     "source": f"{SMALL_FILE_SHARE:.0%} of the target"}
+    return TableHealth(name or table.name, m, findings, thresholds, frames, now_ms, "delta")
+
+
+__all__ = ["delta_health", "DELTA_DEFAULTS", "DELTA_METRIC_KEYS"]
