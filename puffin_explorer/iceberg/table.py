@@ -177,13 +177,15 @@ class Table(RichRepr):
         return DeleteDebt(self, snapshot_id, threshold)
 
     def health(self, now: Any = None, older_than: Any = None, catalog: str = "spark_catalog",
-               name: Optional[str] = None, list_files: bool = True):
+               name: Optional[str] = None, list_files: bool = True, cluster_by: Optional[str] = None):
         """The table doctor: metrics and findings, each with the statements that fix it (a
         :class:`~.health.TableHealth`). ``now`` dates retention, ``older_than`` is the orphan cutoff
-        (default 3 days before now), ``catalog`` / ``name`` go into the Spark statements."""
+        (default 3 days before now), ``catalog`` / ``name`` go into the Spark statements, ``cluster_by``
+        names the column whose clustering is measured (default: the sort order's first column)."""
         from .health import table_health
 
-        return table_health(self, now=now, older_than=older_than, catalog=catalog, name=name, list_files=list_files)
+        return table_health(self, now=now, older_than=older_than, catalog=catalog, name=name, list_files=list_files,
+                            cluster_by=cluster_by)
 
     def summary(self) -> dict[str, Any]:
         """The warehouse-card row of this table (reads only the metadata file and the current manifest list)."""
