@@ -10,7 +10,8 @@ A fuzzer is a *harness*: an object with
 ``release(case)``            clean up after it (not timed);
 ``name(index)``              ``(base, mutators)`` of a case (in the parent, for a worker that died);
 ``save(folder, record)``     keep the input of a failing case;
-``preload()``                import what the paths use, once, before the workers fork.
+``preload()``                import what the paths use, once, before the workers fork;
+``close()``                  (optional) clean up after the run, in the parent.
 """
 
 from __future__ import annotations
@@ -133,6 +134,7 @@ class Report:
     slowest: list = field(default_factory=list)  # (cpu, record)
     by_class: dict = field(default_factory=dict)  # (outcome, step, exception head) -> count
     cases: int = 0
+    cpu: float = 0.0  # CPU seconds of the user paths, all cases
     seconds: float = 0.0
     interrupted: bool = False
 
@@ -141,6 +143,7 @@ class Report:
 
     def add(self, rec: dict) -> None:
         self.cases += 1
+        self.cpu += rec.get("cpu", 0.0)
         self.counts[rec["outcome"]] = self.counts.get(rec["outcome"], 0) + 1
         if rec["outcome"] not in PASSING:
             self.failures.append(rec)
@@ -156,6 +159,7 @@ class Report:
 
     def to_dict(self) -> dict:
         return {"cases": self.cases, "seconds": round(self.seconds, 1), "interrupted": self.interrupted,
+                "cpu_per_case": round(self.cpu / max(1, self.cases), 3),
                 "outcomes": self.counts,
                 "classes": self.by_class, "slowest": [dict(r, cpu=round(c, 3)) for c, r in self.slowest],
                 "failures": self.failures[:50]}
@@ -244,6 +248,10 @@ def run_pool(harness: Any, cases: int, workers: int = 2, time_limit: float = 5.0
         for w in pool + active:
             if w["proc"].is_alive():
                 w["proc"].kill()
+        for w in pool:
+            w["proc"].join(5)
+        if hasattr(harness, "close"):
+            harness.close()
     report.seconds = time.perf_counter() - t_start
     return report
 
@@ -292,7 +300,8 @@ def run_and_report(args: argparse.Namespace, run: Callable[[Callable[[Report], N
     if rep.interrupted:
         print(f"interrupted after {rep.cases:,} cases", file=sys.stderr)
     print(f"{rep.cases:,} cases in {rep.seconds:.0f} s ({mode}, seed {args.seed}, "
-          f"{args.workers} workers, {args.time_limit} s CPU, {args.memory} GiB)")
+          f"{args.workers} workers, {args.time_limit} s CPU, {args.memory} GiB); "
+          f"{rep.cpu / max(1, rep.cases):.2f} s of CPU a case")
     print("outcomes: " + ", ".join(f"{k} {v:,}" for k, v in rep.counts.items()))
     for key, n in sorted(rep.by_class.items(), key=lambda kv: -kv[1]):
         print(f"  {n:6,}  {key}")

@@ -32,11 +32,12 @@ and every snapshot, ``statistics_files()``, ``puffin_files()``, ``read_dv`` of l
 ``stall``       a case used more CPU time than ``--time-limit``;
 ``memory``      ``MemoryError`` under the address-space limit, or a worker killed by the OS.
 
-Cases are generated from ``(seed, index)``; ``--replay-case N`` rebuilds case N, runs it in this process
-with its traceback and keeps its folder; ``--save DIR`` writes each failing case's replaced file.
+Cases are generated from ``(seed, index)``; ``--replay-case N`` rebuilds case N and runs it in this process,
+printing each failure's traceback (``--keep`` keeps its folder); ``--save DIR`` writes each failing case's
+replaced file; ``--classes FILE`` writes the failure classes, deduplicated, each with a replay command.
 
     python tests/fuzz/fuzz_tables.py --cases 3000 --workers 2     # a long run
-    python tests/fuzz/fuzz_tables.py --replay-case 17             # one case, its traceback and folder
+    python tests/fuzz/fuzz_tables.py --replay-case 17 --keep      # one case, its tracebacks and folder
 """
 
 from __future__ import annotations
@@ -959,10 +960,12 @@ class TableHarness:
     def __init__(self, seed: int, chart_every: int = 1) -> None:
         self.bases = load_bases()
         self.seed, self.chart_every = seed, chart_every
+        # Every case folder lives in here, so the folder of a worker killed mid-case goes at the end too.
+        self.folder = tempfile.mkdtemp(prefix="tablefuzz-run-")
 
     def prepare(self, index: int) -> Case:
         case = make_case(self.bases, self.seed, index)
-        materialize(case)
+        materialize(case, self.folder)
         return case
 
     def run(self, case: Case, index: int) -> dict:
@@ -986,6 +989,9 @@ class TableHarness:
             json.dump(dict(rec, base=case.base.name, file=case.rel, mutators=case.mutators), fh, indent=1,
                       default=str)
 
+    def close(self) -> None:
+        shutil.rmtree(self.folder, ignore_errors=True)
+
     def preload(self) -> None:
         import pandas  # noqa: F401
         import pyarrow  # noqa: F401
@@ -1006,14 +1012,14 @@ def run_pool(cases: int, seed: int = 1, workers: int = 2, time_limit: float = 2.
                               progress)
 
 
-def replay(seed: int, index: int) -> int:
-    """Case ``index`` in this process: its record and traceback; its folder is kept for a look."""
+def replay(seed: int, index: int, keep: bool = False) -> int:
+    """Case ``index`` in this process: its failures with their tracebacks; ``keep`` keeps its folder."""
     bases = load_bases()
     case = make_case(bases, seed, index)
     folder = materialize(case)
     print(f"case {index}: {case.base.name} {case.rel} {case.mutators} "
           f"({'removed' if case.data is None else f'{len(case.data):,} bytes'})")
-    print(f"folder: {case.table_dir}")
+    print(f"table: {case.table_dir}")
     run = TableRun()
     t0 = time.process_time()
     RUNNERS[case.base.kind](run, case, random.Random(f"table-paths:{seed}:{index}"))
@@ -1022,7 +1028,10 @@ def replay(seed: int, index: int) -> int:
         if out.__cause__ is not None:
             traceback.print_exception(out.__cause__)
     print(f"{len(run.failures)} failures; documented: {run.documented[:3]} ({time.process_time() - t0:.2f} s CPU)")
-    print(f"remove the folder with: rm -r {folder}")
+    if keep:
+        print(f"kept; remove the folder with: rm -r {folder}")
+    else:
+        shutil.rmtree(folder, ignore_errors=True)
     return 1 if run.failures else 0
 
 
@@ -1070,7 +1079,8 @@ def classes_markdown(rep: fuzz_pool.Report, seed: int, title: str = "Table fuzze
 
     classes = failure_classes(rep.failures)
     lines = [f"# {title}", "",
-             f"{rep.cases:,} cases, seed {seed}, {rep.seconds:.0f} s: " +
+             f"{rep.cases:,} cases, seed {seed}, {rep.seconds:.0f} s, {rep.cpu / max(1, rep.cases):.2f} s of CPU "
+             "a case: " +
              ", ".join(f"{k} {v:,}" for k, v in rep.counts.items()) + ".", "",
              f"{len(classes)} classes (outcome, exception type, innermost `puffin_explorer` frame). A case counts "
              "in every class it hit: each group of paths (warehouse, table, planner, each command line) runs on "
@@ -1096,9 +1106,10 @@ def main(argv: Optional[list[str]] = None) -> int:
                     help="draw charts in one case of N (the others build them from the model without drawing)")
     ap.add_argument("--classes", help="write the failure classes (deduplicated, with replay commands) as "
                                       "Markdown here, every 100 cases and at the end")
+    ap.add_argument("--keep", action="store_true", help="with --replay-case: keep the case's folder")
     args = ap.parse_args(argv)
     if args.replay_case is not None:
-        return replay(args.seed, args.replay_case)
+        return replay(args.seed, args.replay_case, args.keep)
     written = [0]
 
     def write_classes(rep: fuzz_pool.Report) -> None:
