@@ -225,6 +225,7 @@ def run_pool(harness: Any, cases: int, workers: int = 2, time_limit: float = 5.0
                     except Exception:  # noqa: BLE001 - naming the case is best effort
                         pass
                 report.add(rec)
+                report.seconds = time.perf_counter() - t_start
                 if save and rec["outcome"] not in PASSING:
                     harness.save(save, rec)
                 if progress is not None:

@@ -560,10 +560,19 @@ def m_version_hint(rng: random.Random, data: bytes, ctx: "CaseContext") -> tuple
     return "version-hint", text.encode()
 
 
+def _corpus_entry(rel: str, data: bytes) -> Optional[fuzz_readers.Base]:
+    """The file fuzzer's view of ``data`` (its fields and blobs), or None when an earlier mutation left
+    bytes that view cannot be built from (a footer nested past the recursion limit, say)."""
+    try:
+        return fuzz_readers.load_base(rel, data)
+    except (Exception, RecursionError):  # noqa: BLE001 - a second mutation of damaged bytes is byte-level
+        return None
+
+
 def m_puffin(rng: random.Random, data: bytes, ctx: "CaseContext") -> tuple[str, Optional[bytes]]:
     """The file fuzzer's structure-aware Puffin mutators: footer JSON, decoded DV fields, blob bytes."""
-    base = fuzz_readers.load_base(ctx.rel, data)
-    if base.kind != "puffin":
+    base = _corpus_entry(ctx.rel, data)
+    if base is None or base.kind != "puffin":
         return m_bytes(rng, data, ctx)
     fn = rng.choice([fuzz_readers.m_field, fuzz_readers.m_field, fuzz_readers.m_footer, fuzz_readers.m_blob_bytes])
     return "puffin-" + fn.__name__[2:], fn(rng, base, [base])
@@ -571,7 +580,9 @@ def m_puffin(rng: random.Random, data: bytes, ctx: "CaseContext") -> tuple[str, 
 
 def m_parquet(rng: random.Random, data: bytes, ctx: "CaseContext") -> tuple[str, Optional[bytes]]:
     """A checkpoint's Parquet footer and values, through the file fuzzer's field and Thrift mutators."""
-    base = fuzz_readers.load_base(ctx.rel, data)
+    base = _corpus_entry(ctx.rel, data)
+    if base is None:
+        return m_bytes(rng, data, ctx)
     fn = rng.choice([fuzz_readers.m_field, fuzz_readers.m_thrift])
     return "parquet-" + fn.__name__[2:], fn(rng, base, [base])
 
