@@ -67,8 +67,8 @@ ROOT, FIXTURES = fuzz_readers.ROOT, fuzz_readers.FIXTURES
 OUTCOMES = ("ok", "documented", "crash", "escape", "stall", "memory")
 #: Snapshots per case whose card and commit deletes run (a metadata file may list thousands).
 MAX_SNAPSHOTS = 12
-#: DVs per case read with ``read_dv``.
-MAX_READ_DVS = 4
+#: DVs per case read with ``read_dv`` (every row `dvs()` lists, up to this many: a damaged log may list thousands).
+MAX_READ_DVS = 50
 #: Where derived bases (a Delta table with a checkpoint) are built once and kept, so replays see the same bytes.
 DERIVED = Path(tempfile.gettempdir()) / "puffin-explorer-fuzz-tables-bases"
 
@@ -619,7 +619,8 @@ def m_checkpoint_rows(rng: random.Random, data: bytes, ctx: "CaseContext") -> tu
         add["stats"] = rng.choice(["{", "", json.dumps({"numRecords": -1}), json.dumps({"numRecords": 2 ** 62})])
     elif key == "drop-row":
         rows.remove(row)
-    else:
+    else:  # "repeat-row", or "dv" on a file without a DV
+        key = "repeat-row"
         rows.extend([row] * rng.choice([2, 1000]))
     out = io.BytesIO()
     try:
