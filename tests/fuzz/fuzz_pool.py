@@ -55,6 +55,16 @@ def describe(exc: BaseException) -> str:
     return f"{type(exc).__name__} at {where}: {str(exc)[:200]}"
 
 
+def _cpu_seconds(pid: int) -> float:
+    """CPU time (user and system) a process has used so far; 0 when it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            fields = fh.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return 0.0
+
+
 def _package_path(filename: str) -> str:
     """``iceberg/table.py`` for ``.../puffin_explorer/iceberg/table.py`` (two modules share a file name)."""
     parts = Path(filename).parts
@@ -177,7 +187,9 @@ def run_pool(harness: Any, cases: int, workers: int = 2, time_limit: float = 5.0
     report = Report(tuple(harness.outcomes))
     t_start = time.perf_counter()
     todo = iter(range(start, start + cases))
-    backstop = max(30.0, 6 * time_limit)  # wall clock, for a worker stuck where signals cannot reach it
+    # For a worker stuck where the CPU alarm cannot reach it: it is killed once the case has used this much
+    # CPU, or ten times as much wall-clock time (on a busy machine a case may wait long for a core).
+    backstop = max(30.0, 6 * time_limit)
 
     def spawn():
         parent, child = ctx.Pipe()
@@ -192,7 +204,7 @@ def run_pool(harness: Any, cases: int, workers: int = 2, time_limit: float = 5.0
             w["case"] = None
             w["conn"].send(None)
             return False
-        w["case"], w["since"] = index, time.perf_counter()
+        w["case"], w["since"], w["cpu"] = index, time.perf_counter(), _cpu_seconds(w["proc"].pid)
         w["conn"].send(index)
         return True
 
@@ -214,9 +226,11 @@ def run_pool(harness: Any, cases: int, workers: int = 2, time_limit: float = 5.0
                         kind = "memory" if code == -signal.SIGKILL else "crash"
                         rec = {"case": w["case"], "outcome": kind, "step": "", "detail": f"worker died ({code})"}
                 elif now - w["since"] > backstop:
-                    w["proc"].kill()
-                    rec = {"case": w["case"], "outcome": "stall", "step": "",
-                           "detail": f"worker unresponsive for {backstop:.0f} s"}
+                    used = _cpu_seconds(w["proc"].pid) - w["cpu"]
+                    if used > backstop or now - w["since"] > 10 * backstop:
+                        w["proc"].kill()
+                        rec = {"case": w["case"], "outcome": "stall", "step": "",
+                               "detail": f"worker unresponsive for {now - w['since']:.0f} s ({used:.0f} s of CPU)"}
                 if rec is None:
                     continue
                 if "base" not in rec and rec.get("case") is not None:

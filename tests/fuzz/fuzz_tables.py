@@ -556,7 +556,7 @@ def m_remove(rng: random.Random, data: bytes, ctx: "CaseContext") -> tuple[str, 
 
 def m_version_hint(rng: random.Random, data: bytes, ctx: "CaseContext") -> tuple[str, Optional[bytes]]:
     text = rng.choice(["0", "99", "-1", "abc", "", " 1 \n", "1.5", str(2 ** 64), "9" * 5000, "v1", "1\n2",
-                       "\x00", str(int(data.strip() or b"1") - 1) if data.strip().isdigit() else "1"])
+                       "\x00", str(int(data.strip()) - 1) if data.strip().isdigit() and len(data.strip()) < 19 else "1"])
     return "version-hint", text.encode()
 
 
