@@ -41,7 +41,6 @@ import argparse
 import json
 import os
 import random
-import signal
 import struct
 import sys
 import time
@@ -59,12 +58,12 @@ os.environ.setdefault("MPLBACKEND", "Agg")
 ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import fuzz_pool  # noqa: E402
+from fuzz_pool import GIB, Outcome, Report, Stall, describe  # noqa: E402
 FIXTURES = Path(os.environ.get("PUFFIN_EXPLORER_FIXTURES", ROOT.parent / "shared" / "fixtures"))
 
 OUTCOMES = ("ok", "documented", "crash", "stall", "memory")
-#: A worker is replaced after this many cases, so caches and fragmentation cannot add up across cases.
-CASES_PER_WORKER = 400
-GIB = 1 << 30
 #: Corpus files above this size are skipped (the fuzzer rewrites whole files).
 MAX_BASE = 512 * 1024
 
@@ -94,59 +93,61 @@ def corpus_paths() -> list[Path]:
 
 
 def load_corpus() -> list[Base]:
+    out = []
+    for p in corpus_paths():
+        rel = str(p.relative_to(ROOT)) if p.is_relative_to(ROOT) else str(p.relative_to(FIXTURES.parent))
+        out.append(load_base(rel, p.read_bytes()))
+    return out
+
+
+def load_base(rel: str, data: bytes) -> Base:
+    """``data`` as a corpus entry named ``rel``, with its fields and blobs located for the structure-aware mutators."""
     from puffin_explorer import ParquetLayout, PuffinFile
     from puffin_explorer.format import codecs
 
-    out = []
-    for p in corpus_paths():
-        data = p.read_bytes()
-        rel = str(p.relative_to(ROOT)) if p.is_relative_to(ROOT) else str(p.relative_to(FIXTURES.parent))
-        if data[:4] == b"PAR1" or data[-4:] == b"PAR1":
-            b = Base(rel, "parquet", data)
-            pl = ParquetLayout(data)
-            if pl.footer_offset is not None:
-                b.footer = (pl.footer_offset, pl.footer_length)
-            b.fields = [(r.offset, r.length, r.kind, -1) for r in pl.regions().leaves() if 0 < r.length <= 16]
-            out.append(b)
-            continue
-        if data[:4] != b"PFA1" and data[4:8] == b"\xd1\xd3\x39\x64":
-            from puffin_explorer import DeletionVector
+    if data[:4] == b"PAR1" or data[-4:] == b"PAR1":
+        b = Base(rel, "parquet", data)
+        pl = ParquetLayout(data)
+        if pl.footer_offset is not None:
+            b.footer = (pl.footer_offset, pl.footer_length)
+        b.fields = [(r.offset, r.length, r.kind, -1) for r in pl.regions().leaves() if 0 < r.length <= 16]
+        return b
+    if data[:4] != b"PFA1" and data[4:8] == b"\xd1\xd3\x39\x64":
+        from puffin_explorer import DeletionVector
 
-            b = Base(rel, "dv", data)
-            b.fields = [(r.offset, r.length, r.kind, 0) for top in DeletionVector.from_bytes(data).regions()
-                        for r in top.leaves() if 0 < r.length <= 16]
-            out.append(b)
+        b = Base(rel, "dv", data)
+        b.fields = [(r.offset, r.length, r.kind, 0) for top in DeletionVector.from_bytes(data).regions()
+                    for r in top.leaves() if 0 < r.length <= 16]
+        return b
+    b = Base(rel, "puffin", data)
+    pf = PuffinFile(data)
+    if pf.footer is not None and pf.footer.text:
+        try:
+            b.meta = json.loads(pf.footer.text)
+        except ValueError:
+            b.meta = None
+    for blob in pf.blobs:
+        if not blob.readable:
             continue
-        b = Base(rel, "puffin", data)
-        pf = PuffinFile(data)
-        if pf.footer is not None and pf.footer.text:
+        stored = data[blob.offset:blob.offset + blob.length]
+        try:
+            content = codecs.decompress(stored, blob.compression_codec)
+        except Exception:
+            content = None
+        b.blobs.append((blob.offset, blob.length, blob.compression_codec, blob.type, content))
+        if content is not None:
             try:
-                b.meta = json.loads(pf.footer.text)
-            except ValueError:
-                b.meta = None
-        for blob in pf.blobs:
-            if not blob.readable:
-                continue
-            stored = data[blob.offset:blob.offset + blob.length]
-            try:
-                content = codecs.decompress(stored, blob.compression_codec)
+                dec = blob.decode()
             except Exception:
-                content = None
-            b.blobs.append((blob.offset, blob.length, blob.compression_codec, blob.type, content))
-            if content is not None:
-                try:
-                    dec = blob.decode()
-                except Exception:
-                    continue
-                base_off = blob.offset if blob.compression_codec is None else 0
-                for top in dec.regions():
-                    for r in top.leaves():
-                        if 0 < r.length <= 16:
-                            b.fields.append((r.offset - base_off, r.length, r.kind, len(b.blobs) - 1))
-        b.fields += [(r.offset, r.length, r.kind, -1) for r in pf.regions(decode=False).leaves()
-                     if 0 < r.length <= 16 and r.space == "file"]
-        out.append(b)
-    return out
+                continue
+            base_off = blob.offset if blob.compression_codec is None else 0
+            for top in dec.regions():
+                for r in top.leaves():
+                    if 0 < r.length <= 16:
+                        b.fields.append((r.offset - base_off, r.length, r.kind, len(b.blobs) - 1))
+    b.fields += [(r.offset, r.length, r.kind, -1) for r in pf.regions(decode=False).leaves()
+                 if 0 < r.length <= 16 and r.space == "file"]
+    return b
 
 
 # ---------------------------------------------------------------------------- mutators
@@ -457,24 +458,6 @@ def make_case(corpus: list[Base], seed: int, index: int) -> tuple[str, str, byte
 
 
 # ---------------------------------------------------------------------------- user paths
-class Stall(BaseException):
-    """Raised by the CPU-time alarm (a BaseException, so ``except Exception`` in the code under test
-    does not swallow it)."""
-
-
-class Outcome(Exception):
-    def __init__(self, kind: str, step: str, detail: str) -> None:
-        super().__init__(detail)
-        self.kind, self.step, self.detail = kind, step, detail
-
-
-def _describe(exc: BaseException) -> str:
-    tb = traceback.extract_tb(exc.__traceback__)
-    where = next((f"{Path(f.filename).name}:{f.lineno} {f.name}" for f in reversed(tb)
-                  if "puffin_explorer" in f.filename), "?")
-    return f"{type(exc).__name__} at {where}: {str(exc)[:200]}"
-
-
 class Run:
     """Runs the steps of one case, recording documented errors, and turns anything else into an Outcome."""
 
@@ -494,7 +477,7 @@ class Run:
             if isinstance(exc, self.PuffinError) and (may_raise or self.strict):
                 self.documented.append(f"{name}: {type(exc).__name__}")
                 return None
-            raise Outcome("crash", name, _describe(exc)) from exc
+            raise Outcome("crash", name, describe(exc)) from exc
 
 
 #: Blob views (text and HTML) per case; every blob is still decoded and queried.
@@ -663,178 +646,41 @@ def run_case(case: tuple[str, str, bytes], kinds: dict[str, str], seed: int, ind
 
 
 # ---------------------------------------------------------------------------- worker pool
-def _worker(conn, corpus, kinds, seed, strict, time_limit, mem_limit, chart_every) -> None:
-    import resource
+class ReaderHarness:
+    """The file fuzzer's cases for :func:`fuzz_pool.run_pool`."""
 
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    if mem_limit:
-        # The limit is what a case may add to the worker's address space: a parent that reserved a lot
-        # (a test runner that loaded pyarrow, DuckDB, Spark clients) must not leave a case no room at all.
-        with open("/proc/self/statm") as fh:
-            baseline = int(fh.read().split()[0]) * resource.getpagesize()
-        resource.setrlimit(resource.RLIMIT_AS, (baseline + mem_limit, baseline + mem_limit))
-    done = 0
+    outcomes = OUTCOMES
 
-    def on_alarm(signum, frame):
-        raise Stall()
+    def __init__(self, seed: int, strict: bool, chart_every: int) -> None:
+        self.corpus = load_corpus()
+        self.kinds = {b.name: b.kind for b in self.corpus}
+        self.seed, self.strict, self.chart_every = seed, strict, chart_every
 
-    signal.signal(signal.SIGPROF, on_alarm)
-    while True:
-        try:
-            index = conn.recv()
-        except EOFError:
-            return
-        if index is None:
-            return
-        fatal = False
-        try:
-            case = make_case(corpus, seed, index)
-        except Exception as exc:  # noqa: BLE001 - the generator itself failed
-            conn.send({"case": index, "outcome": "crash", "step": "harness", "detail": _describe(exc),
-                       "cpu": 0.0, "wall": 0.0, "retiring": False})
-            continue
-        # Only the user paths are timed: writing a 5 MB footer for a case is the generator's work, not the reader's.
-        t0, c0 = time.perf_counter(), time.process_time()
-        signal.setitimer(signal.ITIMER_PROF, time_limit)
-        try:
-            record = run_case(case, kinds, seed, index, strict, chart_every)
-        except Stall:
-            record = {"case": index, "outcome": "stall", "step": "", "detail": f"over {time_limit} s of CPU"}
-        except MemoryError as exc:
-            record = {"case": index, "outcome": "memory", "step": "", "detail": _describe(exc)}
-            fatal = True
-        except Exception as exc:  # noqa: BLE001 - the generator itself failed
-            record = {"case": index, "outcome": "crash", "step": "harness", "detail": _describe(exc)}
-        finally:
-            signal.setitimer(signal.ITIMER_PROF, 0)
-        record["cpu"] = time.process_time() - c0
-        record["wall"] = time.perf_counter() - t0
-        done += 1
-        # A fresh worker after MemoryError or an interrupted step (their state is not trusted), and now and then.
-        record["retiring"] = fatal or record["outcome"] == "stall" or done >= CASES_PER_WORKER
-        try:
-            conn.send(record)
-        except (MemoryError, OSError):
-            return
-        if record["retiring"]:
-            return
+    def prepare(self, index: int) -> tuple[str, str, bytes]:
+        return make_case(self.corpus, self.seed, index)
 
+    def run(self, case: tuple[str, str, bytes], index: int) -> dict:
+        return run_case(case, self.kinds, self.seed, index, self.strict, self.chart_every)
 
-@dataclass
-class Report:
-    counts: dict = field(default_factory=lambda: {k: 0 for k in OUTCOMES})
-    failures: list = field(default_factory=list)
-    slowest: list = field(default_factory=list)  # (cpu, record)
-    by_class: dict = field(default_factory=dict)  # (outcome, step, exception head) -> count
-    cases: int = 0
-    seconds: float = 0.0
-    interrupted: bool = False
+    def release(self, case: tuple[str, str, bytes]) -> None:
+        pass
 
-    def add(self, rec: dict) -> None:
-        self.cases += 1
-        self.counts[rec["outcome"]] += 1
-        if rec["outcome"] in ("crash", "stall", "memory"):
-            self.failures.append(rec)
-            key = f"{rec['outcome']} {rec.get('step', '')} {rec.get('detail', '').split(':')[0]}"
-            self.by_class[key] = self.by_class.get(key, 0) + 1
-        self.slowest.append((rec.get("cpu", 0.0), rec))
-        self.slowest = sorted(self.slowest, key=lambda x: -x[0])[:5]
+    def name(self, index: int) -> tuple[str, str]:
+        return make_case(self.corpus, self.seed, index)[:2]
 
-    def to_dict(self) -> dict:
-        return {"cases": self.cases, "seconds": round(self.seconds, 1), "interrupted": self.interrupted,
-                "outcomes": self.counts,
-                "classes": self.by_class, "slowest": [dict(r, cpu=round(c, 3)) for c, r in self.slowest],
-                "failures": self.failures[:50]}
+    def save(self, folder: str, rec: dict) -> None:
+        _save(folder, self.corpus, self.seed, rec)
+
+    def preload(self) -> None:
+        _preload()
 
 
 def run_pool(cases: int, seed: int = 1, workers: int = 2, strict: bool = False, time_limit: float = 5.0,
              mem_limit: int = 2 * GIB, start: int = 0, save: Optional[str] = None,
              progress: Optional[Callable[[Report], None]] = None, chart_every: int = 1) -> Report:
     """Run cases ``start .. start+cases-1`` on ``workers`` processes; return the tally."""
-    import multiprocessing as mp
-    from multiprocessing.connection import wait
-
-    corpus = load_corpus()
-    kinds = {b.name: b.kind for b in corpus}
-    _preload()
-    ctx = mp.get_context("fork")
-    report = Report()
-    t_start = time.perf_counter()
-    todo = iter(range(start, start + cases))
-    backstop = max(30.0, 6 * time_limit)  # wall clock, for a worker stuck where signals cannot reach it
-
-    def spawn():
-        parent, child = ctx.Pipe()
-        p = ctx.Process(target=_worker, args=(child, corpus, kinds, seed, strict, time_limit, mem_limit, chart_every),
-                        daemon=True)
-        p.start()
-        child.close()
-        return {"proc": p, "conn": parent, "case": None, "since": 0.0}
-
-    def feed(w) -> bool:
-        index = next(todo, None)
-        if index is None:
-            w["case"] = None
-            w["conn"].send(None)
-            return False
-        w["case"], w["since"] = index, time.perf_counter()
-        w["conn"].send(index)
-        return True
-
-    pool = [spawn() for _ in range(max(1, workers))]
-    active = [w for w in pool if feed(w)]
-    try:
-        while active and not report.interrupted:
-            ready = wait([w["conn"] for w in active], timeout=1.0)
-            now = time.perf_counter()
-            for w in list(active):
-                rec = None
-                if w["conn"] in ready:
-                    try:
-                        rec = w["conn"].recv()
-                    except (EOFError, OSError):
-                        w["proc"].join(1)
-                        code = w["proc"].exitcode
-                        # SIGKILL: the kernel's OOM killer; a signal like SIGSEGV (stack overflow) is a crash
-                        kind = "memory" if code == -signal.SIGKILL else "crash"
-                        rec = {"case": w["case"], "outcome": kind, "step": "", "detail": f"worker died ({code})"}
-                elif now - w["since"] > backstop:
-                    w["proc"].kill()
-                    rec = {"case": w["case"], "outcome": "stall", "step": "",
-                           "detail": f"worker unresponsive for {backstop:.0f} s"}
-                if rec is None:
-                    continue
-                if "base" not in rec and rec.get("case") is not None:
-                    try:
-                        rec["base"], rec["mutators"], _ = make_case(corpus, seed, rec["case"])
-                    except Exception:  # noqa: BLE001 - naming the case is best effort
-                        pass
-                report.add(rec)
-                if save and rec["outcome"] in ("crash", "stall", "memory"):
-                    _save(save, corpus, seed, rec)
-                if progress is not None:
-                    progress(report)
-                if rec.pop("retiring", False) or not w["proc"].is_alive() or \
-                        rec["outcome"] in ("stall", "memory") or rec.get("detail", "").startswith("worker"):
-                    w["proc"].join(2)
-                    if w["proc"].is_alive():
-                        w["proc"].kill()
-                    active.remove(w)
-                    nw = spawn()
-                    pool.append(nw)
-                    if feed(nw):
-                        active.append(nw)
-                    continue
-                if not feed(w):
-                    active.remove(w)
-    except KeyboardInterrupt:  # keep what ran: the tally so far is still a result
-        report.interrupted = True
-    finally:
-        for w in pool + active:
-            if w["proc"].is_alive():
-                w["proc"].kill()
-    report.seconds = time.perf_counter() - t_start
-    return report
+    return fuzz_pool.run_pool(ReaderHarness(seed, strict, chart_every), cases, workers, time_limit, mem_limit,
+                              start, save, progress)
 
 
 def _preload() -> None:
@@ -862,18 +708,10 @@ def _save(folder: str, corpus: list[Base], seed: int, rec: dict) -> None:
 def main(argv: Optional[list[str]] = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--cases", type=int, default=3000)
-    ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--start", type=int, default=0, help="first case index")
-    ap.add_argument("--workers", type=int, default=max(1, (os.cpu_count() or 2)))
+    fuzz_pool.add_pool_arguments(ap, cases=3000)
     ap.add_argument("--strict", action="store_true", help="open with strict=True: only PuffinError may escape")
-    ap.add_argument("--time-limit", type=float, default=2.0, help="CPU seconds per case before it is a stall")
-    ap.add_argument("--memory", type=float, default=2.0, help="address-space limit per worker, GiB (0: none)")
-    ap.add_argument("--save", help="write each failing case's input and record here")
-    ap.add_argument("--json", help="write the report as JSON here")
     ap.add_argument("--chart-every", type=int, default=1,
                     help="draw charts in one case of N (the others only bin the data; drawing is slow)")
-    ap.add_argument("--replay-case", type=int, help="run one case in this process, with its traceback")
     args = ap.parse_args(argv)
 
     if args.replay_case is not None:
@@ -892,45 +730,10 @@ def main(argv: Optional[list[str]] = None) -> int:
         print(f"ok ({time.process_time() - t0:.2f} s CPU); documented: {run.documented[:3]}")
         return 0
 
-    last = [0.0, 0]
-
-    def progress(rep: Report) -> None:
-        now = time.perf_counter()
-        if now - last[0] > 5 or rep.cases == args.cases:
-            last[0] = now
-            print(f"\r{rep.cases:,}/{args.cases:,} cases  " + "  ".join(f"{k} {v:,}" for k, v in rep.counts.items()),
-                  end="", file=sys.stderr, flush=True)
-        if args.json and rep.cases - last[1] >= 1000:  # the figures so far survive a killed run
-            last[1] = rep.cases
-            with open(args.json, "w") as fh:
-                json.dump(rep.to_dict(), fh, indent=1, default=str)
-
-    def on_term(signum, frame):
-        raise KeyboardInterrupt
-
-    signal.signal(signal.SIGTERM, on_term)  # `kill PID` stops a long run like Ctrl-C: with its figures
-    rep = run_pool(args.cases, args.seed, args.workers, args.strict, args.time_limit,
-                   int(args.memory * GIB), args.start, args.save, progress, args.chart_every)
-    print(file=sys.stderr)
-    if rep.interrupted:
-        print(f"interrupted after {rep.cases:,} cases", file=sys.stderr)
-    d = rep.to_dict()
-    print(f"{rep.cases:,} cases in {rep.seconds:.0f} s ({'strict' if args.strict else 'lenient'}, seed {args.seed}, "
-          f"{args.workers} workers, {args.time_limit} s CPU, {args.memory} GiB)")
-    print("outcomes: " + ", ".join(f"{k} {v:,}" for k, v in rep.counts.items()))
-    for key, n in sorted(rep.by_class.items(), key=lambda kv: -kv[1]):
-        print(f"  {n:6,}  {key}")
-    for cpu, r in rep.slowest[:3]:
-        print(f"slow: case {r['case']} {cpu:.2f} s CPU {r.get('base', '')} {r.get('mutators', '')}")
-    for r in rep.failures[:20]:
-        print(f"  case {r['case']}: {r['outcome']} {r.get('base', '')} {r.get('mutators', '')} "
-              f"[{r.get('step', '')}] {r.get('detail', '')}")
-    if args.json:
-        with open(args.json, "w") as fh:
-            json.dump(d, fh, indent=1, default=str)
-    if rep.interrupted:
-        return 130
-    return 0 if not rep.failures else 1
+    return fuzz_pool.run_and_report(
+        args, lambda progress: run_pool(args.cases, args.seed, args.workers, args.strict, args.time_limit,
+                                        int(args.memory * GIB), args.start, args.save, progress, args.chart_every),
+        "strict" if args.strict else "lenient")
 
 
 if __name__ == "__main__":
