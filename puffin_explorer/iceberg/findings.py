@@ -89,6 +89,8 @@ _NEW_CODES = [
      "assign", "a writer that assigns more row ids must raise next-row-id"),
     ("iceberg.row-lineage-delete-manifest", W, "a delete manifest has a first_row_id in the manifest list",
      "only data manifests assign row ids; readers ignore it"),
+    ("iceberg.manifest-listed-twice", E, "a manifest list names the same manifest more than once; its files are "
+     "read once per listing", "rewrite the manifest list (rewrite_manifests)"),
     ("iceberg.manifest-damaged", E, "a manifest's Avro is damaged (truncated, a bad sync marker or block count, a "
      "record that does not decode) from a byte on; the entries before it are kept",
      "rewrite the manifest from a healthy copy; the table's readers fail on it"),

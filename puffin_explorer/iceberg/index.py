@@ -688,8 +688,10 @@ def build_index(table: "Table", snapshot_id: Optional[int] = None, content: Opti
     """
     import pyarrow as pa
 
-    snap = table.snapshot(snapshot_id)
     cache: EntryCache = table.entry_cache
+    if snapshot_id is None and table.metadata.current_snapshot_id is None:  # a new table: no files yet
+        return EntryIndex(None, _schema(metrics).empty_table(), [], cache.partitions, metrics=metrics)
+    snap = table.snapshot(snapshot_id)
     key = (snap.snapshot_id, content, metrics)
     index = cache.indexes.get(key) or (None if metrics else cache.indexes.get((snap.snapshot_id, content, True)))
     if index is not None:
@@ -707,7 +709,15 @@ def build_index(table: "Table", snapshot_id: Optional[int] = None, content: Opti
         return index  # not cached: a later call reads the list again
     manifests = [m for m in listed
                  if content is None or ("deletes" if m.get("content") == 1 else "data") == content]
-    todo = [m for m in manifests if cache.cached(m, metrics) is None]
+    todo, listed_twice, seen = [], [], set()
+    for m in manifests:  # a manifest the list names more than once is decoded once, and said
+        key = cache.manifest_key(m)
+        if key in seen:
+            listed_twice.append(m)
+            continue
+        seen.add(key)
+        if cache.cached(m, metrics) is None:
+            todo.append(m)
     duck: Any = None
     bar = _progress_bar(len(todo), f"{table.name}: manifests") if todo and _show_progress(
         progress, len(todo)) else None
@@ -741,6 +751,13 @@ def build_index(table: "Table", snapshot_id: Optional[int] = None, content: Opti
                                            pa.array([i] * chunk.num_rows, pa.int32())))
     tbl = pa.concat_tables(tables) if tables else _schema(metrics).empty_table()
     index = EntryIndex(snap.snapshot_id, tbl, manifests, cache.partitions, metrics=metrics)
+    if listed_twice:
+        where = table.locate(snap.manifest_list) if snap.manifest_list else table.metadata_location
+        names = sorted({basename(str(m.get("manifest_path") or "")) for m in listed_twice})
+        raw.append(("iceberg.manifest-listed-twice", Severity.ERROR, where,
+                    f"snapshot {snap.snapshot_id}'s manifest list names {len(listed_twice):,} manifests again "
+                    f"({', '.join(names[:3])}{', …' if len(names) > 3 else ''}); readers read their files "
+                    "once per listing, and so does this index", None))
     index.findings = _capped(raw)
     cache.indexes[key] = index
     _raise_if_strict(index, strict)

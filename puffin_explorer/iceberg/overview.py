@@ -243,7 +243,10 @@ class DeleteDebt(RichRepr):
         self.threshold = float(threshold)
         from .deletes import deleted_rows_per_file
 
-        self.snapshot_id = table.snapshot(snapshot_id).snapshot_id
+        if snapshot_id is None and table.metadata.current_snapshot_id is None:
+            self.snapshot_id = None  # a table with no snapshot yet has no debt: every frame is empty
+        else:
+            self.snapshot_id = table.snapshot(snapshot_id).snapshot_id
         self.per_file = deleted_rows_per_file(table, table.index(self.snapshot_id), partition_text=True)
 
     @property

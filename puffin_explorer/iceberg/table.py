@@ -302,6 +302,8 @@ class Table(RichRepr):
 
     def _built_index(self, snapshot_id: Optional[int], content: str = "deletes") -> Optional[EntryIndex]:
         """An index of the snapshot's ``content`` manifests that is already built, else None."""
+        if snapshot_id is None and self.metadata.current_snapshot_id is None:
+            return None
         sid = self.snapshot(snapshot_id).snapshot_id
         for key in ((sid, content, False), (sid, None, False), (sid, content, True), (sid, None, True)):
             got = self.entry_cache.indexes.get(key)
