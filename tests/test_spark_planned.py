@@ -425,5 +425,28 @@ def test_the_spark_functions_agree_wherever_the_index_is_built(any_spark):
                   for where in ("driver", "executors")}
         assert checks["executors"] == checks["driver"] and all(r.ok for r in
                                                               pes.check(any_spark, table, index_on="executors").collect())
+        described = {where: pes.plan(any_spark, table, index_on=where) for where in ("driver", "executors")}
+        assert [described[w]["index_on"] for w in ("driver", "executors")] == ["driver", "executors"]
+        assert {k: described["executors"][k] for k in ("dvs", "dv_bytes", "positions", "relocated")} == {
+            k: described["driver"][k] for k in ("dvs", "dv_bytes", "positions", "relocated")}
+        # a data file named where it lies now (relocated) picks its DV too
+        moved = table.locate(some[0])
+        assert moved != some[0]
+        assert per_file(pes.dv_positions(any_spark, table, data_files=[moved], index_on="executors")) == {
+            some[0]: on["driver"][some[0]]}
     with pytest.raises(ValueError, match="index_on must be one of"):
         pes.dv_positions(any_spark, _table(ORDERS_META), index_on="nowhere")
+
+
+def test_the_index_goes_to_the_executors_from_many_manifests(monkeypatch):
+    from puffin_explorer.spark import planner
+
+    table = _table(ORDERS_META)
+    deletes = [m for m in table.manifest_records() if m.get("content") == 1]
+    assert planner.plan_table(table).index_where("deletes") == "driver"
+    monkeypatch.setattr(planner, "EXECUTORS_INDEX_FROM_MANIFESTS", len(deletes))
+    assert planner.plan_table(table).index_where("deletes") == "executors"
+    assert planner.plan_table(table, index_on="driver").index_where("deletes") == "driver"
+    monkeypatch.setattr(planner, "EXECUTORS_INDEX_FROM_MANIFESTS", len(deletes) + 1)
+    assert planner.plan_table(table).index_where("deletes") == "driver"
+    assert planner.plan_table(table, index_on="executors").index_where("deletes") == "executors"

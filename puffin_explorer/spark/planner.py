@@ -173,12 +173,9 @@ class TablePlan:
         if ix is None:
             return to_spark(spark, self.dvs(data_files), DV_PLAN_SCHEMA)
         live = ix.entries.where((F.col("kind") == "dv") & F.coalesce(F.col("status") != 2, F.lit(True)))
-        rows = live.select("file_path", "referenced_data_file", "content_offset", "content_size_in_bytes",
-                           "record_count").mapInArrow(_locate_rows(self.table.mapper), DV_PLAN_SCHEMA)
-        if data_files is not None:
-            wanted = sorted(set(data_files))
-            rows = rows.where(F.col("referenced_data_file").isin(wanted) | F.col("location").isin(wanted))
-        return rows
+        wanted = None if data_files is None else sorted(set(data_files))
+        return live.select("file_path", "referenced_data_file", "content_offset", "content_size_in_bytes",
+                           "record_count").mapInArrow(_locate_rows(self.table.mapper, wanted), DV_PLAN_SCHEMA)
 
     def data_files_frame(self, spark):
         """Spark DataFrame ``(data_file, rows, data_file_size)`` of the live data files, from the index
@@ -279,7 +276,7 @@ class TablePlan:
         dvs = self.dvs()
         return {"table": self.table.name, "dvs": dvs.num_rows, "dv_bytes": _total(dvs, "content_size_in_bytes"),
                 "positions": _total(dvs, "record_count"), "relocated": self.relocated,
-                "decode_on": self.choose(dvs, mode)}
+                "decode_on": self.choose(dvs, mode), "index_on": self.index_where("deletes")}
 
 
 class DeltaPlan(TablePlan):
@@ -346,8 +343,9 @@ class DeltaPlan(TablePlan):
                          "Puffin files (dv_facts lists them, DeltaTable.dv_file(...) shows one)")
 
 
-def _locate_rows(mapper):
-    """mapInArrow function: DV index rows → :data:`DV_PLAN_SCHEMA` rows, ``location`` mapped on the executor."""
+def _locate_rows(mapper, data_files: Optional[list[str]] = None):
+    """mapInArrow function: DV index rows → :data:`DV_PLAN_SCHEMA` rows, ``location`` mapped on the executor;
+    with ``data_files`` only the DVs of those data files (as written, or where they are now)."""
 
     def run(batches):
         import pyarrow as pa
@@ -355,7 +353,12 @@ def _locate_rows(mapper):
         from .executors import _arrow_schema
 
         schema = _arrow_schema(DV_PLAN_SCHEMA)
+        wanted = None if data_files is None else set(data_files)
         for batch in batches:
+            if wanted is not None:
+                refs = batch.column("referenced_data_file").to_pylist()
+                keep = [r is not None and (r in wanted or executor_location(mapper.map(r)) in wanted) for r in refs]
+                batch = batch.filter(pa.array(keep, pa.bool_()))
             paths = batch.column("file_path").to_pylist()
             where = {p: executor_location(mapper.map(p)) for p in set(paths) if p is not None}
             cols = {name: batch.column(name) for name in batch.schema.names}

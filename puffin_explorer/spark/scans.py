@@ -428,15 +428,29 @@ def resolve_data_file(spark, table: Any, data_file: str, *, storage_options: Opt
 
 
 def plan(spark, table: Any, storage_options: Optional[dict[str, Any]] = None, *, relocate: Relocate = None,
-         mode: str = "auto") -> dict[str, Any]:
-    """How the functions above would run on ``table``: plan sizes and where DVs are decoded.
+         mode: str = "auto", index_on: str = "auto") -> dict[str, Any]:
+    """How the functions above would run on ``table``: plan sizes, where the entry index is built and
+    where DVs are decoded.
 
-    ``{"table", "dvs", "dv_bytes", "positions", "relocated", "decode_on"}``; for a catalog
-    name ``decode_on`` is ``"executors"`` (planned by Iceberg's metadata tables).
+    ``{"table", "dvs", "dv_bytes", "positions", "relocated", "decode_on", "index_on"}``; for a catalog
+    name both are ``"executors"`` (planned by Iceberg's metadata tables).  With the index on the
+    executors the sizes are summed there too.
     """
+    from pyspark.sql import functions as F
+
     with spark_errors():
-        planned = plan_table(table, storage_options, relocate)
+        planned = plan_table(table, storage_options, relocate, index_on=index_on)
         if planned is None:
             return {"table": table, "dvs": None, "dv_bytes": None, "positions": None, "relocated": False,
-                    "decode_on": "executors", "planned_by": "iceberg metadata tables"}
-        return dict(planned.describe(mode), planned_by="puffin_explorer")
+                    "decode_on": "executors", "index_on": "executors", "planned_by": "iceberg metadata tables"}
+        if planned.index_where("deletes") != "executors":
+            return dict(planned.describe(mode), planned_by="puffin_explorer")
+        sums = planned.dvs_frame(spark).agg(F.count(F.lit(1)), F.sum("content_size_in_bytes"),
+                                            F.sum("record_count")).first()
+        dvs, dv_bytes, positions = int(sums[0]), int(sums[1] or 0), int(sums[2] or 0)
+        if mode not in ("auto", "driver", "executors"):
+            planned.choose(None, mode)  # the error for an unknown mode
+        decode_on = mode if mode != "auto" else "executors"
+        return {"table": planned.table.name, "dvs": dvs, "dv_bytes": dv_bytes, "positions": positions,
+                "relocated": planned.relocated, "decode_on": decode_on, "index_on": "executors",
+                "planned_by": "puffin_explorer"}
