@@ -343,7 +343,8 @@ def _assert_same_index(spark, table, content=None) -> tuple[list[dict], list[tup
     driver = table.index(content=content)
     built = build_index_on_executors(spark, table, content=content)
     assert built.entries.columns == driver.columns
-    rows = sorted((r.asDict(recursive=True) for r in built.entries.collect()), key=lambda r: (r["manifest"], r["entry"]))
+    rows = sorted((r.asDict(recursive=True) for r in built.entries.collect()),
+                  key=lambda r: (r["manifest"], r["entry"]))
     assert rows == _driver_rows(driver)
     assert _findings(built.findings()) == _findings(driver.findings)
     assert [m["manifest_path"] for m in built.manifests] == [m["manifest_path"] for m in driver.manifests]
@@ -423,8 +424,8 @@ def test_the_spark_functions_agree_wherever_the_index_is_built(any_spark):
         assert reports["executors"] == reports["driver"]
         checks = {where: sorted(tuple(r) for r in pes.check(any_spark, table, index_on=where).collect())
                   for where in ("driver", "executors")}
-        assert checks["executors"] == checks["driver"] and all(r.ok for r in
-                                                              pes.check(any_spark, table, index_on="executors").collect())
+        assert checks["executors"] == checks["driver"]
+        assert all(r.ok for r in pes.check(any_spark, table, index_on="executors").collect())
         described = {where: pes.plan(any_spark, table, index_on=where) for where in ("driver", "executors")}
         assert [described[w]["index_on"] for w in ("driver", "executors")] == ["driver", "executors"]
         assert {k: described["executors"][k] for k in ("dvs", "dv_bytes", "positions", "relocated")} == {
