@@ -319,3 +319,135 @@ def test_delta_dvs_stored_by_path_or_inline(any_spark, tmp_path, storage):
         assert {k: sorted(v) for k, v in got.items()} == {os.path.basename(k): v for k, v in expected.items()}
         facts = pes.dv_facts(any_spark, str(tmp_path / "t"), mode=mode).collect()
         assert all(r.crc_ok and not r.findings for r in facts) and len(facts) == 2
+
+
+# ---- the entry index built on the executors --------------------------------------------------
+def _driver_rows(ix) -> list[dict]:
+    """The driver's index rows with ``partition`` as the executors spell it (JSON of the record)."""
+    import pyarrow as pa
+
+    from puffin_explorer.spark.index import partition_json
+
+    t = ix.table
+    parts = [partition_json(v) for v in ix.partition_values(t.column("partition").to_pylist())]
+    return t.set_column(t.schema.get_field_index("partition"), "partition", pa.array(parts, pa.string())).to_pylist()
+
+
+def _findings(found) -> list[tuple]:
+    return [(f.code, f.severity.value, f.file, f.message, f.offset) for f in found]
+
+
+def _assert_same_index(spark, table, content=None) -> tuple[list[dict], list[tuple]]:
+    from puffin_explorer.spark.index import build_index_on_executors
+
+    driver = table.index(content=content)
+    built = build_index_on_executors(spark, table, content=content)
+    assert built.entries.columns == driver.columns
+    rows = sorted((r.asDict(recursive=True) for r in built.entries.collect()),
+                  key=lambda r: (r["manifest"], r["entry"]))
+    assert rows == _driver_rows(driver)
+    assert _findings(built.findings()) == _findings(driver.findings)
+    assert [m["manifest_path"] for m in built.manifests] == [m["manifest_path"] for m in driver.manifests]
+    return rows, _findings(driver.findings)
+
+
+def test_the_index_built_on_executors_is_the_drivers(any_spark):
+    for meta, entries in ((ORDERS_META, None), (EVENTS_META, None),
+                          (FIXTURE_WAREHOUSE / "shop" / "legacy" / "metadata" / "v3.metadata.json", None)):
+        for content in (None, "data", "deletes"):
+            rows, found = _assert_same_index(any_spark, _table(meta), content)
+            assert found == []
+    rows, _ = _assert_same_index(any_spark, _table(ORDERS_META))
+    assert len(rows) == len(_table(ORDERS_META).index())
+    assert {r["kind"] for r in rows} == {"data", "dv"}
+
+
+def test_the_index_built_on_executors_keeps_what_a_truncated_manifest_holds(any_spark, tmp_path):
+    from puffin_explorer import Table
+
+    shutil.copytree(FIXTURE_WAREHOUSE / "shop" / "orders", tmp_path / "shop" / "orders")
+    meta = tmp_path / "shop" / "orders" / "metadata" / "v7.metadata.json"
+    intact = Table.from_metadata(str(meta), relocate={FIXTURE_ROOT: str(tmp_path)})
+    records = intact.manifest_records()
+    biggest = max(records, key=lambda m: m["manifest_length"])
+    path = tmp_path / os.path.relpath(biggest["manifest_path"], FIXTURE_ROOT)
+    full = intact.index()
+    # the same records written again one per Avro block (as a large manifest has many), then cut in the third
+    import fastavro
+
+    with open(path, "rb") as fh:
+        reader = fastavro.reader(fh)
+        schema, entries = reader.writer_schema, list(reader)
+        metadata = {k: v for k, v in reader.metadata.items() if not k.startswith("avro.")}
+    with open(path, "wb") as fh:
+        fastavro.writer(fh, schema, entries, codec="null", sync_interval=1, metadata=metadata)
+    with open(path, "rb") as fh:
+        third = list(fastavro.block_reader(fh))[2]
+    with open(path, "r+b") as fh:
+        fh.truncate(third.offset + third.size // 2)
+    table = Table.from_metadata(str(meta), relocate={FIXTURE_ROOT: str(tmp_path)})
+    rows, found = _assert_same_index(any_spark, table)
+    damaged = [f for f in found if f[0] == "iceberg.manifest-damaged"]
+    assert len(damaged) == 1 and damaged[0][4] > 0 and f"from byte {damaged[0][4]:,}" in damaged[0][3]
+    position = records.index(biggest)
+    kept = [r for r in rows if r["manifest"] == position]
+    assert len(kept) == 2 and len([r for r in _driver_rows(full) if r["manifest"] == position]) == 4
+    assert kept == [r for r in _driver_rows(full) if r["manifest"] == position][:2]
+
+
+def test_the_spark_functions_agree_wherever_the_index_is_built(any_spark):
+    from pyspark.sql import functions as F
+
+    from puffin_explorer import spark as pes
+
+    def per_file(df) -> dict:
+        return {r["data_file"]: (r["n"], r["s"]) for r in
+                df.groupBy("data_file").agg(F.count("pos").alias("n"), F.sum("pos").alias("s")).collect()}
+
+    for meta in (ORDERS_META, EVENTS_META):
+        table = _table(meta)
+        some = sorted(e["referenced_data_file"] for e in table.entries(content="deletes") if e["kind"] == "dv")[:2]
+        for mode in ("driver", "executors"):
+            on = {where: per_file(pes.dv_positions(any_spark, table, mode=mode, index_on=where))
+                  for where in ("driver", "executors")}
+            assert on["executors"] == on["driver"] and len(on["driver"]) == len(table.dvs())
+            picked = pes.dv_positions(any_spark, table, data_files=some, mode=mode, index_on="executors")
+            assert per_file(picked) == {f: on["driver"][f] for f in some}
+        facts = {where: sorted(tuple(r) for r in pes.dv_facts(any_spark, table, index_on=where).collect())
+                 for where in ("driver", "executors")}
+        assert facts["executors"] == facts["driver"]
+        metadata = {where: sorted(tuple(r) for r in pes.dv_metadata(any_spark, table, index_on=where).collect())
+                    for where in ("driver", "executors")}
+        assert metadata["executors"] == metadata["driver"]
+        reports = {where: [tuple(r) for r in pes.deletion_report(any_spark, table, index_on=where).collect()]
+                   for where in ("driver", "executors")}
+        assert reports["executors"] == reports["driver"]
+        checks = {where: sorted(tuple(r) for r in pes.check(any_spark, table, index_on=where).collect())
+                  for where in ("driver", "executors")}
+        assert checks["executors"] == checks["driver"]
+        assert all(r.ok for r in pes.check(any_spark, table, index_on="executors").collect())
+        described = {where: pes.plan(any_spark, table, index_on=where) for where in ("driver", "executors")}
+        assert [described[w]["index_on"] for w in ("driver", "executors")] == ["driver", "executors"]
+        assert {k: described["executors"][k] for k in ("dvs", "dv_bytes", "positions", "relocated")} == {
+            k: described["driver"][k] for k in ("dvs", "dv_bytes", "positions", "relocated")}
+        # a data file named where it lies now (relocated) picks its DV too
+        moved = table.locate(some[0])
+        assert moved != some[0]
+        assert per_file(pes.dv_positions(any_spark, table, data_files=[moved], index_on="executors")) == {
+            some[0]: on["driver"][some[0]]}
+    with pytest.raises(ValueError, match="index_on must be one of"):
+        pes.dv_positions(any_spark, _table(ORDERS_META), index_on="nowhere")
+
+
+def test_the_index_goes_to_the_executors_from_many_manifests(monkeypatch):
+    from puffin_explorer.spark import planner
+
+    table = _table(ORDERS_META)
+    deletes = [m for m in table.manifest_records() if m.get("content") == 1]
+    assert planner.plan_table(table).index_where("deletes") == "driver"
+    monkeypatch.setattr(planner, "EXECUTORS_INDEX_FROM_MANIFESTS", len(deletes))
+    assert planner.plan_table(table).index_where("deletes") == "executors"
+    assert planner.plan_table(table, index_on="driver").index_where("deletes") == "driver"
+    monkeypatch.setattr(planner, "EXECUTORS_INDEX_FROM_MANIFESTS", len(deletes) + 1)
+    assert planner.plan_table(table).index_where("deletes") == "driver"
+    assert planner.plan_table(table, index_on="executors").index_where("deletes") == "executors"

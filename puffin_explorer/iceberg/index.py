@@ -663,16 +663,35 @@ def manifest_chunk(table: "Table", manifest: dict[str, Any], metrics: bool = Fal
             if data is None:
                 got = (_schema(metrics).empty_table(), failed)
         if got is None:
-            decoder = cache.decoder(metrics)
-            chunk = decoder.chunk(data, manifest, loc)
-            got = (chunk, list(decoder.findings) + validate_chunk(table, chunk, manifest))
+            got = decode_manifest(data, manifest, loc, metrics, table.metadata.partition_specs, cache)
         cache.chunks[(cache.manifest_key(manifest), metrics)] = got
     return got
 
 
+def decode_manifest(data: bytes, manifest: dict[str, Any], location: str, metrics: bool = False,
+                    partition_specs: Optional[dict] = None, cache: Optional["EntryCache"] = None
+                    ) -> tuple[Any, list[tuple]]:
+    """One manifest's bytes as a column chunk and the raw findings of decoding and checking it.
+
+    Plain arguments (no :class:`Table`), so a Spark executor runs the same decode and checks as the
+    driver: ``manifest`` is its manifest-list record (inheritance), ``partition_specs`` the table's
+    specs by id, ``cache`` the :class:`EntryCache` whose partition registry the ``partition`` codes
+    index (a fresh one when None).  Findings are ``(code, severity, file, message, offset)`` tuples.
+    """
+    cache = cache if cache is not None else EntryCache()
+    decoder = cache.decoder(metrics)
+    chunk = decoder.chunk(data, manifest, location)
+    return chunk, list(decoder.findings) + check_chunk(chunk, manifest, partition_specs or {}, cache)
+
+
 def validate_chunk(table: "Table", chunk, manifest: dict[str, Any]) -> list[tuple]:
     """The findings of one manifest's entries (checked once, when decoded)."""
-    return list(_validate(EntryIndex(None, chunk, [manifest], table.entry_cache.partitions), table))
+    return check_chunk(chunk, manifest, table.metadata.partition_specs, table.entry_cache)
+
+
+def check_chunk(chunk, manifest: dict[str, Any], partition_specs: dict, cache: "EntryCache") -> list[tuple]:
+    """The findings of one manifest's entries, given the table's partition specs and entry cache."""
+    return list(_validate(EntryIndex(None, chunk, [manifest], cache.partitions), partition_specs, cache))
 
 
 def build_index(table: "Table", snapshot_id: Optional[int] = None, content: Optional[str] = None,
@@ -877,7 +896,7 @@ def _capped(raw: list[tuple]) -> list[Finding]:
     return out
 
 
-def _validate(index: EntryIndex, table: "Table") -> Iterable[tuple]:
+def _validate(index: EntryIndex, partition_specs: dict, cache: "EntryCache") -> Iterable[tuple]:
     """Column-wise checks of the entries: codes, negative counts and sizes, DV ranges, partitions."""
     import numpy as np
 
@@ -920,16 +939,17 @@ def _validate(index: EntryIndex, table: "Table") -> Iterable[tuple]:
     yield from report("iceberg.entry-range-beyond-file", Severity.ERROR, has & (off + size > fsize),
                       lambda r: f"content range [{off[r]:,}, {off[r] + size[r]:,}) ends past file_size_in_bytes "
                                 f"{fsize[r]:,}")
-    yield from _validate_partitions(index, table, manifest, entry)
+    yield from _validate_partitions(index, partition_specs, cache, manifest, entry)
 
 
-def _validate_partitions(index: EntryIndex, table: "Table", manifest, entry) -> Iterable[tuple]:
+def _validate_partitions(index: EntryIndex, partition_specs: dict, cache: "EntryCache", manifest,
+                         entry) -> Iterable[tuple]:
     """Each distinct (spec, partition record) pair once per table: field names against the spec,
     bucket values in range."""
     import numpy as np
 
-    specs = table.metadata.partition_specs
-    seen = table.entry_cache.partitions_checked
+    specs = partition_specs
+    seen = cache.partitions_checked
     spec_ids = index.ints("spec_id", -1)
     codes = index.ints("partition", -1)
     for spec_id in np.unique(spec_ids).tolist():

@@ -38,6 +38,10 @@ DRIVER_MAX_POSITIONS = 2_000_000
 DRIVER_MAX_FILES = 64
 
 MODES = ("auto", "driver", "executors")
+#: From this many manifests in a snapshot on, ``index_on="auto"`` builds the entry index on the executors
+#: (:mod:`.index`, one task per manifest) so the driver never holds every entry; below it the driver
+#: builds it (no Spark stage to start, and the index is cached on the table).
+EXECUTORS_INDEX_FROM_MANIFESTS = 500
 
 
 def spark_location(location: str) -> str:
@@ -71,6 +75,7 @@ class TablePlan:
     table: Any
     storage_options: dict = field(default_factory=dict)
     snapshot_id: Optional[int] = None
+    index_on: str = "auto"
     _located: dict = field(default_factory=dict, repr=False)
 
     # ---- where files are -----------------------------------------------------------------
@@ -137,6 +142,53 @@ class TablePlan:
             "record_count": pa.array(col("record_count").to_pylist() if n else [], pa.int64()),
             "inline_dv": pa.nulls(n, pa.binary()),
         })
+
+    # ---- the index on the executors ---------------------------------------------------------
+    def index_where(self, content: Optional[str] = None) -> str:
+        """``"driver"`` or ``"executors"``: where the entry index of ``content`` manifests is built."""
+        if self.index_on not in MODES:
+            raise ValueError(f"index_on must be one of {', '.join(MODES)}, not {self.index_on!r}")
+        if self.index_on != "auto":
+            return self.index_on
+        if self.table.metadata.snapshot(self.snapshot_id) is None:
+            return "driver"
+        manifests = [m for m in self.table.manifest_records(self.snapshot_id)
+                     if content is None or ("deletes" if m.get("content") == 1 else "data") == content]
+        return "executors" if len(manifests) >= EXECUTORS_INDEX_FROM_MANIFESTS else "driver"
+
+    def executors_index(self, spark, content: Optional[str] = None):
+        """The snapshot's :class:`~.index.ExecutorIndex` of ``content`` manifests (None without snapshots)."""
+        from .index import build_index_on_executors
+
+        if self.table.metadata.snapshot(self.snapshot_id) is None:
+            return None
+        return build_index_on_executors(spark, self.table, self.snapshot_id, content,
+                                        storage_options=self.storage_options)
+
+    def dvs_frame(self, spark, data_files: Optional[Iterable[str]] = None):
+        """Spark DataFrame (:data:`DV_PLAN_SCHEMA`) of the live DVs, from the index built on the executors."""
+        from pyspark.sql import functions as F
+
+        ix = self.executors_index(spark, "deletes")
+        if ix is None:
+            return to_spark(spark, self.dvs(data_files), DV_PLAN_SCHEMA)
+        live = ix.entries.where((F.col("kind") == "dv") & F.coalesce(F.col("status") != 2, F.lit(True)))
+        wanted = None if data_files is None else sorted(set(data_files))
+        return live.select("file_path", "referenced_data_file", "content_offset", "content_size_in_bytes",
+                           "record_count").mapInArrow(_locate_rows(self.table.mapper, wanted), DV_PLAN_SCHEMA)
+
+    def data_files_frame(self, spark):
+        """Spark DataFrame ``(data_file, rows, data_file_size)`` of the live data files, from the index
+        built on the executors."""
+        from pyspark.sql import functions as F
+
+        ix = self.executors_index(spark, "data")
+        if ix is None:
+            return to_spark(spark, self.data_files().drop(["location"]),
+                            "data_file string, rows bigint, data_file_size bigint")
+        live = ix.entries.where((F.col("kind") == "data") & F.coalesce(F.col("status") != 2, F.lit(True)))
+        return live.select(F.col("file_path").alias("data_file"), F.col("record_count").alias("rows"),
+                           F.col("file_size_in_bytes").alias("data_file_size"))
 
     def deletions(self, data_file: str):
         """Sorted deleted positions of one data file (as the metadata writes its path)."""
@@ -224,7 +276,7 @@ class TablePlan:
         dvs = self.dvs()
         return {"table": self.table.name, "dvs": dvs.num_rows, "dv_bytes": _total(dvs, "content_size_in_bytes"),
                 "positions": _total(dvs, "record_count"), "relocated": self.relocated,
-                "decode_on": self.choose(dvs, mode)}
+                "decode_on": self.choose(dvs, mode), "index_on": self.index_where("deletes")}
 
 
 class DeltaPlan(TablePlan):
@@ -233,6 +285,10 @@ class DeltaPlan(TablePlan):
     Puffin files.  ``data_file`` columns hold paths as the log writes them (relative to the table)."""
 
     iceberg = False
+
+    def index_where(self, content: Optional[str] = None) -> str:
+        """Always ``"driver"``: a Delta log has no manifests to spread over tasks."""
+        return "driver"
 
     def deletions(self, data_file: str):
         return self.table.deletions(data_file)
@@ -285,6 +341,32 @@ class DeltaPlan(TablePlan):
     def puffin_files(self, all_snapshots: bool = False):
         raise ValueError(f"{self.table.name} is a Delta table: its DVs live in deletion_vector_*.bin files, not "
                          "Puffin files (dv_facts lists them, DeltaTable.dv_file(...) shows one)")
+
+
+def _locate_rows(mapper, data_files: Optional[list[str]] = None):
+    """mapInArrow function: DV index rows → :data:`DV_PLAN_SCHEMA` rows, ``location`` mapped on the executor;
+    with ``data_files`` only the DVs of those data files (as written, or where they are now)."""
+
+    def run(batches):
+        import pyarrow as pa
+
+        from .executors import _arrow_schema
+
+        schema = _arrow_schema(DV_PLAN_SCHEMA)
+        wanted = None if data_files is None else set(data_files)
+        for batch in batches:
+            if wanted is not None:
+                refs = batch.column("referenced_data_file").to_pylist()
+                keep = [r is not None and (r in wanted or executor_location(mapper.map(r)) in wanted) for r in refs]
+                batch = batch.filter(pa.array(keep, pa.bool_()))
+            paths = batch.column("file_path").to_pylist()
+            where = {p: executor_location(mapper.map(p)) for p in set(paths) if p is not None}
+            cols = {name: batch.column(name) for name in batch.schema.names}
+            cols["location"] = pa.array([where.get(p) for p in paths], pa.string())
+            cols["inline_dv"] = pa.nulls(batch.num_rows, pa.binary())
+            yield pa.RecordBatch.from_arrays([cols[f.name].cast(f.type) for f in schema], schema=schema)
+
+    return run
 
 
 def small(dvs) -> bool:
@@ -367,10 +449,13 @@ def _has_delta_log(folder: str, storage_options: Optional[dict[str, Any]]) -> bo
 
 
 def plan_table(table: Any, storage_options: Optional[dict[str, Any]] = None,
-               relocate: Optional[Mapping[str, str]] = None, snapshot_id: Optional[int] = None
-               ) -> Optional[TablePlan]:
+               relocate: Optional[Mapping[str, str]] = None, snapshot_id: Optional[int] = None,
+               index_on: str = "auto") -> Optional[TablePlan]:
     """A :class:`TablePlan` for ``table`` (see :func:`open_table`; a :class:`DeltaPlan` for a Delta table),
-    or None for a catalog name."""
+    or None for a catalog name.  ``index_on`` says where an Iceberg table's entry index is built
+    (``"auto"``: on the executors from :data:`EXECUTORS_INDEX_FROM_MANIFESTS` manifests on)."""
+    if index_on not in MODES:
+        raise ValueError(f"index_on must be one of {', '.join(MODES)}, not {index_on!r}")
     from ..delta.table import DeltaTable
 
     opened = open_table(table, storage_options, relocate)
@@ -379,7 +464,7 @@ def plan_table(table: Any, storage_options: Optional[dict[str, Any]] = None,
     options = storage_options if storage_options is not None else (opened.io.storage_options or {})
     if isinstance(opened, DeltaTable):
         return DeltaPlan(opened, dict(options))
-    return TablePlan(opened, dict(options), snapshot_id)
+    return TablePlan(opened, dict(options), snapshot_id, index_on)
 
 
 # ---- running the executor functions here, and handing Spark Arrow data ---------------------

@@ -42,14 +42,17 @@ def _parallelism(spark) -> int:
 
 
 def dv_metadata(spark, table: Any, data_files: Optional[list[str]] = None, *,
-                storage_options: Optional[dict[str, Any]] = None, relocate: Relocate = None):
-    """The live deletion vectors of ``table``: one row per DV (no DV bytes read)."""
+                storage_options: Optional[dict[str, Any]] = None, relocate: Relocate = None,
+                index_on: str = "auto"):
+    """The live deletion vectors of ``table``: one row per DV (no DV bytes read).
+
+    ``index_on`` says where the entry index is built (see :func:`dv_positions`)."""
     from pyspark.sql import functions as F
 
     with spark_errors():
-        plan = plan_table(table, storage_options, relocate)
+        plan = plan_table(table, storage_options, relocate, index_on=index_on)
         if plan is not None:
-            return to_spark(spark, plan.dvs(data_files), DV_PLAN_SCHEMA).select(*_DV_COLUMNS)
+            return _planned_dvs(spark, plan, data_files).select(*_DV_COLUMNS)
         dvs = (metadata_table(spark, table, "delete_files")
                .where((F.col("content") == 1) & (F.upper(F.col("file_format")) == "PUFFIN"))
                .select(*_DV_COLUMNS))
@@ -73,26 +76,53 @@ def _spread(spark, dvs):
     return dvs.repartition(_parallelism(spark) * 2, "file_path", "content_offset")
 
 
-def _decode_planned(spark, plan: TablePlan, dvs, fn, schema: str, mode: str):
-    """Run ``fn`` over the plan's DV rows: here (small plans) or on the executors with mapInArrow."""
+def _planned_dvs(spark, plan: TablePlan, data_files: Optional[list[str]] = None):
+    """The plan's DV rows as a DataFrame (:data:`DV_PLAN_SCHEMA`), from the index where ``plan`` builds it."""
+    if plan.index_where("deletes") == "executors":
+        return plan.dvs_frame(spark, data_files)
+    return to_spark(spark, plan.dvs(data_files), DV_PLAN_SCHEMA)
+
+
+def _decode_planned(spark, plan: TablePlan, data_files, fn, schema: str, mode: str):
+    """Run ``fn`` over the plan's DV rows: here (small plans) or on the executors with mapInArrow.
+
+    With the entry index built on the executors the DV rows stay a DataFrame (the driver sees them
+    only for ``mode="driver"``)."""
+    if plan.index_where("deletes") == "executors":
+        if mode not in ("auto", "driver", "executors"):
+            plan.choose(None, mode)  # the error for an unknown mode
+        frame = plan.dvs_frame(spark, data_files)
+        if mode == "driver":
+            import pyarrow as pa
+
+            from .executors import _arrow_schema
+
+            dvs = pa.Table.from_pylist([r.asDict() for r in frame.collect()], schema=_arrow_schema(DV_PLAN_SCHEMA))
+            return to_spark(spark, run_here(fn, dvs, schema), schema)
+        return _spread(spark, frame).mapInArrow(fn, schema)
+    dvs = plan.dvs(data_files)
     if plan.choose(dvs, mode) == "driver":
         return to_spark(spark, run_here(fn, dvs, schema), schema)
     return to_spark(spark, dvs, DV_PLAN_SCHEMA).mapInArrow(fn, schema)
 
 
 def dv_positions(spark, table: Any, storage_options: Optional[dict[str, Any]] = None,
-                 data_files: Optional[list[str]] = None, *, relocate: Relocate = None, mode: str = "auto"):
+                 data_files: Optional[list[str]] = None, *, relocate: Relocate = None, mode: str = "auto",
+                 index_on: str = "auto"):
     """DataFrame ``(data_file, pos)``: every position deleted by a live DV of ``table``.
 
     ``data_files`` restricts it to some data files.  A damaged DV fails the job
-    with its file, offset and the first error found.
+    with its file, offset and the first error found.  ``index_on`` (``"auto"``,
+    ``"driver"``, ``"executors"``) says where a planned table's entry index is built:
+    ``"auto"`` builds it on the executors, one task per manifest, from
+    :data:`~.planner.EXECUTORS_INDEX_FROM_MANIFESTS` manifests on.
     """
     from pyspark.sql import functions as F
 
     with spark_errors():
-        plan = plan_table(table, storage_options, relocate)
+        plan = plan_table(table, storage_options, relocate, index_on=index_on)
         if plan is not None:
-            lists = _decode_planned(spark, plan, plan.dvs(data_files),
+            lists = _decode_planned(spark, plan, data_files,
                                     executors.decode_positions(plan.storage_options, as_lists=True),
                                     executors.POSITION_LISTS_SCHEMA, mode)
             return lists.select("data_file", F.explode("positions").alias("pos"))
@@ -101,12 +131,14 @@ def dv_positions(spark, table: Any, storage_options: Optional[dict[str, Any]] = 
 
 
 def dv_facts(spark, table: Any, storage_options: Optional[dict[str, Any]] = None, *,
-             relocate: Relocate = None, mode: str = "auto"):
-    """One row per live DV: where it is, the manifest's record_count and our decoded cardinality, range, runs, CRC."""
+             relocate: Relocate = None, mode: str = "auto", index_on: str = "auto"):
+    """One row per live DV: where it is, the manifest's record_count and our decoded cardinality, range, runs, CRC.
+
+    ``index_on``: where the entry index is built (see :func:`dv_positions`)."""
     with spark_errors():
-        plan = plan_table(table, storage_options, relocate)
+        plan = plan_table(table, storage_options, relocate, index_on=index_on)
         if plan is not None:
-            return _decode_planned(spark, plan, plan.dvs(), executors.decode_dv_facts(plan.storage_options),
+            return _decode_planned(spark, plan, None, executors.decode_dv_facts(plan.storage_options),
                                    executors.DV_FACTS_SCHEMA, mode)
         dvs = _spread(spark, dv_metadata(spark, table))
         return dvs.mapInArrow(executors.decode_dv_facts(storage_options), executors.DV_FACTS_SCHEMA)
@@ -170,7 +202,7 @@ def _planned_position_delete_counts(spark, plan: TablePlan, mode: str):
 
 
 def deletion_report(spark, table: Any, storage_options: Optional[dict[str, Any]] = None, *,
-                    relocate: Relocate = None, mode: str = "auto"):
+                    relocate: Relocate = None, mode: str = "auto", index_on: str = "auto"):
     """Per data file: rows, deleted rows, share deleted, DV size and where the DV lives.
 
     ``deleted`` counts our decode of the DV plus, for v2 tables, the rows of
@@ -180,8 +212,10 @@ def deletion_report(spark, table: Any, storage_options: Optional[dict[str, Any]]
     from pyspark.sql import functions as F
 
     with spark_errors():
-        plan = plan_table(table, storage_options, relocate)
-        if plan is not None:
+        plan = plan_table(table, storage_options, relocate, index_on=index_on)
+        if plan is not None and plan.index_where("data") == "executors":
+            data = plan.data_files_frame(spark)
+        elif plan is not None:
             data = to_spark(spark, plan.data_files().drop(["location"]),
                             "data_file string, rows bigint, data_file_size bigint")
         else:
@@ -189,7 +223,7 @@ def deletion_report(spark, table: Any, storage_options: Optional[dict[str, Any]]
                     .select(F.col("file_path").alias("data_file"), F.col("record_count").alias("rows"),
                             F.col("file_size_in_bytes").alias("data_file_size")))
         facts = dv_facts(spark, plan.table if plan else table, plan.storage_options if plan else storage_options,
-                         mode=mode).select(
+                         mode=mode, index_on=index_on).select(
             "data_file", F.col("cardinality").alias("dv_deleted"), F.col("delete_file").alias("dv_file"),
             F.col("content_offset").alias("dv_offset"), F.col("content_size_in_bytes").alias("dv_size"), "runs")
         report = data.join(facts, "data_file", "left")
@@ -231,7 +265,7 @@ COMPARISONS = ("auto", "position_deletes", "record_count")
 
 
 def check(spark, table: Any, storage_options: Optional[dict[str, Any]] = None, *, relocate: Relocate = None,
-          compare: str = "auto", mode: str = "auto"):
+          compare: str = "auto", mode: str = "auto", index_on: str = "auto"):
     """Compare our DV decode with Iceberg's: one row per data file with a DV, ``ok`` when they agree.
 
     Per data file: ``record_count`` (the manifest's), ``cardinality`` (our decode),
@@ -262,8 +296,8 @@ def check(spark, table: Any, storage_options: Optional[dict[str, Any]] = None, *
             target, opts = table, storage_options
             compare = "position_deletes" if compare == "auto" else compare
             iceberg_name = table
-        ours = dv_positions(spark, target, opts, mode=mode)
-        facts = dv_facts(spark, target, opts, mode=mode).select(
+        ours = dv_positions(spark, target, opts, mode=mode, index_on=index_on)
+        facts = dv_facts(spark, target, opts, mode=mode, index_on=index_on).select(
             "data_file", "delete_file", "content_offset", "record_count", "cardinality", "crc_ok", "findings")
         zero = F.lit(0)
         if compare == "position_deletes":
@@ -394,15 +428,29 @@ def resolve_data_file(spark, table: Any, data_file: str, *, storage_options: Opt
 
 
 def plan(spark, table: Any, storage_options: Optional[dict[str, Any]] = None, *, relocate: Relocate = None,
-         mode: str = "auto") -> dict[str, Any]:
-    """How the functions above would run on ``table``: plan sizes and where DVs are decoded.
+         mode: str = "auto", index_on: str = "auto") -> dict[str, Any]:
+    """How the functions above would run on ``table``: plan sizes, where the entry index is built and
+    where DVs are decoded.
 
-    ``{"table", "dvs", "dv_bytes", "positions", "relocated", "decode_on"}``; for a catalog
-    name ``decode_on`` is ``"executors"`` (planned by Iceberg's metadata tables).
+    ``{"table", "dvs", "dv_bytes", "positions", "relocated", "decode_on", "index_on"}``; for a catalog
+    name both are ``"executors"`` (planned by Iceberg's metadata tables).  With the index on the
+    executors the sizes are summed there too.
     """
+    from pyspark.sql import functions as F
+
     with spark_errors():
-        planned = plan_table(table, storage_options, relocate)
+        planned = plan_table(table, storage_options, relocate, index_on=index_on)
         if planned is None:
             return {"table": table, "dvs": None, "dv_bytes": None, "positions": None, "relocated": False,
-                    "decode_on": "executors", "planned_by": "iceberg metadata tables"}
-        return dict(planned.describe(mode), planned_by="puffin_explorer")
+                    "decode_on": "executors", "index_on": "executors", "planned_by": "iceberg metadata tables"}
+        if planned.index_where("deletes") != "executors":
+            return dict(planned.describe(mode), planned_by="puffin_explorer")
+        sums = planned.dvs_frame(spark).agg(F.count(F.lit(1)), F.sum("content_size_in_bytes"),
+                                            F.sum("record_count")).first()
+        dvs, dv_bytes, positions = int(sums[0]), int(sums[1] or 0), int(sums[2] or 0)
+        if mode not in ("auto", "driver", "executors"):
+            planned.choose(None, mode)  # the error for an unknown mode
+        decode_on = mode if mode != "auto" else "executors"
+        return {"table": planned.table.name, "dvs": dvs, "dv_bytes": dv_bytes, "positions": positions,
+                "relocated": planned.relocated, "decode_on": decode_on, "index_on": "executors",
+                "planned_by": "puffin_explorer"}

@@ -1,0 +1,231 @@
+"""The entry index built on Spark executors: one task per manifest, the driver's decoder and checks.
+
+The driver reads only the snapshot's manifest list and sends one row per manifest (its position in the
+list, where it is, and its manifest-list record, which inheritance needs); each task reads its manifest
+through this package's I/O layer and runs :func:`~puffin_explorer.iceberg.index.decode_manifest`, the
+function the driver's :func:`~puffin_explorer.iceberg.index.build_index` uses.  The result is a Spark
+DataFrame with the columns of :class:`~puffin_explorer.iceberg.index.EntryIndex`, except ``partition``:
+the partition record as JSON text (each task has its own registry of partition codes).  The findings of
+reading and checking travel in the same rows (``finding_*`` columns, entry columns null) and are merged on
+the driver as the driver's index merges them (at most ``FINDINGS_PER_CODE`` per code, then a count; a
+partition finding once, at the first manifest that has that partition).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Iterator, Optional
+
+#: The manifests of one snapshot: one row per manifest (Spark DDL).
+MANIFEST_PLAN_SCHEMA = "manifest int, location string, read_from string, record string"
+
+_ENTRY_DDL = ("content tinyint, kind string, status tinyint, file_path string, file_format string, "
+              "partition string, spec_id int, record_count bigint, file_size_in_bytes bigint, snapshot_id bigint, "
+              "sequence_number bigint, file_sequence_number bigint, first_row_id bigint, "
+              "referenced_data_file string, empty_referenced_data_file boolean, content_offset bigint, "
+              "content_size_in_bytes bigint, equality_ids array<int>, sort_order_id int, manifest int, entry int")
+_METRICS_DDL = (", column_sizes array<struct<key:int,value:bigint>>, value_counts array<struct<key:int,value:bigint>>, "
+                "null_value_counts array<struct<key:int,value:bigint>>, "
+                "nan_value_counts array<struct<key:int,value:bigint>>, "
+                "lower_bounds array<struct<key:int,value:binary>>, upper_bounds array<struct<key:int,value:binary>>, "
+                "split_offsets array<bigint>")
+_FINDING_DDL = (", finding_code string, finding_severity string, finding_file string, finding_message string, "
+                "finding_offset bigint, finding_count bigint, finding_key string, finding_order int")
+
+
+def index_schema(metrics: bool = False) -> str:
+    """Spark DDL of the executors' index rows: the entry columns, then the ``finding_*`` columns."""
+    return _ENTRY_DDL + (_METRICS_DDL if metrics else "") + _FINDING_DDL
+
+
+def _arrow_schema(metrics: bool):
+    import pyarrow as pa
+
+    from ..iceberg.index import _schema
+
+    base = _schema(metrics)
+    fields = [pa.field("partition", pa.string()) if f.name == "partition" else f for f in base]
+    fields += [pa.field("finding_code", pa.string()), pa.field("finding_severity", pa.string()),
+               pa.field("finding_file", pa.string()), pa.field("finding_message", pa.string()),
+               pa.field("finding_offset", pa.int64()), pa.field("finding_count", pa.int64()),
+               pa.field("finding_key", pa.string()), pa.field("finding_order", pa.int32())]
+    return pa.schema(fields)
+
+
+def partition_json(value: Any) -> Optional[str]:
+    """A partition record as JSON text (bytes as hex), the executors' ``partition`` column."""
+    if value is None:
+        return None
+
+    def plain(v: Any) -> Any:
+        if isinstance(v, (bytes, bytearray, memoryview)):
+            return bytes(v).hex()
+        return str(v)
+
+    return json.dumps(value, default=plain)
+
+
+def _record_json(manifest: dict[str, Any]) -> str:
+    """A manifest-list record as JSON: every plain field (the partition summaries' bytes are not needed)."""
+    return json.dumps({k: v for k, v in manifest.items() if v is None or isinstance(v, (int, float, str, bool))})
+
+
+def manifest_plan(table: Any, snapshot_id: Optional[int] = None, content: Optional[str] = None):
+    """Arrow table (:data:`MANIFEST_PLAN_SCHEMA`) of the snapshot's manifests (``content`` ``"data"`` /
+    ``"deletes"`` or all), and the manifest-list records themselves; only the manifest list is read."""
+    import pyarrow as pa
+
+    from .planner import executor_location
+
+    snap = table.snapshot(snapshot_id)
+    manifests = [m for m in table.manifest_records(snap.snapshot_id)
+                 if content is None or ("deletes" if m.get("content") == 1 else "data") == content]
+    locations = [table.locate(m.get("manifest_path") or "") for m in manifests]
+    return pa.table({
+        "manifest": pa.array(range(len(manifests)), pa.int32()),
+        "location": pa.array(locations, pa.string()),
+        "read_from": pa.array([executor_location(loc) for loc in locations], pa.string()),
+        "record": pa.array([_record_json(m) for m in manifests], pa.string()),
+    }), manifests
+
+
+def decode_manifests(storage_options: Optional[dict], partition_specs: dict, metrics: bool = False):
+    """mapInArrow function: manifest plan rows → the index rows of each manifest and its finding rows."""
+    specs = {int(k): v for k, v in (partition_specs or {}).items()}
+
+    def run(batches):
+        from ..io import FileIO
+
+        io = FileIO(storage_options)
+        for batch in batches:
+            for row in batch.to_pylist():
+                yield from _manifest_rows(io, row, specs, metrics)
+
+    return run
+
+
+def _manifest_rows(io, row: dict, specs: dict, metrics: bool) -> Iterator[Any]:
+    import pyarrow as pa
+
+    from ..errors import SourceError
+    from ..iceberg.index import FINDINGS_PER_CODE, EntryCache, decode_manifest
+    from ..iceberg.paths import basename
+    from ..regions import Severity
+
+    schema = _arrow_schema(metrics)
+    manifest, loc = json.loads(row["record"]), row["location"]
+    try:
+        data = io.read(row["read_from"])
+    except SourceError as exc:
+        raw, chunk, keys = [("iceberg.manifest-unreadable", Severity.ERROR, loc, f"{basename(loc)}: {exc}", None)], \
+            None, {}
+    else:
+        cache = EntryCache()
+        chunk, raw = decode_manifest(data, manifest, loc, metrics, specs, cache)
+        keys = {}  # a partition finding → its (spec, partition) key, to report it once per table
+        for (spec_id, code), found in cache.partitions_checked.items():
+            for f in found:
+                keys[id(f)] = f"{spec_id}:{partition_json(cache.partitions[code])}"
+    if chunk is not None and chunk.num_rows:
+        codes = chunk.column("partition").to_pylist()
+        texts = {c: partition_json(cache.partitions[c]) for c in set(codes) if c is not None}
+        cols = {}
+        for f in schema:
+            if f.name == "partition":
+                cols[f.name] = pa.array([texts.get(c) for c in codes], pa.string())
+            elif f.name == "manifest":
+                cols[f.name] = pa.array([row["manifest"]] * chunk.num_rows, pa.int32())
+            elif f.name.startswith("finding_"):
+                cols[f.name] = pa.nulls(chunk.num_rows, f.type)
+            else:
+                cols[f.name] = chunk.column(f.name)
+        yield pa.Table.from_arrays([cols[f.name] for f in schema], schema=schema).combine_chunks().to_batches()[0]
+    found_rows, seen, extra = [], {}, {}
+    for f in raw:
+        code = f[0]
+        seen[code] = seen.get(code, 0) + 1
+        if f[3] and seen[code] <= FINDINGS_PER_CODE:
+            found_rows.append((f, 1))
+        else:  # the driver would only count it: one row with the count
+            extra.setdefault(code, [f, 0])[1] += 1
+    found_rows += [(f, n) for f, n in extra.values()]
+    if found_rows:
+        n = len(found_rows)
+        cols = {f.name: pa.nulls(n, f.type) for f in schema}
+        cols["manifest"] = pa.array([row["manifest"]] * n, pa.int32())
+        cols["finding_code"] = pa.array([f[0] for f, _ in found_rows], pa.string())
+        cols["finding_severity"] = pa.array([f[1].value for f, _ in found_rows], pa.string())
+        cols["finding_file"] = pa.array([f[2] for f, _ in found_rows], pa.string())
+        cols["finding_message"] = pa.array([f[3] if c == 1 else "" for f, c in found_rows], pa.string())
+        cols["finding_offset"] = pa.array([f[4] for f, _ in found_rows], pa.int64())
+        cols["finding_count"] = pa.array([c for _, c in found_rows], pa.int64())
+        cols["finding_key"] = pa.array([keys.get(id(f)) for f, _ in found_rows], pa.string())
+        cols["finding_order"] = pa.array(range(n), pa.int32())
+        yield pa.RecordBatch.from_arrays([cols[f.name] for f in schema], schema=schema)
+
+
+@dataclass
+class ExecutorIndex:
+    """A snapshot's entry index as a Spark DataFrame built on the executors.
+
+    ``rows`` holds index rows and finding rows; :attr:`entries` the index rows (the
+    :class:`~puffin_explorer.iceberg.index.EntryIndex` columns, ``partition`` as JSON text), and
+    :meth:`findings` collects the (few) finding rows.  Both run the decode: persist ``rows`` to decode once.
+    """
+
+    snapshot_id: Optional[int]
+    rows: Any  # pyspark DataFrame
+    manifests: list[dict[str, Any]]
+    metrics: bool = False
+
+    @property
+    def entries(self):
+        """DataFrame of the index rows (no finding columns)."""
+        from pyspark.sql import functions as F
+
+        return self.rows.where(F.col("finding_code").isNull()).drop(*[c for c in self.rows.columns
+                                                                       if c.startswith("finding_")])
+
+    def findings(self) -> list:
+        """The findings of reading and checking every manifest, merged as the driver's index merges them."""
+        from pyspark.sql import functions as F
+
+        from ..iceberg.index import FINDINGS_PER_CODE, _finding
+        from ..regions import Severity
+
+        got = (self.rows.where(F.col("finding_code").isNotNull())
+               .select("manifest", "finding_order", "finding_code", "finding_severity", "finding_file",
+                       "finding_message", "finding_offset", "finding_count", "finding_key")
+               .collect())
+        got.sort(key=lambda r: (r[0], r[1]))
+        out, seen, severities, claimed = [], {}, {}, {}
+        for manifest, _, code, severity, file, message, offset, count, key in got:
+            if key is not None and claimed.setdefault(key, manifest) != manifest:
+                continue  # this partition was reported at the first manifest that has it
+            sev = Severity(severity)
+            severities.setdefault(code, sev)
+            seen[code] = seen.get(code, 0) + count
+            if count == 1 and message and seen[code] <= FINDINGS_PER_CODE:
+                out.append(_finding(code, sev, file, message, offset))
+        for code, n in seen.items():
+            if n > FINDINGS_PER_CODE:
+                out.append(_finding(code, severities[code], "",
+                                    f"{n - FINDINGS_PER_CODE:,} more {code} findings like the ones above"))
+        return out
+
+
+def build_index_on_executors(spark, table: Any, snapshot_id: Optional[int] = None, content: Optional[str] = None,
+                             metrics: bool = False, storage_options: Optional[dict] = None) -> ExecutorIndex:
+    """The entry index of a snapshot (current by default; ``content`` ``"data"`` / ``"deletes"`` manifests
+    only) built on the executors, one task per manifest.  ``table`` is a :class:`~puffin_explorer.Table`."""
+    from .planner import to_spark
+
+    plan, manifests = manifest_plan(table, snapshot_id, content)
+    options = storage_options if storage_options is not None else (table.io.storage_options or {})
+    frame = to_spark(spark, plan, MANIFEST_PLAN_SCHEMA)
+    if plan.num_rows > 1:
+        frame = frame.repartition(plan.num_rows)  # one task per manifest
+    fn = decode_manifests(dict(options), table.metadata.partition_specs, metrics)
+    rows = frame.mapInArrow(fn, index_schema(metrics))
+    return ExecutorIndex(table.snapshot(snapshot_id).snapshot_id, rows, manifests, metrics)
