@@ -282,3 +282,34 @@ def test_ctrl_c_ends_a_build_cleanly_and_the_next_build_completes(monkeypatch):
     assert set(glob.glob(pattern)) == before  # DuckDB's scratch folder is gone
     monkeypatch.setattr(index_module, "_decode_batch", real)
     assert len(t.index()) == 16 and t.index().findings == []
+
+
+def test_a_manifest_listed_twice_is_decoded_once_and_is_a_finding(tmp_path):
+    root = copy_warehouse(tmp_path)
+    rewrite_avro(root / "shop" / ORDERS_MANIFEST_LIST, lambda records: records + records[-1:] * 3)
+    t = _orders(root)
+    ix = t.index()
+    twice = [f for f in ix.findings if f.code == "iceberg.manifest-listed-twice"]
+    assert len(twice) == 1 and len(ix.findings) == 1
+    assert twice[0].message.startswith("snapshot 6590999396394158857's manifest list names 3 manifests again (")
+    assert twice[0].file.endswith(Path(ORDERS_MANIFEST_LIST).name)
+    listed_last = Path(t.manifest_records()[-1]["manifest_path"]).name
+    assert listed_last in twice[0].message
+    # what readers do: the last manifest's entries once per listing
+    last = sum(1 for m in t.manifest_records()[:-3] if Path(m["manifest_path"]).name == listed_last)
+    assert last == 1 and len(ix) == len(_orders().index()) + 3 * len(t.manifest_entries(t.manifest_records()[-1]))
+
+
+def test_a_table_with_no_current_snapshot_lists_no_files(tmp_path):
+    root = copy_warehouse(tmp_path)
+    meta = root / "shop" / "orders" / "metadata" / "v7.metadata.json"
+    doc = json.loads(meta.read_text())
+    doc["current-snapshot-id"] = None
+    doc["refs"] = {}
+    meta.write_text(json.dumps(doc))
+    t = _orders(root)
+    assert len(t.files()) == 0 and len(t.dvs()) == 0 and len(t.deleted_rows_per_file()) == 0
+    assert t.delete_debt().deleted_rows == 0 and len(t.puffin_files()) == 0
+    with pytest.raises(NotInTableError, match="orders: no current snapshot"):
+        t.snapshot()
+    assert len(t.snapshots()) == 5

@@ -730,11 +730,11 @@ def build_index(table: "Table", snapshot_id: Optional[int] = None, content: Opti
                  if content is None or ("deletes" if m.get("content") == 1 else "data") == content]
     todo, listed_twice, seen = [], [], set()
     for m in manifests:  # a manifest the list names more than once is decoded once, and said
-        key = cache.manifest_key(m)
-        if key in seen:
+        mkey = cache.manifest_key(m)
+        if mkey in seen:
             listed_twice.append(m)
             continue
-        seen.add(key)
+        seen.add(mkey)
         if cache.cached(m, metrics) is None:
             todo.append(m)
     duck: Any = None
