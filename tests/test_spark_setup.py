@@ -29,6 +29,49 @@ def test_runtime_jar_comes_from_the_wheel_and_matches_spark():
     assert os.path.getsize(jar) > 40_000_000
 
 
+def test_the_runtime_jar_carries_icebergs_relocated_jackson_unless_known_not_to():
+    """A jar that lost it is a known one (the README says which); a known one that has it again is news."""
+    from _spark import KNOWN_INCOMPLETE_RUNTIMES, runtime_lacks_shaded_jackson
+
+    from puffin_explorer.spark import runtime_jar
+
+    jar = runtime_jar()
+    assert runtime_lacks_shaded_jackson(jar) == (os.path.basename(jar) in KNOWN_INCOMPLETE_RUNTIMES)
+
+
+#: Iceberg on the runtime jar from the wheel, in a process of its own: a v3 table, a merge-on-read delete
+#: (a deletion vector), and the position Iceberg's position_deletes table reports.
+ROUND_TRIP = """
+import tempfile
+from puffin_explorer import spark as pes
+s = pes.session(tempfile.mkdtemp(), catalog="rt", master="local[1]")
+s.sparkContext.setLogLevel("OFF")
+try:
+    s.sql("CREATE TABLE rt.ns.t (id bigint) USING iceberg "
+          "TBLPROPERTIES ('format-version'='3', 'write.delete.mode'='merge-on-read')")
+    s.sql("INSERT INTO rt.ns.t VALUES (1), (2), (3)")
+    s.sql("DELETE FROM rt.ns.t WHERE id = 2")
+    print(sorted((r.pos, r.file_path.endswith('.parquet')) for r in s.sql("SELECT * FROM rt.ns.t.position_deletes").collect()))
+except Exception as exc:
+    print("FAILED", next((ln.strip(": ") for ln in str(exc).splitlines() if "Error" in ln), str(exc)[:300]))
+"""
+
+
+@pytest.mark.spark
+def test_iceberg_runs_on_the_runtime_jar_or_fails_as_measured():
+    from _spark import runtime_lacks_shaded_jackson
+
+    from puffin_explorer.spark import runtime_jar
+
+    p = subprocess.run([sys.executable, "-c", ROUND_TRIP], capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stderr[-3000:]
+    if runtime_lacks_shaded_jackson(runtime_jar()):
+        assert p.stdout.strip() == ("FAILED java.lang.NoClassDefFoundError: "
+                                    "org/apache/iceberg/shaded/com/fasterxml/jackson/core/JsonFactoryBuilder")
+    else:
+        assert p.stdout.strip() == "[(1, True)]"
+
+
 def test_a_jar_for_another_scala_is_refused():
     import snowpark_connect_deps_iceberg as deps
 
