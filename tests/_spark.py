@@ -114,19 +114,26 @@ def runtime_lacks_shaded_jackson(jar: str) -> bool:
         return SHADED_JACKSON not in set(z.namelist())
 
 
+def skip_unless_iceberg_can_run() -> None:
+    """Skip, saying why, when the installed Iceberg runtime jar is one Iceberg cannot start from."""
+    from puffin_explorer import spark as pes
+
+    try:
+        jar = pes.runtime_jar()
+    except pes.SparkSetupError:
+        return  # session() says what is missing
+    if runtime_lacks_shaded_jackson(jar):
+        pytest.skip(f"{os.path.basename(jar)} lacks Iceberg's relocated Jackson ({SHADED_JACKSON}): Iceberg cannot "
+                    "read or write table metadata with it (tests/test_spark_setup.py shows the error)")
+
+
 @pytest.fixture(scope="session")
 def spark(tmp_path_factory):
     """A real local Spark session with the Iceberg runtime (the active one if a test run already has it)."""
     pytest.importorskip("pyspark")
     from puffin_explorer import spark as pes
 
-    try:
-        jar = pes.runtime_jar()
-    except pes.SparkSetupError:
-        jar = None  # session() below says what is missing
-    if jar and runtime_lacks_shaded_jackson(jar):
-        pytest.skip(f"{os.path.basename(jar)} lacks Iceberg's relocated Jackson ({SHADED_JACKSON}): Iceberg cannot "
-                    "read or write table metadata with it (tests/test_spark_setup.py shows the error)")
+    skip_unless_iceberg_can_run()
 
     s = pes.session(str(tmp_path_factory.mktemp("spark-default-wh")), catalog="pe_default", master="local[2]",
                     conf={"spark.sql.shuffle.partitions": "4", "spark.default.parallelism": "2"})
