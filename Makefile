@@ -3,12 +3,28 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
-# A second environment with Spark 4.0 and its Spark Connect server: the Spark tests run there too.
+# A second environment with Spark 4.0 and its Spark Connect server: the Spark tests run there too, on
+# Python 3.12 (the Python the Spark 4 runtimes pair with) when the machine has it.
 SPARK4_VENV ?= .venv-spark4
-SPARK4_STAMP := $(SPARK4_VENV)/.installed-stamp
+SPARK4_PYTHON ?= $(shell .ci/find-python 3.12)
+SPARK4_BASE := $(or $(SPARK4_PYTHON),$(PYTHON))
+# named after the interpreter, so a venv made from another one is made again
+SPARK4_STAMP := $(SPARK4_VENV)/.installed-$(notdir $(SPARK4_BASE))
 SPARK4_TESTS := tests/test_spark_planned.py tests/test_spark_executors.py
+# The tests that need neither Spark nor a browser also run on these Pythons, each in .venv-pyXY (.ci/test-python).
+OTHER_PYTHONS ?= 3.10 3.12 3.13
+# The Spark 3.5 tests run a second time against Iceberg 1.10.2's runtime: snowpark-connect-deps-iceberg 1.0.3
+# installed into this folder, put first on PYTHONPATH (the .venv keeps 1.0.1, which ships Iceberg 1.9.2).
+# That jar lacks Iceberg's relocated Jackson: the tests that need Iceberg skip saying so (README, "Supported").
+ICEBERG_NEXT := 1.10.2
+ICEBERG_NEXT_DIR ?= .iceberg-$(ICEBERG_NEXT)
+ICEBERG_NEXT_STAMP := $(ICEBERG_NEXT_DIR)/.installed-stamp
+# Every test that starts Spark 3.5 with the Iceberg runtime (catalog names, position_deletes, the demo warehouse)
+# or checks which runtime jar is found.
+ICEBERG_NEXT_TESTS := tests/test_spark_setup.py tests/test_warehouse_spark.py tests/test_spark_pipeline.py \
+	tests/test_spark_planned.py tests/test_cli_spark.py
 
-.PHONY: demo test setup browser clean
+.PHONY: demo test test-main test-spark4 test-iceberg-next test-pythons setup browser clean
 
 setup: $(STAMP)
 
@@ -19,10 +35,16 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 $(SPARK4_STAMP): pyproject.toml
-	$(PYTHON) -m venv $(SPARK4_VENV)
+	@[ -n "$(SPARK4_PYTHON)" ] || echo "make test: no Python 3.12 here: $(SPARK4_VENV) (Spark 4.0) uses $(PYTHON) instead"
+	$(SPARK4_BASE) -m venv --clear $(SPARK4_VENV)
 	$(SPARK4_VENV)/bin/python -m pip install --quiet --upgrade pip
 	$(SPARK4_VENV)/bin/python -m pip install --quiet -e ".[spark4]"
 	touch $(SPARK4_STAMP)
+
+$(ICEBERG_NEXT_STAMP): $(STAMP)
+	rm -rf $(ICEBERG_NEXT_DIR)
+	$(PY) -m pip install --quiet --no-deps --target $(ICEBERG_NEXT_DIR) "snowpark-connect-deps-iceberg==1.0.3"
+	touch $(ICEBERG_NEXT_STAMP)
 
 # Headless Chromium for the browser tests (Debian's package; needs root or sudo).
 browser:
@@ -33,9 +55,27 @@ browser:
 demo: $(STAMP)
 	$(PY) -m puffin_explorer.demo
 
-test: $(STAMP) $(SPARK4_STAMP) browser
+# Every part runs even when an earlier one failed; make test fails if any did.
+test:
+	@failed=; \
+	for part in test-main test-spark4 test-iceberg-next test-pythons; do \
+	  $(MAKE) --no-print-directory $$part || failed="$$failed $$part"; \
+	done; \
+	if [ -n "$$failed" ]; then echo "make test: failed:$$failed"; exit 1; fi
+
+test-main: $(STAMP) browser
 	$(PY) -m pytest -p no:cacheprovider --nbval tests notebooks
+
+test-spark4: $(SPARK4_STAMP)
 	$(SPARK4_VENV)/bin/python -m pytest -p no:cacheprovider $(SPARK4_TESTS)
 
+test-iceberg-next: $(ICEBERG_NEXT_STAMP)
+	PYTHONPATH=$(abspath $(ICEBERG_NEXT_DIR))$${PYTHONPATH:+:$$PYTHONPATH} PUFFIN_EXPLORER_TEST_ICEBERG=$(ICEBERG_NEXT) \
+	  $(PY) -m pytest -p no:cacheprovider $(ICEBERG_NEXT_TESTS)
+
+test-pythons:
+	@failed=; for v in $(OTHER_PYTHONS); do .ci/test-python $$v || failed="$$failed $$v"; done; \
+	if [ -n "$$failed" ]; then echo "make test: failed on Python$$failed"; exit 1; fi
+
 clean:
-	rm -rf $(VENV) $(SPARK4_VENV) out build *.egg-info
+	rm -rf $(VENV) $(SPARK4_VENV) .venv-py3* $(ICEBERG_NEXT_DIR) out build *.egg-info

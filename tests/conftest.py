@@ -30,3 +30,19 @@ def fixtures() -> Path:
 @pytest.fixture(scope="session")
 def resources() -> Path:
     return RESOURCES
+
+
+#: Fixtures that start a real component, and the marker a test that uses one carries (``-m "not spark"`` and
+#: the like then select it out even when its module forgot the marker).
+MARKER_OF_FIXTURE = {
+    "spark": "spark", "demo_warehouse": "spark", "fixture_warehouse": "spark", "any_spark": "spark",
+    "s3_server": "s3",
+}
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        have = {m.name for m in item.iter_markers()}
+        for name in sorted({MARKER_OF_FIXTURE[f] for f in getattr(item, "fixturenames", ()) if f in MARKER_OF_FIXTURE}
+                           - have):
+            item.add_marker(name)

@@ -90,7 +90,7 @@ def test_every_command_is_classified():
     kinds = [kind(cmd, block) for _, cmd, block in commands()]
     assert [cmd for _, cmd, block in commands() if kind(cmd, block) == "setup"] == [
         "make demo    # creates .venv; builds ./demo-warehouse (three Iceberg tables, embedded Spark, Java 17);",
-        "make test    # creates .venv (and .venv-spark4 for Spark 4 / Spark Connect), installs test dependencies",
+        'make test    # creates .venv (and .venv-spark4, .venv-py310/312/313, see "Supported"), installs test dependencies',
     ]
     assert kinds.count("local") >= 15 and kinds.count("s3") == 1 and kinds.count("spark") == 2
     assert kinds.count("venv") == 6

@@ -12,7 +12,11 @@ pytestmark = pytest.mark.spark
 @pytest.fixture(scope="module")
 def spark_warehouse(tmp_path_factory):
     pytest.importorskip("pyspark")
+    from _spark import skip_unless_iceberg_can_run
+
     from puffin_explorer.spark import session
+
+    skip_unless_iceberg_can_run()
 
     root = tmp_path_factory.mktemp("spark-wh") / "wh"
     spark = session(warehouse=str(root), catalog="pewh")
