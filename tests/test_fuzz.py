@@ -466,3 +466,14 @@ def test_a_densely_annotated_hex_view_stops_hover_text_and_stays_under_the_cap()
     assert len(body.encode()) < MAX_HTML_BYTES
     html = pf.hex().to_html()
     assert "pe-hex" in html and not html.startswith("<pre>")
+
+
+def test_a_footer_integer_beyond_float_range_keeps_the_blob_table():
+    """pandas 2.x (the newest for Python 3.10) infers an integer column through float: 10**400 overflowed."""
+    base = (RESOURCES / "multi-dv.puffin").read_bytes()
+    pf = PuffinFile(base)
+    meta = json.loads(pf.footer.text)
+    meta["blobs"][0]["snapshot-id"] = 10 ** 400
+    df = PuffinFile(fuzz.assemble(base[:pf.footer.offset], json.dumps(meta))).blob_table()
+    assert len(df) == 4 and df["snapshot-id"][0] == 10 ** 400
+    assert df["offset"].tolist() == [b.offset for b in pf.blobs]

@@ -685,7 +685,11 @@ class PuffinFile(RichRepr):
 
         cols = ["index", "type", "fields", "snapshot-id", "sequence-number", "offset", "length",
                 "compression-codec", "properties"]
-        return pd.DataFrame([b.to_dict() for b in self.blobs], columns=cols)
+        rows = [b.to_dict() for b in self.blobs]
+        try:
+            return pd.DataFrame(rows, columns=cols)
+        except OverflowError:  # a footer integer beyond float range (pandas 2.x infers through float): kept as is
+            return pd.DataFrame({c: pd.Series([r.get(c) for r in rows], dtype=object) for c in cols}, columns=cols)
 
     @gc_paused()
     def blob_summaries(self, limit: Optional[int] = None) -> list[dict[str, Any]]:
