@@ -19,6 +19,8 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Optional
 
+from ..errors import PuffinError
+
 #: Schemas (Spark DDL) of the plans sent to the executors.
 DV_PLAN_SCHEMA = ("file_path string, location string, referenced_data_file string, content_offset bigint, "
                   "content_size_in_bytes bigint, record_count bigint, inline_dv binary")
@@ -152,8 +154,11 @@ class TablePlan:
             return self.index_on
         if self.table.metadata.snapshot(self.snapshot_id) is None:
             return "driver"
-        manifests = [m for m in self.table.manifest_records(self.snapshot_id)
-                     if content is None or ("deletes" if m.get("content") == 1 else "data") == content]
+        try:
+            listed = self.table.manifest_records(self.snapshot_id)
+        except PuffinError:  # no readable manifest list: the driver's index says why, as a finding
+            return "driver"
+        manifests = [m for m in listed if content is None or ("deletes" if m.get("content") == 1 else "data") == content]
         return "executors" if len(manifests) >= EXECUTORS_INDEX_FROM_MANIFESTS else "driver"
 
     def executors_index(self, spark, content: Optional[str] = None):
