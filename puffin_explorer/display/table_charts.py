@@ -102,6 +102,21 @@ __all__ = ["timeline_figure", "timeline_svg", "commit_deletes_figure", "commit_d
 TOP_PARTITIONS = 12
 
 
+def _short_bytes(n: Any) -> str:
+    """``0``, ``1M``, ``384M``, ``1G``: a size-class edge short enough for a tick label."""
+    n = int(n)
+    for div, suffix in ((1 << 30, "G"), (1 << 20, "M"), (1 << 10, "k")):
+        if n >= div:
+            return f"{n / div:.3g}{suffix}"
+    return str(n)
+
+
+def _partition_label(value: Any, width: int = 26) -> str:
+    """A partition tuple as ``name=value, …`` (``{'a': 1}`` -> ``a=1``), cut to ``width`` characters."""
+    text = str(value).strip("{}").replace("'", "").replace(": ", "=") or "(unpartitioned)"
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
 def health_figure(health: Any, pyplot: bool = True, _themable: bool = False, top: int = TOP_PARTITIONS):
     """Three panels of a :class:`~puffin_explorer.iceberg.health.TableHealth`: data files per size class
     (small classes in the warning colour, the target size marked), bytes of the ``top`` largest
@@ -121,9 +136,9 @@ def health_figure(health: Any, pyplot: bool = True, _themable: bool = False, top
             x = np.arange(len(hist))
             ax1.bar(x, hist["files"].to_numpy(dtype=float), width=0.7,
                     color=[warn if s else accent for s in hist["small"]])
-            ax1.set_xticks(x)
-            ax1.set_xticklabels([str(c).replace(" – ", "–\n").replace(">= ", "≥") for c in hist["size_class"]],
-                                fontsize=6)
+            ax1.set_xticks(x - 0.5)  # each bar starts at its class's lower edge
+            ax1.set_xticklabels([_short_bytes(v) for v in hist["min_bytes"]], fontsize=6, rotation=45)
+            ax1.set_xlabel("file size (class from)", fontsize=7)
             target = int(health.metrics.get("target_file_size") or 0)
             edge = np.flatnonzero(hist["min_bytes"].to_numpy() == target)
             if len(edge):
@@ -136,7 +151,7 @@ def health_figure(health: Any, pyplot: bool = True, _themable: bool = False, top
             y = np.arange(len(p))[::-1]
             ax2.barh(y, p["bytes"].to_numpy(dtype=float), color=accent, height=0.7)
             ax2.set_yticks(y)
-            ax2.set_yticklabels([str(v)[:18] for v in p["partition"].fillna("")], fontsize=6)
+            ax2.set_yticklabels([_partition_label(v) for v in p["partition"].fillna("")], fontsize=6)
             ax2.xaxis.set_major_formatter(_fmt(matplotlib))
             shown = "" if len(parts) <= top else f" (top {top} of {len(parts)})"
             ax2.set_title(f"bytes per partition{shown}", fontsize=8, loc="left")
