@@ -89,3 +89,25 @@ def test_damaged_table_shows_findings_before_health(tmp_path):
     assert "Traceback" not in html
     assert "<summary>Health " in html
     assert html.index("Findings") < html.index("<summary>Health ")
+
+
+def test_delta_card_health_rows():
+    from puffin_explorer import DeltaTable
+    from puffin_explorer.display.delta_view import table_html as delta_html
+
+    try:
+        from _warehouse_fixtures import FIXTURES
+    except ImportError:  # pragma: no cover
+        from tests._warehouse_fixtures import FIXTURES
+    t = DeltaTable(str(FIXTURES / "engines" / "delta" / "delta-spark-table-with-dv-large"))
+    rows = t.health(now=NOW, list_files=False).checks()[["check", "status", "metric", "threshold", "source"]]
+    assert rows.values.tolist() == [
+        ["small files", "warning", "22 of 22 data files", "below 768 MiB", "75% of the target"],
+        ["deleted rows", "ok", "0.5% (11 of 2,004 rows)", "above 10%", "doctor default"],
+        ["tombstones", "ok", "0 of 0 removed files past retention", "older than 7 days", "default"],
+        ["checkpoints", "ok", "5 commits since the last checkpoint", "above 10", "default"],
+        ["orphan files", "not run", "not listed: run t.health()", "older than 7 days", "default"],
+    ]
+    html = delta_html(t, RenderOptions(now=NOW))
+    assert html.index("Delta table") < html.index("<summary>Health ") < html.index("<summary>Versions")
+    assert "<td>checkpoints</td>" in html and "bytes per partition" in html

@@ -174,7 +174,9 @@ def health_figure(health: Any, pyplot: bool = True, _themable: bool = False, top
 
             ax3.xaxis.set_major_locator(mdates.AutoDateLocator(maxticks=4))
             ax3.xaxis.set_major_formatter(mdates.ConciseDateFormatter(ax3.xaxis.get_major_locator()))
-        ax3.set_title("snapshots and manifest bytes", fontsize=8, loc="left")
+            ax3.set_title("snapshots and manifest bytes", fontsize=8, loc="left")
+        else:  # a Delta table: no snapshots or manifests
+            ax3.set_axis_off()
         fig.tight_layout(pad=0.4)
     return fig
 

@@ -262,6 +262,20 @@ class TableHealth(RichRepr):
              else "not listed: run t.health()", f"older than {orphan['value']}", orphan["source"],
              ("health.orphan-files",)),
         ]
+        if "delta.targetFileSize" in th:  # a Delta table: its own retention, checkpoints and no manifests
+            keep_ms = t("delta.deletedFileRetentionDuration")
+            interval = t("delta.checkpointInterval")
+            days = f"{int(keep_ms['value']) / DAY_MS:g} days"
+            rows = rows[:2] + [
+                ("tombstones", f"{n(m.get('tombstones_past_retention'))} of {n(m.get('tombstones'))} removed files "
+                               "past retention", f"older than {days}", keep_ms["source"],
+                 ("health.delta-tombstones-past-retention",)),
+                ("checkpoints", f"{n(m.get('commits_since_checkpoint'))} commits since the last checkpoint",
+                 f"above {n(interval['value'])}", interval["source"], ("health.delta-checkpoint-overdue",)),
+                ("orphan files", f"{n(m.get('orphan_files'))} ({size(m.get('orphan_bytes'))})" if self.listed
+                 else "not listed: run t.health()", f"older than {days}", keep_ms["source"],
+                 ("health.orphan-files",)),
+            ]
         out = []
         for check, metric, threshold, source, codes in rows:
             found = [f for f in self.findings if f.code in codes]
