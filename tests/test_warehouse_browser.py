@@ -185,3 +185,24 @@ def test_long_file_lists_are_capped():
     assert len(b.file.options) == 5  # 4 new data files + the Puffin file's 4 DVs
     b.kind.value = "dv"
     assert len(b.file.options) == 4
+
+
+def test_doctor_rows_and_the_selected_tables_health():
+    pytest.importorskip("ipywidgets")
+    b = Warehouse(str(WAREHOUSE)).browse(now="2026-11-25T00:00:00Z")
+    doctor = b.doctor.value
+    assert "doctor: 3 tables, 2 with warnings or errors (no storage listing" in doctor
+    rows = b.doctor_frame
+    assert rows[["table", "status", "findings", "small_files"]].values.tolist() == [
+        ["shop.events", "warning", 1, 1], ["shop.legacy", "ok", 0, 1], ["shop.orders", "warning", 2, 8]]
+    assert "<td>shop.orders</td>\n      <td>warning</td>\n      <td>2</td>" in doctor and "<td>22.9%</td>" in doctor
+    assert "health.deleted-share" in b.table_health.value and "rewrite_position_delete_files" not in doctor
+    b.select(table="shop.orders")
+    assert "health.small-files" in b.table_health.value
+    assert "CALL spark_catalog.system.rewrite_data_files(table =&gt; &#x27;shop.orders&#x27;, options =&gt; " \
+           "map(&#x27;min-input-files&#x27;, &#x27;2&#x27;" in b.table_health.value
+    b.list_storage.value = True  # the full doctor: the storage listing and its orphan check
+    assert "health.small-files" in b.table_health.value
+    static = b.static_html()
+    assert static.index("pe-warehouse") < static.index("doctor: 3 tables") < static.index("pe-table-card")
+    assert "<summary>Health " in static

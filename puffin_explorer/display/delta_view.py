@@ -11,6 +11,7 @@ from . import html as H
 from . import text as T
 from .layout import strip_html, strip_text
 from .registry import RenderOptions, register_view
+from .table_view import _health_html, _safe
 from .tables import findings_html, findings_text, region_tree_text, render_region_tree_html
 
 _VERSION_COLS = ["version", "timestamp", "operation", "added_files", "removed_files", "added_dvs", "removed_dvs",
@@ -49,7 +50,11 @@ def table_html(t: DeltaTable, opts: RenderOptions = RenderOptions()) -> str:
              ("DVs", H.num(tot["dvs"])), ("deleted", f"{tot['deleted_rows']:,} ({share:.2%})"),
              ("live rows", H.num(tot["live_rows"])),
              ("reader features", H.esc(", ".join(t.reader_features) or "none"))]
-    parts = [H.card("Delta table", t.location, H.facts(facts)), findings_html(t.findings, max_rows=opts.max_rows)]
+    found = findings_html(t.findings, max_rows=opts.max_rows)
+    health = _safe("health", lambda: _health_html(t, opts))
+    errors = any(getattr(f.severity, "value", f.severity) == "error" for f in t.findings)
+    # the doctor's checks at the top, after the findings when the log is damaged
+    parts = [H.card("Delta table", t.location, H.facts(facts))] + ([found, health] if errors else [health, found])
     parts.append(H.details("Versions", H.table(_VERSION_COLS, _rows(versions, _VERSION_COLS), total=len(versions),
                                                max_rows=opts.max_rows), True, f" {len(versions):,}"))
     parts.append(H.details("Deletion vectors", H.table(_DV_COLS, _rows(dvs, _DV_COLS, {"data_file", "dv_file"}),

@@ -28,7 +28,8 @@ class RenderOptions:
 
     ``compact`` drops charts, region trees and other large parts; ``max_rows`` caps every
     table; ``names`` maps Iceberg field ids to column names; ``max_cell_chars`` cuts long
-    cell values; ``max_text_rows`` caps text tables.
+    cell values; ``max_text_rows`` caps text tables; ``now`` (a timestamp, ``datetime`` or epoch ms;
+    default the clock) dates the retention checks of a table card's health section.
     """
 
     compact: bool = False
@@ -36,6 +37,7 @@ class RenderOptions:
     names: Mapping[int, str] = field(default_factory=lambda: MappingProxyType({}))
     max_cell_chars: int = 300
     max_text_rows: int = 200
+    now: Any = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.names, MappingProxyType):

@@ -96,3 +96,90 @@ def commit_deletes_svg(commit: Any) -> str:
 
 
 __all__ = ["timeline_figure", "timeline_svg", "commit_deletes_figure", "commit_deletes_svg", "_INK"]
+
+
+#: Partitions drawn one bar each in a table's health chart (the largest by bytes).
+TOP_PARTITIONS = 12
+
+
+def _short_bytes(n: Any) -> str:
+    """``0``, ``1M``, ``384M``, ``1G``: a size-class edge short enough for a tick label."""
+    n = int(n)
+    for div, suffix in ((1 << 30, "G"), (1 << 20, "M"), (1 << 10, "k")):
+        if n >= div:
+            return f"{n / div:.3g}{suffix}"
+    return str(n)
+
+
+def _partition_label(value: Any, width: int = 26) -> str:
+    """A partition tuple as ``name=value, …`` (``{'a': 1}`` -> ``a=1``), cut to ``width`` characters."""
+    text = str(value).strip("{}").replace("'", "").replace(": ", "=") or "(unpartitioned)"
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def health_figure(health: Any, pyplot: bool = True, _themable: bool = False, top: int = TOP_PARTITIONS):
+    """Three panels of a :class:`~puffin_explorer.iceberg.health.TableHealth`: data files per size class
+    (small classes in the warning colour, the target size marked), bytes of the ``top`` largest
+    partitions, and the snapshots and manifest bytes over commit time."""
+    import matplotlib
+
+    rc = dict(_RC) if _themable else {k: v for k, v in _RC.items() if k in ("svg.hashsalt", "font.size")}
+    accent = _ACCENT if _themable else "#3b6fb6"
+    warn = _ACCENT2 if _themable else "#b35c00"
+    hist = health.frames.get("size_histogram")
+    parts = health.frames.get("partitions")
+    snaps = health.frames.get("snapshots")
+    with matplotlib.rc_context(rc):
+        fig = _figure(8.4, 2.3, pyplot)
+        ax1, ax2, ax3 = (fig.add_subplot(1, 3, i) for i in (1, 2, 3))
+        if hist is not None and len(hist):
+            x = np.arange(len(hist))
+            ax1.bar(x, hist["files"].to_numpy(dtype=float), width=0.7,
+                    color=[warn if s else accent for s in hist["small"]])
+            ax1.set_xticks(x - 0.5)  # each bar starts at its class's lower edge
+            ax1.set_xticklabels([_short_bytes(v) for v in hist["min_bytes"]], fontsize=6, rotation=45)
+            ax1.set_xlabel("file size (class from)", fontsize=7)
+            target = int(health.metrics.get("target_file_size") or 0)
+            edge = np.flatnonzero(hist["min_bytes"].to_numpy() == target)
+            if len(edge):
+                ax1.axvline(edge[0] - 0.5, color=_INK if _themable else "#333333", linestyle="--", linewidth=0.8)
+                ax1.text(edge[0] - 0.45, ax1.get_ylim()[1], "target", fontsize=6, va="top")
+        ax1.yaxis.set_major_formatter(_fmt(matplotlib))
+        ax1.set_title("data files per size (small ones highlighted)", fontsize=8, loc="left")
+        if parts is not None and len(parts):
+            p = parts.sort_values(["bytes", "partition"], ascending=[False, True]).head(top)
+            y = np.arange(len(p))[::-1]
+            ax2.barh(y, p["bytes"].to_numpy(dtype=float), color=accent, height=0.7)
+            ax2.set_yticks(y)
+            ax2.set_yticklabels([_partition_label(v) for v in p["partition"].fillna("")], fontsize=6)
+            ax2.xaxis.set_major_formatter(_fmt(matplotlib))
+            shown = "" if len(parts) <= top else f" (top {top} of {len(parts)})"
+            ax2.set_title(f"bytes per partition{shown}", fontsize=8, loc="left")
+        else:
+            ax2.set_title("bytes per partition", fontsize=8, loc="left")
+            ax2.set_yticks([])
+        if snaps is not None and len(snaps):
+            s = snaps.sort_values("timestamp_ms").reset_index(drop=True)
+            t = s["timestamp"].dt.tz_localize(None) if s["timestamp"].dt.tz is not None else s["timestamp"]
+            ax3.step(t, np.arange(1, len(s) + 1), where="post", color=accent, label="snapshots")
+            ax3.set_ylabel("snapshots", fontsize=7)
+            mb = s["manifest_bytes"].astype("Float64").fillna(0).to_numpy(dtype=float)
+            twin = ax3.twinx()
+            twin.plot(t, mb, color=warn, marker="o", markersize=2.5, linewidth=0.8, label="manifest bytes")
+            twin.yaxis.set_major_formatter(_fmt(matplotlib))
+            twin.set_ylabel("manifest bytes", fontsize=7)
+            twin.spines["top"].set_visible(False)
+            ax3.tick_params(axis="x", labelsize=6, labelrotation=30)
+            import matplotlib.dates as mdates
+
+            ax3.xaxis.set_major_locator(mdates.AutoDateLocator(maxticks=4))
+            ax3.xaxis.set_major_formatter(mdates.ConciseDateFormatter(ax3.xaxis.get_major_locator()))
+            ax3.set_title("snapshots and manifest bytes", fontsize=8, loc="left")
+        else:  # a Delta table: no snapshots or manifests
+            ax3.set_axis_off()
+        fig.tight_layout(pad=0.4)
+    return fig
+
+
+def health_svg(health: Any) -> str:
+    return figure_svg(health_figure(health, pyplot=False, _themable=True))

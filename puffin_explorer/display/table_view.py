@@ -313,13 +313,50 @@ def _stats_html(t: Any, opts: RenderOptions) -> str:
         ("ndv", "ndv", "pe-wrap")], opts, "t.statistics_files() has all"), False, f" {len(df):,}")
 
 
+#: Status of a health check -> CSS class of its badge.
+_CHECK_CLASS = {"ok": "ok", "info": "info", "warning": "warning", "error": "error", "not run": "muted"}
+
+
+def _health_html(t: Any, opts: RenderOptions) -> str:
+    """The doctor's checks without the storage listing (bounded: metadata and manifests only), and its charts."""
+    h = t.health(now=opts.now, list_files=False)
+    checks = h.checks()
+    rows = [[H.esc(r["check"]), H.badge(r["status"], _CHECK_CLASS.get(r["status"], "info")), H.esc(r["metric"]),
+             H.esc(r["threshold"]), H.esc(r["source"])] for r in checks.to_dict("records")]
+    table = H.table(["check", "status", "metric", "threshold", "source of the threshold"], rows,
+                    ["", "pe-nowrap", "pe-wrap", "pe-wrap", "pe-wrap pe-note"], raw_html_columns=(0, 1, 2, 3, 4),
+                    max_rows=opts.max_rows)
+    note = ('<div class="pe-note">the card skips the storage listing, so no orphan-file check: run '
+            '<span class="pe-mono">t.health()</span> for orphan files and for each finding\'s fix statements</div>')
+    chart = ""
+    if not opts.compact:
+        from .table_charts import health_svg
+
+        chart = _safe("health chart", lambda: f'<div class="pe-chart">{health_svg(h)}</div>')
+    status = h.status
+    return H.details(f"Health {H.badge(status, _CHECK_CLASS.get(status, 'info'))}", table + note + chart,
+                     status != "ok", f" {len(checks):,} checks")
+
+
+def _has_errors(t: Any) -> bool:
+    try:
+        return any(getattr(f.severity, "value", f.severity) == "error" for f in t.card_findings())
+    except Exception:
+        return True
+
+
 def table_html(t: Any, opts: RenderOptions = RenderOptions()) -> str:
     head = _safe("facts", lambda: _table_facts(t)) + _safe("totals", lambda: _totals_html(t))
     parts = [H.card("Iceberg table", t.name, head)]
     found = _safe("checks", lambda: findings_html(t.card_findings(), title="Findings", max_rows=opts.max_rows)
                   or '<div class="pe-note pe-ok">no findings from the metadata (t.check() also reads every DV '
                      "and statistics file)</div>")
-    parts.append(found)
+    has_snapshot = t.metadata.current_snapshot_id is not None
+    health = _safe("health", lambda: _health_html(t, opts)) if has_snapshot else ""
+    if _has_errors(t):  # damaged metadata: its findings first, then the health checks
+        parts += [found, health]
+    else:
+        parts += [health, found]
     if t.metadata.current_snapshot_id is None:
         if not t.metadata.snapshots:
             parts.append('<div class="pe-note">no snapshot: the table is empty</div>')
@@ -355,6 +392,16 @@ def table_text(t: Any, opts: RenderOptions = RenderOptions()) -> str:
                 f"equality-delete files; health {r['health']}")
 
     lines.append(_safe_text("  totals", totals))
+
+    def health() -> str:
+        h = t.health(now=opts.now, list_files=False)
+        rows = [[r["check"], r["status"], r["metric"], r["threshold"], r["source"]]
+                for r in h.checks().to_dict("records")]
+        return (f"health {h.status} (no storage listing: orphan files: run t.health())\n"
+                + T.table(["check", "status", "metric", "threshold", "source"], rows))
+
+    if md.current_snapshot_id is not None:
+        lines.append(_safe_text("health", health))
     lines.append(_safe_text("  checks", lambda: findings_text(t.card_findings()) or "  no findings from the metadata"))
 
     def tl() -> str:

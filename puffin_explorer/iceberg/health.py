@@ -197,6 +197,99 @@ class TableHealth(RichRepr):
             return frames[name]
         raise AttributeError(name)
 
+    @property
+    def listed(self) -> bool:
+        """Whether the storage listing ran (``list_files=True``): without it there is no orphan check."""
+        return "listing" in self.frames
+
+    def checks(self):
+        """One row per check: ``check``, ``status`` (``ok`` / ``info`` / ``warning`` / ``error``, or
+        ``not run``), ``metric``, ``threshold``, ``source`` (where the threshold comes from) and ``codes``
+        (the findings that set the status).  A table card's health section shows these rows."""
+        import pandas as pd
+
+        m, th = self.metrics, self.thresholds
+
+        def t(key: str) -> dict[str, Any]:
+            return th.get(key) or {"value": DEFAULTS.get(key), "property": key, "source": "default"}
+
+        def n(v: Any) -> str:
+            return "–" if v is None else f"{v:,}" if isinstance(v, int) else str(v)
+
+        def size(v: Any) -> str:
+            if v is None:
+                return "–"
+            v = int(v)
+            return f"{v / MIB:g} MiB" if v >= MIB and v % (MIB // 4) == 0 else f"{v:,} B"
+
+        age = t("history.expire.max-snapshot-age-ms")
+        keep = t("history.expire.min-snapshots-to-keep")
+        mtarget = t("commit.manifest.target-size-bytes")
+        merge = t("commit.manifest.min-count-to-merge")
+        versions = t("write.metadata.previous-versions-max")
+        cleanup = t("write.metadata.delete-after-commit.enabled")
+        small = t("small-file-size")
+        orphan = t("orphan-older-than")
+        depth = m.get("clustering_depth")
+        rows = [
+            ("small files", f"{n(m.get('small_files'))} of {n(m.get('data_files'))} data files",
+             f"below {size(small['value'])}", small["source"], ("health.small-files", "health.partition-skew")),
+            ("deleted rows", f"{float(m.get('deleted_share') or 0.0):.1%} ({n(m.get('deleted_rows'))} of "
+                             f"{n(m.get('records'))} rows)", f"above {DELETED_SHARE_THRESHOLD:.0%}", "doctor default",
+             ("health.deleted-share",)),
+            ("delete files per data file", f"at most {n(m.get('max_delete_files_per_data_file'))}",
+             f"above {DELETE_FILES_PER_DATA_FILE}", "doctor default",
+             ("health.read-amplification", "health.dangling-deletes")),
+            ("clustering", "no sort order" if m.get("clustering_column") is None else "–" if depth is None else f"depth {float(depth):.2f} on {m.get('clustering_column')}",
+             f"above {CLUSTERING_DEPTH_THRESHOLD:g}", "doctor default", ("health.poor-clustering",)),
+            ("snapshot retention", f"{n(m.get('snapshots_past_retention'))} of {n(m.get('snapshots'))} snapshots "
+                                   "past retention",
+             f"older than {int(age['value']) / DAY_MS:g} days, keep {n(keep['value'])}",
+             f"{age['source']}; {keep['source']}", ("health.snapshots-past-retention",)),
+            ("manifests", f"{n(m.get('small_manifests'))} of {n(m.get('manifests'))} below target",
+             f"{size(mtarget['value'])}, merge from {n(merge['value'])}", f"{mtarget['source']}; {merge['source']}",
+             ("health.manifest-fragmentation", "health.snapshot-unreadable")),
+            ("metadata files", f"{n(m.get('metadata_files'))} ({n(m.get('metadata_files_tracked'))} tracked)",
+             f"keep {n(versions['value'])}, delete after commit {'on' if cleanup['value'] else 'off'}",
+             f"{versions['source']}; {cleanup['source']}",
+             ("health.metadata-cleanup-disabled", "health.not-current-metadata")),
+            ("statistics", "none" if m.get("statistics_commits_behind") is None and self.finding(
+                "health.statistics-missing") else f"{n(m.get('statistics_commits_behind'))} commits behind",
+             "current snapshot", "doctor default",
+             ("health.statistics-missing", "health.statistics-stale", "health.statistics-columns-missing",
+              "health.columns-without-bounds")),
+            ("orphan files", f"{n(m.get('orphan_files'))} ({size(m.get('orphan_bytes'))})" if self.listed
+             else "not listed: run t.health()", f"older than {orphan['value']}", orphan["source"],
+             ("health.orphan-files",)),
+        ]
+        if "delta.targetFileSize" in th:  # a Delta table: its own retention, checkpoints and no manifests
+            keep_ms = t("delta.deletedFileRetentionDuration")
+            interval = t("delta.checkpointInterval")
+            days = f"{int(keep_ms['value']) / DAY_MS:g} days"
+            rows = rows[:2] + [
+                ("tombstones", f"{n(m.get('tombstones_past_retention'))} of {n(m.get('tombstones'))} removed files "
+                               "past retention", f"older than {days}", keep_ms["source"],
+                 ("health.delta-tombstones-past-retention",)),
+                ("checkpoints", f"{n(m.get('commits_since_checkpoint'))} commits since the last checkpoint",
+                 f"above {n(interval['value'])}", interval["source"], ("health.delta-checkpoint-overdue",)),
+                ("orphan files", f"{n(m.get('orphan_files'))} ({size(m.get('orphan_bytes'))})" if self.listed
+                 else "not listed: run t.health()", f"older than {days}", keep_ms["source"],
+                 ("health.orphan-files",)),
+            ]
+        out = []
+        for check, metric, threshold, source, codes in rows:
+            found = [f for f in self.findings if f.code in codes]
+            if check == "orphan files" and not self.listed:
+                status = "not run"
+            elif found:
+                status = max(found, key=lambda f: _RANK[f.severity]).severity.value
+            else:
+                status = "ok"
+            source = "; ".join(dict.fromkeys(source.split("; ")))  # "default; default" -> "default"
+            out.append({"check": check, "status": status, "metric": metric, "threshold": threshold,
+                        "source": source, "codes": [f.code for f in found]})
+        return pd.DataFrame(out, columns=["check", "status", "metric", "threshold", "source", "codes"])
+
     def to_dict(self) -> dict[str, Any]:
         """The command line's JSON object for this table (see the README's "Table doctor" section)."""
         return {"table": self.table, "status": self.status, "metrics": dict(self.metrics),

@@ -155,25 +155,28 @@ class Warehouse(RichRepr):
             self._cards[key] = df
         return self._cards[key].copy()
 
-    def health(self, now: Any = None, older_than: Any = None, catalog: str = "spark_catalog"):
+    def health(self, now: Any = None, older_than: Any = None, catalog: str = "spark_catalog",
+               list_files: bool = True):
         """The table doctor over every table: one row per table (worst status, top problem, headline
-        metrics); each table's :class:`~.health.TableHealth` is in ``.attrs["health"]``."""
+        metrics); each table's :class:`~.health.TableHealth` is in ``.attrs["health"]``.
+        ``list_files=False`` skips the storage listing (no orphan check; metadata and manifests only)."""
         from .health import warehouse_health
 
-        return warehouse_health(self, now=now, older_than=older_than, catalog=catalog)
+        return warehouse_health(self, now=now, older_than=older_than, catalog=catalog, list_files=list_files)
 
     def to_pandas(self):
         return self.summary()
 
-    def browse(self, spark: Any = None, spark_table: Any = None):
-        """An ipywidgets browser: namespaces -> tables -> snapshots -> files -> details.
+    def browse(self, spark: Any = None, spark_table: Any = None, now: Any = None):
+        """An ipywidgets browser: namespaces -> tables -> snapshots -> files -> details, and the doctor
+        (every table's status, the selected table's findings; ``now`` dates retention, default the clock).
 
         With ``spark`` (a SparkSession) a selected data file also shows its deleted
         rows; ``spark_table(name)`` gives the identifier Spark knows a table by.
         """
         from ..widgets.browser import WarehouseBrowser
 
-        return WarehouseBrowser(self, spark=spark, spark_table=spark_table)
+        return WarehouseBrowser(self, spark=spark, spark_table=spark_table, now=now)
 
     def __repr__(self) -> str:
         return f"Warehouse({self.root!r})"

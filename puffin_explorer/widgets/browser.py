@@ -13,20 +13,25 @@ KINDS = ["all", "data", "dv", "position-deletes", "equality-deletes", "stats"]
 class WarehouseBrowser:
     """Drive it from Python (set ``.namespace.value``, ``.table.value`` ...) or click through it.
 
-    ``detail.value``, ``timeline.value`` and ``chart.value`` hold the HTML shown.
+    ``detail.value``, ``timeline.value`` and ``chart.value`` hold the HTML shown; ``doctor.value`` the
+    doctor over every table (``Warehouse.health()`` without the storage listing) and ``table_health.value``
+    the selected table's (``list_storage`` adds the listing: orphan files).  ``now`` dates retention.
     ``spark`` (a SparkSession) adds the deleted rows of a selected data file;
     ``spark_table`` maps a table name to the identifier Spark knows it by (by
     default Spark loads the table from its folder).
     """
 
     def __init__(self, warehouse, spark: Any = None,
-                 spark_table: Optional[Callable[[str], str]] = None, max_files: int = MAX_FILE_OPTIONS) -> None:
+                 spark_table: Optional[Callable[[str], str]] = None, max_files: int = MAX_FILE_OPTIONS,
+                 now: Any = None) -> None:
         import ipywidgets as w
 
         self.max_files = max_files
         self.warehouse = warehouse
         self.spark = spark
         self.spark_table = spark_table
+        self.now = now
+        self.doctor_frame = None  # Warehouse.health() as the doctor section shows it
         self._files = None
         self._busy = False
         self.namespace = w.Dropdown(description="namespace", options=warehouse.namespaces() or [""])
@@ -40,8 +45,13 @@ class WarehouseBrowser:
         self.chart = w.HTML()
         self.per_file = w.HTML()
         self.detail = w.HTML()
+        self.doctor = w.HTML()
+        self.table_health = w.HTML()
+        self.list_storage = w.Checkbox(description="list storage (orphan files)", value=False)
         self.widget = w.VBox([
+            w.Accordion(children=[self.doctor], titles=("doctor: every table",), selected_index=0),
             w.HBox([self.namespace, self.table]), self.status,
+            w.Accordion(children=[w.VBox([self.list_storage, self.table_health])], titles=("doctor: this table",)),
             w.Accordion(children=[self.timeline], titles=("snapshot timeline",)), self.snapshot,
             w.Accordion(children=[w.VBox([self.chart, self.per_file])], titles=("deleted rows per data file",),
                         selected_index=0),
@@ -53,6 +63,8 @@ class WarehouseBrowser:
         self.kind.observe(self._on_filter, names="value")
         self.search.observe(self._on_filter, names="value")
         self.file.observe(self._on_file, names="value")
+        self.list_storage.observe(self._on_health, names="value")
+        self._on_doctor()
         self._on_namespace()
 
     # ---- state -----------------------------------------------------------------------
@@ -78,6 +90,22 @@ class WarehouseBrowser:
         finally:
             self._busy = False
 
+    def _on_doctor(self) -> None:
+        try:
+            self.doctor_frame = self.warehouse.health(now=self.now, list_files=False)
+            self.doctor.value = views.warehouse_health_html(self.doctor_frame)
+        except Exception as exc:
+            self.doctor.value = f"<p><b>doctor</b>: {views.esc(type(exc).__name__)}: {views.esc(exc)}</p>"
+
+    def _on_health(self, change=None) -> None:
+        try:
+            t = self.current_table
+            self.table_health.value = "" if t is None else views.table_health_html(
+                t, now=self.now, list_files=bool(self.list_storage.value))
+        except Exception as exc:
+            self.table_health.value = (f"<p><b>doctor of {views.esc(self.table.value)}</b>: "
+                                       f"{views.esc(type(exc).__name__)}: {views.esc(exc)}</p>")
+
     def _on_namespace(self, change=None) -> None:
         if self._busy:
             return
@@ -94,6 +122,7 @@ class WarehouseBrowser:
             t = self.current_table
         except Exception as exc:
             self._show_error(f"cannot open {self.table.value}", exc)
+        self._on_health()
         if t is None:
             self._quietly(self.snapshot, options=[])
             self._files = None
@@ -178,14 +207,15 @@ class WarehouseBrowser:
         return self
 
     def static_html(self) -> str:
-        """The browser's current state as plain HTML: the warehouse card, then the selected table's card.
+        """The browser's current state as plain HTML: the warehouse card, the doctor's row per table, then
+        the selected table's card (its health section at the top).
 
         It travels in the display bundle beside the widget, so a static export (nbconvert HTML,
         GitHub, a notebook opened without a kernel) shows the cards instead of an empty cell.
         """
         from ..display import render_html
 
-        parts = [render_html(self.warehouse)]
+        parts = [render_html(self.warehouse), f'<div class="pe-root">{self.doctor.value}</div>']
         try:
             t = self.current_table
         except Exception as exc:  # the card of a table that cannot be opened is its error

@@ -263,3 +263,25 @@ def figure_svg(fig) -> str:
     fig.savefig(buf, format="svg")
     text = buf.getvalue()
     return text[text.find("<svg"):]
+
+
+#: Columns of the browser's doctor overview, one row per table.
+HEALTH_COLUMNS = ["table", "status", "findings", "top_problem", "data_files", "small_files", "delete_files",
+                  "deleted_share", "snapshots", "snapshots_past_retention"]
+
+
+def warehouse_health_html(health) -> str:
+    """``Warehouse.health()`` as a table: one row per table, worst status and top problem."""
+    df = health[[c for c in HEALTH_COLUMNS if c in health.columns]].copy()
+    if "deleted_share" in df:
+        df["deleted_share"] = df["deleted_share"].map(lambda v: "" if v is None or v != v else f"{float(v):.1%}")
+    df["findings"] = df["findings"].astype("Int64")
+    bad = int((health["status"] != "ok").sum()) if len(health) else 0
+    return frame_html(df, title=f"doctor: {len(health):,} tables, {bad:,} with warnings or errors "
+                                f"(no storage listing: orphan files: t.health())")
+
+
+def table_health_html(table, now: Any = None, list_files: bool = False) -> str:
+    """The doctor's view of one table (its findings and the statements that fix them)."""
+    h = table.health(now=now, list_files=list_files)
+    return rich_html(h) or f"<pre>{esc(h.to_dict())}</pre>"
