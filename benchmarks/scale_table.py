@@ -134,14 +134,15 @@ class _Base:
         self.blobs: list[bytes] = []
         self.blob_properties: list[dict] = []
         self.puffin_properties: dict = {}
-        footers: dict[str, dict] = {}
+        footers: dict[str, dict[int, dict]] = {}
         for e in self.dvs:
             df = e["data_file"]
             path = _local(df["file_path"])
             if path not in footers:
-                footers[path] = _footer(path)
-                self.puffin_properties = footers[path].get("properties", {})
-            blob = next(b for b in footers[path]["blobs"] if b["offset"] == df["content_offset"])
+                footer = _footer(path)
+                footers[path] = {b["offset"]: b for b in footer["blobs"]}
+                self.puffin_properties = footer.get("properties", {})
+            blob = footers[path][df["content_offset"]]
             with open(path, "rb") as fh:
                 fh.seek(df["content_offset"])
                 self.blobs.append(fh.read(df["content_size_in_bytes"]))
