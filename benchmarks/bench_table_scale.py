@@ -360,7 +360,8 @@ def _detail(r) -> str:
         return f"error: {r.get('error', '')}"
     if r["status"] != "ok":
         return f"stopped ({r['status']}) after {r['seconds']:.0f}s at ≥{r['peak_mb']:,.0f} MB"
-    return f"{r['result']}; cpu {r.get('cpu_s', 0):.2f}s, imports {r['imports_mb']:,.0f} MB, process {r['wall']:.1f}s"
+    cpu = f"cpu {r['cpu_s']:.2f}s, " if "cpu_s" in r else ""
+    return f"{r['result']}; {cpu}imports {r['imports_mb']:,.0f} MB, process {r['wall']:.1f}s"
 
 
 def print_table(results: list[dict]) -> None:
