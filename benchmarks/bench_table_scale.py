@@ -534,9 +534,9 @@ def main(argv=None) -> int:
               "(cpu s: the same run's CPU time, all threads); MB: the process's peak RSS (imports included; "
               "spark_count: the first count on a started session, MB the Python driver's plus its JVM's peak); "
               "peer/ours > 1: ours is faster / smaller.")
-    print("targets at 1,000,000 data files: " + "; ".join(
-        f"{op} ≤ {s} s and ≤ {mb / 1024:.1f} GB" for op, (s, mb) in TARGETS_1M.items() if s is not None)
-        + "; read_dvs ≤ its positions' bytes + 1 GB")
+        print("targets at 1,000,000 data files: " + "; ".join(
+            f"{op} ≤ {s} s and ≤ {mb / 1024:.1f} GB" for op, (s, mb) in TARGETS_1M.items() if s is not None)
+            + "; read_dvs ≤ its positions' bytes + 1 GB")
     if args.json:
         with open(args.json, "w") as fh:
             json.dump(results, fh, indent=1, default=str)
