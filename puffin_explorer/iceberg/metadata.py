@@ -6,7 +6,7 @@ import json
 import reprlib
 from collections import Counter
 from dataclasses import dataclass, field, replace
-from typing import Any, Optional
+from typing import Any, Callable, Optional, Union
 
 from ..errors import InvalidFileError, TableNotFoundError
 from ..findings import lookup
@@ -166,11 +166,14 @@ class MetadataReader:
         self._counts: Counter = Counter()
 
     # ---- findings -------------------------------------------------------------------------
-    def add(self, code: str, message: str) -> None:
-        """Record one finding; past ``MAX_FINDINGS_PER_CODE`` of a code only the count grows."""
+    def add(self, code: str, message: Union[str, Callable[[], str]]) -> None:
+        """Record one finding; past ``MAX_FINDINGS_PER_CODE`` of a code only the count grows (a
+        ``message`` given as a function is then not even formatted)."""
         self._counts[code] += 1
         if self._counts[code] > MAX_FINDINGS_PER_CODE + 1:
             return  # a huge array of the same mistake costs a count, not a finding each
+        if callable(message):
+            message = message()
         entry = lookup(code)
         self._found.append(TableFinding(code=code, severity=entry.severity, offset=None, message=message,
                                         hint=entry.hint, file=self.file))
@@ -257,7 +260,8 @@ class MetadataReader:
 
     def schema(self, s: Any, path: str, id_required: bool) -> Optional[tuple[int, dict]]:
         if not isinstance(s, dict):
-            self.add("iceberg.metadata-field-type", f"{path} is {_json_type(s)} ({_show(s)}), not an object; skipped")
+            self.add("iceberg.metadata-field-type",
+                   lambda: f"{path} is {_json_type(s)} ({_show(s)}), not an object; skipped")
             return None
         sid = self.get(s, "schema-id", path, "int", required=id_required)
         if sid is None and (id_required or "schema-id" in s):
@@ -267,7 +271,8 @@ class MetadataReader:
 
     def snapshot(self, d: Any, path: str, version: int) -> Optional[Snapshot]:
         if not isinstance(d, dict):
-            self.add("iceberg.metadata-field-type", f"{path} is {_json_type(d)} ({_show(d)}), not an object; skipped")
+            self.add("iceberg.metadata-field-type",
+                   lambda: f"{path} is {_json_type(d)} ({_show(d)}), not an object; skipped")
             return None
         sid = self.get(d, "snapshot-id", path, "int", required=True)
         if sid is None:
@@ -305,7 +310,8 @@ class MetadataReader:
 
     def statistics(self, s: Any, path: str, kind: str) -> Optional[StatisticsFile]:
         if not isinstance(s, dict):
-            self.add("iceberg.metadata-field-type", f"{path} is {_json_type(s)} ({_show(s)}), not an object; skipped")
+            self.add("iceberg.metadata-field-type",
+                   lambda: f"{path} is {_json_type(s)} ({_show(s)}), not an object; skipped")
             return None
         sid = self.get(s, "snapshot-id", path, "int", required=True)
         stats_path = self.get(s, "statistics-path", path, "str", required=True)
@@ -418,7 +424,8 @@ class TableMetadata:
         for i, s in enumerate(listed or []):
             p = f"partition-specs[{i}]"
             if not isinstance(s, dict):
-                r.add("iceberg.metadata-field-type", f"{p} is {_json_type(s)} ({_show(s)}), not an object; skipped")
+                r.add("iceberg.metadata-field-type",
+                       lambda: f"{p} is {_json_type(s)} ({_show(s)}), not an object; skipped")
                 continue
             sid = r.get(s, "spec-id", p, "int", required=True)
             fields = r.get(s, "fields", p, "list", required=True) or []
@@ -438,7 +445,8 @@ class TableMetadata:
         for i, o in enumerate(r.get(raw, "sort-orders", "", "list", required=v >= 2) or []):
             p = f"sort-orders[{i}]"
             if not isinstance(o, dict):
-                r.add("iceberg.metadata-field-type", f"{p} is {_json_type(o)} ({_show(o)}), not an object; skipped")
+                r.add("iceberg.metadata-field-type",
+                       lambda: f"{p} is {_json_type(o)} ({_show(o)}), not an object; skipped")
                 continue
             oid = r.get(o, "order-id", p, "int", required=True)
             fields = r.get(o, "fields", p, "list", required=True) or []
