@@ -740,7 +740,7 @@ def build_index(table: "Table", snapshot_id: Optional[int] = None, content: Opti
     duck: Any = None
     bar = _progress_bar(len(todo), f"{table.name}: manifests") if todo and _show_progress(
         progress, len(todo)) else None
-    total = sum(_length(m) for m in todo)
+    read_bytes = 0  # DuckDB is chosen by the bytes read, never by a manifest_length the list claims
     try:
         for batch in _batches(todo):
             locs = [table.locate(m.get("manifest_path") or "") for m in batch]
@@ -750,8 +750,9 @@ def build_index(table: "Table", snapshot_id: Optional[int] = None, content: Opti
                 if loc not in fetched:
                     cache.chunks[(cache.manifest_key(m), metrics)] = (
                         _schema(metrics).empty_table(), [f for f in failed if f[2] == loc])
-            if duck is None:
-                duck = (total >= DUCKDB_FROM_BYTES and _duckdb()) or False
+            read_bytes += sum(len(fetched[loc]) for _, loc in ok)
+            if duck is None and read_bytes >= DUCKDB_FROM_BYTES:
+                duck = _duckdb() or False
             _decode_batch(table, ok, fetched, metrics, duck or None)
             if bar is not None:
                 bar.update(len(batch))
