@@ -261,7 +261,7 @@ class MetadataReader:
     def schema(self, s: Any, path: str, id_required: bool) -> Optional[tuple[int, dict]]:
         if not isinstance(s, dict):
             self.add("iceberg.metadata-field-type",
-                   lambda: f"{path} is {_json_type(s)} ({_show(s)}), not an object; skipped")
+                     lambda: f"{path} is {_json_type(s)} ({_show(s)}), not an object; skipped")
             return None
         sid = self.get(s, "schema-id", path, "int", required=id_required)
         if sid is None and (id_required or "schema-id" in s):
@@ -269,10 +269,26 @@ class MetadataReader:
         cleaned = self.type_(dict(s, type="struct"), path)
         return (sid or 0), dict(s, fields=cleaned.get("fields", []))
 
+    def fields_by_id(self, listed: Optional[list], name: str, id_key: str) -> dict[int, list[dict]]:
+        """Partition specs or sort orders: ``{id: [field objects]}``; an entry that is not an object or
+        has no id is reported and skipped, the first of two with one id is kept."""
+        out: dict[int, list[dict]] = {}
+        for i, item in enumerate(listed or []):
+            p = f"{name}[{i}]"
+            if not isinstance(item, dict):
+                self.add("iceberg.metadata-field-type",
+                         lambda: f"{p} is {_json_type(item)} ({_show(item)}), not an object; skipped")
+                continue
+            got = self.get(item, id_key, p, "int", required=True)
+            fields = self.get(item, "fields", p, "list", required=True) or []
+            if got is not None:
+                out.setdefault(got, [f for f in fields if isinstance(f, dict)])
+        return out
+
     def snapshot(self, d: Any, path: str, version: int) -> Optional[Snapshot]:
         if not isinstance(d, dict):
             self.add("iceberg.metadata-field-type",
-                   lambda: f"{path} is {_json_type(d)} ({_show(d)}), not an object; skipped")
+                     lambda: f"{path} is {_json_type(d)} ({_show(d)}), not an object; skipped")
             return None
         sid = self.get(d, "snapshot-id", path, "int", required=True)
         if sid is None:
@@ -311,7 +327,7 @@ class MetadataReader:
     def statistics(self, s: Any, path: str, kind: str) -> Optional[StatisticsFile]:
         if not isinstance(s, dict):
             self.add("iceberg.metadata-field-type",
-                   lambda: f"{path} is {_json_type(s)} ({_show(s)}), not an object; skipped")
+                     lambda: f"{path} is {_json_type(s)} ({_show(s)}), not an object; skipped")
             return None
         sid = self.get(s, "snapshot-id", path, "int", required=True)
         stats_path = self.get(s, "statistics-path", path, "str", required=True)
@@ -419,18 +435,8 @@ class TableMetadata:
         self._current_schema = current_schema
 
         # partition specs and sort orders
-        specs: dict[int, list[dict]] = {}
         listed = r.get(raw, "partition-specs", "", "list", required=v >= 2)
-        for i, s in enumerate(listed or []):
-            p = f"partition-specs[{i}]"
-            if not isinstance(s, dict):
-                r.add("iceberg.metadata-field-type",
-                       lambda: f"{p} is {_json_type(s)} ({_show(s)}), not an object; skipped")
-                continue
-            sid = r.get(s, "spec-id", p, "int", required=True)
-            fields = r.get(s, "fields", p, "list", required=True) or []
-            if sid is not None:
-                specs.setdefault(sid, [f for f in fields if isinstance(f, dict)])
+        specs = r.fields_by_id(listed, "partition-specs", "spec-id")
         if listed is None:
             spec = r.get(raw, "partition-spec", "", "list", required=v == 1)
             specs[0] = [f for f in spec or [] if isinstance(f, dict)]
@@ -441,17 +447,7 @@ class TableMetadata:
                   f"partition spec (specs: {_show(sorted(specs))})")
             default_spec = None
         self._default_spec = default_spec if default_spec is not None else next(iter(specs), 0)
-        orders: dict[int, list[dict]] = {}
-        for i, o in enumerate(r.get(raw, "sort-orders", "", "list", required=v >= 2) or []):
-            p = f"sort-orders[{i}]"
-            if not isinstance(o, dict):
-                r.add("iceberg.metadata-field-type",
-                       lambda: f"{p} is {_json_type(o)} ({_show(o)}), not an object; skipped")
-                continue
-            oid = r.get(o, "order-id", p, "int", required=True)
-            fields = r.get(o, "fields", p, "list", required=True) or []
-            if oid is not None:
-                orders.setdefault(oid, [f for f in fields if isinstance(f, dict)])
+        orders = r.fields_by_id(r.get(raw, "sort-orders", "", "list", required=v >= 2), "sort-orders", "order-id")
         self._orders = orders
         default_order = r.get(raw, "default-sort-order-id", "", "int", required=v >= 2)
         if default_order is not None and orders and default_order not in orders:
