@@ -368,6 +368,8 @@ def _check_dvs(table: "Table", snapshot_id: int, cols: _Columns, out: list[Findi
         elif kind == container.BARE_DV:
             out.append(_f("iceberg.dv-bare-blob", Severity.WARNING, path,
                           f"the DV file is a bare deletion-vector blob ({pf.size:,} bytes), not a Puffin file"))
+        ready = _read_together(table, path, [i for i in members if offsets[i] is not None and sizes[i] is not None],
+                               offsets, sizes, refs, file_sizes)
         for i in members:
             off, size, r, records = offsets[i], sizes[i], refs[i], record_counts[i]
             manifest_path = cols.manifest_path(rows[i])
@@ -390,7 +392,7 @@ def _check_dvs(table: "Table", snapshot_id: int, cols: _Columns, out: list[Findi
             else:
                 _check_blob(blob, e, path, out)
             try:
-                dv_read = table.read_dv(e)
+                dv_read = ready[i] if i in ready else table.read_dv(e)
             except (PuffinError, OSError, ValueError) as exc:
                 out.append(_f("iceberg.dv-unreadable", Severity.ERROR, path,
                               f"DV at offset {off} length {size} (for {r}) cannot be read: {exc}",
@@ -413,6 +415,20 @@ def _check_dvs(table: "Table", snapshot_id: int, cols: _Columns, out: list[Findi
                     out.append(_f("iceberg.dv-position-out-of-range", Severity.ERROR, path,
                                   f"DV at offset {off} deletes position {highest} but {data_paths[t].as_py()} has "
                                   f"only {limit} rows", int(off), int(size)))
+
+
+def _read_together(table: "Table", path: str, members: list[int], offsets: list, sizes: list, refs: list,
+                   file_sizes: list) -> dict[int, Any]:
+    """The DVs of one Puffin file read in one planned pass (``read_dvs``), by row; empty when any of
+    them cannot be read, so that each is then read alone and its own error reported."""
+    if len(members) < 2:
+        return {}
+    entries = [{"file_path": path, "content_offset": offsets[i], "content_size_in_bytes": sizes[i],
+                "referenced_data_file": refs[i], "file_size_in_bytes": file_sizes[i]} for i in members]
+    try:
+        return dict(zip(members, table.read_dvs(entries)))
+    except (PuffinError, OSError, ValueError):
+        return {}
 
 
 def _check_blob(blob: Any, e: dict, path: str, out: list[Finding]) -> None:
