@@ -30,6 +30,8 @@ OPS = {
     "delete_debt": "d = t.delete_debt(); d.per_partition(); d.candidates()",
     "timeline": "t.timeline()",
     "files": "t.files()",
+    "check_metadata": "t.check(read_files=False)",
+    "check": "t.check()",
 }
 
 

@@ -276,3 +276,31 @@ def test_huge_dv_length_in_a_manifest_is_checked_before_reading(shop):
 
     with pytest.raises(InvalidFileError, match="beyond the end of the file"):
         t.read_dv(t.dvs().iloc[1])
+
+
+def test_dv_references_are_reported_in_manifest_order(shop):
+    """An orphan DV, a DV without referenced_data_file and one without a range: one finding each,
+    in the order of the manifest's entries (the metadata-only check already names the first two)."""
+    gone = f"{WRITTEN_ROOT}/shop/orders/data/gone.parquet"
+    bucket2 = BUCKET1_DATA.replace("customer_id_bucket=1", "customer_id_bucket=2").replace("-00003", "-00001")
+
+    def change(recs):
+        next(r for r in recs if r["data_file"]["content_offset"] == 4)["data_file"]["referenced_data_file"] = gone
+        _entry_for(recs, BUCKET1_DATA)["data_file"]["referenced_data_file"] = None
+        _entry_for(recs, bucket2)["data_file"].update(content_offset=None, content_size_in_bytes=None)
+
+    rewrite_orders_delete_manifest(shop, change)
+    t = orders(shop)
+    manifest = next(m for m in t.manifest_records() if m.get("content") == 1)["manifest_path"]
+    references = [
+        ("iceberg.dv-orphan", DV_WRITTEN, 4, 8232,
+         f"DV at offset 4 references {gone}, which is not a live data file of snapshot 6590999396394158857"),
+        ("iceberg.dv-no-referenced-file", DV_WRITTEN, 8236, 8232, f"DV entry in {manifest} has no referenced_data_file"),
+    ]
+    as_tuples = lambda fs: [(f.code, f.file, f.offset, f.length, f.message) for f in fs]  # noqa: E731
+    assert as_tuples(t.check(read_files=False)) == references
+    full = as_tuples(t.check())
+    assert full[:2] == references
+    assert [x[:4] for x in full[2:]] == [("iceberg.dv-reference-mismatch", DV_WRITTEN, 4, 8232),
+                                         ("iceberg.dv-missing-range", DV_WRITTEN, None, None)]
+    assert full[3][4] == f"DV entry for {bucket2} in {manifest} has no content_offset/content_size_in_bytes"

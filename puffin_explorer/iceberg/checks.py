@@ -67,6 +67,8 @@ def check_table(table: "Table", snapshot_id: Optional[int] = None, check_files_e
     The metadata file's own findings come first. ``progress(done, total)`` is called as DVs
     are checked. ``read_files=False`` runs only the checks that need no Puffin byte (summary
     totals, DV references). A table with no current snapshot gets the checks that need none.
+    The checks are queries over the snapshot's entry index: one Python step per finding, per
+    manifest or per file read, none per entry.
     """
     out: list[Finding] = list(table.metadata.findings)
     if snapshot_id is None and table.metadata.current_snapshot_id is None:
@@ -74,21 +76,16 @@ def check_table(table: "Table", snapshot_id: Optional[int] = None, check_files_e
             _check_statistics(table, out)
         return out
     snap = table.snapshot(snapshot_id)
-    listed = table.index(snap.snapshot_id)
-    if not listed.manifests and any(f.code == "iceberg.manifest-unreadable" for f in listed.findings):
-        if read_files:  # no manifest list to check against (the index's finding says why)
-            _check_statistics(table, out)
-        return out
     try:
-        data = table.entries(snap.snapshot_id, content="data")
-        deletes = table.entries(snap.snapshot_id, content="deletes")
+        ix = table.index(snap.snapshot_id)
     except PuffinError as exc:
         return out + [_f("iceberg.manifest-unreadable", Severity.ERROR, snap.manifest_list or "", str(exc),
                          exc.offset)]
-    try:
-        every = table.entries(snap.snapshot_id, include_deleted=True)
-    except PuffinError:
-        every = data + deletes
+    if not ix.manifests and any(f.code == "iceberg.manifest-unreadable" for f in ix.findings):
+        if read_files:  # no manifest list to check against (the index's finding says why)
+            _check_statistics(table, out)
+        return out
+    cols = _Columns(ix)
     counts: dict[str, Any] = {}
 
     def position_delete_counts() -> dict[str, dict[str, int]]:
@@ -101,47 +98,94 @@ def check_table(table: "Table", snapshot_id: Optional[int] = None, check_files_e
                 code = "iceberg.position-delete-unreadable" if getattr(exc, "code", "") == \
                     "iceberg.position-delete-unreadable" else "iceberg.file-missing"
                 what = "" if code != "iceberg.file-missing" else "cannot read position deletes: "
-                named = [e["file_path"] for e in deletes if e["kind"] == "position-deletes"
-                         and table.locate(e["file_path"]) in str(exc)]
+                paths = ix.table.column("file_path").filter(_arrow_mask(cols.deletes & cols.kind_is("position-deletes")))
+                named = [p for p in paths.to_pylist() if table.locate(p) in str(exc)]
                 out.append(_f(code, Severity.ERROR, named[0] if named else "", f"{what}{exc}"))
         return counts["v"]
 
     try:
-        _check_summary(snap, data, deletes, out, every)
-        _check_quirks(table, snap, data, deletes, every, out, position_delete_counts)
+        _check_summary(snap, cols, out)
+        _check_quirks(table, snap, cols, out, position_delete_counts)
         _check_row_lineage(table, snap, out)
-        _check_dvs(table, snap.snapshot_id, data, deletes, out, progress, read_files)
-        if read_files and any(e["kind"] == "position-deletes" for e in deletes):
+        _check_dvs(table, snap.snapshot_id, cols, out, progress, read_files)
+        if read_files and (cols.deletes & cols.kind_is("position-deletes")).any():
             position_delete_counts()
         if read_files:
             _check_statistics(table, out)
         if check_files_exist:
-            _check_files_exist(table, snap.snapshot_id, data + deletes, out)
+            _check_files_exist(table, snap.snapshot_id, cols, out)
     except PuffinError as exc:  # what the checks read themselves (a manifest list, a statistics file)
         out.append(_f("iceberg.manifest-unreadable", Severity.ERROR, getattr(exc, "location", None) or "",
                       str(exc), exc.offset))
     return out
 
 
-def _totals(data: list[dict], deletes: list[dict]) -> dict[str, int]:
-    position = [e for e in deletes if e["content"] == 1]
-    equality = [e for e in deletes if e["content"] == 2]
+def _arrow_mask(mask):
+    """A numpy boolean mask as an Arrow array (for ``filter``)."""
+    import pyarrow as pa
+
+    return pa.array(mask, pa.bool_())
+
+
+class _Columns:
+    """The index columns the checks share, as numpy arrays, computed once.
+
+    ``data`` / ``deletes`` select the live entries of data / delete manifests (what
+    ``entries(content=...)`` lists); every row, DELETED ones included, is in the other arrays.
+    """
+
+    def __init__(self, ix: Any) -> None:
+        self.ix = ix
+        self.data = ix.mask(deletes=False)
+        self.deletes = ix.mask(deletes=True)
+        self.content = ix.ints("content", -1)
+        self.status = ix.ints("status", 1)
+        self.records = ix.ints("record_count", 0)
+        self.manifest = ix.ints("manifest")
+        self._kinds: dict[str, Any] = {}
+
+    def kind_is(self, kind: str):
+        if kind not in self._kinds:
+            import pyarrow.compute as pc
+
+            self._kinds[kind] = pc.fill_null(pc.equal(self.ix.table.column("kind"), kind), False) \
+                .to_numpy(zero_copy_only=False)
+        return self._kinds[kind]
+
+    def manifest_path(self, row: int) -> str:
+        return self.ix.manifests[int(self.manifest[row])].get("manifest_path")
+
+    def select(self, names: list[str], mask):
+        """The named columns of the rows ``mask`` selects, as one-chunk Arrow arrays."""
+        t = self.ix.table.select(names).filter(_arrow_mask(mask))
+        return {n: t.column(n).combine_chunks() for n in names}
+
+
+def _exact_sum(values) -> int:
+    """The sum of an int64 numpy array as a Python int (exact past a long)."""
+    if not len(values):
+        return 0
+    if max(int(values.max()), -int(values.min())) * len(values) < 2 ** 63:
+        return int(values.sum())
+    return sum(values.tolist())
+
+
+def _totals(cols: _Columns, data, deletes) -> dict[str, int]:
+    records = cols.records
     return {
-        "total-data-files": len(data),
-        "total-delete-files": len(deletes),
-        "total-records": sum(int(e["record_count"] or 0) for e in data),
-        "total-position-deletes": sum(int(e["record_count"] or 0) for e in position),
-        "total-equality-deletes": sum(int(e["record_count"] or 0) for e in equality),
+        "total-data-files": int(data.sum()),
+        "total-delete-files": int(deletes.sum()),
+        "total-records": _exact_sum(records[data]),
+        "total-position-deletes": _exact_sum(records[deletes & (cols.content == 1)]),
+        "total-equality-deletes": _exact_sum(records[deletes & (cols.content == 2)]),
     }
 
 
-def _check_summary(snap: Any, data: list[dict], deletes: list[dict], out: list[Finding],
-                   every: Optional[list[dict]] = None) -> None:
+def _check_summary(snap: Any, cols: _Columns, out: list[Finding]) -> None:
     """The snapshot summary's totals against what the manifests hold (a writer that counted DELETED
     entries is named as such)."""
-    computed = _totals(data, deletes)
-    every = every or []
-    with_deleted = _totals([e for e in every if e["content"] == 0], [e for e in every if e["content"] != 0])
+    computed = _totals(cols, cols.data, cols.deletes)
+    with_deleted = None
     for key, value in computed.items():
         claimed = snap.summary.get(key)
         if claimed is None:
@@ -150,6 +194,8 @@ def _check_summary(snap: Any, data: list[dict], deletes: list[dict], out: list[F
             claimed_n = int(claimed)
         except ValueError:
             claimed_n = None
+        if claimed_n != value and with_deleted is None:
+            with_deleted = _totals(cols, cols.content == 0, cols.content != 0)
         if claimed_n != value and claimed_n == with_deleted[key]:
             out.append(_f("iceberg.summary-counts-deleted", Severity.WARNING, snap.manifest_list or "",
                           f"snapshot {snap.snapshot_id} summary says {key} {claimed}: that counts the DELETED "
@@ -159,32 +205,48 @@ def _check_summary(snap: Any, data: list[dict], deletes: list[dict], out: list[F
                           f"snapshot {snap.snapshot_id} summary says {key} {claimed} but its manifests hold {value}"))
 
 
-def _check_quirks(table: "Table", snap: Any, data: list[dict], deletes: list[dict], every: list[dict],
-                  out: list[Finding], position_delete_counts: Callable[[], dict]) -> None:
+def _check_quirks(table: "Table", snap: Any, cols: _Columns, out: list[Finding],
+                  position_delete_counts: Callable[[], dict]) -> None:
     """Writer habits that change no number here but that a reader should know about."""
-    empty = [e for e in every if e.get("empty_referenced_data_file")]
-    if empty:
-        out.append(_f("iceberg.referenced-data-file-empty", Severity.INFO, empty[0]["manifest_path"] or "",
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from .deletes import normalized
+
+    ix = cols.ix
+    empty = np.flatnonzero(pc.fill_null(ix.table.column("empty_referenced_data_file"), False)
+                           .to_numpy(zero_copy_only=False))
+    if len(empty):
+        out.append(_f("iceberg.referenced-data-file-empty", Severity.INFO, cols.manifest_path(empty[0]) or "",
                       f"{len(empty)} manifest entries of snapshot {snap.snapshot_id} have referenced_data_file \"\" "
                       "instead of null; read as no reference"))
-    manifests = {m["manifest_path"]: m for m in table.manifest_records(snap.snapshot_id)}
-    carried = [e for e in every if e["status_code"] == 2
-               and manifests.get(e["manifest_path"], {}).get("added_snapshot_id") not in (None, snap.snapshot_id)]
-    if carried:
-        out.append(_f("iceberg.deleted-entries-carried", Severity.INFO, carried[0]["manifest_path"] or "",
+    by_path = {m["manifest_path"]: m for m in table.manifest_records(snap.snapshot_id)}
+    earlier = np.array([by_path.get(m.get("manifest_path"), {}).get("added_snapshot_id") not in
+                        (None, snap.snapshot_id) for m in ix.manifests] or [False], dtype=bool)
+    carried = np.flatnonzero((cols.status == 2) & earlier[cols.manifest]) if len(ix) else np.empty(0, np.int64)
+    if len(carried):
+        kinds = sorted(set(pc.unique(ix.table.column("kind").take(pa.array(carried))).to_pylist()))
+        out.append(_f("iceberg.deleted-entries-carried", Severity.INFO, cols.manifest_path(carried[0]) or "",
                       f"{len(carried)} DELETED (status 2) entries of earlier snapshots are still in the manifests of "
-                      f"snapshot {snap.snapshot_id} ({', '.join(sorted({e['kind'] for e in carried}))}); skipped"))
-    dv_targets = {normalize(e["referenced_data_file"]) for e in deletes
-                  if e["kind"] == "dv" and e.get("referenced_data_file")}
-    if dv_targets and any(e["kind"] == "position-deletes" for e in deletes):
-        counts = position_delete_counts()
-        covered = {k: n for k, n in counts["rows"].items() if k in dv_targets}
-        if covered:
-            out.append(_f("iceberg.position-deletes-superseded", Severity.INFO, "",
-                          f"{sum(covered.values()):,} position deletes of {len(covered)} data files that have a DV "
-                          f"are ignored in every count (the DV holds them): "
-                          f"{', '.join(basename(k) for k in sorted(covered)[:3])}"
-                          f"{' …' if len(covered) > 3 else ''}"))
+                      f"snapshot {snap.snapshot_id} ({', '.join(kinds)}); skipped"))
+    has_position = (cols.deletes & cols.kind_is("position-deletes")).any()
+    if not has_position:
+        return
+    refs = cols.select(["referenced_data_file"], cols.deletes & cols.kind_is("dv"))["referenced_data_file"]
+    refs = refs.filter(pc.fill_null(pc.not_equal(refs, ""), False))
+    if not len(refs):
+        return
+    rows = position_delete_counts()["rows"]
+    keys = pa.array(list(rows), pa.string())
+    hit = pc.is_in(keys, value_set=pc.unique(normalized(refs))).to_numpy(zero_copy_only=False)
+    covered = {k: rows[k] for k, h in zip(keys.to_pylist(), hit.tolist()) if h}
+    if covered:
+        out.append(_f("iceberg.position-deletes-superseded", Severity.INFO, "",
+                      f"{sum(covered.values()):,} position deletes of {len(covered)} data files that have a DV "
+                      f"are ignored in every count (the DV holds them): "
+                      f"{', '.join(basename(k) for k in sorted(covered)[:3])}"
+                      f"{' …' if len(covered) > 3 else ''}"))
 
 
 def _check_row_lineage(table: "Table", snap: Any, out: list[Finding]) -> None:
@@ -216,119 +278,181 @@ def _check_row_lineage(table: "Table", snap: Any, out: list[Finding]) -> None:
                       f"next-row-id is {next_row_id} but {who} assigns row ids up to {top - 1}"))
 
 
-def _check_dvs(table: "Table", snapshot_id: int, data: list[dict], deletes: list[dict],
-               out: list[Finding], progress: Optional[Callable[[int, int], None]] = None,
-               read_files: bool = True) -> None:
-    live = {normalize(d["file_path"]): d for d in data}
-    dvs = [e for e in deletes if e["kind"] == "dv"]
-    per_data_file: dict[str, list[dict]] = {}
-    by_puffin: dict[str, list[dict]] = {}
-    for e in dvs:
-        by_puffin.setdefault(e["file_path"], []).append(e)
-        ref = e.get("referenced_data_file")
-        if not ref:
-            out.append(_f("iceberg.dv-no-referenced-file", Severity.ERROR, e["file_path"],
-                          f"DV entry in {e['manifest_path']} has no referenced_data_file",
-                          e.get("content_offset"), e.get("content_size_in_bytes")))
-            continue
-        per_data_file.setdefault(normalize(ref), []).append(e)
-        if normalize(ref) not in live:
-            out.append(_f("iceberg.dv-orphan", Severity.ERROR, e["file_path"],
-                          f"DV at offset {e.get('content_offset')} references {ref}, which is not a live "
-                          f"data file of snapshot {snapshot_id}", e.get("content_offset"),
-                          e.get("content_size_in_bytes")))
-    for ref, entries in per_data_file.items():
-        if len(entries) > 1:
-            where = ", ".join(f"{x['file_path']}@{x.get('content_offset')}" for x in entries)
-            out.append(_f("iceberg.dv-duplicate", Severity.ERROR, entries[0]["file_path"],
-                          f"{len(entries)} DVs for data file {ref} in snapshot {snapshot_id}: {where}",
+def _check_dvs(table: "Table", snapshot_id: int, cols: _Columns, out: list[Finding],
+               progress: Optional[Callable[[int, int], None]] = None, read_files: bool = True) -> None:
+    """The live DVs' references (orphan, duplicate, none) as joins over the index; with ``read_files``
+    each DV's Puffin footer entry and bytes, one Puffin file at a time."""
+    import numpy as np
+    import pandas as pd
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from .deletes import normalized
+
+    dv_mask = cols.deletes & cols.kind_is("dv")
+    if not dv_mask.any():
+        return
+    rows = np.flatnonzero(dv_mask)
+    dv = cols.select(["file_path", "referenced_data_file", "content_offset", "content_size_in_bytes",
+                      "record_count", "file_size_in_bytes"], dv_mask)
+    data = cols.select(["file_path", "record_count"], cols.data)
+    ref = dv["referenced_data_file"]
+    no_ref = pc.fill_null(pc.equal(ref, ""), True).to_numpy(zero_copy_only=False)
+    ref_keys = normalized(ref)
+    # the last live data entry of each normalized path (what a dict keyed by path keeps)
+    data_keys = normalized(data["file_path"])
+    last_first = pa.array(np.arange(len(data_keys) - 1, -1, -1, dtype=np.int64))
+    found = pc.index_in(ref_keys, value_set=data_keys.take(last_first))
+    target = np.where(found.is_valid().to_numpy(zero_copy_only=False),
+                      len(data_keys) - 1 - pc.fill_null(found, 0).to_numpy().astype(np.int64), -1)
+    orphan = ~no_ref & (target < 0)
+
+    def values(name: str, at) -> list:
+        return dv[name].take(pa.array(at, pa.int64())).to_pylist()
+
+    flagged = np.flatnonzero(no_ref | orphan)
+    for i, path, r, off, size in zip(flagged.tolist(), values("file_path", flagged),
+                                     values("referenced_data_file", flagged), values("content_offset", flagged),
+                                     values("content_size_in_bytes", flagged)):
+        if no_ref[i]:
+            out.append(_f("iceberg.dv-no-referenced-file", Severity.ERROR, path,
+                          f"DV entry in {cols.manifest_path(rows[i])} has no referenced_data_file", off, size))
+        else:
+            out.append(_f("iceberg.dv-orphan", Severity.ERROR, path,
+                          f"DV at offset {off} references {r}, which is not a live data file of snapshot "
+                          f"{snapshot_id}", off, size))
+    keys = pd.Series(ref_keys.to_pandas().array)
+    twice = np.flatnonzero(keys.duplicated(keep=False).to_numpy() & ~no_ref)
+    if len(twice):
+        groups: dict[str, list[tuple[str, Any]]] = {}
+        for k, path, off in zip(keys.to_numpy()[twice].tolist(), values("file_path", twice),
+                                values("content_offset", twice)):
+            groups.setdefault(k, []).append((path, off))
+        for k, entries in groups.items():
+            where = ", ".join(f"{path}@{off}" for path, off in entries)
+            out.append(_f("iceberg.dv-duplicate", Severity.ERROR, entries[0][0],
+                          f"{len(entries)} DVs for data file {k} in snapshot {snapshot_id}: {where}",
                           hint="a snapshot may hold at most one DV per data file"))
     if not read_files:
         return
+    paths = dv["file_path"].to_pandas().array
+    offsets, sizes = dv["content_offset"].to_pylist(), dv["content_size_in_bytes"].to_pylist()
+    refs, record_counts = ref.to_pylist(), dv["record_count"].to_pylist()
+    file_sizes = dv["file_size_in_bytes"].to_pylist()
+    data_paths, data_records = data["file_path"], data["record_count"]
+    codes, puffins = pd.factorize(paths, use_na_sentinel=False)
+    order = np.argsort(codes, kind="stable")
+    bounds = np.searchsorted(codes[order], np.arange(len(puffins) + 1))
     done = 0
-    for path, entries in by_puffin.items():
+    for p, path in enumerate(puffins.tolist()):
+        members = order[bounds[p]:bounds[p + 1]].tolist()
         if progress is not None:
-            progress(done, len(dvs))
-        done += len(entries)
+            progress(done, len(rows))
+        done += len(members)
         pf = _open_puffin(table, path, out)
         if pf is None:
             continue
-        if entries[0].get("file_size_in_bytes") is not None and int(entries[0]["file_size_in_bytes"]) != pf.size:
+        first = members[0]
+        if file_sizes[first] is not None and int(file_sizes[first]) != pf.size:
             out.append(_f("iceberg.file-size-mismatch", Severity.ERROR, path,
-                          f"manifest file_size_in_bytes {entries[0]['file_size_in_bytes']} but the file has "
-                          f"{pf.size} bytes"))
+                          f"manifest file_size_in_bytes {file_sizes[first]} but the file has {pf.size} bytes"))
         blobs_by_offset = {int(b.offset): b for b in pf.blobs}
         kind = getattr(pf, "container", container.PUFFIN)
         if kind == container.DELTA_DV_FILE:
             dvf = pf.delta_file
             out.append(_f("iceberg.dv-in-delta-file", Severity.INFO, path,
-                          f"{len(entries)} DV entries point into a Delta deletion-vector file (UniForm), not a Puffin "
+                          f"{len(members)} DV entries point into a Delta deletion-vector file (UniForm), not a Puffin "
                           f"file: {dvf.summary()}"))
             for fd in dvf.file_findings:
                 out.append(_f(fd.code, fd.severity, path, fd.message, fd.offset, fd.length, fd.hint))
         elif kind == container.BARE_DV:
             out.append(_f("iceberg.dv-bare-blob", Severity.WARNING, path,
                           f"the DV file is a bare deletion-vector blob ({pf.size:,} bytes), not a Puffin file"))
-        for e in entries:
-            off, size = e.get("content_offset"), e.get("content_size_in_bytes")
+        ready = _read_together(table, path, [i for i in members if offsets[i] is not None and sizes[i] is not None],
+                               offsets, sizes, refs, file_sizes)
+        for i in members:
+            off, size, r, records = offsets[i], sizes[i], refs[i], record_counts[i]
+            manifest_path = cols.manifest_path(rows[i])
             if off is None or size is None:
                 out.append(_f("iceberg.dv-missing-range", Severity.ERROR, path,
-                              f"DV entry for {e.get('referenced_data_file')} in {e['manifest_path']} has no "
-                              f"content_offset/content_size_in_bytes"))
+                              f"DV entry for {r} in {manifest_path} has no content_offset/content_size_in_bytes"))
                 continue
+            e = {"file_path": path, "content_offset": off, "content_size_in_bytes": size,
+                 "referenced_data_file": r, "record_count": records, "file_size_in_bytes": file_sizes[i],
+                 "manifest_path": manifest_path}
             blob = blobs_by_offset.get(int(off))
             if kind != container.PUFFIN:
                 _check_other_container(pf, kind, e, int(off), int(size), path, out)
             elif blob is None:
                 known = ", ".join(f"{b.offset}+{b.length}" for b in pf.blobs)
                 out.append(_f("iceberg.dv-offset-mismatch", Severity.ERROR, path,
-                              f"manifest {e['manifest_path']} says the DV for {e.get('referenced_data_file')} "
-                              f"is at offset {off} length {size}; the Puffin footer has no blob at offset {off} "
-                              f"(blobs at {known or 'none'})", int(off), int(size)))
+                              f"manifest {manifest_path} says the DV for {r} is at offset {off} length {size}; the "
+                              f"Puffin footer has no blob at offset {off} (blobs at {known or 'none'})",
+                              int(off), int(size)))
             else:
-                if int(blob.length) != int(size):
-                    out.append(_f("iceberg.dv-length-mismatch", Severity.ERROR, path,
-                                  f"manifest content_size_in_bytes {size} but footer blob {blob.index} at offset "
-                                  f"{off} has length {blob.length}", int(off), int(size)))
-                if blob.type != DV_BLOB_TYPE:
-                    out.append(_f("iceberg.dv-blob-type", Severity.ERROR, path,
-                                  f"blob {blob.index} at offset {off} is {blob.type!r}, not {DV_BLOB_TYPE}",
-                                  int(off), int(blob.length)))
-                props = dict(blob.properties or {})
-                card_prop = props.get("cardinality")
-                if card_prop is not None and str(card_prop) != str(e["record_count"]):
-                    out.append(_f("iceberg.dv-cardinality-property-mismatch", Severity.ERROR, path,
-                                  f"manifest record_count {e['record_count']} but blob {blob.index} property "
-                                  f"cardinality {card_prop}", int(off), int(size)))
-                ref_prop = props.get("referenced-data-file")
-                if ref_prop and e.get("referenced_data_file") and \
-                        normalize(ref_prop) != normalize(e["referenced_data_file"]):
-                    out.append(_f("iceberg.dv-reference-mismatch", Severity.ERROR, path,
-                                  f"manifest referenced_data_file {e['referenced_data_file']} but blob "
-                                  f"{blob.index} property referenced-data-file {ref_prop}", int(off), int(size)))
+                _check_blob(blob, e, path, out)
             try:
-                dv = table.read_dv(e)
+                dv_read = ready[i] if i in ready else table.read_dv(e)
             except (PuffinError, OSError, ValueError) as exc:
                 out.append(_f("iceberg.dv-unreadable", Severity.ERROR, path,
-                              f"DV at offset {off} length {size} (for {e.get('referenced_data_file')}) cannot be "
-                              f"read: {exc}", getattr(exc, "offset", None) or int(off), int(size)))
+                              f"DV at offset {off} length {size} (for {r}) cannot be read: {exc}",
+                              getattr(exc, "offset", None) or int(off), int(size)))
                 continue
-            for f in getattr(dv, "findings", []):
+            for f in getattr(dv_read, "findings", []):
                 if f.severity == Severity.ERROR:
                     out.append(_f(f.code, Severity.ERROR, path,
-                                  f"DV at offset {off} length {size} (for {e.get('referenced_data_file')}): "
-                                  f"{f.message}", f.offset, f.length, f.hint))
-            if int(dv.cardinality) != int(e["record_count"]):
+                                  f"DV at offset {off} length {size} (for {r}): {f.message}", f.offset, f.length,
+                                  f.hint))
+            if records is not None and int(dv_read.cardinality) != int(records):
                 out.append(_f("iceberg.dv-cardinality-mismatch", Severity.ERROR, path,
-                              f"manifest record_count {e['record_count']} but the DV at offset {off} holds "
-                              f"{dv.cardinality} positions", int(off), int(size)))
-            target = live.get(normalize(e.get("referenced_data_file") or ""))
-            if target is not None and int(dv.cardinality) > 0:
-                highest = int(dv.positions()[-1])
-                if highest >= int(target["record_count"]):
+                              f"manifest record_count {records} but the DV at offset {off} holds "
+                              f"{dv_read.cardinality} positions", int(off), int(size)))
+            t = int(target[i])
+            if t >= 0 and int(dv_read.cardinality) > 0 and data_records[t].is_valid:
+                highest = int(dv_read.positions()[-1])
+                limit = data_records[t].as_py()
+                if highest >= limit:
                     out.append(_f("iceberg.dv-position-out-of-range", Severity.ERROR, path,
-                                  f"DV at offset {off} deletes position {highest} but {target['file_path']} has "
-                                  f"only {target['record_count']} rows", int(off), int(size)))
+                                  f"DV at offset {off} deletes position {highest} but {data_paths[t].as_py()} has "
+                                  f"only {limit} rows", int(off), int(size)))
+
+
+def _read_together(table: "Table", path: str, members: list[int], offsets: list, sizes: list, refs: list,
+                   file_sizes: list) -> dict[int, Any]:
+    """The DVs of one Puffin file read in one planned pass (``read_dvs``), by row; empty when any of
+    them cannot be read, so that each is then read alone and its own error reported."""
+    if len(members) < 2:
+        return {}
+    entries = [{"file_path": path, "content_offset": offsets[i], "content_size_in_bytes": sizes[i],
+                "referenced_data_file": refs[i], "file_size_in_bytes": file_sizes[i]} for i in members]
+    try:
+        return dict(zip(members, table.read_dvs(entries)))
+    except (PuffinError, OSError, ValueError):
+        return {}
+
+
+def _check_blob(blob: Any, e: dict, path: str, out: list[Finding]) -> None:
+    """A DV entry against the Puffin footer's blob at its offset: length, type and the blob's properties."""
+    off, size = int(e["content_offset"]), int(e["content_size_in_bytes"])
+    if int(blob.length) != size:
+        out.append(_f("iceberg.dv-length-mismatch", Severity.ERROR, path,
+                      f"manifest content_size_in_bytes {size} but footer blob {blob.index} at offset "
+                      f"{off} has length {blob.length}", off, size))
+    if blob.type != DV_BLOB_TYPE:
+        out.append(_f("iceberg.dv-blob-type", Severity.ERROR, path,
+                      f"blob {blob.index} at offset {off} is {blob.type!r}, not {DV_BLOB_TYPE}", off,
+                      int(blob.length)))
+    props = dict(blob.properties or {})
+    card_prop = props.get("cardinality")
+    if card_prop is not None and str(card_prop) != str(e["record_count"]):
+        out.append(_f("iceberg.dv-cardinality-property-mismatch", Severity.ERROR, path,
+                      f"manifest record_count {e['record_count']} but blob {blob.index} property "
+                      f"cardinality {card_prop}", off, size))
+    ref_prop = props.get("referenced-data-file")
+    if ref_prop and e.get("referenced_data_file") and normalize(ref_prop) != normalize(e["referenced_data_file"]):
+        out.append(_f("iceberg.dv-reference-mismatch", Severity.ERROR, path,
+                      f"manifest referenced_data_file {e['referenced_data_file']} but blob "
+                      f"{blob.index} property referenced-data-file {ref_prop}", off, size))
 
 
 def _check_other_container(pf: Any, kind: str, e: dict, off: int, size: int, path: str,
@@ -408,29 +532,60 @@ def _check_statistics(table: "Table", out: list[Finding]) -> None:
                 out.append(_f(f.code, f.severity, s.path, f.message, f.offset, f.length, f.hint))
 
 
-def _check_files_exist(table: "Table", snapshot_id: int, entries: list[dict], out: list[Finding]) -> None:
+def _check_files_exist(table: "Table", snapshot_id: int, cols: _Columns, out: list[Finding]) -> None:
+    """Every file the snapshot names (manifest list, manifests, live data and delete files, its
+    statistics files) against one listing per folder: missing, or of another size than written."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from .deletes import normalized
+    from .files import located_array
+
     snap = table.snapshot(snapshot_id)
-    expected: dict[str, tuple[str, Optional[int], str]] = {}  # location -> (path as written, size, what)
+    head: list[tuple[str, Optional[int], str]] = []  # (path as written, size, what), in the order a dict keeps
     if snap.manifest_list:
-        expected[table.locate(snap.manifest_list)] = (snap.manifest_list, None, "manifest list")
+        head.append((snap.manifest_list, None, "manifest list"))
     for m in table.manifest_records(snapshot_id):
-        expected[table.locate(m["manifest_path"])] = (m["manifest_path"], m.get("manifest_length"), "manifest")
-    for e in entries:
-        expected[table.locate(e["file_path"])] = (e["file_path"], e.get("file_size_in_bytes"), e["kind"] + " file")
-    for s in table.metadata.statistics:
-        if s.snapshot_id == snapshot_id:
-            expected[table.locate(s.path)] = (s.path, s.file_size_in_bytes, f"{s.kind} statistics file")
-    sizes = table.io.sizes_in(parent(loc) for loc in expected)
-    for loc, (written, size, what) in sorted(expected.items()):
-        actual = sizes.get(normalize(loc))
-        if actual is None:
-            if any(getattr(f, "file", None) == written and f.code == "iceberg.file-missing" for f in out):
-                continue
-            out.append(_f("iceberg.file-missing", Severity.ERROR, written, f"{what} {loc} does not exist"))
-        elif size is not None and int(size) != actual and what == "manifest":
-            out.append(_f("iceberg.file-size-mismatch", Severity.ERROR, written,
-                          f"manifest list says manifest_length {size} but {loc} has {actual} bytes"))
-        elif size is not None and int(size) != actual and what.endswith("file") and "statistics" not in what \
-                and what != "dv file":
-            out.append(_f("iceberg.file-size-mismatch", Severity.ERROR, written,
-                          f"manifest says file_size_in_bytes {size} but {loc} has {actual} bytes"))
+        head.append((m["manifest_path"], m.get("manifest_length"), "manifest"))
+    tail = [(s.path, s.file_size_in_bytes, f"{s.kind} statistics file") for s in table.metadata.statistics
+            if s.snapshot_id == snapshot_id]
+    files = [cols.select(["file_path", "file_size_in_bytes", "kind"], mask) for mask in (cols.data, cols.deletes)]
+    written = pa.concat_arrays([pa.array([h[0] for h in head], pa.string())] + [f["file_path"] for f in files]
+                               + [pa.array([t[0] for t in tail], pa.string())])
+    size = pa.concat_arrays([pa.array([h[1] for h in head], pa.int64())]
+                            + [f["file_size_in_bytes"].cast(pa.int64()) for f in files]
+                            + [pa.array([t[1] for t in tail], pa.int64())])
+    what = pa.concat_arrays([pa.array([h[2] for h in head], pa.string())]
+                            + [pc.binary_join_element_wise(pc.fill_null(f["kind"], "None"), " file", "")
+                               for f in files] + [pa.array([t[2] for t in tail], pa.string())])
+    loc = located_array(table, written)
+    # one row per location, the last written (as a dict keyed by location keeps), in location order
+    # (UTF-8 byte order is code point order, Python's string order)
+    n = len(loc)
+    last = n - 1 - pc.index_in(pc.unique(loc), value_set=loc.take(pa.array(np.arange(n - 1, -1, -1)))) \
+        .to_numpy(zero_copy_only=False).astype(np.int64)
+    keep = pa.array(last, pa.int64()).take(pc.sort_indices(loc.take(pa.array(last, pa.int64()))))
+    loc, written, size, what = loc.take(keep), written.take(keep), size.take(keep), what.take(keep)
+    trimmed = pc.replace_substring_regex(loc, r"/+$", "")
+    folders = pc.replace_substring_regex(trimmed, r"/[^/]*$", "")  # parent() depends on this part alone
+    one_each = trimmed.take(pc.index_in(pc.unique(folders), value_set=folders))
+    sizes = table.io.sizes_in(parent(x) for x in one_each.to_pylist())
+    listed = pc.index_in(normalized(loc), value_set=pa.array(list(sizes), pa.string()))
+    actual = pa.array(list(sizes.values()), pa.int64()).take(listed)
+    missing = actual.is_null().to_numpy(zero_copy_only=False)
+    claimed = pc.fill_null(size, -1).to_numpy()
+    have = pc.fill_null(actual, -1).to_numpy()
+    odd = missing | (size.is_valid().to_numpy(zero_copy_only=False) & ~missing & (claimed != have))
+    said = {getattr(f, "file", None) for f in out if f.code == "iceberg.file-missing"}
+    for i in np.flatnonzero(odd).tolist():
+        w, where, kind = written[i].as_py(), loc[i].as_py(), what[i].as_py()
+        if missing[i]:
+            if w not in said:
+                out.append(_f("iceberg.file-missing", Severity.ERROR, w, f"{kind} {where} does not exist"))
+        elif kind == "manifest":
+            out.append(_f("iceberg.file-size-mismatch", Severity.ERROR, w,
+                          f"manifest list says manifest_length {claimed[i]} but {where} has {have[i]} bytes"))
+        elif kind.endswith("file") and "statistics" not in kind and kind != "dv file":
+            out.append(_f("iceberg.file-size-mismatch", Severity.ERROR, w,
+                          f"manifest says file_size_in_bytes {claimed[i]} but {where} has {have[i]} bytes"))
