@@ -9,7 +9,7 @@ import pytest
 
 from puffin_explorer import PuffinFile, read_dv
 from puffin_explorer.errors import (AccessDeniedError, EndpointUnreachableError, NoCredentialsError, NotAFileError,
-                                    NotFoundError, PuffinError, SourceError)
+                                    NotFoundError, PuffinError, SourceError, TableNotFoundError)
 from puffin_explorer.iceberg import Table, Warehouse
 from puffin_explorer.io import ByteSource, FileIO, coalesce, read_range
 
@@ -142,8 +142,9 @@ def test_s3_missing_bucket_and_key(s3_server, s3_puffin):
         PuffinFile(missing, storage_options=opts)
     with pytest.raises(NotFoundError, match=f"^no such file: {missing}"):
         read_dv(missing, 4, 10, storage_options=opts)
-    with pytest.raises(NotFoundError):
-        Table.from_metadata(s3_puffin.rsplit("/", 1)[0] + "/v1.metadata.json", storage_options=opts)
+    gone = s3_puffin.rsplit("/", 1)[0] + "/v1.metadata.json"
+    with pytest.raises(TableNotFoundError, match=f"^no such file: {gone}"):  # "no table here"
+        Table.from_metadata(gone, storage_options=opts)
 
 
 @pytest.mark.s3
