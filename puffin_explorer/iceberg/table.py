@@ -184,8 +184,15 @@ class Table(RichRepr):
         names the column whose clustering is measured (default: the sort order's first column)."""
         from .health import table_health
 
-        return table_health(self, now=now, older_than=older_than, catalog=catalog, name=name, list_files=list_files,
-                            cluster_by=cluster_by)
+        if now is None:  # dated by the clock: computed afresh
+            return table_health(self, now=now, older_than=older_than, catalog=catalog, name=name,
+                                list_files=list_files, cluster_by=cluster_by)
+        key = (str(now), str(older_than), catalog, name, list_files, cluster_by)
+        last = self._cache.get("health")
+        if last is None or last[0] != key:  # a card's HTML and text forms ask for the same one: kept once
+            last = self._cache["health"] = (key, table_health(self, now=now, older_than=older_than, catalog=catalog,
+                                                              name=name, list_files=list_files, cluster_by=cluster_by))
+        return last[1]
 
     def summary(self) -> dict[str, Any]:
         """The warehouse-card row of this table (reads only the metadata file and the current manifest list)."""
