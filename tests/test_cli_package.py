@@ -242,8 +242,11 @@ def test_ctrl_c_while_waiting_on_a_server_exits_130_with_one_line():
 
     threading.Thread(target=accept, daemon=True).start()
     url = f"http://127.0.0.1:{server.getsockname()[1]}/x.puffin"
+    # as from a terminal: a run started in the background (make test under `&`, some CI runners) ignores
+    # SIGINT, and a Python started with SIGINT ignored never raises KeyboardInterrupt
     proc = subprocess.Popen([sys.executable, "-m", "puffin_explorer", "inspect", url], cwd=ROOT,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         deadline = time.monotonic() + 60
         while not held and time.monotonic() < deadline:  # wait until the command is waiting on the server
