@@ -95,6 +95,17 @@ def _quiet_embedded_spark(master: str) -> None:
         os.environ["PYSPARK_SUBMIT_ARGS"] = f"--driver-java-options -Dlog4j2.configurationFile=file:{path} pyspark-shell"
 
 
+def _manifest_list_readable(table: str, shared: Shared) -> None:
+    """A table named by its location whose current manifest list cannot be read: one line naming it (the
+    lenient planner would plan nothing and the scan would print no row), before any JVM starts."""
+    from ..iceberg.table import Table
+    from ..spark.planner import open_table
+
+    opened = open_table(table, shared.storage_options_or_none, shared.relocate or None)
+    if isinstance(opened, Table) and opened.metadata.current_snapshot_id is not None:
+        opened.manifest_records()
+
+
 def run(args: argparse.Namespace, shared: Shared) -> int:
     from ..spark import scans
     from ..spark.session import session
@@ -109,6 +120,7 @@ def run(args: argparse.Namespace, shared: Shared) -> int:
         kwargs["relocate"] = shared.relocate
     if args.scan == "inventory":
         kwargs["all_snapshots"] = args.all_snapshots
+    _manifest_list_readable(table, shared)
     _quiet_embedded_spark(args.master)
     spark = session(args.warehouse, args.catalog, master=args.master, jar=args.jar,
                     conf={"spark.ui.showConsoleProgress": "true" if sys.stderr.isatty() else "false",
