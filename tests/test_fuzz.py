@@ -474,6 +474,7 @@ def test_a_footer_integer_beyond_float_range_keeps_the_blob_table():
     pf = PuffinFile(base)
     meta = json.loads(pf.footer.text)
     meta["blobs"][0]["snapshot-id"] = 10 ** 400
-    df = PuffinFile(fuzz.assemble(base[:pf.footer.offset], json.dumps(meta))).blob_table()
-    assert len(df) == 4 and df["snapshot-id"][0] == 10 ** 400
-    assert df["offset"].tolist() == [b.offset for b in pf.blobs]
+    big = PuffinFile(fuzz.assemble(base[:pf.footer.offset], json.dumps(meta)))
+    for df in (big.blob_table(), big.to_pandas()):
+        assert len(df) == 4 and df["snapshot-id"][0] == 10 ** 400
+        assert df["offset"].tolist() == [b.offset for b in pf.blobs]

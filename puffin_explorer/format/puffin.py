@@ -681,15 +681,10 @@ class PuffinFile(RichRepr):
     @gc_paused()
     def blob_table(self):
         """The blobs as a DataFrame (footer entries, nothing read)."""
-        import pandas as pd
-
         cols = ["index", "type", "fields", "snapshot-id", "sequence-number", "offset", "length",
                 "compression-codec", "properties"]
         rows = [b.to_dict() for b in self.blobs]
-        try:
-            return pd.DataFrame(rows, columns=cols)
-        except OverflowError:  # a footer integer beyond float range (pandas 2.x infers through float): kept as is
-            return pd.DataFrame({c: pd.Series([r.get(c) for r in rows], dtype=object) for c in cols}, columns=cols)
+        return _frame({c: [r.get(c) for r in rows] for c in cols}, cols)
 
     @gc_paused()
     def blob_summaries(self, limit: Optional[int] = None) -> list[dict[str, Any]]:
@@ -732,7 +727,6 @@ class PuffinFile(RichRepr):
     def to_pandas(self, names: Optional[dict[int, str]] = None):
         """The blob table with each blob's decoded size and one-line summary (blobs are decoded);
         ``names`` (field id -> column name) labels the fields."""
-        import pandas as pd
 
         self._summarize(len(self.blobs))
         rows = self._summaries
@@ -742,7 +736,7 @@ class PuffinFile(RichRepr):
         columns["fields"] = ["[" + ", ".join(f"{f} {names[f]}" if names and f in names else str(f)
                                              for f in fields) + "]" for fields in columns["fields"]]
         columns["properties"] = ["; ".join(f"{k}={v}" for k, v in props.items()) for props in columns["properties"]]
-        return pd.DataFrame(columns, columns=cols)
+        return _frame(columns, cols)
 
     @gc_paused()
     def to_dict(self, decode: bool = False) -> dict[str, Any]:
@@ -824,3 +818,14 @@ def read_dv(location: Location, offset: int, length: int, storage_options: Optio
         raise InvalidFileError(f"invalid DV range: offset {offset}, length {length}", offset, "dv.range")
     data = read_range(location, offset, length, storage_options, what="the DV")
     return DeletionVector.from_bytes(data, offset, strict=strict, referenced_data_file=referenced_data_file)
+
+
+def _frame(columns: dict[str, list], order: list[str]):
+    """A DataFrame of column lists; a column holding an integer beyond float range (a footer may say
+    anything; pandas 2 infers such a column through float and overflows) is kept as Python objects."""
+    import pandas as pd
+
+    try:
+        return pd.DataFrame(columns, columns=order)
+    except OverflowError:
+        return pd.DataFrame({c: pd.Series(columns[c], dtype=object) for c in order}, columns=order)
