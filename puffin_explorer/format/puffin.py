@@ -727,7 +727,6 @@ class PuffinFile(RichRepr):
     def to_pandas(self, names: Optional[dict[int, str]] = None):
         """The blob table with each blob's decoded size and one-line summary (blobs are decoded);
         ``names`` (field id -> column name) labels the fields."""
-
         self._summarize(len(self.blobs))
         rows = self._summaries
         cols = ["index", "type", "fields", "snapshot-id", "sequence-number", "offset", "length", "codec",
