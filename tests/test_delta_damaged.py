@@ -404,3 +404,15 @@ def test_a_missing_dv_file(fixtures, tmp_path):
     assert [(dv.cardinality, [f.code for f in dv.findings]) for dv in r["read"]] == [(0, ["delta.dv-file-missing"])]
     assert [f.code for f in r["check"]] == ["delta.dv-file-missing"]
     assert r["totals"] == {"data_files": 1, "records": 10, "deleted_rows": 2, "live_rows": 8, "dvs": 1}
+
+
+# ---- checks.py: a data-file folder that cannot be listed ------------------------------------------
+def test_a_data_file_on_storage_that_cannot_be_listed_is_a_finding(fixtures, tmp_path):
+    root = _copy(fixtures, LARGE, tmp_path)
+    _edit(root, 4, 2, lambda a: a.update(path="http://127.0.0.1:9/elsewhere/part-0.parquet"))
+    t = DeltaTable(str(root))
+    found = [f for f in t.check() if f.code == "delta.folder-unlisted"]  # check() never raises for it
+    assert len(found) == 1 and found[0].file == "http://127.0.0.1:9/elsewhere"
+    assert found[0].message.startswith("cannot connect to the storage endpoint for http://127.0.0.1:9/elsewhere")
+    assert found[0].message.endswith("; the data files in it are not checked")
+    assert found[0].severity.value == "warning"

@@ -399,3 +399,15 @@ def test_puffin_files_of_a_snapshot_whose_manifest_list_is_missing(shop):
         f"the manifest list of snapshot {ORDERS_SNAPSHOT} cannot be read, so none of its files are listed: ")
     html, _ = renders(t)
     assert "iceberg.manifest-unreadable" in html
+
+
+def test_a_missing_position_delete_file_is_a_finding_in_the_delete_debt(shop):
+    (shop / LEGACY_DELETES).unlink()
+    t = Warehouse(str(shop.parent)).table("shop.legacy")
+    debt = t.delete_debt()  # the one error rule: counted from what reads, the rest said
+    assert debt.records == 20_000 and debt.deleted_rows == 0
+    missing = [f for f in t.findings if f.code == "iceberg.file-missing"]
+    assert len(missing) == 1 and missing[0].file == f"{WRITTEN_ROOT}/shop/{LEGACY_DELETES}"
+    assert missing[0].message.startswith(f"no such file: {shop}/{LEGACY_DELETES}") and \
+        missing[0].message.endswith("; the rows it deletes are not counted")
+    assert "Traceback" not in t.to_html()

@@ -124,8 +124,13 @@ def _check_dv(table: "DeltaTable", f, dvf, out: list[Finding], loc: Optional[str
 
 def _check_files(table: "DeltaTable", live, out: list[Finding]) -> None:
     expected = {table.locate(f.path): f for f in live}
-    sizes = table.io.sizes_in(parent(loc) for loc in expected)
+    unlisted: dict[str, Exception] = {}
+    sizes = table.io.sizes_in((parent(loc) for loc in expected), failed=unlisted)
+    for folder, exc in sorted(unlisted.items()):
+        out.append(_f("delta.folder-unlisted", folder, f"{exc}; the data files in it are not checked"))
     for loc, f in sorted(expected.items()):
+        if parent(loc) in unlisted:
+            continue
         actual = sizes.get(normalize(loc))
         if actual is None:
             out.append(_f("delta.file-missing", f.path, f"data file {loc} does not exist"))

@@ -47,6 +47,8 @@ _CODES = [
     ("delta.dv-file-version", E, "a DV file's first byte is not the format version 1", ""),
     ("delta.dv-file-truncated", E, "a DV file ends inside a DV, or holds bytes that are not a DV", ""),
     # data files
+    ("delta.folder-unlisted", W, "a folder the log's add actions name cannot be listed (no such bucket, no "
+     "credentials, access denied); the data files in it are not checked", "pass storage_options for that storage"),
     ("delta.file-missing", E, "a data file the log adds does not exist", ""),
     ("delta.file-size-mismatch", E, "a data file's size differs from the add action's size", ""),
 ]

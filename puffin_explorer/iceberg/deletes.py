@@ -9,9 +9,12 @@ Equality deletes are counted as files only.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
+from ..errors import NotFoundError, PuffinError
+from ..regions import Finding, Severity
 from .files import located_strings, objects, partitions, strings
+from .findings import TableFinding
 
 if TYPE_CHECKING:  # pragma: no cover
     from .index import EntryIndex
@@ -32,8 +35,10 @@ def normalized(column):
     return pc.replace_substring_regex(c, r"(.)/+$", r"\1")
 
 
-def position_delete_counts(table: "Table", index: "EntryIndex") -> dict[str, dict[str, int]]:
-    """Per data file (normalized path): rows its live Parquet position-delete files name, and how many files."""
+def position_delete_counts(table: "Table", index: "EntryIndex",
+                           on_error: Optional[Callable[[str, Exception], None]] = None) -> dict[str, dict[str, int]]:
+    """Per data file (normalized path): rows its live Parquet position-delete files name, and how many files.
+    A file that cannot be read raises, or with ``on_error(path, error)`` is told and left out."""
     import pandas as pd
 
     from .paths import normalize
@@ -42,7 +47,13 @@ def position_delete_counts(table: "Table", index: "EntryIndex") -> dict[str, dic
     total_rows: Optional[pd.Series] = None
     total_files: Optional[pd.Series] = None
     for path in rows.column("file_path").to_pylist():
-        t = table.read_parquet_columns(path, ["file_path"])
+        try:
+            t = table.read_parquet_columns(path, ["file_path"])
+        except PuffinError as exc:
+            if on_error is None:
+                raise
+            on_error(path, exc)
+            continue
         counts = normalized(t.column("file_path")).value_counts()
         s = pd.Series(counts.field("counts").to_numpy(), index=counts.field("values").to_pylist(), dtype="int64")
         s = s.groupby(level=0).sum()
@@ -82,7 +93,10 @@ def deleted_rows_per_file(table: "Table", index: "EntryIndex", partition_text: b
     kinds = index.rows(index.mask(deletes=True)).column("kind")
     eq_files = int(pc.sum(pc.equal(kinds, "equality-deletes")).as_py() or 0)
     if int(pc.sum(pc.equal(kinds, "position-deletes")).as_py() or 0):
-        counts = table.position_delete_counts(index.snapshot_id)
+        try:
+            counts = table.position_delete_counts(index.snapshot_id)
+        except PuffinError:  # the delete files that read are counted; each one that does not is a finding
+            counts = position_delete_counts(table, index, on_error=lambda path, exc: table.note(_unreadable(path, exc)))
         mapped = keys.to_pandas()
         pos_rows = mapped.map(counts["rows"]).fillna(0).to_numpy().astype(np.int64)
         pos_files = mapped.map(counts["files"]).fillna(0).to_numpy().astype(np.int64)
@@ -122,3 +136,10 @@ def partition_texts(index: "EntryIndex", rows):
 
 __all__ = ["deleted_rows_per_file", "normalized", "partition_text", "partition_texts",
            "position_delete_counts"]
+
+
+def _unreadable(path: str, exc: Exception) -> Finding:
+    """The finding for a position-delete file whose deletes cannot be counted."""
+    code = "iceberg.file-missing" if isinstance(exc, NotFoundError) else "iceberg.position-delete-unreadable"
+    return TableFinding(code=code, severity=Severity.ERROR, offset=None, file=path,
+                        message=f"{exc}; the rows it deletes are not counted")

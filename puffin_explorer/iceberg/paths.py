@@ -12,6 +12,7 @@ import posixpath
 import re
 from typing import Iterable, Mapping, Optional
 
+from ..errors import SourceError
 from ..io.files import FileIO
 
 _SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
@@ -115,14 +116,22 @@ class TableIO(FileIO):
         return [e for e in super().listdir(location)
                 if normalize(join(location, e[0])) != normalize(location)]
 
-    def sizes_in(self, folders: Iterable[str]) -> dict[str, int]:
+    def sizes_in(self, folders: Iterable[str], failed: Optional[dict[str, Exception]] = None) -> dict[str, int]:
         """Sizes of every file in the given folders, keyed by normalized location.
 
-        One listing per folder instead of one request per file.
+        One listing per folder instead of one request per file.  A folder that cannot be listed
+        raises, or with ``failed`` given is left out and named there with its error.
         """
         out: dict[str, int] = {}
         for folder in set(folders):
-            for name, kind, size in self.listdir(folder):
+            try:
+                listed = self.listdir(folder)
+            except SourceError as exc:
+                if failed is None:
+                    raise
+                failed[folder] = exc
+                continue
+            for name, kind, size in listed:
                 if kind == "file" and size is not None:
                     out[normalize(join(folder, name))] = int(size)
         return out
