@@ -763,7 +763,11 @@ def build_index(table: "Table", snapshot_id: Optional[int] = None, content: Opti
         if duck:
             duck.close()
     tables, raw = [], []
+    taken: set = set()
     for i, m in enumerate(manifests):
+        if cache.manifest_key(m) in taken:
+            continue  # listed again: its entries once (a count in a manifest list never multiplies the rows)
+        taken.add(cache.manifest_key(m))
         chunk, found = cache.cached(m, metrics)
         raw += found
         if chunk.num_rows:
@@ -777,7 +781,7 @@ def build_index(table: "Table", snapshot_id: Optional[int] = None, content: Opti
         raw.append(("iceberg.manifest-listed-twice", Severity.ERROR, where,
                     f"snapshot {snap.snapshot_id}'s manifest list names {len(listed_twice):,} manifests again "
                     f"({', '.join(names[:3])}{', …' if len(names) > 3 else ''}); readers read their files "
-                    "once per listing, and so does this index", None))
+                    "once per listing; this index holds their entries once", None))
     index.findings = _capped(raw)
     cache.indexes[key] = index
     _raise_if_strict(index, strict)

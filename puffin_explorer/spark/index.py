@@ -76,17 +76,24 @@ def manifest_plan(table: Any, snapshot_id: Optional[int] = None, content: Option
     ``"deletes"`` or all), and the manifest-list records themselves; only the manifest list is read."""
     import pyarrow as pa
 
+    from ..iceberg.index import EntryCache
     from .planner import executor_location
 
     snap = table.snapshot(snapshot_id)
     manifests = [m for m in table.manifest_records(snap.snapshot_id)
                  if content is None or ("deletes" if m.get("content") == 1 else "data") == content]
-    locations = [table.locate(m.get("manifest_path") or "") for m in manifests]
+    keep, seen = [], set()
+    for i, m in enumerate(manifests):  # a manifest listed again is read once, as the driver's index does
+        key = EntryCache.manifest_key(m)
+        if key not in seen:
+            seen.add(key)
+            keep.append(i)
+    locations = [table.locate(manifests[i].get("manifest_path") or "") for i in keep]
     return pa.table({
-        "manifest": pa.array(range(len(manifests)), pa.int32()),
+        "manifest": pa.array(keep, pa.int32()),
         "location": pa.array(locations, pa.string()),
         "read_from": pa.array([executor_location(loc) for loc in locations], pa.string()),
-        "record": pa.array([_record_json(m) for m in manifests], pa.string()),
+        "record": pa.array([_record_json(manifests[i]) for i in keep], pa.string()),
     }), manifests
 
 
