@@ -370,14 +370,9 @@ class DeltaTable(RichRepr):
 
 def _timestamp(ms: Any):
     """A commit's ``timestamp`` (milliseconds) as a UTC Timestamp; NaT when absent or out of pandas' range."""
-    import pandas as pd
+    from ..iceberg.overview import timestamp_ms
 
-    if ms is None:
-        return pd.NaT
-    try:
-        return pd.Timestamp(ms, unit="ms", tz="UTC")
-    except (ValueError, OverflowError, TypeError):
-        return pd.NaT
+    return timestamp_ms(ms)
 
 
 __all__ = ["DeltaTable", "DV_COLUMNS"]

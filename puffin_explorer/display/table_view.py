@@ -469,10 +469,10 @@ def snapshot_html(s: Any, opts: RenderOptions = RenderOptions()) -> str:
 def _ts(ms: int):
     import pandas as pd
 
-    try:
-        return pd.Timestamp(ms, unit="ms", tz="UTC")
-    except (OverflowError, ValueError):  # OutOfBoundsDatetime is a ValueError
-        return None
+    from ..iceberg.overview import timestamp_ms
+
+    got = timestamp_ms(ms)
+    return None if got is pd.NaT else got
 
 
 def snapshot_text(s: Any, opts: RenderOptions = RenderOptions()) -> str:

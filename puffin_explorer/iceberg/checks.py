@@ -335,7 +335,7 @@ def _check_dvs(table: "Table", snapshot_id: int, cols: _Columns, out: list[Findi
                           hint="a snapshot may hold at most one DV per data file"))
     if not read_files:
         return
-    paths = dv["file_path"].to_pandas().array
+    paths = dv["file_path"].to_pandas()
     offsets, sizes = dv["content_offset"].to_pylist(), dv["content_size_in_bytes"].to_pylist()
     refs, record_counts = ref.to_pylist(), dv["record_count"].to_pylist()
     file_sizes = dv["file_size_in_bytes"].to_pylist()

@@ -58,6 +58,10 @@ SNAPSHOT_COLUMNS = [
 ]
 
 
+#: Epoch milliseconds a nanosecond timestamp can hold (1677-09-21 to 2262-04-11).
+_NS_RANGE_MS = (1 << 63) // 1_000_000 - 1
+
+
 def timestamp_ms(ms: Optional[int]):
     """A UTC timestamp from epoch milliseconds; ``NaT`` when pandas cannot hold it (a damaged ``timestamp-ms``)."""
     import pandas as pd
@@ -65,8 +69,10 @@ def timestamp_ms(ms: Optional[int]):
     if ms is None:
         return pd.NaT
     try:
+        if not -_NS_RANGE_MS <= int(ms) <= _NS_RANGE_MS:  # pandas 2 holds it at ms resolution, then a column wraps it
+            return pd.NaT
         return pd.Timestamp(ms, unit="ms", tz="UTC")
-    except (OverflowError, ValueError, pd.errors.OutOfBoundsDatetime):
+    except (OverflowError, ValueError, TypeError, pd.errors.OutOfBoundsDatetime):
         return pd.NaT
 
 

@@ -203,8 +203,8 @@ def m_insert(rng, b: Base, corpus) -> bytes:
 
 def m_duplicate(rng, b: Base, corpus) -> bytes:
     n = len(b.data)
-    if n < 2:
-        return b.data
+    if not n:
+        return b"\x00"  # a mutation always changes the bytes (a one-byte file is duplicated below)
     a = rng.randrange(n)
     e = min(n, a + rng.randint(1, 8192))
     at = rng.randrange(n + 1)
