@@ -206,13 +206,16 @@ ID_KEYS = {"current-snapshot-id", "parent-snapshot-id", "snapshot-id", "schema-i
            "default-spec-id", "spec-id", "default-sort-order-id", "order-id", "source-id", "field-id", "id",
            "sequence-number", "last-sequence-number", "last-column-id", "last-partition-id", "last-updated-ms",
            "timestamp-ms", "format-version", "next-row-id", "first-row-id", "added-rows"}
+#: How deep the JSON mutators look for a value to change.
+MAX_PATH_DEPTH = 200
 PATH_KEYS = {"manifest-list", "statistics-path", "metadata-file", "location", "path", "pathOrInlineDv"}
 
 
 def _paths(value: Any, prefix: tuple = (), out: Optional[list] = None, limit: int = 20_000) -> list[tuple]:
-    """Every path (tuple of keys and indexes) in a JSON value, the root excluded, up to ``limit``."""
+    """Every path (tuple of keys and indexes) in a JSON value, the root excluded, up to ``limit`` paths and
+    ``MAX_PATH_DEPTH`` levels (an earlier mutation may have nested a value past the recursion limit)."""
     out = [] if out is None else out
-    if len(out) >= limit:
+    if len(out) >= limit or len(prefix) >= MAX_PATH_DEPTH:
         return out
     items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
     for k, v in items:
