@@ -128,14 +128,7 @@ def _utf8_len(text: str) -> int:
 
 @gc_paused()
 def mimebundle(obj: Any, opts: Optional[RenderOptions] = None) -> dict[str, str]:
-    """``{"text/plain": ..., "text/html": ...}`` for ``_repr_mimebundle_`` (the text is rendered once; both
-    forms are dated by one clock reading, so what a model computes for a date is computed once)."""
-    import dataclasses
-    import time
-
-    opts = opts or RenderOptions()
-    if opts.now is None:
-        opts = dataclasses.replace(opts, now=int(time.time() * 1000))
+    """``{"text/plain": ..., "text/html": ...}`` for ``_repr_mimebundle_`` (the text is rendered once)."""
     text = render_text(obj, opts)
     return {"text/plain": text, "text/html": render_html(obj, opts, text=text)}
 

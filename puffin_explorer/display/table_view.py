@@ -317,9 +317,17 @@ def _stats_html(t: Any, opts: RenderOptions) -> str:
 _CHECK_CLASS = {"ok": "ok", "info": "info", "warning": "warning", "error": "error", "not run": "muted"}
 
 
+def _card_now(opts: RenderOptions) -> Any:
+    """The instant a card's health is dated by: the options' ``now``, else this minute (so the HTML and
+    text forms of one display share one doctor run, which the table keeps)."""
+    import time
+
+    return opts.now if opts.now is not None else int(time.time() // 60 * 60_000)
+
+
 def _health_html(t: Any, opts: RenderOptions) -> str:
     """The doctor's checks without the storage listing (bounded: metadata and manifests only), and its charts."""
-    h = t.health(now=opts.now, list_files=False)
+    h = t.health(now=_card_now(opts), list_files=False)
     checks = h.checks()
     rows = [[H.esc(r["check"]), H.badge(r["status"], _CHECK_CLASS.get(r["status"], "info")), H.esc(r["metric"]),
              H.esc(r["threshold"]), H.esc(r["source"])] for r in checks.to_dict("records")]
@@ -394,7 +402,7 @@ def table_text(t: Any, opts: RenderOptions = RenderOptions()) -> str:
     lines.append(_safe_text("  totals", totals))
 
     def health() -> str:
-        h = t.health(now=opts.now, list_files=False)
+        h = t.health(now=_card_now(opts), list_files=False)
         rows = [[r["check"], r["status"], r["metric"], r["threshold"], r["source"]]
                 for r in h.checks().to_dict("records")]
         return (f"health {h.status} (no storage listing: orphan files: run t.health())\n"
