@@ -178,6 +178,14 @@ class MetadataReader:
         self._found.append(TableFinding(code=code, severity=entry.severity, offset=None, message=message,
                                         hint=entry.hint, file=self.file))
 
+    def is_object(self, value: Any, path: str) -> bool:
+        """Whether ``value`` is a JSON object; if not, one finding says so (the caller skips it)."""
+        if isinstance(value, dict):
+            return True
+        self.add("iceberg.metadata-field-type",
+                 lambda: f"{path} is {_json_type(value)} ({_show(value)}), not an object; skipped")
+        return False
+
     @property
     def findings(self) -> list[Finding]:
         """The findings, at most ``MAX_FINDINGS_PER_CODE`` of a code, then one ``findings.capped`` per code."""
@@ -237,9 +245,7 @@ class MetadataReader:
             kept = []
             for i, f in enumerate(fields):
                 fp = f"{path}.fields[{i}]"
-                if not isinstance(f, dict):
-                    self.add("iceberg.metadata-field-type", f"{fp} is {_json_type(f)} ({_show(f)}), not an object; "
-                             "skipped")
+                if not self.is_object(f, fp):
                     continue
                 fid = self.get(f, "id", fp, "int", required=True)
                 name = self.get(f, "name", fp, "str", required=True)
@@ -259,9 +265,7 @@ class MetadataReader:
         return t
 
     def schema(self, s: Any, path: str, id_required: bool) -> Optional[tuple[int, dict]]:
-        if not isinstance(s, dict):
-            self.add("iceberg.metadata-field-type",
-                     lambda: f"{path} is {_json_type(s)} ({_show(s)}), not an object; skipped")
+        if not self.is_object(s, path):
             return None
         sid = self.get(s, "schema-id", path, "int", required=id_required)
         if sid is None and (id_required or "schema-id" in s):
@@ -275,9 +279,7 @@ class MetadataReader:
         out: dict[int, list[dict]] = {}
         for i, item in enumerate(listed or []):
             p = f"{name}[{i}]"
-            if not isinstance(item, dict):
-                self.add("iceberg.metadata-field-type",
-                         lambda: f"{p} is {_json_type(item)} ({_show(item)}), not an object; skipped")
+            if not self.is_object(item, p):
                 continue
             got = self.get(item, id_key, p, "int", required=True)
             fields = self.get(item, "fields", p, "list", required=True) or []
@@ -286,9 +288,7 @@ class MetadataReader:
         return out
 
     def snapshot(self, d: Any, path: str, version: int) -> Optional[Snapshot]:
-        if not isinstance(d, dict):
-            self.add("iceberg.metadata-field-type",
-                     lambda: f"{path} is {_json_type(d)} ({_show(d)}), not an object; skipped")
+        if not self.is_object(d, path):
             return None
         sid = self.get(d, "snapshot-id", path, "int", required=True)
         if sid is None:
@@ -325,9 +325,7 @@ class MetadataReader:
         )
 
     def statistics(self, s: Any, path: str, kind: str) -> Optional[StatisticsFile]:
-        if not isinstance(s, dict):
-            self.add("iceberg.metadata-field-type",
-                     lambda: f"{path} is {_json_type(s)} ({_show(s)}), not an object; skipped")
+        if not self.is_object(s, path):
             return None
         sid = self.get(s, "snapshot-id", path, "int", required=True)
         stats_path = self.get(s, "statistics-path", path, "str", required=True)
@@ -340,9 +338,7 @@ class MetadataReader:
         blobs = []
         for i, b in enumerate(self.get(s, "blob-metadata", path, "list", required=True) or []):
             bp = f"{path}.blob-metadata[{i}]"
-            if not isinstance(b, dict):
-                self.add("iceberg.metadata-field-type", f"{bp} is {_json_type(b)} ({_show(b)}), not an object; "
-                         "skipped")
+            if not self.is_object(b, bp):
                 continue
             fields = self.get(b, "fields", bp, "list", required=True) or []
             ids = [f for f in fields if _is_int(f)]
@@ -491,9 +487,7 @@ class TableMetadata:
         refs: dict[str, dict[str, Any]] = {}
         for name, ref in (r.get(raw, "refs", "", "dict") or {}).items():
             p = f"refs.{name}"
-            if not isinstance(ref, dict):
-                r.add("iceberg.metadata-field-type", f"{p} is {_json_type(ref)} ({_show(ref)}), not an object; "
-                      "skipped")
+            if not r.is_object(ref, p):
                 continue
             sid = r.get(ref, "snapshot-id", p, "int", required=True)
             r.get(ref, "type", p, "str", required=True)
