@@ -24,7 +24,7 @@ import re
 from typing import TYPE_CHECKING, Any, Optional
 
 from ..iceberg.health import (DELETED_SHARE_THRESHOLD, METRIC_KEYS, SMALL_FILE_SHARE, Action, HealthFinding,
-                              TableHealth, _ms, _size_histogram, _ts_literal)
+                              TableHealth, _ms, _size_histogram, _ts_literal, deleted_share_finding)
 from ..errors import PuffinError
 from ..iceberg.paths import normalize
 from ..regions import Severity
@@ -198,13 +198,8 @@ def delta_health(table: "DeltaTable", now: Any = None, name: Optional[str] = Non
     # ---- deleted share: DVs purged by REORG ------------------------------------------------------------
     if m["deleted_share"] > DELETED_SHARE_THRESHOLD:
         with_dv = files[files["has_dv"]]
-        findings.append(HealthFinding(
-            "health.deleted-share", Severity.WARNING,
-            f"{m['deleted_share']:.1%} of the rows are deleted ({m['deleted_rows']:,} of {m['records']:,}); readers "
-            f"still read them and apply {m['dvs']:,} deletion vectors",
-            {"deleted_rows": m["deleted_rows"], "records": m["records"], "deleted_share": round(m["deleted_share"], 4),
-             "threshold": DELETED_SHARE_THRESHOLD, "source": "default (the table card's compaction threshold)",
-             "dvs": m["dvs"], "delete_files": m["delete_files"]},
+        findings.append(deleted_share_finding(
+            m, f"apply {m['dvs']:,} deletion vectors",
             (Action("delta", f"REORG TABLE {ident} APPLY (PURGE)"),),
             {"data_files_rewritten": int(len(with_dv)), "rows_read": int(with_dv["num_records"].fillna(0).sum()),
              "deleted_rows_after": 0, "dvs_after": 0, "live_rows_after": m["live_rows"]}))

@@ -910,17 +910,24 @@ def _trino_size(n: int) -> str:
     return f"{n}B"
 
 
+def deleted_share_finding(m: dict, how_read: str, actions: tuple, effect: dict) -> "HealthFinding":
+    """``health.deleted-share`` from a table's metrics: how readers get past the deletes is ``how_read``."""
+    return HealthFinding(
+        "health.deleted-share", Severity.WARNING,
+        f"{m['deleted_share']:.1%} of the rows are deleted ({m['deleted_rows']:,} of {m['records']:,}); readers "
+        f"still read them and {how_read}",
+        {"deleted_rows": m["deleted_rows"], "records": m["records"], "deleted_share": round(m["deleted_share"], 4),
+         "threshold": DELETED_SHARE_THRESHOLD, "source": "default (the table card's compaction threshold)",
+         "dvs": m["dvs"], "delete_files": m["delete_files"]},
+        actions, effect)
+
+
 def _deletes_findings(findings, amp, m, call, spark_t, ident, format_version) -> None:
     """Deleted share above the threshold; data files merging more than one delete file at scan time."""
     if m["deleted_share"] > DELETED_SHARE_THRESHOLD:
         touched = amp[amp["delete_files"] > 0]
-        findings.append(HealthFinding(
-            "health.deleted-share", Severity.WARNING,
-            f"{m['deleted_share']:.1%} of the rows are deleted ({m['deleted_rows']:,} of {m['records']:,}); readers "
-            f"still read them and merge {m['delete_files']:,} delete files",
-            {"deleted_rows": m["deleted_rows"], "records": m["records"], "deleted_share": round(m["deleted_share"], 4),
-             "threshold": DELETED_SHARE_THRESHOLD, "source": "default (the table card's compaction threshold)",
-             "dvs": m["dvs"], "delete_files": m["delete_files"]},
+        findings.append(deleted_share_finding(
+            m, f"merge {m['delete_files']:,} delete files",
             (Action("spark", f"{call}rewrite_data_files(table => {spark_t}, options => "
                              f"{_map({'delete-file-threshold': 1, 'remove-dangling-deletes': 'true'})})"),
              Action("trino", f"ALTER TABLE {ident} EXECUTE optimize(file_size_threshold => "
