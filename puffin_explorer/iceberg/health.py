@@ -719,16 +719,19 @@ def table_health(table: "Table", now: Any = None, older_than: Any = None, catalo
     unreadable: list[int] = []
     manifest_lists: dict[int, str] = {}
     per_snapshot = []
+
+    def unreadable_snapshot(sid: int, what: str) -> None:
+        unreadable.append(sid)
+        findings.append(HealthFinding("health.snapshot-unreadable", Severity.INFO,
+                                      f"snapshot {sid}: {what}; its files are left out of retention and orphan "
+                                      "counts", {"snapshot_id": sid}, hint="t.check() names the broken file"))
+
     for sid, ml in zip(snaps["snapshot_id"].astype("int64"), snaps["manifest_list"]):
         sid = int(sid)
         try:
             mans = table.manifests(sid)
         except (PuffinError, KeyError) as exc:
-            unreadable.append(sid)
-            findings.append(HealthFinding("health.snapshot-unreadable", Severity.INFO,
-                                          f"snapshot {sid}: manifests unreadable ({exc}); its files are left out "
-                                          "of retention and orphan counts", {"snapshot_id": sid},
-                                          hint="t.check() names the broken file"))
+            unreadable_snapshot(sid, f"manifests unreadable ({exc})")
             continue
         if not len(mans):
             mans = pd.DataFrame(columns=["location", "manifest_length", "content"])
@@ -736,15 +739,11 @@ def table_health(table: "Table", now: Any = None, older_than: Any = None, catalo
                              "manifest_bytes": int(mans["manifest_length"].sum()) if len(mans) else 0})
         try:
             snapshot_sets[sid] = _snapshot_files(table, sid, mans, current_files if sid == current else None)
-            broken = [f for f in table.index(sid).findings if f.code in _MANIFEST_BROKEN]
-            if broken:  # the entries after the damage are unknown: counting from the rest would mislead
-                raise PuffinError(broken[0].message)
+            broken = [f.message for f in table.index(sid).findings if f.code in _MANIFEST_BROKEN]
         except (PuffinError, KeyError) as exc:
-            unreadable.append(sid)
-            findings.append(HealthFinding("health.snapshot-unreadable", Severity.INFO,
-                                          f"snapshot {sid}: a manifest is unreadable ({exc}); its files are left "
-                                          "out of retention and orphan counts", {"snapshot_id": sid},
-                                          hint="t.check() names the broken file"))
+            broken = [str(exc)]
+        if broken:  # the entries after the damage are unknown: counting from the rest would mislead
+            unreadable_snapshot(sid, f"a manifest is unreadable ({broken[0]})")
             snapshot_sets[sid] = {}
         if isinstance(ml, str) and ml:
             manifest_lists[sid] = normalize(table.locate(ml))
