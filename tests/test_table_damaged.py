@@ -411,3 +411,16 @@ def test_a_missing_position_delete_file_is_a_finding_in_the_delete_debt(shop):
     assert missing[0].message.startswith(f"no such file: {shop}/{LEGACY_DELETES}") and \
         missing[0].message.endswith("; the rows it deletes are not counted")
     assert "Traceback" not in t.to_html()
+
+
+def test_a_data_folder_that_cannot_be_listed_is_a_finding_not_missing_files(shop):
+    t = Table.from_folder(str(shop / "orders"), relocate={f"{WRITTEN_ROOT}/shop/orders/data":
+                                                           "http://127.0.0.1:9/orders/data"})
+    found = t.check()
+    unlisted = [f for f in found if f.code == "iceberg.folder-unlisted"]
+    data = "http://127.0.0.1:9/orders/data"  # the Puffin DV file's folder, then the four bucket folders
+    assert [f.file for f in unlisted] == [data] + [f"{data}/customer_id_bucket={b}" for b in range(4)]
+    assert unlisted[0].message.endswith("; the files in it are not checked")
+    # no "does not exist" for the files the listing could not see (the DV check that opens the Puffin
+    # file still says it cannot open it)
+    assert not [f for f in found if f.code == "iceberg.file-missing" and f.message.endswith("does not exist")]

@@ -570,7 +570,11 @@ def _check_files_exist(table: "Table", snapshot_id: int, cols: _Columns, out: li
     trimmed = pc.replace_substring_regex(loc, r"/+$", "")
     folders = pc.replace_substring_regex(trimmed, r"/[^/]*$", "")  # parent() depends on this part alone
     one_each = trimmed.take(pc.index_in(pc.unique(folders), value_set=folders))
-    sizes = table.io.sizes_in(parent(x) for x in one_each.to_pylist())
+    unlisted: dict[str, Exception] = {}
+    sizes = table.io.sizes_in((parent(x) for x in one_each.to_pylist()), failed=unlisted)
+    for folder, exc in sorted(unlisted.items()):
+        out.append(_f("iceberg.folder-unlisted", Severity.WARNING, folder,
+                      f"{exc}; the files in it are not checked"))
     listed = pc.index_in(normalized(loc), value_set=pa.array(list(sizes), pa.string()))
     actual = pa.array(list(sizes.values()), pa.int64()).take(listed)
     missing = actual.is_null().to_numpy(zero_copy_only=False)
@@ -581,7 +585,7 @@ def _check_files_exist(table: "Table", snapshot_id: int, cols: _Columns, out: li
     for i in np.flatnonzero(odd).tolist():
         w, where, kind = written[i].as_py(), loc[i].as_py(), what[i].as_py()
         if missing[i]:
-            if w not in said:
+            if w not in said and parent(where) not in unlisted:
                 out.append(_f("iceberg.file-missing", Severity.ERROR, w, f"{kind} {where} does not exist"))
         elif kind == "manifest":
             out.append(_f("iceberg.file-size-mismatch", Severity.ERROR, w,

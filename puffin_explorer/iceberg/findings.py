@@ -72,6 +72,9 @@ for _code, _sev, _meaning, _hint in _CODES:
 
 #: Codes added after the area.name scheme: no old spelling.
 _NEW_CODES = [
+    ("iceberg.folder-unlisted", W, "a folder the metadata names files in cannot be listed (no such bucket, no "
+     "credentials, access denied, endpoint unreachable); the files in it are not checked",
+     "pass storage_options for that storage"),
     ("iceberg.dv-in-delta-file", I, "DV entries point into a Delta deletion-vector file (Delta UniForm), not a "
      "Puffin file; each entry is checked against the DVs of that file",
      "Iceberg readers that seek to content_offset read these DVs; tools that open the file as Puffin do not"),
