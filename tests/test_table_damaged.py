@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from puffin_explorer import Warehouse
@@ -20,10 +21,12 @@ from puffin_explorer.iceberg.table import Table
 
 try:
     from _warehouse_fixtures import (FIXTURES, ORDERS_CURRENT_METADATA, ORDERS_SNAPSHOT, WRITTEN_ROOT,
-                                     copy_warehouse, edit_json, rewrite_orders_delete_manifest)
+                                     copy_warehouse, edit_json, rewrite_avro,
+                                     rewrite_orders_delete_manifest)
 except ImportError:  # tests/ imported as a package
     from tests._warehouse_fixtures import (FIXTURES, ORDERS_CURRENT_METADATA, ORDERS_SNAPSHOT, WRITTEN_ROOT,
-                                           copy_warehouse, edit_json, rewrite_orders_delete_manifest)
+                                           copy_warehouse, edit_json, rewrite_avro,
+                                           rewrite_orders_delete_manifest)
 
 ORDERS_SNAPSHOTS = [4894008605646771791, 5121291212189297242, 245724947423502827, 4843015790835191333,
                     ORDERS_SNAPSHOT]
@@ -424,3 +427,39 @@ def test_a_data_folder_that_cannot_be_listed_is_a_finding_not_missing_files(shop
     # no "does not exist" for the files the listing could not see (the DV check that opens the Puffin
     # file still says it cannot open it)
     assert not [f for f in found if f.code == "iceberg.file-missing" and f.message.endswith("does not exist")]
+
+
+def test_a_delete_file_listed_thousands_of_times_is_read_once_and_is_a_finding(shop):
+    """A delete manifest that repeats its position-delete entry 5,000 times: the deletes apply once (the
+    debt, the positions, the commit's view), the file is read once, and check() names the listing."""
+    t = Warehouse(str(shop.parent)).table("shop.legacy")
+    before = (t.delete_debt().deleted_rows, t.commit_deletes().to_pandas(),
+              {p: len(t.deletions(p)) for p in t.deleted_rows_per_file()["file_path"]})
+    list_path = shop / "legacy" / "metadata" / Path(t.snapshot().manifest_list).name
+    manifests = [m for m in t.manifest_records() if m["content"] == 1]
+    assert len(manifests) == 1
+    delete_manifest = shop / "legacy" / "metadata" / Path(manifests[0]["manifest_path"]).name
+    new_length = rewrite_avro(delete_manifest, lambda records: records * 5000)
+
+    def fix_length(records):
+        for r in records:
+            if r["manifest_path"] == manifests[0]["manifest_path"]:
+                r["manifest_length"] = new_length
+        return records
+
+    rewrite_avro(list_path, fix_length)
+    t = Warehouse(str(shop.parent)).table("shop.legacy")
+    reads = []
+    real = t.read_parquet_columns
+    t.read_parquet_columns = lambda path, columns: reads.append(path) or real(path, columns)
+    assert before[0] == 2_000 and sum(before[2].values()) == 2_000 and len(before[1]) >= 1
+    assert t.delete_debt().deleted_rows == before[0]
+    assert reads == [f"{WRITTEN_ROOT}/shop/{LEGACY_DELETES}"]
+    assert {p: len(t.deletions(p)) for p in t.deleted_rows_per_file()["file_path"]} == before[2]
+    pd.testing.assert_frame_equal(t.commit_deletes().to_pandas(), before[1])
+    twice = [f for f in t.check() if f.code == "iceberg.file-listed-twice"]
+    assert len(twice) == 1 and twice[0].file == f"{WRITTEN_ROOT}/shop/{LEGACY_DELETES}"
+    assert twice[0].message.startswith(f"1 file is named by more than one live entry of snapshot "
+                                       f"{t.snapshot().snapshot_id} (4,999 entries more than files): "
+                                       f"{Path(LEGACY_DELETES).name}; ")
+    assert "Traceback" not in t.to_html()

@@ -105,6 +105,7 @@ def check_table(table: "Table", snapshot_id: Optional[int] = None, check_files_e
 
     try:
         _check_summary(snap, cols, out)
+        _check_listed_twice(snap, cols, out)
         _check_quirks(table, snap, cols, out, position_delete_counts)
         _check_row_lineage(table, snap, out)
         _check_dvs(table, snap.snapshot_id, cols, out, progress, read_files)
@@ -203,6 +204,26 @@ def _check_summary(snap: Any, cols: _Columns, out: list[Finding]) -> None:
         elif claimed_n != value:
             out.append(_f("iceberg.summary-mismatch", Severity.WARNING, snap.manifest_list or "",
                           f"snapshot {snap.snapshot_id} summary says {key} {claimed} but its manifests hold {value}"))
+
+
+def _check_listed_twice(snap: Any, cols: _Columns, out: list[Finding]) -> None:
+    """Live entries that name a file (a DV: a file and offset) another live entry names too."""
+    import pyarrow.compute as pc
+
+    live = cols.ix.table.select(["file_path", "content_offset"]).filter(_arrow_mask(cols.data | cols.deletes))
+    if live.num_rows < 2:
+        return
+    groups = live.group_by(["file_path", "content_offset"], use_threads=False).aggregate([("file_path", "count")])
+    twice = groups.filter(pc.greater(groups.column("file_path_count"), 1))
+    if not twice.num_rows:
+        return
+    paths = twice.column("file_path").to_pylist()
+    extra = int(pc.sum(twice.column("file_path_count")).as_py()) - twice.num_rows
+    names = sorted({basename(p or "") for p in paths})
+    out.append(_f("iceberg.file-listed-twice", Severity.ERROR, paths[0] or "",
+                  f"{twice.num_rows:,} {'file is' if twice.num_rows == 1 else 'files are'} named by more than one live entry of snapshot {snap.snapshot_id} "
+                  f"({extra:,} entries more than files): {', '.join(names[:3])}{' …' if len(names) > 3 else ''}; "
+                  "engines read a data file once per entry; a delete file's deletes are counted once here"))
 
 
 def _check_quirks(table: "Table", snap: Any, cols: _Columns, out: list[Finding],

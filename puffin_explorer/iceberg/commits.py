@@ -165,8 +165,11 @@ class CommitDeletes(RichRepr):
         added = [e for e in own if e["status_code"] == 1 and e["content"] != 0]
         removed = [e for e in own if e["status_code"] == 2 and e["content"] != 0]
         previous = self._previous_dvs([e for e in added if e["kind"] == "dv"], removed)
-        rows = []
+        rows, seen = [], set()
         for e in added:
+            if (e["file_path"], e.get("content_offset")) in seen:
+                continue  # an entry the commit lists twice deletes its rows once (check() reports the listing)
+            seen.add((e["file_path"], e.get("content_offset")))
             if e["kind"] == "dv":
                 ref = e.get("referenced_data_file") or ""
                 old = previous.get(normalize(ref))

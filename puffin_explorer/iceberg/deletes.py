@@ -38,15 +38,17 @@ def normalized(column):
 def position_delete_counts(table: "Table", index: "EntryIndex",
                            on_error: Optional[Callable[[str, Exception], None]] = None) -> dict[str, dict[str, int]]:
     """Per data file (normalized path): rows its live Parquet position-delete files name, and how many files.
-    A file that cannot be read raises, or with ``on_error(path, error)`` is told and left out."""
+    A file that cannot be read raises, or with ``on_error(path, error)`` is told and left out. A delete file
+    listed more than once is read and counted once (its deletes apply once; ``check()`` reports the listing)."""
     import pandas as pd
+    import pyarrow.compute as pc
 
     from .paths import normalize
 
     rows = index.rows(index.mask(["position-deletes"]))
     total_rows: Optional[pd.Series] = None
     total_files: Optional[pd.Series] = None
-    for path in rows.column("file_path").to_pylist():
+    for path in pc.unique(rows.column("file_path").drop_null()).to_pylist():
         try:
             t = table.read_parquet_columns(path, ["file_path"])
         except PuffinError as exc:

@@ -94,6 +94,10 @@ _NEW_CODES = [
      "only data manifests assign row ids; readers ignore it"),
     ("iceberg.manifest-listed-twice", E, "a manifest list names the same manifest more than once; its files are "
      "read once per listing", "rewrite the manifest list (rewrite_manifests)"),
+    ("iceberg.file-listed-twice", E, "more than one live manifest entry of a snapshot names the same file (a DV: "
+     "the same file and offset); engines read a data file once per entry, so its rows repeat",
+     "rewrite the snapshot's manifests (rewrite_manifests) or the data files (rewrite_data_files); a delete file's "
+     "deletes are counted once here"),
     ("iceberg.manifest-damaged", E, "a manifest's Avro is damaged (truncated, a bad sync marker or block count, a "
      "record that does not decode) from a byte on; the entries before it are kept",
      "rewrite the manifest from a healthy copy; the table's readers fail on it"),

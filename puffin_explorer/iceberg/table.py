@@ -715,11 +715,16 @@ class Table(RichRepr):
         if not ours.any() and live.num_rows:
             ours = located(self, refs) == wanted
         is_dv = pc.equal(live.column("kind"), "dv").to_numpy(zero_copy_only=False)
+        def once(rows):  # an entry listed more than once is read once
+            seen: set = set()
+            return [e for e in ix.dicts_of(rows) if (e["file_path"], e.get("content_offset")) not in seen
+                    and not seen.add((e["file_path"], e.get("content_offset")))]
+
         parts = [np.asarray(self.read_dv(e).positions(), dtype=np.int64)
-                 for e in ix.dicts_of(live.filter(pa.array(ours & is_dv)))]
+                 for e in once(live.filter(pa.array(ours & is_dv)))]
         if not parts:  # position deletes count only for a data file without a DV
             named = ours | refs.is_null().to_numpy(zero_copy_only=False)
-            for e in ix.dicts_of(live.filter(pa.array(named & ~is_dv))):
+            for e in once(live.filter(pa.array(named & ~is_dv))):
                 t = self._read_parquet(e["file_path"], columns=["file_path", "pos"])
                 mask = pc.equal(normalized(t.column("file_path")), wanted).to_numpy(zero_copy_only=False)
                 if not mask.any():
