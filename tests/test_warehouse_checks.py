@@ -229,7 +229,18 @@ def test_check_reports_progress():
     t = Warehouse(str(WAREHOUSE)).table("shop.orders")
     calls = []
     t.check(progress=lambda done, total: calls.append((done, total)))
-    assert calls == [(0, 4)]  # one Puffin file holds all four DVs
+    assert calls == [(0, 4), (4, 4)]  # one Puffin file holds all four DVs
+
+
+def test_check_and_read_dvs_draw_a_bar_when_asked_and_none_by_default_off_a_terminal(capsys):
+    t = Warehouse(str(WAREHOUSE)).table("shop.orders")
+    plain = (t.check(), [dv.cardinality for dv in t.read_dvs()])
+    assert capsys.readouterr().err == ""  # four DVs, and stderr is not a terminal
+    assert (t.check(progress=True), [dv.cardinality for dv in t.read_dvs(progress=True)]) == plain
+    err = capsys.readouterr().err
+    assert "shop.orders: DVs checked:   0%|          | 0/4 [" in err
+    assert "shop.orders: DVs read:   0%|          | 0/4 [" in err
+    assert plain[1] == [int(c) for c in t.dvs().record_count]
 
 
 def test_partition_statistics_files(shop):

@@ -436,6 +436,8 @@ def _check_dvs(table: "Table", snapshot_id: int, cols: _Columns, out: list[Findi
                     out.append(_f("iceberg.dv-position-out-of-range", Severity.ERROR, path,
                                   f"DV at offset {off} deletes position {highest} but {data_paths[t].as_py()} has "
                                   f"only {limit} rows", int(off), int(size)))
+    if progress is not None:
+        progress(done, len(rows))
 
 
 def _read_together(table: "Table", path: str, members: list[int], offsets: list, sizes: list, refs: list,
@@ -447,7 +449,7 @@ def _read_together(table: "Table", path: str, members: list[int], offsets: list,
     entries = [{"file_path": path, "content_offset": offsets[i], "content_size_in_bytes": sizes[i],
                 "referenced_data_file": refs[i], "file_size_in_bytes": file_sizes[i]} for i in members]
     try:
-        return dict(zip(members, table.read_dvs(entries)))
+        return dict(zip(members, table.read_dvs(entries, progress=False)))
     except (PuffinError, OSError, ValueError):
         return {}
 

@@ -40,7 +40,6 @@ read before the damage stay in the index.
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional
 
@@ -503,24 +502,15 @@ def _kinds(content, file_format):
 
 def _show_progress(progress: Optional[bool], manifests: int) -> bool:
     """A bar when asked for, or from PROGRESS_FROM manifests on in a terminal or a notebook kernel."""
-    if progress is not None:
-        return bool(progress)
-    if manifests < PROGRESS_FROM:
-        return False
-    if "ipykernel" in sys.modules:
-        return True
-    try:
-        return sys.stderr.isatty()
-    except (AttributeError, ValueError):
-        return False
+    from ..progress import wanted
+
+    return wanted(progress, manifests, PROGRESS_FROM)
 
 
 def _progress_bar(total: int, label: str):
-    try:
-        from tqdm.auto import tqdm
-    except ImportError:  # tqdm is a dependency; a stripped environment just shows no bar
-        return None
-    return tqdm(total=total, desc=label, unit="manifest", leave=False)
+    from ..progress import bar
+
+    return bar(total, label, "manifest")
 
 
 class _DuckDB:

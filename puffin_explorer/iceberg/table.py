@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Any, Mapping, Optional, Union
+from typing import Any, Callable, Mapping, Optional, Union
 
 from .._repr import RichRepr
 from ..errors import (InvalidFileError, NotFoundError, NotInTableError, PuffinError, SourceError,
@@ -22,6 +22,8 @@ _NUMBERED_FILE = re.compile(r"^(\d+)-[^/]*\.metadata\.json$")
 
 _DV_SIZE_WITHOUT_PROBE = 16 << 20  # bigger DV ranges are checked against the real file size first
 #: Index findings that check(read_files=True) leaves to the checks that open the files.
+#: From this many DVs on, check() and read_dvs() in a terminal or notebook show a progress bar.
+PROGRESS_FROM_DVS = 10_000
 _SAID_BY_FILE_CHECKS = ("iceberg.entry-range-beyond-file",)
 
 
@@ -529,7 +531,7 @@ class Table(RichRepr):
             if batch and int(batch[0]["content_offset"]) == offset and \
                     int(batch[0]["content_size_in_bytes"]) == length and \
                     batch[0].get("referenced_data_file") == e.get("referenced_data_file"):
-                dvs = self.read_dvs(batch)
+                dvs = self.read_dvs(batch, progress=False)
                 for k in [k for k in ready if k[0] == path]:  # what the last batch of this file left unasked
                     del ready[k]
                 for b, d in zip(batch[1:], dvs[1:]):
@@ -582,13 +584,22 @@ class Table(RichRepr):
         j = min(j, i + 4096)
         return ix.dicts_of(ix.table.take(rows[i:j])) if j > i else []
 
-    def read_dvs(self, entries: Optional[Any] = None, snapshot_id: Optional[int] = None) -> list:
+    def read_dvs(self, entries: Optional[Any] = None, snapshot_id: Optional[int] = None,
+                 progress: Optional[bool] = None) -> list:
         """The DeletionVectors of many DV entries (default: every live DV of the snapshot), in order.
 
         The ranges are planned per Puffin file, neighbours merged and fetched concurrently on
         object stores, so 10,000 DVs packed in one file cost a few requests, not 10,000.  The
-        positions of small vectors are decoded together in one pass.
+        positions of small vectors are decoded together in one pass.  ``progress``: a bar of DVs
+        read (``True`` / ``False``; by default from ``PROGRESS_FROM_DVS`` DVs on in a terminal or
+        notebook).
         """
+        from ..progress import ProgressBar
+
+        with ProgressBar(f"{self.name}: DVs read", "DV", PROGRESS_FROM_DVS, progress) as bar:
+            return self._read_dvs(entries, snapshot_id, bar)
+
+    def _read_dvs(self, entries: Optional[Any], snapshot_id: Optional[int], bar: Callable[[int, int], None]) -> list:
         from ..format.dv import DeletionVector, decode_many
 
         if entries is None:
@@ -617,7 +628,10 @@ class Table(RichRepr):
             if claimed is not None and (plan[3] is None or int(claimed) > plan[3]):
                 plan[3] = int(claimed)
         out: list = [None] * len(rows)
+        done = 0
         for path, (idx, ranges, end, claimed, odd) in by_file.items():
+            bar(done, len(rows))
+            done += len(idx)
             loc = self._located(path)
             if not odd and claimed is not None and end > claimed:
                 real = self.io.size(loc)
@@ -627,10 +641,13 @@ class Table(RichRepr):
                     out[i] = self.read_dv(rows[i])
                 continue
             src = self._source(loc, end)
-            for i, (o, n), data in zip(idx, ranges, src.read_ranges(ranges, keep=False)):
+            for k, (i, (o, n), data) in enumerate(zip(idx, ranges, src.read_ranges(ranges, keep=False))):
+                if k & 4095 == 4095:  # many DVs in one file move the bar too
+                    bar(done - len(idx) + k, len(rows))
                 if len(data) != n:
                     raise SourceError(f"{loc} ends before the DV at [{o:,}, {o + n:,})", o, location=loc)
                 out[i] = DeletionVector(data, o, None, "file", rows[i].get("referenced_data_file"))
+        bar(done, len(rows))
         decode_many(out)  # small vectors' positions in one numpy pass rather than one call each
         return out
 
@@ -759,10 +776,17 @@ class Table(RichRepr):
               progress=None, read_files: bool = True) -> FindingList:
         """Cross-check a snapshot's manifests, Puffin footers, DVs and statistics files (see ``checks``).
 
-        Returns a :class:`FindingList` (a table in a notebook). ``progress(done, total)`` is
-        called as DVs are checked. ``read_files=False`` checks the metadata alone (no Puffin
-        byte, no file listing): what the table card shows until ``check()`` was run.
+        Returns a :class:`FindingList` (a table in a notebook). ``progress`` is a callable told
+        ``(done, total)`` as DVs are checked, or a bar: ``True`` / ``False``, and by default one from
+        ``PROGRESS_FROM_DVS`` DVs on in a terminal or notebook. ``read_files=False`` checks the
+        metadata alone (no Puffin byte, no file listing): what the table card shows until
+        ``check()`` was run.
         """
+        from ..progress import ProgressBar
+
+        if progress is None or isinstance(progress, bool):
+            with ProgressBar(f"{self.name}: DVs checked", "DV", PROGRESS_FROM_DVS, progress) as bar:
+                return self.check(snapshot_id, check_files_exist, bar, read_files)
         from .checks import check_table
 
         try:  # what reading the manifests found (damage, impossible values), then the cross-checks
