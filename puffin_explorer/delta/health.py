@@ -23,8 +23,8 @@ import math
 import re
 from typing import TYPE_CHECKING, Any, Optional
 
-from ..iceberg.health import (DELETED_SHARE_THRESHOLD, METRIC_KEYS, SMALL_FILE_SHARE, Action, HealthFinding,
-                              TableHealth, _ms, _size_histogram, _ts_literal, deleted_share_finding)
+from ..health import (DELETED_SHARE_THRESHOLD, METRIC_KEYS, SMALL_FILE_SHARE, Action, HealthFinding, TableHealth,
+                      deleted_share_finding, epoch_ms, list_tree, size_histogram, ts_literal)
 from ..errors import PuffinError
 from ..iceberg.paths import normalize
 from ..regions import Severity
@@ -118,9 +118,8 @@ def _list(table: "DeltaTable"):
 
     import pandas as pd
 
-    from ..iceberg.health import _list_tree
 
-    found = _list_tree(SimpleNamespace(io=table.io), table.location)  # through the Delta table's I/O layer
+    found = list_tree(SimpleNamespace(io=table.io), table.location)  # through the Delta table's I/O layer
     base = normalize(table.location).rstrip("/") + "/"
     found["relative"] = [loc[len(base):] if loc.startswith(base) else loc for loc in found["location"]]
     return found if len(found) else pd.DataFrame(columns=["location", "size", "mtime_ms", "hidden", "relative"])
@@ -133,7 +132,7 @@ def delta_health(table: "DeltaTable", now: Any = None, name: Optional[str] = Non
     ``delta.`<location>```)."""
     import pandas as pd
 
-    now_ms = _ms(now) if now is not None else int(pd.Timestamp.now(tz="UTC").timestamp() * 1000)
+    now_ms = epoch_ms(now) if now is not None else int(pd.Timestamp.now(tz="UTC").timestamp() * 1000)
     conf = dict(table.metadata.get("configuration") or {})
     th = {k: _threshold(conf, k) for k in DELTA_DEFAULTS}
     target = int(th["delta.targetFileSize"]["value"])
@@ -174,7 +173,7 @@ def delta_health(table: "DeltaTable", now: Any = None, name: Optional[str] = Non
     by_part = by_part.groupby("partition", sort=True).agg(
         files=("bytes", "size"), rows=("rows", "sum"), deleted_rows=("deleted_rows", "sum"), bytes=("bytes", "sum"),
         delete_files=("dvs", "sum"), small_files=("small", "sum"), small_bytes=("small_bytes", "sum")).reset_index()
-    frames["size_histogram"] = _size_histogram(sizes.to_numpy(), target, small_size)
+    frames["size_histogram"] = size_histogram(sizes.to_numpy(), target, small_size)
     frames["partitions"] = by_part
     m["partitions"] = int(len(by_part))
     cand = by_part[by_part["small_files"] >= 2]
@@ -232,7 +231,7 @@ def delta_health(table: "DeltaTable", now: Any = None, name: Optional[str] = Non
                 {"tombstones": m["tombstones"], "past_retention": int(len(stored)),
                  "bytes": m["tombstone_bytes_on_storage"], "retention_ms": retention,
                  "property": "delta.deletedFileRetentionDuration",
-                 "source": th["delta.deletedFileRetentionDuration"]["source"], "older_than": _ts_literal(cutoff),
+                 "source": th["delta.deletedFileRetentionDuration"]["source"], "older_than": ts_literal(cutoff),
                  "examples": stored["path"].head(5).tolist()},
                 (vacuum,),
                 {"files_freed": int(len(stored)), "bytes_freed": m["tombstone_bytes_on_storage"]}))
@@ -277,7 +276,7 @@ def delta_health(table: "DeltaTable", now: Any = None, name: Optional[str] = Non
                 f"{len(orphans):,} files ({m['orphan_bytes']:,} B) under the table folder are referenced by no "
                 "live file, deletion vector or remove action",
                 {"orphan_files": m["orphan_files"], "orphan_bytes": m["orphan_bytes"],
-                 "older_than": _ts_literal(cutoff), "grace": "delta.deletedFileRetentionDuration",
+                 "older_than": ts_literal(cutoff), "grace": "delta.deletedFileRetentionDuration",
                  "source": th["delta.deletedFileRetentionDuration"]["source"], "in_flight_files": m["in_flight_files"],
                  "examples": orphans["relative"].head(5).tolist()},
                 (vacuum,),

@@ -352,7 +352,7 @@ class DeltaTable(RichRepr):
         return FindingList(findings)
 
     def health(self, now: Any = None, name: Optional[str] = None, list_files: bool = True):
-        """The table doctor on this Delta table (a :class:`~puffin_explorer.iceberg.health.TableHealth`):
+        """The table doctor on this Delta table (a :class:`~puffin_explorer.health.TableHealth`):
         small files, DV share, tombstones past ``delta.deletedFileRetentionDuration``, checkpoints and log
         size, orphan files; fixes as ``OPTIMIZE`` / ``REORG TABLE … APPLY (PURGE)`` / ``VACUUM``."""
         from .health import delta_health

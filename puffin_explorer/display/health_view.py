@@ -1,4 +1,4 @@
-"""The table doctor's view: a :class:`~puffin_explorer.iceberg.health.TableHealth` as HTML and text.
+"""The table doctor's view: a :class:`~puffin_explorer.health.TableHealth` as HTML and text.
 
 Only formats what the model computed: status, headline metrics, the thresholds and where they came
 from, then each finding with its evidence, its statements (in ``<pre>`` blocks, copyable as they
@@ -147,7 +147,7 @@ def health_text(h: Any, opts: RenderOptions = RenderOptions()) -> str:
 
 
 def _register() -> None:
-    from ..iceberg.health import TableHealth
+    from ..health import TableHealth
 
     register_view(TableHealth, html=health_html, text=health_text, css_class="pe-health")
 

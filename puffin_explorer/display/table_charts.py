@@ -118,7 +118,7 @@ def _partition_label(value: Any, width: int = 26) -> str:
 
 
 def health_figure(health: Any, pyplot: bool = True, _themable: bool = False, top: int = TOP_PARTITIONS):
-    """Three panels of a :class:`~puffin_explorer.iceberg.health.TableHealth`: data files per size class
+    """Three panels of a :class:`~puffin_explorer.health.TableHealth`: data files per size class
     (small classes in the warning colour, the target size marked), bytes of the ``top`` largest
     partitions, and the snapshots and manifest bytes over commit time."""
     import matplotlib

@@ -1,0 +1,372 @@
+"""The doctor's model, shared by the Iceberg and Delta doctors: a finding with the statements that fix
+it (:class:`HealthFinding`, :class:`Action`), the answer for one table (:class:`TableHealth`), the
+thresholds both formats share and the helpers both compute with (size classes, a folder listed through
+the table's I/O layer, timestamps).  The format doctors are ``iceberg/health.py`` and ``delta/health.py``;
+the view is ``display/health_view.py``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Optional
+
+from ._repr import RichRepr
+from .iceberg.paths import join, normalize
+from .regions import Severity
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .iceberg.table import Table
+
+MIB = 1 << 20
+DAY_MS = 86_400_000
+
+#: (property, Iceberg default) of every threshold the doctor reads from a table.
+DEFAULTS: dict[str, Any] = {
+    "write.target-file-size-bytes": 512 * MIB,
+    "history.expire.max-snapshot-age-ms": 5 * DAY_MS,
+    "history.expire.min-snapshots-to-keep": 1,
+    "commit.manifest.target-size-bytes": 8 * MIB,
+    "commit.manifest.min-count-to-merge": 100,
+    "write.metadata.previous-versions-max": 100,
+    "write.metadata.delete-after-commit.enabled": False,
+}
+
+#: A data file is small below this share of the target size (``rewrite_data_files``' ``min-file-size-bytes``).
+SMALL_FILE_SHARE = 0.75
+
+#: Deleted share of the table above which the doctor asks for a rewrite (the table card's threshold).
+DELETED_SHARE_THRESHOLD = 0.10
+
+#: A data file merging more delete files than this at scan time is read-amplified.
+DELETE_FILES_PER_DATA_FILE = 1
+
+#: A partition is poorly clustered when, on average, more files than this overlap a value of the clustering column.
+CLUSTERING_DEPTH_THRESHOLD = 2.0
+
+METRIC_KEYS = (
+    "data_files", "data_bytes", "delete_files", "delete_bytes", "dvs", "position_delete_files",
+    "equality_delete_files", "records", "live_rows", "deleted_rows", "deleted_share", "snapshots",
+    "snapshots_past_retention", "bytes_only_in_expired_snapshots", "oldest_snapshot_age_days",
+    "newest_snapshot_age_days", "commits_per_day", "commits_last_day", "manifests", "data_manifests",
+    "delete_manifests", "manifest_bytes", "small_manifests", "manifests_without_live_entries",
+    "metadata_files", "metadata_files_tracked", "small_files", "small_bytes", "target_file_size",
+    "small_file_size", "orphan_files", "orphan_bytes", "in_flight_files", "partitions",
+    "max_delete_files_per_data_file", "data_files_with_deletes", "dangling_deletes", "statistics_commits_behind",
+    "columns_without_ndv", "columns_without_bounds", "clustering_column", "clustering_depth",
+    "poorly_clustered_partitions",
+)
+
+
+@dataclass(frozen=True)
+class Action:
+    """One statement that fixes a finding, for one engine (``spark``, ``trino``, ``pyiceberg``, ``delta``)."""
+
+    engine: str
+    statement: str
+    note: str = ""
+
+    def to_dict(self) -> dict[str, str]:
+        out = {"engine": self.engine, "statement": self.statement}
+        if self.note:
+            out["note"] = self.note
+        return out
+
+
+@dataclass(frozen=True)
+class HealthFinding:
+    """One problem of a table: catalogued code, severity, the numbers behind it, the fixes and their effect."""
+
+    code: str
+    severity: Severity
+    message: str
+    evidence: dict[str, Any] = field(default_factory=dict)
+    actions: tuple[Action, ...] = ()
+    effect: dict[str, Any] = field(default_factory=dict)
+    hint: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"code": self.code, "severity": self.severity.value, "message": self.message,
+                "evidence": dict(self.evidence), "actions": [a.to_dict() for a in self.actions],
+                "effect": dict(self.effect)}
+
+    def __str__(self) -> str:
+        return f"{self.severity.value} {self.code}: {self.message}"
+
+
+_RANK = {Severity.INFO: 0, Severity.WARNING: 1, Severity.ERROR: 2}
+#: The order to run fixes in: rewrites first, then statistics (after the last commit that adds a snapshot),
+#: then expiry and orphan removal (which add none), then properties.
+FIX_ORDER = ("health.small-files", "health.deleted-share", "health.read-amplification", "health.dangling-deletes",
+             "health.poor-clustering", "health.manifest-fragmentation", "health.statistics-stale",
+             "health.statistics-missing",
+             "health.statistics-columns-missing", "health.snapshots-past-retention", "health.delta-checkpoint-overdue",
+             "health.delta-tombstones-past-retention", "health.orphan-files",
+             "health.metadata-cleanup-disabled", "health.columns-without-bounds")
+
+
+class TableHealth(RichRepr):
+    """The doctor's answer for one table: ``metrics`` (numbers), ``findings`` (problems with their fixes),
+    ``status`` (``ok`` / ``warning`` / ``error``) and the frames behind them (``size_histogram``,
+    ``partitions``, ``snapshots``, ``manifests``, ``columns``, ``orphans``, ``amplification``)."""
+
+    def __init__(self, table: str, metrics: dict[str, Any], findings: list[HealthFinding],
+                 thresholds: dict[str, dict[str, Any]], frames: dict[str, Any], now_ms: int,
+                 catalog: str) -> None:
+        self.table = table
+        self.metrics = metrics
+        self.findings = sorted(findings, key=lambda f: (-_RANK[f.severity], f.code))
+        self.thresholds = thresholds
+        self.frames = frames
+        self.now_ms = now_ms
+        self.catalog = catalog
+
+    @property
+    def status(self) -> str:
+        """``error`` / ``warning`` when a finding has that severity, else ``ok`` (info findings are notes)."""
+        worst = max((_RANK[f.severity] for f in self.findings), default=0)
+        return {2: "error", 1: "warning"}.get(worst, "ok")
+
+    @property
+    def top_problem(self) -> str:
+        """The message of the worst warning or error finding ('' when the status is ok)."""
+        for f in self.findings:
+            if f.severity in (Severity.ERROR, Severity.WARNING):
+                return f.message
+        return ""
+
+    def finding(self, code: str) -> Optional[HealthFinding]:
+        """The finding with ``code``, or None."""
+        return next((f for f in self.findings if f.code == code), None)
+
+    def codes(self) -> list[str]:
+        return [f.code for f in self.findings]
+
+    def actions(self, engine: str = "spark") -> list[str]:
+        """Every statement of one engine, in finding order."""
+        return [a.statement for f in self.findings for a in f.actions if a.engine == engine]
+
+    def plan(self, engine: str = "spark", severity: str = "warning") -> list[str]:
+        """The statements of one engine that fix every finding at or above ``severity``, in the order to run
+        them (:data:`FIX_ORDER`: rewrites, then statistics, then expiry and orphan removal), each once."""
+        order = {c: i for i, c in enumerate(FIX_ORDER)}
+        out: list[str] = []
+        for f in sorted(self.at_least(severity), key=lambda f: order.get(f.code, len(order))):
+            for a in f.actions:
+                if a.engine == engine and a.statement not in out:
+                    out.append(a.statement)
+        return out
+
+    def at_least(self, severity: str) -> list[HealthFinding]:
+        """Findings at or above ``severity`` (``info``, ``warning`` or ``error``)."""
+        rank = _RANK[Severity(severity)]
+        return [f for f in self.findings if _RANK[f.severity] >= rank]
+
+    def __getattr__(self, name: str) -> Any:
+        frames = self.__dict__.get("frames") or {}
+        if name in frames:
+            return frames[name]
+        raise AttributeError(name)
+
+    @property
+    def listed(self) -> bool:
+        """Whether the storage listing ran (``list_files=True``): without it there is no orphan check."""
+        return "listing" in self.frames
+
+    def checks(self):
+        """One row per check: ``check``, ``status`` (``ok`` / ``info`` / ``warning`` / ``error``, or
+        ``not run``), ``metric``, ``threshold``, ``source`` (where the threshold comes from) and ``codes``
+        (the findings that set the status).  A table card's health section shows these rows."""
+        import pandas as pd
+
+        m, th = self.metrics, self.thresholds
+
+        def t(key: str) -> dict[str, Any]:
+            return th.get(key) or {"value": DEFAULTS.get(key), "property": key, "source": "default"}
+
+        def n(v: Any) -> str:
+            return "–" if v is None else f"{v:,}" if isinstance(v, int) else str(v)
+
+        def size(v: Any) -> str:
+            if v is None:
+                return "–"
+            v = int(v)
+            return f"{v / MIB:g} MiB" if v >= MIB and v % (MIB // 4) == 0 else f"{v:,} B"
+
+        age = t("history.expire.max-snapshot-age-ms")
+        keep = t("history.expire.min-snapshots-to-keep")
+        mtarget = t("commit.manifest.target-size-bytes")
+        merge = t("commit.manifest.min-count-to-merge")
+        versions = t("write.metadata.previous-versions-max")
+        cleanup = t("write.metadata.delete-after-commit.enabled")
+        small = t("small-file-size")
+        orphan = t("orphan-older-than")
+        depth = m.get("clustering_depth")
+        rows = [
+            ("small files", f"{n(m.get('small_files'))} of {n(m.get('data_files'))} data files",
+             f"below {size(small['value'])}", small["source"], ("health.small-files", "health.partition-skew")),
+            ("deleted rows", f"{float(m.get('deleted_share') or 0.0):.1%} ({n(m.get('deleted_rows'))} of "
+                             f"{n(m.get('records'))} rows)", f"above {DELETED_SHARE_THRESHOLD:.0%}", "doctor default",
+             ("health.deleted-share",)),
+            ("delete files per data file", f"at most {n(m.get('max_delete_files_per_data_file'))}",
+             f"above {DELETE_FILES_PER_DATA_FILE}", "doctor default",
+             ("health.read-amplification", "health.dangling-deletes")),
+            ("clustering", "no sort order" if m.get("clustering_column") is None else "–" if depth is None else f"depth {float(depth):.2f} on {m.get('clustering_column')}",
+             f"above {CLUSTERING_DEPTH_THRESHOLD:g}", "doctor default", ("health.poor-clustering",)),
+            ("snapshot retention", f"{n(m.get('snapshots_past_retention'))} of {n(m.get('snapshots'))} snapshots "
+                                   "past retention",
+             f"older than {int(age['value']) / DAY_MS:g} days, keep {n(keep['value'])}",
+             f"{age['source']}; {keep['source']}", ("health.snapshots-past-retention",)),
+            ("manifests", f"{n(m.get('small_manifests'))} of {n(m.get('manifests'))} below target",
+             f"{size(mtarget['value'])}, merge from {n(merge['value'])}", f"{mtarget['source']}; {merge['source']}",
+             ("health.manifest-fragmentation", "health.snapshot-unreadable")),
+            ("metadata files", f"{n(m.get('metadata_files'))} ({n(m.get('metadata_files_tracked'))} tracked)",
+             f"keep {n(versions['value'])}, delete after commit {'on' if cleanup['value'] else 'off'}",
+             f"{versions['source']}; {cleanup['source']}",
+             ("health.metadata-cleanup-disabled", "health.not-current-metadata")),
+            ("statistics", "none" if m.get("statistics_commits_behind") is None and self.finding(
+                "health.statistics-missing") else f"{n(m.get('statistics_commits_behind'))} commits behind",
+             "current snapshot", "doctor default",
+             ("health.statistics-missing", "health.statistics-stale", "health.statistics-columns-missing",
+              "health.columns-without-bounds")),
+            ("orphan files", f"{n(m.get('orphan_files'))} ({size(m.get('orphan_bytes'))})" if self.listed
+             else "not listed: run t.health()", f"older than {orphan['value']}", orphan["source"],
+             ("health.orphan-files",)),
+        ]
+        if "delta.targetFileSize" in th:  # a Delta table: its own retention, checkpoints and no manifests
+            keep_ms = t("delta.deletedFileRetentionDuration")
+            interval = t("delta.checkpointInterval")
+            days = f"{int(keep_ms['value']) / DAY_MS:g} days"
+            rows = rows[:2] + [
+                ("tombstones", f"{n(m.get('tombstones_past_retention'))} of {n(m.get('tombstones'))} removed files "
+                               "past retention", f"older than {days}", keep_ms["source"],
+                 ("health.delta-tombstones-past-retention",)),
+                ("checkpoints", f"{n(m.get('commits_since_checkpoint'))} commits since the last checkpoint",
+                 f"above {n(interval['value'])}", interval["source"], ("health.delta-checkpoint-overdue",)),
+                ("orphan files", f"{n(m.get('orphan_files'))} ({size(m.get('orphan_bytes'))})" if self.listed
+                 else "not listed: run t.health()", f"older than {days}", keep_ms["source"],
+                 ("health.orphan-files",)),
+            ]
+        out = []
+        for check, metric, threshold, source, codes in rows:
+            found = [f for f in self.findings if f.code in codes]
+            if check == "orphan files" and not self.listed:
+                status = "not run"
+            elif found:
+                status = max(found, key=lambda f: _RANK[f.severity]).severity.value
+            else:
+                status = "ok"
+            source = "; ".join(dict.fromkeys(source.split("; ")))  # "default; default" -> "default"
+            out.append({"check": check, "status": status, "metric": metric, "threshold": threshold,
+                        "source": source, "codes": [f.code for f in found]})
+        return pd.DataFrame(out, columns=["check", "status", "metric", "threshold", "source", "codes"])
+
+    def to_dict(self) -> dict[str, Any]:
+        """The command line's JSON object for this table (see the README's "Table doctor" section)."""
+        return {"table": self.table, "status": self.status, "metrics": dict(self.metrics),
+                "findings": [f.to_dict() for f in self.findings]}
+
+    def findings_frame(self):
+        import pandas as pd
+
+        return pd.DataFrame([{"code": f.code, "severity": f.severity.value, "message": f.message,
+                              "actions": len(f.actions)} for f in self.findings],
+                            columns=["code", "severity", "message", "actions"])
+
+    def __repr__(self) -> str:
+        return f"TableHealth({self.table!r}, status={self.status!r}, findings={len(self.findings)})"
+
+
+def ts_literal(ms: int) -> str:
+    import pandas as pd
+
+    return pd.Timestamp(int(ms), unit="ms", tz="UTC").strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
+
+
+def size_histogram(sizes, target: int, small: int):
+    """Data files and bytes per size class: fixed edges below the small-file size, then small/target."""
+    import numpy as np
+    import pandas as pd
+
+    edges = sorted({0, *(e for e in (MIB, 8 * MIB, 32 * MIB, 128 * MIB) if e < small), small, target,
+                    2 * target})
+    edges.append(np.iinfo(np.int64).max)
+
+    def label(lo: int, hi: int) -> str:
+        def h(n: int) -> str:
+            return f"{n / MIB:g} MiB" if n % MIB == 0 or n >= MIB else f"{n:,} B"
+        return f">= {h(lo)}" if hi == edges[-1] else f"{h(lo)} – {h(hi)}"
+
+    arr = np.asarray(sizes, dtype=np.int64)
+    idx = np.searchsorted(np.asarray(edges[1:], dtype=np.int64), arr, side="right")
+    files = np.bincount(idx, minlength=len(edges) - 1)
+    nbytes = np.bincount(idx, weights=arr, minlength=len(edges) - 1) if len(arr) else np.zeros(len(edges) - 1)
+    return pd.DataFrame({
+        "size_class": [label(lo, hi) for lo, hi in zip(edges[:-1], edges[1:])],
+        "min_bytes": edges[:-1], "max_bytes": edges[1:],
+        "files": files.astype("int64"), "bytes": nbytes.astype("int64"),
+        "small": [hi <= small for hi in edges[1:]],
+    })
+
+
+def list_tree(table: "Table", root: str):
+    """Every file under ``root`` with size and modification time (ms), through the table's I/O layer."""
+    import pandas as pd
+
+    from .io.errors import storage_error
+
+    fs, path = table.io.fs(root)
+    try:
+        found = fs.find(path, detail=True, withdirs=False)
+    except FileNotFoundError:
+        found = {}
+    except Exception as exc:  # noqa: BLE001 - turned into this project's storage error
+        raise storage_error(exc, root, "list") from exc
+    rows = []
+    base = path.rstrip("/")
+    for name, info in found.items():
+        if info.get("type", "file") != "file":
+            continue
+        rel = str(name)[len(base):].lstrip("/") if str(name).startswith(base) else str(name)
+        mtime = info.get("mtime", info.get("LastModified", info.get("last_modified", info.get("updated"))))
+        ms = None
+        if mtime is not None:
+            try:
+                ms = int(float(mtime) * 1000) if isinstance(mtime, (int, float)) else \
+                    int(pd.Timestamp(mtime).timestamp() * 1000)
+            except (TypeError, ValueError):
+                ms = None
+        rows.append({"location": normalize(join(root, rel)), "size": info.get("size"), "mtime_ms": ms,
+                     "hidden": hidden_from_cleanup(rel)})
+    return pd.DataFrame(rows, columns=["location", "size", "mtime_ms", "hidden"])
+
+
+def hidden_from_cleanup(relative: str) -> bool:
+    """Whether ``remove_orphan_files`` skips a path: a name under the table location starting with ``.``
+    or ``_`` (Hadoop's ``.crc`` files, ``_SUCCESS``), except ``_name=value`` partition folders."""
+    parts = relative.split("/")
+    return any(p.startswith(".") or (p.startswith("_") and not (i < len(parts) - 1 and "=" in p))
+               for i, p in enumerate(parts))
+
+
+def epoch_ms(value: Any) -> int:
+    """Epoch milliseconds of a timestamp, ``datetime``, ISO string or number (already ms)."""
+    import pandas as pd
+
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return int(value)
+    ts = pd.Timestamp(value)
+    if ts.tzinfo is None:
+        ts = ts.tz_localize("UTC")
+    return int(ts.timestamp() * 1000)
+
+
+def deleted_share_finding(m: dict, how_read: str, actions: tuple, effect: dict) -> "HealthFinding":
+    """``health.deleted-share`` from a table's metrics: how readers get past the deletes is ``how_read``."""
+    return HealthFinding(
+        "health.deleted-share", Severity.WARNING,
+        f"{m['deleted_share']:.1%} of the rows are deleted ({m['deleted_rows']:,} of {m['records']:,}); readers "
+        f"still read them and {how_read}",
+        {"deleted_rows": m["deleted_rows"], "records": m["records"], "deleted_share": round(m["deleted_share"], 4),
+         "threshold": DELETED_SHARE_THRESHOLD, "source": "default (the table card's compaction threshold)",
+         "dvs": m["dvs"], "delete_files": m["delete_files"]},
+        actions, effect)
