@@ -20,6 +20,12 @@ if TYPE_CHECKING:  # pragma: no cover
 MIB = 1 << 20
 DAY_MS = 86_400_000
 
+#: A table card runs the doctor (without the storage listing) up to this many live data files; above it the
+#: card says to run ``health()``, which costs about 8 s of CPU and 500 MB per 100,000 files.
+CARD_HEALTH_UP_TO = 100_000
+#: An undated card health is reused for this long, so the HTML and text forms of one display share it.
+CARD_HEALTH_KEEP_S = 600
+
 #: (property, Iceberg default) of every threshold the doctor reads from a table.
 DEFAULTS: dict[str, Any] = {
     "write.target-file-size-bytes": 512 * MIB,
@@ -370,3 +376,21 @@ def deleted_share_finding(m: dict, how_read: str, actions: tuple, effect: dict) 
          "threshold": DELETED_SHARE_THRESHOLD, "source": "default (the table card's compaction threshold)",
          "dvs": m["dvs"], "delete_files": m["delete_files"]},
         actions, effect)
+
+
+def card_health(table: Any, data_files: int, now: Any, kept: dict) -> Optional[TableHealth]:
+    """The doctor run a table card shows: ``table.health(list_files=False)`` dated by ``now`` (default this
+    minute), None above ``CARD_HEALTH_UP_TO`` data files.  The HTML and text forms of one display share one
+    run: an undated one is kept in the table's ``kept`` dict for ``CARD_HEALTH_KEEP_S`` seconds."""
+    import time
+
+    if data_files > CARD_HEALTH_UP_TO:
+        return None
+    if now is not None:
+        return table.health(now=now, list_files=False)
+    last = kept.get("card-health")
+    if last is not None and time.monotonic() - last[0] < CARD_HEALTH_KEEP_S:
+        return last[1]
+    h = table.health(now=int(time.time() // 60 * 60_000), list_files=False)
+    kept["card-health"] = (time.monotonic(), h)
+    return h

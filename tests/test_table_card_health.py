@@ -79,6 +79,28 @@ def test_card_shows_the_health_section_at_the_top(wh):
     assert re.search(r"deleted rows +warning +22\.9% \(27,924 of 121,964 rows\) +above 10%", text)
 
 
+def test_one_display_runs_the_doctor_once_and_a_big_table_says_to_run_it(monkeypatch):
+    from puffin_explorer import health as model_module
+    from puffin_explorer.iceberg import health as health_module
+
+    runs = []
+    real = health_module.table_health
+    monkeypatch.setattr(health_module, "table_health", lambda *a, **k: runs.append(k["now"]) or real(*a, **k))
+    t = Warehouse(str(WAREHOUSE)).table("shop.orders")
+    bundle = t._repr_mimebundle_()  # undated: the HTML and the text share one run
+    assert len(runs) == 1 and "<summary>Health " in bundle["text/html"]
+    assert "health warning (no storage listing" in bundle["text/plain"]
+    assert t.summary()["data_files"] == 8
+    monkeypatch.setattr(model_module, "CARD_HEALTH_UP_TO", 7)
+    t = Warehouse(str(WAREHOUSE)).table("shop.orders")
+    html, text = table_html(t, RenderOptions(now=NOW)), table_text(t, RenderOptions(now=NOW))
+    assert len(runs) == 1  # above the card's limit: no doctor run
+    note = "more than 7 data files, the most the card runs the doctor on: t.health() runs every check"
+    assert "<summary>Health<span class=\"pe-count\"> not run</span></summary>" in html and note in html
+    assert f"health not run: {note}" in text
+    assert t.health(now=NOW, list_files=False).status == "warning" and len(runs) == 2
+
+
 def test_damaged_table_shows_findings_before_health(tmp_path):
     root = copy_warehouse(tmp_path / "wh")
     manifest = root / "shop" / ORDERS_DELETE_MANIFEST

@@ -53,6 +53,7 @@ class DeltaTable(RichRepr):
         self.name = basename(self.location)
         self._sources: dict[str, ByteSource] = {}
         self._files: Optional[list[FileAction]] = None
+        self._kept: dict[str, Any] = {}
         self._raise_first_error(self.log.findings)
 
     def _raise_first_error(self, findings) -> None:
@@ -358,6 +359,13 @@ class DeltaTable(RichRepr):
         from .health import delta_health
 
         return delta_health(self, now=now, name=name, list_files=list_files)
+
+    def card_health(self, now: Any = None):
+        """The doctor run a table card shows (no storage listing), or None above ``CARD_HEALTH_UP_TO`` data
+        files; see :func:`~puffin_explorer.health.card_health`."""
+        from ..health import card_health
+
+        return card_health(self, self.totals()["data_files"], now, self._kept)
 
     def summary(self) -> str:
         t = self.totals()

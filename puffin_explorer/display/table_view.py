@@ -317,17 +317,19 @@ def _stats_html(t: Any, opts: RenderOptions) -> str:
 _CHECK_CLASS = {"ok": "ok", "info": "info", "warning": "warning", "error": "error", "not run": "muted"}
 
 
-def _card_now(opts: RenderOptions) -> Any:
-    """The instant a card's health is dated by: the options' ``now``, else this minute (so the HTML and
-    text forms of one display share one doctor run, which the table keeps)."""
-    import time
+def _no_card_health() -> str:
+    """Why a card shows no health section: the table is above the card's doctor limit."""
+    from ..health import CARD_HEALTH_UP_TO
 
-    return opts.now if opts.now is not None else int(time.time() // 60 * 60_000)
+    return (f"more than {CARD_HEALTH_UP_TO:,} data files, the most the card runs the doctor on: t.health() runs "
+            "every check, with each finding's fix")
 
 
 def _health_html(t: Any, opts: RenderOptions) -> str:
     """The doctor's checks without the storage listing (bounded: metadata and manifests only), and its charts."""
-    h = t.health(now=_card_now(opts), list_files=False)
+    h = t.card_health(opts.now)
+    if h is None:
+        return H.details("Health", f'<div class="pe-note">{H.esc(_no_card_health())}</div>', False, " not run")
     checks = h.checks()
     rows = [[H.esc(r["check"]), H.badge(r["status"], _CHECK_CLASS.get(r["status"], "info")), H.esc(r["metric"]),
              H.esc(r["threshold"]), H.esc(r["source"])] for r in checks.to_dict("records")]
@@ -402,7 +404,9 @@ def table_text(t: Any, opts: RenderOptions = RenderOptions()) -> str:
     lines.append(_safe_text("  totals", totals))
 
     def health() -> str:
-        h = t.health(now=_card_now(opts), list_files=False)
+        h = t.card_health(opts.now)
+        if h is None:
+            return f"health not run: {_no_card_health()}"
         rows = [[r["check"], r["status"], r["metric"], r["threshold"], r["source"]]
                 for r in h.checks().to_dict("records")]
         return (f"health {h.status} (no storage listing: orphan files: run t.health())\n"

@@ -196,6 +196,16 @@ class Table(RichRepr):
                                                               name=name, list_files=list_files, cluster_by=cluster_by))
         return last[1]
 
+    def card_health(self, now: Any = None):
+        """The doctor run a table card shows (no storage listing), or None above ``CARD_HEALTH_UP_TO``
+        data files (counted from the manifest list, as the warehouse card does); see
+        :func:`~puffin_explorer.health.card_health`."""
+        from ..health import card_health
+
+        if self.metadata.current_snapshot_id is None:
+            return None
+        return card_health(self, int(self.summary().get("data_files") or 0), now, self._cache)
+
     def summary(self) -> dict[str, Any]:
         """The warehouse-card row of this table (reads only the metadata file and the current manifest list)."""
         from .overview import summary_row
