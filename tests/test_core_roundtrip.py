@@ -152,3 +152,17 @@ def test_validating_many_dvs_together_finds_what_each_parse_finds(key, lows, dam
         assert np.array_equal(dv.positions(), alone.positions())
     if damage == "none" and key == 0 and data[20:24] == (12346).to_bytes(4, "little"):
         assert together[0]._fast_valid  # the common shape (array containers only) took the one-pass path
+
+
+def test_decoding_many_dvs_in_chunks_gives_each_its_own_positions(monkeypatch):
+    """decode_many in chunks smaller than the list: every vector gets exactly its own positions."""
+    from puffin_explorer.format import dv as dv_module
+
+    rng = np.random.default_rng(5)
+    wanted = [np.unique(rng.integers(0, 60_000, size=int(n))).astype(np.uint64) for n in rng.integers(1, 400, 11)]
+    dvs = [DeletionVector.from_bytes(DeletionVector.from_positions(p).to_bytes()) for p in wanted]
+    monkeypatch.setattr(dv_module, "DECODE_MANY_CHUNK", 4)
+    dv_module.decode_many(dvs)
+    assert all(d._positions is not None for d in dvs)  # decoded together, in three chunks
+    for d, p in zip(dvs, wanted):
+        assert np.array_equal(d.positions(), p)

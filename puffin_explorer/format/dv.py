@@ -620,6 +620,10 @@ def _array_only_positions(data: bytes) -> Optional[np.ndarray]:
     return out
 
 
+#: decode_many works on this many vectors at a time (about 16 MB of joined bytes for vectors of 1 KB).
+DECODE_MANY_CHUNK = 16_384
+
+
 def decode_many(dvs: list["DeletionVector"]) -> None:
     """Decode the positions of many small vectors in one numpy pass (what ``positions()`` of each
     would return, computed together).
@@ -631,6 +635,10 @@ def decode_many(dvs: list["DeletionVector"]) -> None:
     """
     picked = [dv for dv in dvs
               if dv is not None and dv._positions is None and "buckets" not in dv.__dict__]
+    if len(picked) > DECODE_MANY_CHUNK:  # bounded temporaries: the joined bytes of one chunk at a time
+        for i in range(0, len(picked), DECODE_MANY_CHUNK):
+            decode_many(picked[i:i + DECODE_MANY_CHUNK])
+        return
     if not picked:
         return
     datas = [dv._data for dv in picked]

@@ -610,37 +610,53 @@ class Table(RichRepr):
             return self._read_dvs(entries, snapshot_id, bar)
 
     def _read_dvs(self, entries: Optional[Any], snapshot_id: Optional[int], bar: Callable[[int, int], None]) -> list:
+        import numpy as np
+        import pyarrow as pa
+
         from ..format.dv import DeletionVector, decode_many
 
-        if entries is None:
+        names = ("file_path", "content_offset", "content_size_in_bytes", "referenced_data_file", "file_size_in_bytes")
+        if entries is None:  # the index's columns as lists: no dict per DV
             ix = self._deletes_index(snapshot_id)
-            entries = ix.to_dicts(ix.mask(["dv"]))
-        elif hasattr(entries, "to_dict") and hasattr(entries, "columns"):  # a DataFrame such as dvs()
-            entries = entries.to_dict("records")
-        rows = [self._dv_entry(e, snapshot_id) for e in entries]
+            at = np.flatnonzero(ix.mask(["dv"]))
+            t = ix.table.select(list(names)).take(pa.array(at))
+            paths, offsets, sizes, refs, claims = (t.column(n).to_pylist() for n in names)
+            del t
+
+            def entry(i: int) -> dict[str, Any]:
+                return ix.row(int(at[i]))
+        else:
+            if hasattr(entries, "to_dict") and hasattr(entries, "columns"):  # a DataFrame such as dvs()
+                entries = entries.to_dict("records")
+            rows = [self._dv_entry(e, snapshot_id) for e in entries]
+            paths, offsets, sizes, refs, claims = ([e.get(n) for e in rows] for n in names)
+
+            def entry(i: int) -> dict[str, Any]:
+                return rows[i]
+        total = len(paths)
         # per Puffin file: (row indexes, ranges, largest end, largest claimed file size, any odd range)
         by_file: dict[str, list] = {}
-        for i, e in enumerate(rows):
-            o, n = e.get("content_offset"), e.get("content_size_in_bytes")
+        for i, (path, o, n, claimed) in enumerate(zip(paths, offsets, sizes, claims)):
             if o is None or n is None:
-                raise InvalidFileError(f"{e.get('file_path')}: DV entry without content_offset/"
-                                       "content_size_in_bytes", None, "dv-missing-range")
+                raise InvalidFileError(f"{path}: DV entry without content_offset/content_size_in_bytes", None,
+                                       "dv-missing-range")
             o, n = int(o), int(n)
-            plan = by_file.get(e["file_path"])
+            plan = by_file.get(path)
             if plan is None:
-                plan = by_file[e["file_path"]] = [[], [], 0, None, False]
+                plan = by_file[path] = [[], [], 0, None, False]
             plan[0].append(i)
             plan[1].append((o, n))
             plan[2] = max(plan[2], o + n)
             if o < 0 or n < 0 or n > _DV_SIZE_WITHOUT_PROBE:
                 plan[4] = True
-            claimed = e.get("file_size_in_bytes")
             if claimed is not None and (plan[3] is None or int(claimed) > plan[3]):
                 plan[3] = int(claimed)
-        out: list = [None] * len(rows)
+        del offsets, sizes, claims
+        out: list = [None] * total
         done = 0
-        for path, (idx, ranges, end, claimed, odd) in by_file.items():
-            bar(done, len(rows))
+        for path, (idx, ranges, end, claimed, odd) in list(by_file.items()):
+            del by_file[path]  # each file's plan is dropped once read
+            bar(done, total)
             done += len(idx)
             loc = self._located(path)
             if not odd and claimed is not None and end > claimed:
@@ -648,16 +664,16 @@ class Table(RichRepr):
                 odd = real is None or end > real
             if odd:  # odd ranges: one at a time, with read_dv's checks
                 for i in idx:
-                    out[i] = self.read_dv(rows[i])
+                    out[i] = self.read_dv(entry(i))
                 continue
             src = self._source(loc, end)
             for k, (i, (o, n), data) in enumerate(zip(idx, ranges, src.read_ranges(ranges, keep=False))):
                 if k & 4095 == 4095:  # many DVs in one file move the bar too
-                    bar(done - len(idx) + k, len(rows))
+                    bar(done - len(idx) + k, total)
                 if len(data) != n:
                     raise SourceError(f"{loc} ends before the DV at [{o:,}, {o + n:,})", o, location=loc)
-                out[i] = DeletionVector(data, o, None, "file", rows[i].get("referenced_data_file"))
-        bar(done, len(rows))
+                out[i] = DeletionVector(data, o, None, "file", refs[i])
+        bar(done, total)
         decode_many(out)  # small vectors' positions in one numpy pass rather than one call each
         return out
 
