@@ -313,3 +313,28 @@ def test_a_table_with_no_current_snapshot_lists_no_files(tmp_path):
     with pytest.raises(NotInTableError, match="orders: no current snapshot"):
         t.snapshot()
     assert len(t.snapshots()) == 5
+
+
+def test_a_bucket_value_outside_its_spec_is_one_finding_per_partition(tmp_path):
+    """Two entries of m1.avro moved to bucket 7 of a bucket[4] spec: one finding for that partition (named at
+    its first entry), none for the partitions that fit; the index and its files still read."""
+    root = copy_warehouse(tmp_path)
+    manifest = root / "shop" / ORDERS_DATA_MANIFEST
+
+    def move(records):
+        for r in records[2:]:
+            r["data_file"]["partition"]["customer_id_bucket"] = 7
+        return records
+
+    new_length = rewrite_avro(manifest, move)
+    rewrite_avro(root / "shop" / ORDERS_MANIFEST_LIST,
+                 lambda records: [dict(r, manifest_length=new_length) if r["manifest_path"].endswith("-m1.avro") else r
+                                  for r in records])
+    t = _orders(root)
+    ix = t.index()
+    found = [(f.code, f.message) for f in ix.findings]
+    assert found == [("iceberg.entry-partition-mismatch",
+                      "da354e0d-4a95-484a-b518-c198966d2374-m1.avro entry 2: partition customer_id_bucket=7 is "
+                      "outside bucket[4]")]
+    assert len(ix) == len(_orders().index()) and len(t.files()) == len(_orders().files())
+    assert t.index(metrics=True).findings[0].message == found[0][1]  # decoded again: the same finding, once

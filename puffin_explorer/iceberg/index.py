@@ -614,6 +614,7 @@ class EntryCache:
         self.indexes: dict[tuple, EntryIndex] = {}
         self.decoders: dict[bool, _Decoder] = {}
         self.partitions_checked: dict[tuple[int, int], list] = {}  # (spec id, partition code) -> its findings
+        self.partitions_clean: dict[int, bytearray] = {}  # spec id -> a byte per partition code: 1 checked, clean
 
     def decoder(self, metrics: bool) -> _Decoder:
         if metrics not in self.decoders:
@@ -940,7 +941,8 @@ def _validate(index: EntryIndex, partition_specs: dict, cache: "EntryCache") -> 
 def _validate_partitions(index: EntryIndex, partition_specs: dict, cache: "EntryCache", manifest,
                          entry) -> Iterable[tuple]:
     """Each distinct (spec, partition record) pair once per table: field names against the spec,
-    bucket values in range."""
+    bucket values in range.  A clean pair costs a byte in ``cache.partitions_clean``; only pairs with
+    findings are kept (``cache.partitions_checked``), so a table with a partition per file stays small."""
     import numpy as np
 
     specs = partition_specs
@@ -953,31 +955,50 @@ def _validate_partitions(index: EntryIndex, partition_specs: dict, cache: "Entry
         spec = specs.get(spec_id)
         if spec is None:
             continue
+        clean = cache.partitions_clean.setdefault(spec_id, bytearray())
+        if len(clean) < len(index.partitions):
+            clean.extend(bytes(len(index.partitions) - len(clean)))
+        flags = np.frombuffer(bytes(clean), dtype=np.uint8)
+        todo = (uniq >= 0) & (uniq < len(flags))
+        todo[todo] = flags[uniq[todo]] == 0
         names = sorted(str(f.get("name")) for f in spec)
+        names_ok: dict[tuple, bool] = {}
         buckets = []
         for f in spec:
             transform = str(f.get("transform", ""))
             if transform.startswith("bucket[") and transform.endswith("]") and transform[7:-1].isdigit():
                 buckets.append((f.get("name"), transform, int(transform[7:-1])))
-        for code, r in zip(uniq.tolist(), rows[first].tolist()):
-            path = index.manifests[manifest[r]].get("manifest_path") or ""
+        for code, r in zip(uniq[todo].tolist(), rows[first[todo]].tolist()):
+            path = None
             if (spec_id, code) in seen:  # found where it was first seen (again when decoded with metrics)
+                path = index.manifests[manifest[r]].get("manifest_path") or ""
                 yield from (f for f in seen[(spec_id, code)] if f[2] == path)
                 continue
-            found = seen[(spec_id, code)] = []
-            value = index.partitions[code] if 0 <= code < len(index.partitions) else None
+            value = index.partitions[code]
             if not isinstance(value, (dict, type(None))):
+                clean[code] = 1
                 continue
-            have = list((value or {}).keys())
-            head = f"{basename(path)} entry {int(entry[r])}"
-            if sorted(map(str, have)) != names:
+            have = tuple((value or {}).keys())
+            ok = names_ok.get(have)
+            if ok is None:
+                ok = names_ok[have] = sorted(map(str, have)) == names
+            found = []
+            if not ok:
+                path = index.manifests[manifest[r]].get("manifest_path") or ""
                 found.append(("iceberg.entry-partition-mismatch", Severity.WARNING, path,
-                              f"{head}: partition fields {have} but spec {spec_id} has "
-                              f"{[f.get('name') for f in spec]}", None))
+                              f"{basename(path)} entry {int(entry[r])}: partition fields {list(have)} but spec "
+                              f"{spec_id} has {[f.get('name') for f in spec]}", None))
             else:
                 for name, transform, n in buckets:
                     v = (value or {}).get(name)
                     if v is not None and (not isinstance(v, int) or not 0 <= v < n):
+                        path = path if path is not None else index.manifests[manifest[r]].get("manifest_path") or ""
                         found.append(("iceberg.entry-partition-mismatch", Severity.WARNING, path,
-                                      f"{head}: partition {name}={_short(v)} is outside {transform}", None))
-            yield from found
+                                      f"{basename(path)} entry {int(entry[r])}: partition {name}={_short(v)} is "
+                                      f"outside {transform}", None))
+            if found:
+                seen[(spec_id, code)] = found
+                yield from found
+            else:
+                clean[code] = 1
+
