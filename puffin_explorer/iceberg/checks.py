@@ -448,10 +448,14 @@ def _read_together(table: "Table", path: str, members: list[int], offsets: list,
         return {}
     entries = [{"file_path": path, "content_offset": offsets[i], "content_size_in_bytes": sizes[i],
                 "referenced_data_file": refs[i], "file_size_in_bytes": file_sizes[i]} for i in members]
+    from ..format.dv import validate_many
+
     try:
-        return dict(zip(members, table.read_dvs(entries, progress=False)))
+        dvs = table.read_dvs(entries, progress=False)
     except (PuffinError, OSError, ValueError):
         return {}
+    validate_many(dvs)  # the common shape checked in one pass: its findings need no per-vector parse
+    return dict(zip(members, dvs))
 
 
 def _check_blob(blob: Any, e: dict, path: str, out: list[Finding]) -> None:
