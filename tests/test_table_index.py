@@ -338,3 +338,15 @@ def test_a_bucket_value_outside_its_spec_is_one_finding_per_partition(tmp_path):
                       "outside bucket[4]")]
     assert len(ix) == len(_orders().index()) and len(t.files()) == len(_orders().files())
     assert t.index(metrics=True).findings[0].message == found[0][1]  # decoded again: the same finding, once
+
+
+def test_partition_records_whose_strings_hold_the_key_separator_keep_their_own_codes():
+    """Two partition records that a joined text key without lengths would confuse get two codes."""
+    import pyarrow as pa
+
+    cache = index_module.EntryCache()
+    decoder = cache.decoder(False)
+    records = [{"a": "x\x1fvy", "b": "z"}, {"a": "x", "b": "y\x1fvz"}, {"a": "x", "b": "y\x1fvz"}, None]
+    codes = decoder._partition_codes_of(pa.array(records, pa.struct([("a", pa.string()), ("b", pa.string())])))
+    assert codes.to_pylist() == [0, 1, 1, 2]
+    assert cache.partitions == records[:2] + [None]

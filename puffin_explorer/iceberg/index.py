@@ -434,8 +434,10 @@ class _Decoder:
                 child = pc.struct_field(arr, [i])
                 text = child.cast(pa.string()) if not pa.types.is_binary(child.type) else \
                     pc.binary_length(child).cast(pa.string())  # binary: fall back to the records below
-                parts.append(pc.fill_null(pc.binary_join_element_wise("v", text, ""), "n"))
-            key = pc.binary_join_element_wise(*parts, "\x1f") if len(parts) > 1 else parts[0]
+                # each value with its length: no two records share a key whatever their strings hold
+                sized = pc.binary_join_element_wise("v", pc.binary_length(text).cast(pa.string()), ":", text, "")
+                parts.append(pc.fill_null(sized, "n"))
+            key = pc.binary_join_element_wise(*parts, "") if len(parts) > 1 else parts[0]
             key = pc.if_else(arr.is_null(), "null", key)
             if any(pa.types.is_binary(f.type) for f in arr.type):
                 key = pa.array([repr(v) for v in arr.to_pylist()], pa.string())
