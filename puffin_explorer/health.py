@@ -310,19 +310,28 @@ def size_histogram(sizes, target: int, small: int):
 
 def list_tree(table: "Table", root: str):
     """Every file under ``root`` with size and modification time (ms), through the table's I/O layer."""
+    return list_folder(table.io, root)
+
+
+def list_folder(io: Any, root: str, folder: Optional[str] = None):
+    """Every file under ``folder`` (default ``root``) through the I/O layer ``io``, as :func:`list_tree` rows:
+    ``location`` (``root`` joined with the path below it, normalized), ``size``, ``mtime_ms``, ``hidden``.
+    Listing each top-level folder of ``root`` gives the rows of listing ``root`` itself (a Spark task each)."""
     import pandas as pd
 
     from .io.errors import storage_error
 
-    fs, path = table.io.fs(root)
+    where = folder if folder is not None else root
+    fs, path = io.fs(where)
+    _, root_path = io.fs(root)
     try:
         found = fs.find(path, detail=True, withdirs=False)
     except FileNotFoundError:
         found = {}
     except Exception as exc:  # noqa: BLE001 - turned into this project's storage error
-        raise storage_error(exc, root, "list") from exc
+        raise storage_error(exc, where, "list") from exc
     rows = []
-    base = path.rstrip("/")
+    base = root_path.rstrip("/")
     for name, info in found.items():
         if info.get("type", "file") != "file":
             continue
