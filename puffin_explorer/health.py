@@ -330,23 +330,28 @@ def list_folder(io: Any, root: str, folder: Optional[str] = None):
         found = {}
     except Exception as exc:  # noqa: BLE001 - turned into this project's storage error
         raise storage_error(exc, where, "list") from exc
-    rows = []
-    base = root_path.rstrip("/")
-    for name, info in found.items():
-        if info.get("type", "file") != "file":
-            continue
-        rel = str(name)[len(base):].lstrip("/") if str(name).startswith(base) else str(name)
-        mtime = info.get("mtime", info.get("LastModified", info.get("last_modified", info.get("updated"))))
-        ms = None
-        if mtime is not None:
-            try:
-                ms = int(float(mtime) * 1000) if isinstance(mtime, (int, float)) else \
-                    int(pd.Timestamp(mtime).timestamp() * 1000)
-            except (TypeError, ValueError):
-                ms = None
-        rows.append({"location": normalize(join(root, rel)), "size": info.get("size"), "mtime_ms": ms,
-                     "hidden": hidden_from_cleanup(rel)})
+    rows = [listed_row(name, info, root_path, root) for name, info in found.items()
+            if info.get("type", "file") == "file"]
     return pd.DataFrame(rows, columns=["location", "size", "mtime_ms", "hidden"])
+
+
+def listed_row(name: str, info: dict, root_path: str, root: str) -> dict[str, Any]:
+    """One :func:`list_folder` row from an fsspec listing entry (``name`` in the file system's spelling under
+    ``root_path``, the file system's spelling of ``root``)."""
+    import pandas as pd
+
+    base = root_path.rstrip("/")
+    rel = str(name)[len(base):].lstrip("/") if str(name).startswith(base) else str(name)
+    mtime = info.get("mtime", info.get("LastModified", info.get("last_modified", info.get("updated"))))
+    ms = None
+    if mtime is not None:
+        try:
+            ms = int(float(mtime) * 1000) if isinstance(mtime, (int, float)) else \
+                int(pd.Timestamp(mtime).timestamp() * 1000)
+        except (TypeError, ValueError):
+            ms = None
+    return {"location": normalize(join(root, rel)), "size": info.get("size"), "mtime_ms": ms,
+            "hidden": hidden_from_cleanup(rel)}
 
 
 def hidden_from_cleanup(relative: str) -> bool:
