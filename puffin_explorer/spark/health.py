@@ -37,7 +37,7 @@ HEALTH_ROWS_SCHEMA = (
     "rid bigint, kind string, file_path string, key string, pkey string, partition string, "
     "partition_empty boolean, spec_id int, sequence_number bigint, seq bigint, record_count bigint, "
     "file_size_in_bytes bigint, ref_key string, scope_ref string, scope_lo string, scope_hi string, "
-    "clus_lo binary, clus_hi binary, metrics binary")
+    "clus_lo binary, clus_hi binary, partial binary")
 LISTING_SCHEMA = "location string, size bigint, mtime_ms bigint, hidden boolean"
 _CLUSTER_SCHEMA = ("pkey string, partition string, files bigint, files_with_bounds bigint, average_depth double, "
                    "max_depth bigint, bytes bigint, rows bigint")
@@ -83,7 +83,12 @@ def health(spark, table: Any, *, now: Any = None, older_than: Any = None, catalo
 # ---- executor functions ---------------------------------------------------------------------------
 def _health_rows(fields: dict, column: Optional[str]):
     """mapInArrow function: executor index entries (with metrics) → :data:`HEALTH_ROWS_SCHEMA` rows, decoded
-    as ``files(decode=True)`` decodes them (bounds by column name, the path scope of position deletes)."""
+    as ``files(decode=True)`` decodes them (bounds by column name, the path scope of position deletes); only
+    the bounds these rows need are decoded (``file_path``'s and the clustering column's)."""
+    wanted = {fid for fid, (name, _) in fields.items() if name in ("file_path", column)}
+
+    def named(v):
+        return {fields.get(int(kv["key"]), (f"#{kv['key']}",))[0]: kv["value"] for kv in v} if v else {}
 
     def run(batches):
         import pyarrow as pa
@@ -94,21 +99,31 @@ def _health_rows(fields: dict, column: Optional[str]):
 
         schema = _arrow_schema(HEALTH_ROWS_SCHEMA)
 
-        def named(v):
-            return {fields.get(int(kv["key"]), (f"#{kv['key']}",))[0]: kv["value"] for kv in v} if v else {}
+        def needed(raw):
+            return decode_bounds([kv for kv in raw if kv["key"] in wanted] if raw else raw, fields)
 
-        for batch in batches:
+        partial = ColumnPartial()
+        for batch in batch_rows(batches, ("kind", "partition", "referenced_data_file", "spec_id", "manifest",
+                                          "entry", "file_path", "sequence_number", "record_count",
+                                          "file_size_in_bytes", *_METRIC_COLUMNS)):
             out = {f.name: [] for f in schema}
-            for r in batch.to_pylist():
+            for r in batch:
                 kind = r["kind"]
-                lows, highs = decode_bounds(r["lower_bounds"], fields), decode_bounds(r["upper_bounds"], fields)
+                rid = (int(r["manifest"]) << 32) + int(r["entry"])
+                if kind == "data":  # every bound is decoded once: the column metrics need them all
+                    lows, highs = decode_bounds(r["lower_bounds"], fields), decode_bounds(r["upper_bounds"], fields)
+                    partial.add(rid, {"values": named(r["value_counts"]), "nulls": named(r["null_value_counts"]),
+                                      "nans": named(r["nan_value_counts"]), "sizes": named(r["column_sizes"]),
+                                      "lows": lows, "highs": highs})
+                else:
+                    lows, highs = needed(r["lower_bounds"]), needed(r["upper_bounds"])
                 part = r["partition"]
                 ref = r["referenced_data_file"]
                 lo, hi = lows.get("file_path"), highs.get("file_path")
                 lo, hi = (lo if isinstance(lo, str) else ""), (hi if isinstance(hi, str) else "")
                 scope = normalize(ref) if isinstance(ref, str) and ref else (normalize(lo) if lo and lo == hi else "")
                 spec = r["spec_id"]
-                out["rid"].append((int(r["manifest"]) << 32) + int(r["entry"]))
+                out["rid"].append(rid)
                 out["kind"].append(kind)
                 out["file_path"].append(r["file_path"])
                 out["key"].append(normalize(r["file_path"]) if r["file_path"] is not None else None)
@@ -128,18 +143,35 @@ def _health_rows(fields: dict, column: Optional[str]):
                 for col, bounds in (("clus_lo", lows), ("clus_hi", highs)):
                     v = bounds.get(column) if (data and column is not None) else None
                     out[col].append(None if v is None else pickle.dumps(v))
-                out["metrics"].append(pickle.dumps((
-                    named(r["value_counts"]), named(r["null_value_counts"]), named(r["nan_value_counts"]),
-                    named(r["column_sizes"]), lows, highs)) if data else None)
+                out["partial"].append(None)
             yield pa.RecordBatch.from_arrays([pa.array(out[f.name], f.type) for f in schema], schema=schema)
+        last = {f.name: pa.nulls(1, f.type) for f in schema}  # the task's column partial: one row of its own
+        last["kind"] = pa.array(["partial"], pa.string())
+        last["partial"] = pa.array([pickle.dumps(partial)], pa.binary())
+        yield pa.RecordBatch.from_arrays([last[f.name] for f in schema], schema=schema)
 
     return run
 
 
 _MAPS = ("values", "nulls", "nans", "sizes", "lows", "highs")
+_METRIC_COLUMNS = ("value_counts", "null_value_counts", "nan_value_counts", "column_sizes", "lower_bounds",
+                   "upper_bounds")
+
+
+def batch_rows(batches, columns):
+    """Each Arrow batch's rows as dicts of ``columns`` only (no Python objects for the rest)."""
+    for batch in batches:
+        yield batch.select(list(columns)).to_pylist()
 
 
 def _missing(v: Any) -> bool:
+    """What pandas' ``notna`` calls missing (None, NaN, NaT), cheaply for the plain values metrics hold."""
+    if v is None:
+        return True
+    if isinstance(v, float):
+        return v != v
+    if isinstance(v, (int, str, bytes)):
+        return False
     import pandas as pd
 
     try:
@@ -148,71 +180,68 @@ def _missing(v: Any) -> bool:
         return False
 
 
-def _column_partials(batches):
-    """mapInArrow function: data rows' metrics → one pickled partial per task: per metric map the first place
-    (row, position) each column appears, sums of counts, and per column the files with a lower bound and the
-    smallest lower / largest upper bound (``TypeError`` when the bounds do not compare)."""
-    import pyarrow as pa
+class ColumnPartial:
+    """One task's share of ``_columns``: per metric map the first place (row, position) each column appears,
+    sums of the counts, and per column the files with a lower bound and the smallest lower / largest upper
+    bound (a column whose bounds do not compare is marked, as ``min`` raising ``TypeError`` marks it)."""
 
-    first: dict[str, dict[str, tuple]] = {k: {} for k in _MAPS}
-    sums: dict[str, dict[str, int]] = {k: {} for k in ("values", "nulls", "nans", "sizes")}
-    bounded: dict[str, int] = {}
-    ext: dict[str, dict[str, Any]] = {"lows": {}, "highs": {}}
-    broken: dict[str, set] = {"lows": set(), "highs": set()}
-    for batch in batches:
-        for rid, blob in zip(batch.column("rid").to_pylist(), batch.column("metrics").to_pylist()):
-            maps = dict(zip(_MAPS, pickle.loads(blob)))
-            for k in _MAPS:
-                for pos, (c, v) in enumerate(maps[k].items()):
-                    at = (rid, pos)
-                    if c not in first[k] or at < first[k][c]:
-                        first[k][c] = at
-                    if k in sums:
-                        total = sums[k].setdefault(c, 0)
-                        if isinstance(v, (int, float)) and not isinstance(v, bool) and not _missing(v):
-                            sums[k][c] = total + v
-                    elif not _missing(v):
-                        if k == "lows":
-                            bounded[c] = bounded.get(c, 0) + 1
-                        if c in broken[k]:
-                            continue
-                        try:
-                            ext[k][c] = v if c not in ext[k] else (min(ext[k][c], v) if k == "lows"
-                                                                   else max(ext[k][c], v))
-                        except TypeError:
-                            broken[k].add(c)
-    part = pickle.dumps({"first": first, "sums": sums, "bounded": bounded, "ext": ext, "broken": broken})
-    yield pa.RecordBatch.from_arrays([pa.array([part], pa.binary())], names=["partial"])
+    def __init__(self) -> None:
+        self.first: dict[str, dict[str, tuple]] = {k: {} for k in _MAPS}
+        self.sums: dict[str, dict[str, Any]] = {k: {} for k in ("values", "nulls", "nans", "sizes")}
+        self.bounded: dict[str, int] = {}
+        self.ext: dict[str, dict[str, Any]] = {"lows": {}, "highs": {}}
+        self.broken: dict[str, set] = {"lows": set(), "highs": set()}
+
+    def add(self, rid: int, maps: dict[str, dict]) -> None:
+        """One data file's decoded metric maps (``_MAPS`` keys), ``rid`` its place in the index."""
+        for k in _MAPS:
+            for pos, (c, v) in enumerate(maps[k].items()):
+                self.seen(k, c, (rid, pos))
+                if k in self.sums:
+                    total = self.sums[k].setdefault(c, 0)
+                    if isinstance(v, (int, float)) and not isinstance(v, bool) and not _missing(v):
+                        self.sums[k][c] = total + v
+                elif not _missing(v):
+                    if k == "lows":
+                        self.bounded[c] = self.bounded.get(c, 0) + 1
+                    self.extreme(k, c, v)
+
+    def seen(self, k: str, c: str, at: tuple) -> None:
+        if c not in self.first[k] or at < self.first[k][c]:
+            self.first[k][c] = at
+
+    def extreme(self, k: str, c: str, v: Any) -> None:
+        if c in self.broken[k]:
+            return
+        try:
+            cur = self.ext[k]
+            cur[c] = v if c not in cur else (min(cur[c], v) if k == "lows" else max(cur[c], v))
+        except TypeError:
+            self.broken[k].add(c)
+
+    def merge(self, other: "ColumnPartial") -> None:
+        for k in _MAPS:
+            for c, at in other.first[k].items():
+                self.seen(k, c, at)
+        for k in self.sums:
+            for c, v in other.sums[k].items():
+                self.sums[k][c] = self.sums[k].get(c, 0) + v
+        for c, n in other.bounded.items():
+            self.bounded[c] = self.bounded.get(c, 0) + n
+        for k in ("lows", "highs"):
+            self.broken[k] |= other.broken[k]
+            for c, v in other.ext[k].items():
+                self.extreme(k, c, v)
 
 
-def _columns_frame(partials: list[dict]):
-    """``_columns``' frame from the tasks' :func:`_column_partials`."""
+def _columns_frame(partials: list):
+    """``_columns``' frame from the tasks' :class:`ColumnPartial`."""
     import pandas as pd
 
-    first: dict[str, dict[str, tuple]] = {k: {} for k in _MAPS}
-    sums: dict[str, dict[str, Any]] = {k: {} for k in ("values", "nulls", "nans", "sizes")}
-    bounded: dict[str, int] = {}
-    ext: dict[str, dict[str, Any]] = {"lows": {}, "highs": {}}
-    broken: dict[str, set] = {"lows": set(), "highs": set()}
-    for p in partials:
-        for k in _MAPS:
-            for c, at in p["first"][k].items():
-                if c not in first[k] or at < first[k][c]:
-                    first[k][c] = at
-        for k in sums:
-            for c, v in p["sums"][k].items():
-                sums[k][c] = sums[k].get(c, 0) + v
-        for c, n in p["bounded"].items():
-            bounded[c] = bounded.get(c, 0) + n
-        for k in ("lows", "highs"):
-            broken[k] |= p["broken"][k]
-            for c, v in p["ext"][k].items():
-                if c in broken[k]:
-                    continue
-                try:
-                    ext[k][c] = v if c not in ext[k] else (min(ext[k][c], v) if k == "lows" else max(ext[k][c], v))
-                except TypeError:
-                    broken[k].add(c)
+    p = ColumnPartial()
+    for part in partials:
+        p.merge(part)
+    first, sums, bounded, ext, broken = p.first, p.sums, p.bounded, p.ext, p.broken
 
     def order(k: str) -> list[str]:
         return sorted(first[k], key=lambda c: first[k][c])
@@ -340,8 +369,9 @@ class SparkReads:
 
         ix = build_index_on_executors(self.spark, self.table, metrics=True, storage_options=self.options,
                                       partitions="repr")
+        fields = self.table.fields_by_id()
         live = ix.entries.where(F.coalesce(F.col("status") != 2, F.lit(True)))
-        rows = self._keep(live.mapInArrow(_health_rows(self.table.fields_by_id(), column), HEALTH_ROWS_SCHEMA))
+        rows = self._keep(live.mapInArrow(_health_rows(fields, column), HEALTH_ROWS_SCHEMA))
         kind = F.col("kind")
         data, dv = rows.where(kind == "data"), rows.where(kind == "dv")
         pos, eq = rows.where(kind == "position-deletes"), rows.where(kind == "equality-deletes")
@@ -480,8 +510,7 @@ class SparkReads:
                 "max_depth": pd.array([r["max_depth"] for r in got], dtype="Int64")},
                 index=pd.Index([r["pkey"] for r in got], name="pkey"))
             clustering = clustering_frame(out, column)
-        partials = [pickle.loads(r[0]) for r in data.select("rid", "metrics")
-                    .mapInArrow(_column_partials, "partial binary").collect()]
+        partials = [pickle.loads(r[0]) for r in rows.where(kind == "partial").select("partial").collect()]
 
         top = (amp.orderBy(F.col("delete_files").desc(), F.col("deleted_rows").desc(), "file_path")
                .limit(AMPLIFICATION_ROWS)
