@@ -11,7 +11,7 @@ import pytest
 
 from puffin_explorer import Table, Warehouse
 
-from _warehouse_fixtures import WAREHOUSE, copy_warehouse
+from _warehouse_fixtures import WAREHOUSE, WRITTEN_ROOT, copy_warehouse
 
 pytestmark = pytest.mark.spark
 
@@ -130,6 +130,17 @@ def test_a_broken_manifest_and_an_older_metadata_file(spark, tmp_path):
     _same(got, old.health(now=NOW))
     assert got.finding("health.not-current-metadata").evidence["newer"] == [
         str(meta / f"v{i}.metadata.json") for i in range(4, 8)]
+    empty = Table.from_metadata(str(meta / "v1.metadata.json"), relocate={WRITTEN_ROOT: str(root)})
+    got = pes.health(spark, empty, now=NOW)  # no snapshot: no files to sum, no snapshot sets
+    _same(got, empty.health(now=NOW))
+    assert (got.metrics["snapshots"], got.metrics["data_files"], got.status) == (0, 0, "ok")
+
+
+def test_a_delta_table_is_sent_to_its_own_doctor(spark, fixtures):
+    from puffin_explorer import spark as pes
+
+    with pytest.raises(ValueError, match="is a Delta table: its doctor is DeltaTable.health()"):
+        pes.health(spark, str(fixtures / "engines/delta/kernel-rs-table-with-dv-small"), now=NOW)
 
 
 def test_clustering_is_measured_per_partition_on_executors(spark, tmp_path):
