@@ -184,3 +184,34 @@ def test_a_catalog_table_name(spark, fixture_warehouse):
     t = Table.from_folder(str(fixture_warehouse / "shop/orders"))
     _same(got, t.health(now=NOW, catalog="fx", name="shop.orders"))
     assert got.actions("spark")[0].startswith("CALL fx.system.")
+
+
+def test_partition_scoped_position_deletes_merge_on_executors(spark, tmp_path):
+    """A v2 table written by Spark whose DELETEs write one position-delete file per partition: every data file of
+    a partition merges each later delete file of it (the sequence-number and partition rules as Spark joins)."""
+    import time
+
+    from puffin_explorer import spark as pes
+
+    wh = tmp_path / "wh"
+    pes.add_catalog(spark, "hj", str(wh))
+    spark.sql("CREATE TABLE hj.ns.pd (id bigint, grp int) USING iceberg PARTITIONED BY (grp) TBLPROPERTIES ("
+              "'format-version' = '2', 'write.delete.mode' = 'merge-on-read', "
+              "'write.delete.granularity' = 'partition')")
+    spark.range(0, 900).selectExpr("id", "cast(id % 3 as int) as grp").coalesce(1).writeTo("hj.ns.pd").append()
+    spark.sql("DELETE FROM hj.ns.pd WHERE id % 4 = 0")
+    spark.range(900, 1200).selectExpr("id", "cast(id % 3 as int) as grp").coalesce(1).writeTo("hj.ns.pd").append()
+    spark.sql("DELETE FROM hj.ns.pd WHERE id % 5 = 0")
+    now = time.time() * 1000
+    t = Table.from_folder(str(wh / "ns" / "pd"))
+    expected = t.health(now=now, catalog="hj", name="ns.pd")
+    got = pes.health(spark, t, now=now, catalog="hj", name="ns.pd")
+    _same(got, expected)
+    m = got.metrics
+    rows = spark.table("hj.ns.pd").count()
+    # the first append's files merge both DELETEs' files of their partition, the second append's only the last
+    assert (m["live_rows"], m["dvs"], m["position_delete_files"], m["max_delete_files_per_data_file"]) == (
+        rows, 0, 6, 2)
+    amp = got.amplification.sort_values("file_path")
+    assert sorted(amp["position_delete_files"].tolist()) == [1, 1, 1, 2, 2, 2]
+    assert got.finding("health.read-amplification").evidence["data_files"] == 3
