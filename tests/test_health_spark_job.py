@@ -11,7 +11,7 @@ import pytest
 
 from puffin_explorer import Table, Warehouse
 
-from _warehouse_fixtures import WAREHOUSE, WRITTEN_ROOT, copy_warehouse
+from _warehouse_fixtures import ORDERS_DELETE_MANIFEST, WAREHOUSE, WRITTEN_ROOT, copy_warehouse
 
 pytestmark = pytest.mark.spark
 
@@ -122,6 +122,12 @@ def test_a_broken_manifest_and_an_older_metadata_file(spark, tmp_path):
     _same(got, t.health(now=NOW))
     assert got.finding("health.snapshot-unreadable").evidence == {"snapshot_id": 3379575596702121728}
     assert got.metrics["orphan_files"] is None
+    current = root / "shop" / ORDERS_DELETE_MANIFEST  # the current snapshot's delete manifest, cut short
+    current.write_bytes(current.read_bytes()[:300])
+    t = Warehouse(str(root)).table("shop.orders")
+    got = pes.health(spark, t, now=NOW)
+    _same(got, t.health(now=NOW))
+    assert "a manifest is unreadable" in got.finding("health.snapshot-unreadable").message
     meta = root / "shop/orders/metadata"
     for i, p in enumerate(sorted(meta.glob("v*.metadata.json"), key=lambda p: int(p.name[1:].split(".")[0]))):
         os.utime(p, (NOW_MS / 1000 - 10 * DAY_MS / 1000 + i, NOW_MS / 1000 - 10 * DAY_MS / 1000 + i))
