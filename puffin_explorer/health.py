@@ -316,34 +316,48 @@ def size_histogram(sizes, target: int, small: int):
 
 def list_tree(table: "Table", root: str):
     """Every file under ``root`` with size and modification time (ms), through the table's I/O layer."""
+    return list_folder(table.io, root)
+
+
+def list_folder(io: Any, root: str, folder: Optional[str] = None):
+    """Every file under ``folder`` (default ``root``) through the I/O layer ``io``, as :func:`list_tree` rows:
+    ``location`` (``root`` joined with the path below it, normalized), ``size``, ``mtime_ms``, ``hidden``.
+    Listing each top-level folder of ``root`` gives the rows of listing ``root`` itself (a Spark task each)."""
     import pandas as pd
 
     from .io.errors import storage_error
 
-    fs, path = table.io.fs(root)
+    where = folder if folder is not None else root
+    fs, path = io.fs(where)
+    _, root_path = io.fs(root)
     try:
         found = fs.find(path, detail=True, withdirs=False)
     except FileNotFoundError:
         found = {}
     except Exception as exc:  # noqa: BLE001 - turned into this project's storage error
-        raise storage_error(exc, root, "list") from exc
-    rows = []
-    base = path.rstrip("/")
-    for name, info in found.items():
-        if info.get("type", "file") != "file":
-            continue
-        rel = str(name)[len(base):].lstrip("/") if str(name).startswith(base) else str(name)
-        mtime = info.get("mtime", info.get("LastModified", info.get("last_modified", info.get("updated"))))
-        ms = None
-        if mtime is not None:
-            try:
-                ms = int(float(mtime) * 1000) if isinstance(mtime, (int, float)) else \
-                    int(pd.Timestamp(mtime).timestamp() * 1000)
-            except (TypeError, ValueError):
-                ms = None
-        rows.append({"location": normalize(join(root, rel)), "size": info.get("size"), "mtime_ms": ms,
-                     "hidden": hidden_from_cleanup(rel)})
+        raise storage_error(exc, where, "list") from exc
+    rows = [listed_row(name, info, root_path, root) for name, info in found.items()
+            if info.get("type", "file") == "file"]
     return pd.DataFrame(rows, columns=["location", "size", "mtime_ms", "hidden"])
+
+
+def listed_row(name: str, info: dict, root_path: str, root: str) -> dict[str, Any]:
+    """One :func:`list_folder` row from an fsspec listing entry (``name`` in the file system's spelling under
+    ``root_path``, the file system's spelling of ``root``)."""
+    import pandas as pd
+
+    base = root_path.rstrip("/")
+    rel = str(name)[len(base):].lstrip("/") if str(name).startswith(base) else str(name)
+    mtime = info.get("mtime", info.get("LastModified", info.get("last_modified", info.get("updated"))))
+    ms = None
+    if mtime is not None:
+        try:
+            ms = int(float(mtime) * 1000) if isinstance(mtime, (int, float)) else \
+                int(pd.Timestamp(mtime).timestamp() * 1000)
+        except (TypeError, ValueError):
+            ms = None
+    return {"location": normalize(join(root, rel)), "size": info.get("size"), "mtime_ms": ms,
+            "hidden": hidden_from_cleanup(rel)}
 
 
 def hidden_from_cleanup(relative: str) -> bool:

@@ -27,6 +27,7 @@ set; every finding says which (``evidence["source"]``).  Defaults used:
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Optional
 
 from ..errors import PuffinError
@@ -295,6 +296,188 @@ def _retained(snaps, refs: dict[str, dict[str, Any]], current: Optional[int], cu
     return keep
 
 
+@dataclass
+class FileAggregates:
+    """What the doctor needs from the current snapshot's live files, already summed.
+
+    Computed from ``files()`` on the driver (:func:`driver_file_aggregates`) or by Spark jobs over the entry
+    index built on the executors (``puffin_explorer/spark/health.py``); one set of metric and finding builders
+    reads it (:func:`_current_findings`).  ``counts`` holds ``data_files``, ``data_bytes``, ``records``,
+    ``dvs``, ``position_delete_files``, ``equality_delete_files``, ``delete_files``, ``delete_bytes``,
+    ``deleted_rows``, ``data_files_with_deletes``, ``max_delete_files_per_data_file``, ``small_files`` and
+    ``small_bytes``; ``touched`` the data files that merge at least one delete file (``files``, ``max_size``,
+    ``rows``, ``deleted_rows``), ``many`` those merging more than :data:`DELETE_FILES_PER_DATA_FILE`
+    (``files``, ``rows``), ``dangling`` the delete files no live data file needs (``dvs``,
+    ``position_delete_files``, ``files_freed``, ``bytes_freed``).
+    """
+
+    counts: dict[str, int]
+    size_histogram: Any
+    partitions: Any
+    touched: dict[str, Any]
+    many: dict[str, Any]
+    mean_delete_files: float
+    dangling: dict[str, int]
+    columns: Any
+    clustering: Any = None
+    amplification: Any = None
+
+
+def driver_file_aggregates(files, target: int, small_size: int, column: Optional[str]) -> FileAggregates:
+    """:class:`FileAggregates` from a snapshot's ``files(decode=True)`` frame, every file in memory here."""
+    import pandas as pd
+
+    parts = _files_by_kind(files)
+    data = parts["data"]
+    c: dict[str, Any] = {"data_files": int(len(data)), "data_bytes": int(data["file_size_in_bytes"].sum())}
+    dc = _delete_counts(parts)
+    c.update({k: dc[k] for k in ("dvs", "position_delete_files", "equality_delete_files", "delete_files",
+                                 "delete_bytes")})
+    c["records"] = int(data["record_count"].sum())
+    amp = _amplification(parts)
+    c["deleted_rows"], deleted = _deleted_rows(parts, amp)
+    amp["deleted_rows"] = amp["file_path"].map(normalize).map(deleted).fillna(0).astype("int64").to_numpy()
+    c["data_files_with_deletes"] = int((amp["delete_files"] > 0).sum())
+    c["max_delete_files_per_data_file"] = int(amp["delete_files"].max()) if len(amp) else 0
+
+    sizes = data["file_size_in_bytes"].astype("int64")
+    hist = size_histogram(sizes.to_numpy(), int(target), small_size)
+    small = data[sizes < small_size]
+    c["small_files"] = int(len(small))
+    c["small_bytes"] = int(small["file_size_in_bytes"].sum())
+    by_part = amp.groupby("pkey", sort=True).agg(
+        partition=("partition", "first"), files=("file_path", "size"), rows=("record_count", "sum"),
+        deleted_rows=("deleted_rows", "sum"), bytes=("file_size_in_bytes", "sum"),
+        delete_files=("delete_files", "sum")).reset_index(drop=True)
+    by_part["partition"] = by_part["partition"].astype("string")
+    small_by_part = amp[amp["file_size_in_bytes"] < small_size].groupby("pkey").agg(
+        small_files=("file_path", "size"), small_bytes=("file_size_in_bytes", "sum"),
+        small_rows=("record_count", "sum"))
+    pk = amp.groupby("pkey", sort=True).size().index
+    by_part = pd.concat([by_part.set_index(pk),
+                         small_by_part.reindex(pk).fillna(0).astype("int64")], axis=1).reset_index(drop=True)
+
+    touched = amp[amp["delete_files"] > 0]
+    many = amp[amp["delete_files"] > DELETE_FILES_PER_DATA_FILE]
+    clustering = None
+    if column is not None:
+        with_bounds = amp.assign(lower_bounds=data["lower_bounds"].to_numpy(),
+                                 upper_bounds=data["upper_bounds"].to_numpy())
+        clustering = _clustering(with_bounds, column)
+    return FileAggregates(
+        counts=c, size_histogram=hist, partitions=by_part,
+        touched={"files": int(len(touched)),
+                 "max_size": int(touched["file_size_in_bytes"].max()) if len(touched) else None,
+                 "rows": int(touched["record_count"].sum()), "deleted_rows": int(touched["deleted_rows"].sum())},
+        many={"files": int(len(many)), "rows": int(many["record_count"].sum())},
+        mean_delete_files=float(amp["delete_files"].mean()) if len(amp) else 0.0,
+        dangling=_dangling(parts, amp), columns=_columns(data), clustering=clustering, amplification=amp)
+
+
+def _current_findings(findings, frames, m, agg: FileAggregates, th, target, small_size, column, column_source,
+                      call, spark_t, catalog, ident, format_version) -> None:
+    """The metrics and findings of the current snapshot's files, from their aggregates."""
+    m.update(agg.counts)
+    m["live_rows"] = m["records"] - m["deleted_rows"]
+    m["deleted_share"] = (m["deleted_rows"] / m["records"]) if m["records"] else 0.0
+    frames["amplification"] = agg.amplification
+    frames["size_histogram"] = agg.size_histogram
+    by_part = agg.partitions
+    frames["partitions"] = by_part
+    m["partitions"] = int(len(by_part))
+    _small_files_finding(findings, by_part, m, th, target, small_size, call, spark_t, ident)
+    _deletes_findings(findings, agg, m, call, spark_t, ident, format_version)
+    _dangling_finding(findings, agg.dangling, m)
+    _skew_finding(findings, by_part)
+    if column is not None:
+        frames["clustering"] = agg.clustering
+        _clustering_finding(findings, agg.clustering, column, column_source, m, call, spark_t, ident)
+    frames["columns"] = agg.columns
+    _column_findings(findings, frames["columns"], m, spark_t, catalog, ident)
+
+
+class DriverReads:
+    """The doctor's reads that grow with the table, done here through the Table's public methods: the current
+    snapshot's files, every snapshot's file set, the listing of the table location.  ``spark/health.py`` has
+    the same methods running as Spark jobs."""
+
+    def __init__(self, table: "Table") -> None:
+        self.table = table
+        self.files = None
+        self.sets: dict[int, dict[str, int]] = {}
+        self.listing = None
+
+    def current_files(self, target: int, small_size: int, column: Optional[str]) -> FileAggregates:
+        self.files = self.table.files(decode=True)
+        return driver_file_aggregates(self.files, target, small_size, column)
+
+    def snapshot_files(self, readable: list, current: Optional[int]) -> dict[int, str]:
+        """Reads the file set of each ``(snapshot id, manifests frame)``; returns, per snapshot whose set is
+        incomplete (a manifest unreadable or damaged), the first reason."""
+        broken_by: dict[int, str] = {}
+        for sid, mans in readable:
+            try:
+                self.sets[sid] = _snapshot_files(self.table, sid, mans, self.files if sid == current else None)
+                broken = [f.message for f in self.table.index(sid).findings if f.code in _MANIFEST_BROKEN]
+            except (PuffinError, KeyError) as exc:
+                broken = [str(exc)]
+            if broken:  # the entries after the damage are unknown: counting from the rest would mislead
+                broken_by[sid] = broken[0]
+                self.sets[sid] = {}
+        return broken_by
+
+    def add_file(self, sid: int, location: str, size: int) -> None:
+        self.sets.setdefault(sid, {})[location] = size
+
+    def list(self, root: str):
+        self.listing = list_tree(self.table, root)
+        return self.listing
+
+    def listed_sizes(self, locations) -> dict[str, Any]:
+        wanted = set(locations)
+        hit = self.listing[self.listing["location"].isin(wanted)]
+        return dict(zip(hit["location"], hit["size"]))
+
+    def metadata_files(self) -> int:
+        return int(self.listing["location"].str.endswith((".metadata.json", ".metadata.json.gz")).sum())
+
+    def newer_metadata(self, current_loc: str, tracked: set) -> list[str]:
+        listing = self.listing
+        own = listing.loc[listing["location"] == current_loc, "mtime_ms"]
+        if not (len(own) and own.notna().all()):
+            return []
+        is_meta = listing["location"].str.endswith((".metadata.json", ".metadata.json.gz"))
+        return listing.loc[is_meta & ~listing["location"].isin(tracked)
+                           & (listing["mtime_ms"] > int(own.iloc[0])), "location"].tolist()
+
+    def expired_only(self, keep: set, expired: list):
+        """The files only the ``expired`` snapshots hold: ``(frame of location, size; files; bytes)``."""
+        import pandas as pd
+
+        kept_files: dict[str, int] = {}
+        for sid in keep:
+            kept_files.update(self.sets.get(sid, {}))
+        freed: dict[str, int] = {}
+        for sid in expired:
+            for loc, size in self.sets.get(sid, {}).items():
+                if loc not in kept_files:
+                    freed[loc] = size
+        frame = pd.DataFrame({"location": list(freed), "size": list(freed.values())}, columns=["location", "size"])
+        return frame, len(freed), int(sum(freed.values()))
+
+    def orphans(self, referenced: set, cutoff_ms: int):
+        """Listed files no snapshot or metadata file references, not hidden, older than ``cutoff_ms``:
+        ``(frame, files, bytes, in-flight files)``."""
+        listing = self.listing
+        every = set().union(*self.sets.values()) if self.sets else set()
+        every |= referenced
+        unref = listing[~listing["location"].isin(every) & ~listing["hidden"].astype(bool)]
+        young = unref["mtime_ms"].notna() & (unref["mtime_ms"] >= cutoff_ms)
+        orphans = unref[~young]
+        return (orphans.reset_index(drop=True), int(len(orphans)), int(orphans["size"].fillna(0).sum()),
+                int(young.sum()))
+
+
 def table_health(table: "Table", now: Any = None, older_than: Any = None, catalog: str = "spark_catalog",
                  name: Optional[str] = None, list_files: bool = True,
                  cluster_by: Optional[str] = None) -> TableHealth:
@@ -307,6 +490,14 @@ def table_health(table: "Table", now: Any = None, older_than: Any = None, catalo
     listing (no orphan check, no manifest-list sizes).  Clustering is measured on ``cluster_by`` when
     given, else on the default sort order's first column (none when the table has no sort order).
     """
+    return doctor(table, DriverReads(table), now=now, older_than=older_than, catalog=catalog, name=name,
+                  list_files=list_files, cluster_by=cluster_by)
+
+
+def doctor(table: "Table", reads: Any, now: Any = None, older_than: Any = None, catalog: str = "spark_catalog",
+           name: Optional[str] = None, list_files: bool = True, cluster_by: Optional[str] = None) -> TableHealth:
+    """:func:`table_health` with the reads that grow with the table done by ``reads`` (:class:`DriverReads`,
+    or the Spark jobs of ``puffin_explorer/spark/health.py``); everything else is read and decided here."""
     import numpy as np
     import pandas as pd
 
@@ -340,63 +531,18 @@ def table_health(table: "Table", now: Any = None, older_than: Any = None, catalo
     m["snapshots"] = int(len(snaps))
 
     # ---- files of the current snapshot --------------------------------------------------------
-    parts = current_files = None
     if current is not None:
-        files = current_files = table.files(decode=True)
-        parts = _files_by_kind(files)
-        data = parts["data"]
-        m["data_files"] = int(len(data))
-        m["data_bytes"] = int(data["file_size_in_bytes"].sum())
-        dc = _delete_counts(parts)
-        m.update({k: dc[k] for k in ("dvs", "position_delete_files", "equality_delete_files", "delete_files",
-                                     "delete_bytes")})
-        m["records"] = int(data["record_count"].sum())
-        amp = _amplification(parts)
-        m["deleted_rows"], deleted = _deleted_rows(parts, amp)
-        m["live_rows"] = m["records"] - m["deleted_rows"]
-        m["deleted_share"] = (m["deleted_rows"] / m["records"]) if m["records"] else 0.0
-        amp["deleted_rows"] = amp["file_path"].map(normalize).map(deleted).fillna(0).astype("int64").to_numpy()
-        frames["amplification"] = amp
-        m["data_files_with_deletes"] = int((amp["delete_files"] > 0).sum())
-        m["max_delete_files_per_data_file"] = int(amp["delete_files"].max()) if len(amp) else 0
-
-        # ---- file sizes and small files ------------------------------------------------------
-        sizes = data["file_size_in_bytes"].astype("int64")
-        frames["size_histogram"] = size_histogram(sizes.to_numpy(), int(target), small_size)
-        small = data[sizes < small_size]
-        m["small_files"] = int(len(small))
-        m["small_bytes"] = int(small["file_size_in_bytes"].sum())
-        by_part = amp.groupby("pkey", sort=True).agg(
-            partition=("partition", "first"), files=("file_path", "size"), rows=("record_count", "sum"),
-            deleted_rows=("deleted_rows", "sum"), bytes=("file_size_in_bytes", "sum"),
-            delete_files=("delete_files", "sum")).reset_index(drop=True)
-        by_part["partition"] = by_part["partition"].astype("string")
-        small_by_part = amp[amp["file_size_in_bytes"] < small_size].groupby("pkey").agg(
-            small_files=("file_path", "size"), small_bytes=("file_size_in_bytes", "sum"),
-            small_rows=("record_count", "sum"))
-        pk = amp.groupby("pkey", sort=True).size().index
-        by_part = pd.concat([by_part.set_index(pk),
-                             small_by_part.reindex(pk).fillna(0).astype("int64")], axis=1).reset_index(drop=True)
-        frames["partitions"] = by_part
-        m["partitions"] = int(len(by_part))
-        _small_files_finding(findings, by_part, m, th, target, small_size, call, spark_t, ident)
-        _deletes_findings(findings, amp, m, call, spark_t, ident, md.format_version)
-        _dangling_finding(findings, parts, amp, m)
-        _skew_finding(findings, by_part)
         column, column_source = _clustering_column(md, cluster_by)
-        if column is not None:
-            with_bounds = amp.assign(lower_bounds=data["lower_bounds"].to_numpy(),
-                                     upper_bounds=data["upper_bounds"].to_numpy())
-            frames["clustering"] = _clustering(with_bounds, column)
-            _clustering_finding(findings, frames["clustering"], column, column_source, m, call, spark_t, ident)
-        frames["columns"] = _columns(data)
-        _column_findings(findings, frames["columns"], m, spark_t, catalog, ident)
+        agg = reads.current_files(int(target), small_size, column)
+        _current_findings(findings, frames, m, agg, th, target, small_size, column, column_source, call, spark_t,
+                          catalog, ident, md.format_version)
 
     # ---- manifests --------------------------------------------------------------------------
-    snapshot_sets: dict[int, dict[str, int]] = {}
     unreadable: list[int] = []
     manifest_lists: dict[int, str] = {}
     per_snapshot = []
+    readable = []
+    why: list[tuple[int, Optional[str]]] = []  # per snapshot in order: why its manifests are unreadable, or None
 
     def unreadable_snapshot(sid: int, what: str) -> None:
         unreadable.append(sid)
@@ -409,24 +555,24 @@ def table_health(table: "Table", now: Any = None, older_than: Any = None, catalo
         try:
             mans = table.manifests(sid)
         except (PuffinError, KeyError) as exc:
-            unreadable_snapshot(sid, f"manifests unreadable ({exc})")
+            why.append((sid, f"manifests unreadable ({exc})"))
             continue
         if not len(mans):
             mans = pd.DataFrame(columns=["location", "manifest_length", "content"])
         per_snapshot.append({"snapshot_id": sid, "manifests": int(len(mans)),
                              "manifest_bytes": int(mans["manifest_length"].sum()) if len(mans) else 0})
-        try:
-            snapshot_sets[sid] = _snapshot_files(table, sid, mans, current_files if sid == current else None)
-            broken = [f.message for f in table.index(sid).findings if f.code in _MANIFEST_BROKEN]
-        except (PuffinError, KeyError) as exc:
-            broken = [str(exc)]
-        if broken:  # the entries after the damage are unknown: counting from the rest would mislead
-            unreadable_snapshot(sid, f"a manifest is unreadable ({broken[0]})")
-            snapshot_sets[sid] = {}
+        readable.append((sid, mans))
+        why.append((sid, None))
         if isinstance(ml, str) and ml:
             manifest_lists[sid] = normalize(table.locate(ml))
         if sid == current:
             frames["manifests"] = mans
+    broken = reads.snapshot_files(readable, current)
+    for sid, what in why:
+        if what is not None:
+            unreadable_snapshot(sid, what)
+        elif sid in broken:
+            unreadable_snapshot(sid, f"a manifest is unreadable ({broken[sid]})")
     frames["snapshots"] = snaps.merge(pd.DataFrame(per_snapshot, columns=["snapshot_id", "manifests",
                                                                           "manifest_bytes"]),
                                       on="snapshot_id", how="left")
@@ -435,16 +581,16 @@ def table_health(table: "Table", now: Any = None, older_than: Any = None, catalo
         _manifest_checks(findings, mans, m, th, call, spark_t, ident)
 
     # ---- storage listing ----------------------------------------------------------------------
-    listing = None
-    if list_files and md.location:
-        listing = list_tree(table, table.locate(md.location))
-        frames["listing"] = listing
-    sizes_on_storage = dict(zip(listing["location"], listing["size"])) if listing is not None else {}
+    listed = bool(list_files and md.location)
+    if listed:
+        frames["listing"] = reads.list(table.locate(md.location))
+    sizes_on_storage = reads.listed_sizes(manifest_lists.values()) if listed else {}
     for sid, loc in manifest_lists.items():
-        snapshot_sets.setdefault(sid, {})[loc] = int(sizes_on_storage.get(loc) or 0)
+        reads.add_file(sid, loc, int(sizes_on_storage.get(loc) or 0))
+    known = {sid for sid, _ in readable}
     for s in md.statistics:
-        if s.snapshot_id in snapshot_sets:
-            snapshot_sets[s.snapshot_id][normalize(table.locate(s.path))] = int(s.file_size_in_bytes or 0)
+        if s.snapshot_id in known:
+            reads.add_file(s.snapshot_id, normalize(table.locate(s.path)), int(s.file_size_in_bytes or 0))
 
     # ---- snapshot age, rate and retention -------------------------------------------------------
     if len(snaps):
@@ -454,8 +600,7 @@ def table_health(table: "Table", now: Any = None, older_than: Any = None, catalo
         span = (int(ts.max()) - int(ts.min())) / DAY_MS
         m["commits_per_day"] = round(len(ts) / max(span, 1.0), 3)
         m["commits_last_day"] = int((ts > int(ts.max()) - DAY_MS).sum())
-        frames["expired_only"] = _retention(findings, table, snaps, snapshot_sets, m, th, now_ms, call, spark_t,
-                                            ident)
+        frames["expired_only"] = _retention(findings, table, snaps, reads, m, th, now_ms, call, spark_t, ident)
 
     # ---- metadata files ---------------------------------------------------------------------
     log = md.raw.get("metadata-log") or []
@@ -463,25 +608,14 @@ def table_health(table: "Table", now: Any = None, older_than: Any = None, catalo
                if isinstance(e, dict) and isinstance(e.get("metadata-file"), str)}
     tracked.add(normalize(table.metadata_location))
     m["metadata_files_tracked"] = len(tracked)
-    if listing is not None:
-        is_meta = listing["location"].str.endswith((".metadata.json", ".metadata.json.gz"))
-        m["metadata_files"] = int(is_meta.sum())
-    else:
-        m["metadata_files"] = len(tracked)
+    m["metadata_files"] = reads.metadata_files() if listed else len(tracked)
     _metadata_findings(findings, m, th, catalog, ident)
 
     # ---- orphans: not while a snapshot's files are unknown or a newer commit exists (its files would look
     # orphaned); then the orphan metrics are None, never a false 0 -------------------------------------
     if unreadable:
         m.update(orphan_files=None, orphan_bytes=None, in_flight_files=None)
-    newer = []
-    if listing is not None:
-        current_loc = normalize(table.metadata_location)
-        own = listing.loc[listing["location"] == current_loc, "mtime_ms"]
-        if len(own) and own.notna().all():
-            is_meta = listing["location"].str.endswith((".metadata.json", ".metadata.json.gz"))
-            newer = listing.loc[is_meta & ~listing["location"].isin(tracked)
-                                & (listing["mtime_ms"] > int(own.iloc[0])), "location"].tolist()
+    newer = reads.newer_metadata(normalize(table.metadata_location), tracked) if listed else []
     if newer:
         m.update(orphan_files=None, orphan_bytes=None, in_flight_files=None)
         findings.append(HealthFinding(
@@ -490,24 +624,21 @@ def table_health(table: "Table", now: Any = None, older_than: Any = None, catalo
             "commits would look orphaned, so the orphan check is skipped",
             {"opened": table.metadata_location, "newer": newer[:5]},
             hint="open the table's current metadata file (its folder, or the catalog's metadata location)"))
-    if listing is not None and not unreadable and not newer:
-        referenced = set().union(*snapshot_sets.values()) if snapshot_sets else set()
-        referenced |= tracked
+    if listed and not unreadable and not newer:
+        referenced = set(tracked)
         referenced |= {normalize(table.locate(s.path)) for s in md.statistics}
         meta_dir = normalize(join(table.locate(md.location), "metadata"))
         referenced.add(normalize(join(meta_dir, "version-hint.text")))
-        unref = listing[~listing["location"].isin(referenced) & ~listing["hidden"].astype(bool)]
-        young = unref["mtime_ms"].notna() & (unref["mtime_ms"] >= orphan_cutoff)
-        orphans = unref[~young]
-        frames["orphans"] = orphans.reset_index(drop=True)
-        m["orphan_files"] = int(len(orphans))
-        m["orphan_bytes"] = int(orphans["size"].fillna(0).sum())
-        m["in_flight_files"] = int(young.sum())
-        if len(orphans):
+        orphans, n_orphans, orphan_bytes, in_flight = reads.orphans(referenced, orphan_cutoff)
+        frames["orphans"] = orphans
+        m["orphan_files"] = n_orphans
+        m["orphan_bytes"] = orphan_bytes
+        m["in_flight_files"] = in_flight
+        if n_orphans:
             cutoff_lit = ts_literal(orphan_cutoff)  # the statements name the zone: UTC
             findings.append(HealthFinding(
                 "health.orphan-files", Severity.WARNING,
-                f"{len(orphans):,} files ({m['orphan_bytes']:,} B) under the table location are referenced by no "
+                f"{n_orphans:,} files ({m['orphan_bytes']:,} B) under the table location are referenced by no "
                 f"snapshot or metadata file",
                 {"orphan_files": m["orphan_files"], "orphan_bytes": m["orphan_bytes"],
                  "older_than": cutoff_lit, "grace": "3 days (remove_orphan_files default)" if older_than is None
@@ -575,22 +706,22 @@ def _trino_size(n: int) -> str:
     return f"{n}B"
 
 
-def _deletes_findings(findings, amp, m, call, spark_t, ident, format_version) -> None:
+def _deletes_findings(findings, agg: FileAggregates, m, call, spark_t, ident, format_version) -> None:
     """Deleted share above the threshold; data files merging more than one delete file at scan time."""
     if m["deleted_share"] > DELETED_SHARE_THRESHOLD:
-        touched = amp[amp["delete_files"] > 0]
+        touched = agg.touched
         findings.append(deleted_share_finding(
             m, f"merge {m['delete_files']:,} delete files",
             (Action("spark", f"{call}rewrite_data_files(table => {spark_t}, options => "
                              f"{_map({'delete-file-threshold': 1, 'remove-dangling-deletes': 'true'})})"),
              Action("trino", f"ALTER TABLE {ident} EXECUTE optimize(file_size_threshold => "
-                             f"{_sql_str(_trino_size_above(int(touched['file_size_in_bytes'].max())))})")),
-            {"data_files_rewritten": int(len(touched)), "rows_read": int(touched["record_count"].sum()),
-             "rows_written": int(touched["record_count"].sum() - touched["deleted_rows"].sum()),
+                             f"{_sql_str(_trino_size_above(int(touched['max_size'])))})")),
+            {"data_files_rewritten": touched["files"], "rows_read": touched["rows"],
+             "rows_written": touched["rows"] - touched["deleted_rows"],
              "deleted_rows_after": 0, "live_rows_after": m["live_rows"]}))
     worst = m["max_delete_files_per_data_file"]
     if worst > DELETE_FILES_PER_DATA_FILE:
-        many = amp[amp["delete_files"] > DELETE_FILES_PER_DATA_FILE]
+        many = agg.many
         actions = [Action("spark", f"{call}rewrite_data_files(table => {spark_t}, options => "
                                    f"{_map({'delete-file-threshold': DELETE_FILES_PER_DATA_FILE + 1, 'remove-dangling-deletes': 'true'})})")]
         if m["position_delete_files"]:
@@ -598,19 +729,19 @@ def _deletes_findings(findings, amp, m, call, spark_t, ident, format_version) ->
                                               f"options => {_map({'rewrite-all': 'true'})})"))
         findings.append(HealthFinding(
             "health.read-amplification", Severity.WARNING,
-            f"{len(many):,} data files each merge more than {DELETE_FILES_PER_DATA_FILE} delete file at scan time "
+            f"{many['files']:,} data files each merge more than {DELETE_FILES_PER_DATA_FILE} delete file at scan time "
             f"(at most {worst:,}; DVs {m['dvs']:,}, position-delete files {m['position_delete_files']:,}, "
             f"equality-delete files {m['equality_delete_files']:,})",
-            {"data_files": int(len(many)), "max_delete_files_per_data_file": worst,
-             "mean_delete_files_per_data_file": round(float(amp["delete_files"].mean()), 3),
+            {"data_files": many["files"], "max_delete_files_per_data_file": worst,
+             "mean_delete_files_per_data_file": round(agg.mean_delete_files, 3),
              "threshold": DELETE_FILES_PER_DATA_FILE, "source": "default (a DV table merges at most one)",
              "format_version": format_version},
             tuple(actions),
-            {"data_files_rewritten": int(len(many)), "rows_read": int(many["record_count"].sum()),
+            {"data_files_rewritten": many["files"], "rows_read": many["rows"],
              "max_delete_files_per_data_file_after": 0}))
 
 
-def _dangling_finding(findings, parts, amp, m) -> None:
+def _dangling(parts, amp) -> dict[str, int]:
     """Delete files that apply to no live data file: DVs and position deletes naming a data file that is no
     longer live, position and equality deletes no data file's partition and sequence number lets apply."""
     import numpy as np
@@ -629,22 +760,29 @@ def _dangling_finding(findings, parts, amp, m) -> None:
     applies = (targets.reindex(pos.index, fill_value=0).to_numpy() > 0) if targets is not None else \
         np.ones(len(pos), dtype=bool)
     dead_pos = pos[(named & ~np.isin(scope, list(live))) | (~named & ~applies)]
-    n = len(dead_dv) + len(dead_pos)
-    m["dangling_deletes"] = int(n)
-    if not n:
-        return
     # a Puffin file goes away only when every DV in it is dangling
     dv_files = dv.groupby("file_path").agg(total=("file_path", "size"), size=("file_size_in_bytes", "first"))
     dead_files = dead_dv.groupby("file_path").size()
     gone = dv_files[dead_files.reindex(dv_files.index, fill_value=0) == dv_files["total"]]
-    files_freed = int(len(gone) + len(dead_pos))
+    return {"dvs": int(len(dead_dv)), "position_delete_files": int(len(dead_pos)),
+            "files_freed": int(len(gone) + len(dead_pos)),
+            "bytes_freed": int(gone["size"].sum() + dead_pos["file_size_in_bytes"].sum())}
+
+
+def _dangling_finding(findings, dangling: dict[str, int], m) -> None:
+    """``health.dangling-deletes`` from :func:`_dangling`'s counts."""
+    n = dangling["dvs"] + dangling["position_delete_files"]
+    m["dangling_deletes"] = int(n)
+    if not n:
+        return
     findings.append(HealthFinding(
         "health.dangling-deletes", Severity.INFO,
-        f"{n:,} delete entries apply to no live data file ({len(dead_dv):,} DVs, {len(dead_pos):,} position-delete "
-        "files): readers skip them, scan planning still reads them",
-        {"dvs": int(len(dead_dv)), "position_delete_files": int(len(dead_pos)),
-         "delete_files_only_dangling": files_freed,
-         "delete_bytes_only_dangling": int(gone["size"].sum() + dead_pos["file_size_in_bytes"].sum()),
+        f"{n:,} delete entries apply to no live data file ({dangling['dvs']:,} DVs, "
+        f"{dangling['position_delete_files']:,} position-delete files): readers skip them, scan planning still "
+        "reads them",
+        {"dvs": dangling["dvs"], "position_delete_files": dangling["position_delete_files"],
+         "delete_files_only_dangling": dangling["files_freed"],
+         "delete_bytes_only_dangling": dangling["bytes_freed"],
          "source": "DVs and position deletes whose referenced_data_file is not live, or that no data file's "
                    "partition and sequence number lets apply"},
         hint="measured on Iceberg 1.9.2: rewrite_data_files (remove-dangling-deletes too) and "
@@ -713,7 +851,6 @@ def overlap_depth(lows: list, highs: list) -> tuple[float, int]:
 def _clustering(amp_data, column: str):
     """Per partition (never across partitions or buckets): files, files with bounds on ``column``, and the
     average / largest overlap depth of those files' value ranges (a partition of one such file is 1.0 deep)."""
-    import numpy as np
     import pandas as pd
 
     def bound(col) -> list:
@@ -723,7 +860,16 @@ def _clustering(amp_data, column: str):
                       "lo": bound("lower_bounds"), "hi": bound("upper_bounds"),
                       "bytes": amp_data["file_size_in_bytes"].astype("int64").to_numpy(),
                       "rows": amp_data["record_count"].astype("int64").to_numpy()})
-    d["bounded"] = d["lo"].notna() & d["hi"].notna()
+    return clustering_frame(clustering_by_partition(d), column)
+
+
+def clustering_by_partition(d):
+    """:func:`_clustering`'s numbers per partition key (the index) from one row per data file: ``pkey``,
+    ``partition`` (text), ``lo`` / ``hi`` (the file's bounds on the column, None when absent), ``bytes``,
+    ``rows``.  Partitions are independent: any split of the rows by ``pkey`` gives the same rows."""
+    import numpy as np
+
+    d = d.assign(bounded=d["lo"].notna() & d["hi"].notna())
     out = d.groupby("pkey", sort=True).agg(partition=("partition", "first"), files=("bytes", "size"),
                                            files_with_bounds=("bounded", "sum"), bytes=("bytes", "sum"),
                                            rows=("rows", "sum"))
@@ -738,6 +884,12 @@ def _clustering(amp_data, column: str):
             continue
         out.loc[pkey, "average_depth"] = avg
         out.loc[pkey, "max_depth"] = top
+    return out
+
+
+def clustering_frame(out, column: str):
+    """The ``clustering`` frame from :func:`clustering_by_partition` rows sorted by partition key."""
+    out = out.copy()
     out["column"] = column
     out["average_depth"] = out["average_depth"].astype(object).where(out["average_depth"].notna(), None)
     return out.reset_index(drop=True)[["partition", "column", "files", "files_with_bounds", "average_depth",
@@ -875,8 +1027,8 @@ def _manifest_checks(findings, mans, m, th, call, spark_t, ident) -> None:
              "data_manifests_after": m["data_manifests"] - len(small_data) + after}))
 
 
-def _retention(findings, table, snaps, snapshot_sets, m, th, now_ms, call, spark_t, ident):
-    """Snapshots past retention, and (returned) the files only they hold: location, size."""
+def _retention(findings, table, snaps, reads, m, th, now_ms, call, spark_t, ident):
+    """Snapshots past retention, and (returned) the files only they hold: location, size (``reads`` sums them)."""
     import pandas as pd
 
     max_age = th["history.expire.max-snapshot-age-ms"]["value"]
@@ -887,25 +1039,18 @@ def _retention(findings, table, snaps, snapshot_sets, m, th, now_ms, call, spark
     m["snapshots_past_retention"] = len(expired)
     if not expired:
         return pd.DataFrame(columns=["location", "size"])
-    kept_files: dict[str, int] = {}
-    for sid in keep:
-        kept_files.update(snapshot_sets.get(sid, {}))
-    freed: dict[str, int] = {}
-    for sid in expired:
-        for loc, size in snapshot_sets.get(sid, {}).items():
-            if loc not in kept_files:
-                freed[loc] = size
-    m["bytes_only_in_expired_snapshots"] = int(sum(freed.values()))
+    freed, n_freed, freed_bytes = reads.expired_only(keep, expired)
+    m["bytes_only_in_expired_snapshots"] = freed_bytes
     cutoff_lit = ts_literal(cutoff)
     ids = ", ".join(str(s) for s in expired)
     findings.append(HealthFinding(
         "health.snapshots-past-retention", Severity.WARNING,
         f"{len(expired):,} of {len(snaps):,} snapshots are older than {_duration(max_age)} (before {cutoff_lit} "
-        f"UTC); {len(freed):,} files ({m['bytes_only_in_expired_snapshots']:,} B) are held only by them",
+        f"UTC); {n_freed:,} files ({m['bytes_only_in_expired_snapshots']:,} B) are held only by them",
         {"snapshots": int(len(snaps)), "snapshots_past_retention": len(expired), "max_snapshot_age_ms": max_age,
          "max_age_source": th["history.expire.max-snapshot-age-ms"]["source"], "min_snapshots_to_keep": min_keep,
          "min_keep_source": th["history.expire.min-snapshots-to-keep"]["source"], "older_than": cutoff_lit,
-         "files_only_in_expired": len(freed)},
+         "files_only_in_expired": n_freed},
         (Action("spark", f"{call}expire_snapshots(table => {spark_t}, older_than => TIMESTAMP "
                          f"{_sql_str(cutoff_lit + ' UTC')}, retain_last => {max(min_keep, 1)})"),
          Action("trino", f"ALTER TABLE {ident} EXECUTE expire_snapshots(retention_threshold => "
@@ -914,8 +1059,8 @@ def _retention(findings, table, snaps, snapshot_sets, m, th, now_ms, call, spark
          Action("pyiceberg", f"table.maintenance.expire_snapshots().by_ids([{ids}]).commit()",
                 "removes the snapshots from the metadata; files are not deleted")),
         {"snapshots_before": int(len(snaps)), "snapshots_after": int(len(snaps)) - len(expired),
-         "files_freed": len(freed), "bytes_freed": m["bytes_only_in_expired_snapshots"]}))
-    return pd.DataFrame({"location": list(freed), "size": list(freed.values())}, columns=["location", "size"])
+         "files_freed": n_freed, "bytes_freed": m["bytes_only_in_expired_snapshots"]}))
+    return freed
 
 
 def _metadata_findings(findings, m, th, catalog, ident) -> None:

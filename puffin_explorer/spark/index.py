@@ -97,9 +97,21 @@ def manifest_plan(table: Any, snapshot_id: Optional[int] = None, content: Option
     }), manifests
 
 
-def decode_manifests(storage_options: Optional[dict], partition_specs: dict, metrics: bool = False):
-    """mapInArrow function: manifest plan rows → the index rows of each manifest and its finding rows."""
+def partition_repr(value: Any) -> Optional[str]:
+    """A partition record as Python writes it (``str``), as pandas shows the driver's ``files()`` partitions."""
+    return None if value is None else str(value)
+
+
+#: How the ``partition`` column spells a partition record: ``json`` (:func:`partition_json`) or ``repr``.
+PARTITION_TEXT = {"json": partition_json, "repr": partition_repr}
+
+
+def decode_manifests(storage_options: Optional[dict], partition_specs: dict, metrics: bool = False,
+                     partitions: str = "json"):
+    """mapInArrow function: manifest plan rows → the index rows of each manifest and its finding rows;
+    ``partitions`` says how the ``partition`` column spells each record (see :data:`PARTITION_TEXT`)."""
     specs = {int(k): v for k, v in (partition_specs or {}).items()}
+    text = PARTITION_TEXT[partitions]
 
     def run(batches):
         from ..io import FileIO
@@ -107,12 +119,12 @@ def decode_manifests(storage_options: Optional[dict], partition_specs: dict, met
         io = FileIO(storage_options)
         for batch in batches:
             for row in batch.to_pylist():
-                yield from _manifest_rows(io, row, specs, metrics)
+                yield from _manifest_rows(io, row, specs, metrics, text)
 
     return run
 
 
-def _manifest_rows(io, row: dict, specs: dict, metrics: bool) -> Iterator[Any]:
+def _manifest_rows(io, row: dict, specs: dict, metrics: bool, text=partition_json) -> Iterator[Any]:
     import pyarrow as pa
 
     from ..errors import SourceError
@@ -136,7 +148,7 @@ def _manifest_rows(io, row: dict, specs: dict, metrics: bool) -> Iterator[Any]:
                 keys[id(f)] = f"{spec_id}:{partition_json(cache.partitions[code])}"
     if chunk is not None and chunk.num_rows:
         codes = chunk.column("partition").to_pylist()
-        texts = {c: partition_json(cache.partitions[c]) for c in set(codes) if c is not None}
+        texts = {c: text(cache.partitions[c]) for c in set(codes) if c is not None}
         cols = {}
         for f in schema:
             if f.name == "partition":
@@ -223,9 +235,11 @@ class ExecutorIndex:
 
 
 def build_index_on_executors(spark, table: Any, snapshot_id: Optional[int] = None, content: Optional[str] = None,
-                             metrics: bool = False, storage_options: Optional[dict] = None) -> ExecutorIndex:
+                             metrics: bool = False, storage_options: Optional[dict] = None,
+                             partitions: str = "json") -> ExecutorIndex:
     """The entry index of a snapshot (current by default; ``content`` ``"data"`` / ``"deletes"`` manifests
-    only) built on the executors, one task per manifest.  ``table`` is a :class:`~puffin_explorer.Table`."""
+    only) built on the executors, one task per manifest.  ``table`` is a :class:`~puffin_explorer.Table`;
+    ``partitions="repr"`` spells the ``partition`` column as ``str(record)`` instead of JSON."""
     from .planner import to_spark
 
     plan, manifests = manifest_plan(table, snapshot_id, content)
@@ -233,6 +247,6 @@ def build_index_on_executors(spark, table: Any, snapshot_id: Optional[int] = Non
     frame = to_spark(spark, plan, MANIFEST_PLAN_SCHEMA)
     if plan.num_rows > 1:
         frame = frame.repartition(plan.num_rows)  # one task per manifest
-    fn = decode_manifests(dict(options), table.metadata.partition_specs, metrics)
+    fn = decode_manifests(dict(options), table.metadata.partition_specs, metrics, partitions)
     rows = frame.mapInArrow(fn, index_schema(metrics))
     return ExecutorIndex(table.snapshot(snapshot_id).snapshot_id, rows, manifests, metrics)

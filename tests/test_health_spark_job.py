@@ -1,0 +1,223 @@
+"""The table doctor as a Spark job: ``pes.health(spark, t)`` is ``t.health()`` — metrics, findings, actions,
+effects and the frames the view draws — on the fixture warehouse, on a copy with orphans and a broken manifest,
+on a poorly clustered table and through a catalog name."""
+
+from __future__ import annotations
+
+import os
+
+import pandas as pd
+import pytest
+
+from puffin_explorer import Table, Warehouse
+
+from _warehouse_fixtures import ORDERS_DELETE_MANIFEST, WAREHOUSE, WRITTEN_ROOT, copy_warehouse
+
+pytestmark = pytest.mark.spark
+
+#: Three days after the fixture warehouse was written: every snapshot but the current one is past retention.
+NOW = "2026-11-28T00:00:00Z"
+NOW_MS = 1795824000000
+DAY_MS = 86_400_000
+
+
+def _same(got, expected) -> None:
+    """Same JSON contract and the same frames the view draws (the driver's frames hold every file; the Spark
+    job's per-file frames are bounded, so only the per-class, per-partition and per-column ones compare)."""
+    assert got.to_dict() == expected.to_dict()
+    assert got.thresholds == expected.thresholds
+    assert got.to_text() == expected.to_text()
+    for name in ("size_histogram", "partitions", "columns", "clustering", "snapshots", "manifests"):
+        assert (name in got.frames) == (name in expected.frames), name
+        if name in expected.frames:
+            pd.testing.assert_frame_equal(got.frames[name].reset_index(drop=True),
+                                          expected.frames[name].reset_index(drop=True), check_dtype=False)
+
+
+@pytest.fixture(scope="module")
+def wh():
+    return Warehouse(str(WAREHOUSE))
+
+
+@pytest.mark.parametrize("name", ["shop.orders", "shop.events", "shop.legacy"])
+def test_the_spark_job_is_the_driver_doctor(spark, wh, name):
+    from puffin_explorer import spark as pes
+
+    from pyspark.sql import DataFrame
+
+    t = wh.table(name)
+    expected = t.health(now=NOW)
+    got = pes.health(spark, t, now=NOW)
+    _same(got, expected)
+    assert isinstance(got.frames["listing"], DataFrame) and got.frames["listing"].count() == len(expected.listing)
+    # every data file is in the bounded amplification frame of these small tables, with the driver's counts
+    amp = expected.amplification.sort_values("file_path")
+    top = got.amplification.sort_values("file_path")
+    assert top["file_path"].tolist() == amp["file_path"].tolist()
+    assert top["delete_files"].tolist() == amp["delete_files"].tolist()
+    assert top["deleted_rows"].tolist() == amp["deleted_rows"].tolist()
+
+
+def test_known_numbers_of_the_fixture_tables(spark, wh):
+    """Exact values of the fixture README, computed by the Spark job."""
+    from puffin_explorer import spark as pes
+
+    orders = pes.health(spark, wh.table("shop.orders"), now=NOW)
+    m = orders.metrics
+    assert (m["dvs"], m["delete_files"], m["live_rows"]) == (4, 1, 121964 - 27924)
+    assert orders.partitions.deleted_rows.sum() == 27924
+    assert m["snapshots_past_retention"] == m["snapshots"] - 1 and m["bytes_only_in_expired_snapshots"] > 0
+    events = pes.health(spark, wh.table("shop.events"), now=NOW)
+    assert events.metrics["live_rows"] == 244122
+    legacy = pes.health(spark, wh.table("shop.legacy"), now=NOW)
+    assert legacy.metrics["position_delete_files"] > 0 and legacy.metrics["equality_delete_files"] == 0
+
+
+def test_orphans_and_expired_snapshots_on_a_copy(spark, tmp_path):
+    from puffin_explorer import spark as pes
+
+    root = copy_warehouse(tmp_path)
+    table = root / "shop/events"
+    old = table / "data/left-behind.parquet"
+    old.write_bytes(b"x" * 1234)
+    young = table / "data/being-written.parquet"
+    young.write_bytes(b"y" * 99)
+    stray_meta = table / "metadata/stray-m0.avro"
+    stray_meta.write_bytes(b"z" * 10)
+    top_level = table / "stray-at-the-top.txt"  # a file beside the folders: listed on the driver
+    top_level.write_bytes(b"t" * 7)
+    crc = table / "data/.left-behind.parquet.crc"  # hidden from remove_orphan_files
+    crc.write_bytes(b"c" * 12)
+    ten_days = (NOW_MS - 10 * DAY_MS) / 1000
+    for p in table.rglob("*"):
+        if p.is_file() and p != young:
+            os.utime(p, (ten_days, ten_days))
+    os.utime(young, (NOW_MS / 1000 - 3600, NOW_MS / 1000 - 3600))
+    t = Warehouse(str(root)).table("shop.events")
+    expected = t.health(now=NOW)
+    got = pes.health(spark, t, now=NOW)
+    _same(got, expected)
+    m = got.metrics
+    assert (m["orphan_files"], m["orphan_bytes"], m["in_flight_files"]) == (3, 1251, 1)
+    assert sorted(os.path.basename(p) for p in got.orphans.location) == [
+        "left-behind.parquet", "stray-at-the-top.txt", "stray-m0.avro"]
+    assert got.finding("health.orphan-files").evidence["examples"] == \
+        expected.finding("health.orphan-files").evidence["examples"]
+    assert m["snapshots_past_retention"] > 0 and m["bytes_only_in_expired_snapshots"] > 0
+    assert sorted(got.expired_only.location) == sorted(expected.expired_only.location)
+    assert int(got.expired_only["size"].sum()) == m["bytes_only_in_expired_snapshots"]
+    later = pes.health(spark, t, now=NOW, older_than=NOW)  # the young file is an orphan too
+    assert (later.metrics["orphan_files"], later.metrics["orphan_bytes"]) == (4, 1350)
+    assert later.to_dict() == t.health(now=NOW, older_than=NOW).to_dict()
+
+
+def test_a_broken_manifest_and_an_older_metadata_file(spark, tmp_path):
+    from puffin_explorer import spark as pes
+
+    root = copy_warehouse(tmp_path)
+    manifest = root / "shop/events/metadata/6d3f6038-5e32-44af-984a-804a0d99305d-m0.avro"
+    manifest.write_bytes(manifest.read_bytes()[:100])  # only an older snapshot uses it
+    t = Warehouse(str(root)).table("shop.events")
+    got = pes.health(spark, t, now=NOW)
+    _same(got, t.health(now=NOW))
+    assert got.finding("health.snapshot-unreadable").evidence == {"snapshot_id": 3379575596702121728}
+    assert got.metrics["orphan_files"] is None
+    current = root / "shop" / ORDERS_DELETE_MANIFEST  # the current snapshot's delete manifest, cut short
+    current.write_bytes(current.read_bytes()[:300])
+    t = Warehouse(str(root)).table("shop.orders")
+    got = pes.health(spark, t, now=NOW)
+    _same(got, t.health(now=NOW))
+    assert "a manifest is unreadable" in got.finding("health.snapshot-unreadable").message
+    meta = root / "shop/orders/metadata"
+    for i, p in enumerate(sorted(meta.glob("v*.metadata.json"), key=lambda p: int(p.name[1:].split(".")[0]))):
+        os.utime(p, (NOW_MS / 1000 - 10 * DAY_MS / 1000 + i, NOW_MS / 1000 - 10 * DAY_MS / 1000 + i))
+    old = Table.from_metadata(str(meta / "v3.metadata.json"))
+    got = pes.health(spark, str(meta / "v3.metadata.json"), now=NOW)  # a metadata location
+    _same(got, old.health(now=NOW))
+    assert got.finding("health.not-current-metadata").evidence["newer"] == [
+        str(meta / f"v{i}.metadata.json") for i in range(4, 8)]
+    empty = Table.from_metadata(str(meta / "v1.metadata.json"), relocate={WRITTEN_ROOT: str(root)})
+    got = pes.health(spark, empty, now=NOW)  # no snapshot: no files to sum, no snapshot sets
+    _same(got, empty.health(now=NOW))
+    assert (got.metrics["snapshots"], got.metrics["data_files"], got.status) == (0, 0, "ok")
+
+
+def test_a_delta_table_is_sent_to_its_own_doctor(spark, fixtures):
+    from puffin_explorer import spark as pes
+
+    with pytest.raises(ValueError, match="is a Delta table: its doctor is DeltaTable.health()"):
+        pes.health(spark, str(fixtures / "engines/delta/kernel-rs-table-with-dv-small"), now=NOW)
+
+
+def test_clustering_is_measured_per_partition_on_executors(spark, tmp_path):
+    """A partitioned, sorted table written with PyIceberg: one region's files overlap three deep."""
+    import pyarrow as pa
+    from pyiceberg.catalog.sql import SqlCatalog
+    from pyiceberg.partitioning import PartitionField, PartitionSpec
+    from pyiceberg.schema import Schema
+    from pyiceberg.table.sorting import SortField, SortOrder
+    from pyiceberg.transforms import IdentityTransform
+    from pyiceberg.types import LongType, NestedField, StringType
+
+    from puffin_explorer import spark as pes
+
+    cat = SqlCatalog("c", uri=f"sqlite:///{tmp_path}/c.db", warehouse=f"file://{tmp_path}/wh")
+    cat.create_namespace("ns")
+    schema = Schema(NestedField(1, "zone", StringType(), required=False),
+                    NestedField(2, "v", LongType(), required=False))
+    t = cat.create_table("ns.t", schema=schema,
+                         partition_spec=PartitionSpec(PartitionField(1, 1000, IdentityTransform(), "zone")),
+                         sort_order=SortOrder(SortField(source_id=2, transform=IdentityTransform())),
+                         properties={"format-version": "2"})
+    arrow = pa.schema([("zone", pa.string()), ("v", pa.int64())])
+    for zone, ranges in {"n": [(0, 9), (0, 9), (0, 9)], "s": [(0, 4), (5, 9)]}.items():
+        for lo, hi in ranges:
+            t.append(pa.table({"zone": [zone] * (hi - lo + 1), "v": list(range(lo, hi + 1))}, schema=arrow))
+    table = Warehouse(cat).table("ns.t")
+    got = pes.health(spark, table, now=NOW)
+    _same(got, table.health(now=NOW))
+    clus = got.clustering.set_index("partition")
+    assert clus["average_depth"].tolist() == [3.0, 1.0] and clus["max_depth"].tolist() == [3, 1]
+    assert got.finding("health.poor-clustering").evidence["poor_partitions"] == 1
+    by_zone = pes.health(spark, table, now=NOW, cluster_by="zone")
+    _same(by_zone, table.health(now=NOW, cluster_by="zone"))
+
+
+def test_a_catalog_table_name(spark, fixture_warehouse):
+    from puffin_explorer import spark as pes
+
+    got = pes.health(spark, "fx.shop.orders", now=NOW)
+    t = Table.from_folder(str(fixture_warehouse / "shop/orders"))
+    _same(got, t.health(now=NOW, catalog="fx", name="shop.orders"))
+    assert got.actions("spark")[0].startswith("CALL fx.system.")
+
+
+def test_partition_scoped_position_deletes_merge_on_executors(spark, tmp_path):
+    """A v2 table written by Spark whose DELETEs write one position-delete file per partition: every data file of
+    a partition merges each later delete file of it (the sequence-number and partition rules as Spark joins)."""
+    import time
+
+    from puffin_explorer import spark as pes
+
+    wh = tmp_path / "wh"
+    pes.add_catalog(spark, "hj", str(wh))
+    spark.sql("CREATE TABLE hj.ns.pd (id bigint, grp int) USING iceberg PARTITIONED BY (grp) TBLPROPERTIES ("
+              "'format-version' = '2', 'write.delete.mode' = 'merge-on-read', "
+              "'write.delete.granularity' = 'partition')")
+    spark.range(0, 900).selectExpr("id", "cast(id % 3 as int) as grp").coalesce(1).writeTo("hj.ns.pd").append()
+    spark.sql("DELETE FROM hj.ns.pd WHERE id % 4 = 0")
+    spark.range(900, 1200).selectExpr("id", "cast(id % 3 as int) as grp").coalesce(1).writeTo("hj.ns.pd").append()
+    spark.sql("DELETE FROM hj.ns.pd WHERE id % 5 = 0")
+    now = time.time() * 1000
+    t = Table.from_folder(str(wh / "ns" / "pd"))
+    expected = t.health(now=now, catalog="hj", name="ns.pd")
+    got = pes.health(spark, t, now=now, catalog="hj", name="ns.pd")
+    _same(got, expected)
+    m = got.metrics
+    rows = spark.table("hj.ns.pd").count()
+    # the first append's files merge both DELETEs' files of their partition, the second append's only the last
+    assert (m["live_rows"], m["dvs"], m["position_delete_files"], m["max_delete_files_per_data_file"]) == (
+        rows, 0, 6, 2)
+    amp = got.amplification.sort_values("file_path")
+    assert sorted(amp["position_delete_files"].tolist()) == [1, 1, 1, 2, 2, 2]
+    assert got.finding("health.read-amplification").evidence["data_files"] == 3
