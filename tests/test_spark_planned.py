@@ -451,3 +451,16 @@ def test_the_index_goes_to_the_executors_from_many_manifests(monkeypatch):
     monkeypatch.setattr(planner, "EXECUTORS_INDEX_FROM_MANIFESTS", len(deletes) + 1)
     assert planner.plan_table(table).index_where("deletes") == "driver"
     assert planner.plan_table(table, index_on="executors").index_where("deletes") == "executors"
+
+
+def test_the_doctor_on_spark_is_the_drivers_doctor(any_spark):
+    """pes.health on every session kind (Spark 3.5 with Iceberg, Spark 4 classic and Connect without): the
+    same model as t.health() on the warehouse where it lies, its storage listing included."""
+    from puffin_explorer import spark as pes
+
+    for meta in (ORDERS_META, EVENTS_META):
+        t = _table(meta)
+        expected = t.health(now="2026-11-28T00:00:00Z")
+        got = pes.health(any_spark, _table(meta), now="2026-11-28T00:00:00Z")
+        assert got.to_dict() == expected.to_dict()
+        assert got.metrics["live_rows"] == LIVE[meta.parent.parent.name]

@@ -322,7 +322,7 @@ def _no_card_health() -> str:
     from ..health import CARD_HEALTH_UP_TO
 
     return (f"more than {CARD_HEALTH_UP_TO:,} data files, the most the card runs the doctor on: t.health() runs "
-            "every check, with each finding's fix")
+            "every check, with each finding's fix, and pes.health(spark, t) runs it on a Spark cluster")
 
 
 def _health_html(t: Any, opts: RenderOptions) -> str:
