@@ -463,3 +463,16 @@ def test_a_delete_file_listed_thousands_of_times_is_read_once_and_is_a_finding(s
                                        f"{t.snapshot().snapshot_id} (4,999 entries more than files): "
                                        f"{Path(LEGACY_DELETES).name}; ")
     assert "Traceback" not in t.to_html()
+
+
+def test_a_million_numbers_in_an_array_of_objects_cost_one_pass(shop):
+    """statistics holds 1,000,000 numbers before its one real entry: the first 1,000 are listed, the rest
+    counted in one capped finding, and the real statistics file is still read."""
+    t = damage(shop, lambda d: d.update(statistics=list(range(1_000_000)) + d["statistics"]))
+    found = metadata_findings(t)
+    assert found[0] == ("iceberg.metadata-field-type", "statistics[0] is an integer (0), not an object; skipped")
+    assert found[999] == ("iceberg.metadata-field-type",
+                          "statistics[999] is an integer (999), not an object; skipped")
+    assert found[1000:] == [("findings.capped", "999,000 more iceberg.metadata-field-type findings are not listed "
+                                                "(1,000,000 in all; a file lists at most 1,000 of one code)")]
+    assert t.statistics_files()["snapshot_id"].tolist() == [ORDERS_SNAPSHOT]

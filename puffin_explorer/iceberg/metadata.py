@@ -6,7 +6,7 @@ import json
 import reprlib
 from collections import Counter
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Optional, Union
+from typing import Any, Callable, Iterator, Optional, Union
 
 from ..errors import InvalidFileError, TableNotFoundError
 from ..findings import lookup
@@ -153,6 +153,8 @@ def _json_type(value: Any) -> str:
 
 
 _MISSING = object()
+#: An array of the metadata up to this long is read item by item, its findings in array order.
+OBJECTS_ONE_BY_ONE = 1_000
 
 
 class MetadataReader:
@@ -185,6 +187,32 @@ class MetadataReader:
         self.add("iceberg.metadata-field-type",
                  lambda: f"{path} is {_json_type(value)} ({_show(value)}), not an object; skipped")
         return False
+
+    def objects(self, items: Optional[list], path: str) -> Iterator[tuple[int, dict]]:
+        """``(index, item)`` of each JSON object of an array; any other item is a finding at ``path[index]``
+        and skipped.  Up to ``OBJECTS_ONE_BY_ONE`` items the findings come in array order; a longer array's
+        other items are reported first and, past the per-code cap, only counted (a million numbers cost one
+        pass, not a finding each)."""
+        items = items or []
+        if len(items) <= OBJECTS_ONE_BY_ONE:
+            for i, v in enumerate(items):
+                if self.is_object(v, f"{path}[{i}]"):
+                    yield i, v
+            return
+        from itertools import compress, repeat
+        from operator import is_, is_not
+
+        others = list(compress(range(len(items)), map(is_not, map(type, items), repeat(dict))))  # one C-level pass
+        code = "iceberg.metadata-field-type"
+        for n, i in enumerate(others):
+            if self._counts[code] > MAX_FINDINGS_PER_CODE:
+                self._counts[code] += len(others) - n  # counted, never formatted
+                break
+            self.is_object(items[i], f"{path}[{i}]")
+        if not others:
+            yield from enumerate(items)
+        elif len(others) < len(items):
+            yield from compress(enumerate(items), map(is_, map(type, items), repeat(dict)))
 
     @property
     def findings(self) -> list[Finding]:
@@ -243,10 +271,8 @@ class MetadataReader:
         if kind == "struct":
             fields = self.get(t, "fields", path, "list", required=True) or []
             kept = []
-            for i, f in enumerate(fields):
+            for i, f in self.objects(fields, f"{path}.fields"):
                 fp = f"{path}.fields[{i}]"
-                if not self.is_object(f, fp):
-                    continue
                 fid = self.get(f, "id", fp, "int", required=True)
                 name = self.get(f, "name", fp, "str", required=True)
                 if fid is None:
@@ -277,10 +303,8 @@ class MetadataReader:
         """Partition specs or sort orders: ``{id: [field objects]}``; an entry that is not an object or
         has no id is reported and skipped, the first of two with one id is kept."""
         out: dict[int, list[dict]] = {}
-        for i, item in enumerate(listed or []):
+        for i, item in self.objects(listed, name):
             p = f"{name}[{i}]"
-            if not self.is_object(item, p):
-                continue
             got = self.get(item, id_key, p, "int", required=True)
             fields = self.get(item, "fields", p, "list", required=True) or []
             if got is not None:
@@ -336,10 +360,8 @@ class MetadataReader:
             return StatisticsFile("partition", sid, stats_path, size, None, [])
         footer = self.get(s, "file-footer-size-in-bytes", path, "int", required=True, what="size")
         blobs = []
-        for i, b in enumerate(self.get(s, "blob-metadata", path, "list", required=True) or []):
+        for i, b in self.objects(self.get(s, "blob-metadata", path, "list", required=True), f"{path}.blob-metadata"):
             bp = f"{path}.blob-metadata[{i}]"
-            if not self.is_object(b, bp):
-                continue
             fields = self.get(b, "fields", bp, "list", required=True) or []
             ids = [f for f in fields if _is_int(f)]
             if len(ids) != len(fields):
@@ -405,7 +427,7 @@ class TableMetadata:
         # schemas
         schemas: dict[int, dict] = {}
         listed = r.get(raw, "schemas", "", "list", required=v >= 2)
-        for i, s in enumerate(listed or []):
+        for i, s in r.objects(listed, "schemas"):
             got = r.schema(s, f"schemas[{i}]", id_required=True)
             if got is not None:
                 if got[0] in schemas:
@@ -455,7 +477,7 @@ class TableMetadata:
         # snapshots
         snapshots: list[Snapshot] = []
         by_id: dict[int, Snapshot] = {}
-        for i, d in enumerate(r.get(raw, "snapshots", "", "list") or []):
+        for i, d in r.objects(r.get(raw, "snapshots", "", "list"), "snapshots"):
             snap = r.snapshot(d, f"snapshots[{i}]", v)
             if snap is None:
                 continue
@@ -501,7 +523,7 @@ class TableMetadata:
         self._refs = refs
         stats: list[StatisticsFile] = []
         for key, kind in (("statistics", "table"), ("partition-statistics", "partition")):
-            for i, s in enumerate(r.get(raw, key, "", "list") or []):
+            for i, s in r.objects(r.get(raw, key, "", "list"), key):
                 got = r.statistics(s, f"{key}[{i}]", kind)
                 if got is not None:
                     stats.append(got)
