@@ -96,7 +96,7 @@ def test_one_display_runs_the_doctor_once_and_a_big_table_says_to_run_it(monkeyp
     html, text = table_html(t, RenderOptions(now=NOW)), table_text(t, RenderOptions(now=NOW))
     assert len(runs) == 1  # above the card's limit: no doctor run
     note = "more than 7 data files, the most the card runs the doctor on: t.health() runs every check"
-    assert "<summary>Health<span class=\"pe-count\"> not run</span></summary>" in html and note in html
+    assert "<details open><summary>Health<span class=\"pe-count\"> not run</span></summary>" in html and note in html
     assert f"health not run: {note}" in text
     assert t.health(now=NOW, list_files=False).status == "warning" and len(runs) == 2
 

@@ -329,7 +329,7 @@ def _health_html(t: Any, opts: RenderOptions) -> str:
     """The doctor's checks without the storage listing (bounded: metadata and manifests only), and its charts."""
     h = t.card_health(opts.now)
     if h is None:
-        return H.details("Health", f'<div class="pe-note">{H.esc(_no_card_health())}</div>', False, " not run")
+        return H.details("Health", f'<div class="pe-note">{H.esc(_no_card_health())}</div>', True, " not run")
     checks = h.checks()
     rows = [[H.esc(r["check"]), H.badge(r["status"], _CHECK_CLASS.get(r["status"], "info")), H.esc(r["metric"]),
              H.esc(r["threshold"]), H.esc(r["source"])] for r in checks.to_dict("records")]
