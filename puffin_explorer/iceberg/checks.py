@@ -105,7 +105,8 @@ def check_table(table: "Table", snapshot_id: Optional[int] = None, check_files_e
 
     try:
         _check_summary(snap, cols, out)
-        _check_listed_twice(snap, cols, out)
+        if read_files:  # a hash of every live path: 2.5 s and 800 MB at 2,000,000 entries, kept out of the card
+            _check_listed_twice(snap, cols, out)
         _check_quirks(table, snap, cols, out, position_delete_counts)
         _check_row_lineage(table, snap, out)
         _check_dvs(table, snap.snapshot_id, cols, out, progress, read_files)
