@@ -214,26 +214,24 @@ def worker(op: str, loc: str) -> int:
 
 # ---------------------------------------------------------------- the driver
 
-def _hwm_mb(pid: int):
+def _status_mb(pid: int, field: str):
+    """A memory figure of a live process from ``/proc/PID/status`` (``VmHWM``: peak RSS, ``VmRSS``: now), in MB."""
     try:
         with open(f"/proc/{pid}/status") as fh:
             for line in fh:
-                if line.startswith("VmHWM:"):
+                if line.startswith(f"{field}:"):
                     return int(line.split()[1]) / 1024
     except OSError:
         return None
     return None
+
+
+def _hwm_mb(pid: int):
+    return _status_mb(pid, "VmHWM")
 
 
 def _rss_mb(pid: int):
-    try:
-        with open(f"/proc/{pid}/status") as fh:
-            for line in fh:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1]) / 1024
-    except OSError:
-        return None
-    return None
+    return _status_mb(pid, "VmRSS")
 
 
 def run_op(op: str, loc: str, timeout: float, max_rss_mb: float) -> dict:
