@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 import shutil
 from pathlib import Path
 from typing import Callable
@@ -81,3 +82,25 @@ def edit_json(path: Path, change: Callable[[dict], None]) -> None:
     data = json.loads(path.read_text())
     change(data)
     path.write_text(json.dumps(data))
+
+
+def leave_orphans(table: Path, now_ms: int, top_level: bool = False) -> dict[str, Path]:
+    """Files no snapshot references, under a copied table: an old data file (1,234 B), an old stray manifest
+    (10 B), a hidden ``.crc`` file (12 B), a data file written an hour before ``now_ms`` (99 B) and, with
+    ``top_level``, an old file beside the folders (7 B).  Every file but the young one is dated ten days before
+    ``now_ms``, so the table's own files are as old as the orphans."""
+    made = {"old": (table / "data/left-behind.parquet", b"x" * 1234),
+            "young": (table / "data/being-written.parquet", b"y" * 99),
+            "stray_meta": (table / "metadata/stray-m0.avro", b"z" * 10),
+            "crc": (table / "data/.left-behind.parquet.crc", b"c" * 12)}  # hidden from remove_orphan_files
+    if top_level:
+        made["top_level"] = (table / "stray-at-the-top.txt", b"t" * 7)
+    for path, data in made.values():
+        path.write_bytes(data)
+    young = made["young"][0]
+    ten_days = (now_ms - 10 * 86_400_000) / 1000
+    for p in table.rglob("*"):
+        if p.is_file() and p != young:
+            os.utime(p, (ten_days, ten_days))
+    os.utime(young, (now_ms / 1000 - 3600, now_ms / 1000 - 3600))
+    return {name: path for name, (path, _) in made.items()}

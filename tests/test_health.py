@@ -17,7 +17,8 @@ from puffin_explorer import Table, Warehouse
 from puffin_explorer.findings import is_known, lookup
 from puffin_explorer.iceberg.health import METRIC_KEYS, TableHealth
 
-from _warehouse_fixtures import WAREHOUSE, WRITTEN_ROOT, copy_warehouse, edit_json, read_delete_files_csv
+from _warehouse_fixtures import (WAREHOUSE, WRITTEN_ROOT, copy_warehouse, edit_json, leave_orphans,
+                                 read_delete_files_csv)
 from conftest import ROOT
 
 #: Three days after the fixture warehouse was written (2026-11-22 04:45 UTC): every snapshot is past
@@ -209,21 +210,8 @@ def test_retention_finding_and_the_expire_statement(health):
 def test_orphans_respect_the_grace_period(tmp_path):
     root = copy_warehouse(tmp_path)
     table = root / "shop/events"
-    old = table / "data/left-behind.parquet"
-    old.write_bytes(b"x" * 1234)
-    young = table / "data/being-written.parquet"
-    young.write_bytes(b"y" * 99)
-    stray_meta = table / "metadata/stray-m0.avro"
-    stray_meta.write_bytes(b"z" * 10)
-    crc = table / "data/.left-behind.parquet.crc"  # hidden: remove_orphan_files skips names starting with . or _
-    crc.write_bytes(b"c" * 12)
-    ten_days = (NOW_MS - 10 * DAY_MS) / 1000
-    for p in (old, stray_meta):
-        os.utime(p, (ten_days, ten_days))
-    for p in table.rglob("*"):  # the real files are as old as the orphans
-        if p.is_file() and p not in (young,):
-            os.utime(p, (ten_days, ten_days))
-    os.utime(young, (NOW_MS / 1000 - 3600, NOW_MS / 1000 - 3600))
+    made = leave_orphans(table, NOW_MS)  # the .crc file is hidden: remove_orphan_files skips . and _ names
+    old, young, stray_meta = made["old"], made["young"], made["stray_meta"]
     h = Warehouse(str(root)).table("shop.events").health(now=NOW)
     listed = {str(p) for p in table.rglob("*") if p.is_file() and not p.name.startswith((".", "_"))}
     referenced = set()

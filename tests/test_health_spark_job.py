@@ -11,7 +11,7 @@ import pytest
 
 from puffin_explorer import Table, Warehouse
 
-from _warehouse_fixtures import ORDERS_DELETE_MANIFEST, WAREHOUSE, WRITTEN_ROOT, copy_warehouse
+from _warehouse_fixtures import ORDERS_DELETE_MANIFEST, WAREHOUSE, WRITTEN_ROOT, copy_warehouse, leave_orphans
 
 pytestmark = pytest.mark.spark
 
@@ -78,21 +78,7 @@ def test_orphans_and_expired_snapshots_on_a_copy(spark, tmp_path):
 
     root = copy_warehouse(tmp_path)
     table = root / "shop/events"
-    old = table / "data/left-behind.parquet"
-    old.write_bytes(b"x" * 1234)
-    young = table / "data/being-written.parquet"
-    young.write_bytes(b"y" * 99)
-    stray_meta = table / "metadata/stray-m0.avro"
-    stray_meta.write_bytes(b"z" * 10)
-    top_level = table / "stray-at-the-top.txt"  # a file beside the folders: listed on the driver
-    top_level.write_bytes(b"t" * 7)
-    crc = table / "data/.left-behind.parquet.crc"  # hidden from remove_orphan_files
-    crc.write_bytes(b"c" * 12)
-    ten_days = (NOW_MS - 10 * DAY_MS) / 1000
-    for p in table.rglob("*"):
-        if p.is_file() and p != young:
-            os.utime(p, (ten_days, ten_days))
-    os.utime(young, (NOW_MS / 1000 - 3600, NOW_MS / 1000 - 3600))
+    leave_orphans(table, NOW_MS, top_level=True)  # the top-level file, beside the folders, is listed on the driver
     t = Warehouse(str(root)).table("shop.events")
     expected = t.health(now=NOW)
     got = pes.health(spark, t, now=NOW)
