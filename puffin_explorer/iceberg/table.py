@@ -21,9 +21,9 @@ _VERSION_FILE = re.compile(r"^v(\d+)(?:\.gz)?\.metadata\.json$")
 _NUMBERED_FILE = re.compile(r"^(\d+)-[^/]*\.metadata\.json$")
 
 _DV_SIZE_WITHOUT_PROBE = 16 << 20  # bigger DV ranges are checked against the real file size first
-#: Index findings that check(read_files=True) leaves to the checks that open the files.
 #: From this many DVs on, check() and read_dvs() in a terminal or notebook show a progress bar.
 PROGRESS_FROM_DVS = 10_000
+#: Index findings that check(read_files=True) leaves to the checks that open the files.
 _SAID_BY_FILE_CHECKS = ("iceberg.entry-range-beyond-file",)
 
 
