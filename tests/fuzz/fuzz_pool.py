@@ -142,6 +142,7 @@ class Report:
     counts: dict = field(default_factory=dict)
     failures: list = field(default_factory=list)
     slowest: list = field(default_factory=list)  # (cpu, record)
+    slowest_steps: list = field(default_factory=list)  # (cpu, step, case): harnesses that time each operation
     by_class: dict = field(default_factory=dict)  # (outcome, step, exception head) -> count
     cases: int = 0
     cpu: float = 0.0  # CPU seconds of the user paths, all cases
@@ -161,6 +162,9 @@ class Report:
             self.by_class[key] = self.by_class.get(key, 0) + 1
         self.slowest.append((rec.get("cpu", 0.0), rec))
         self.slowest = sorted(self.slowest, key=lambda x: -x[0])[:5]
+        if rec.get("slowest_step"):
+            self.slowest_steps.append((rec["slowest_step"][1], rec["slowest_step"][0], rec.get("case")))
+            self.slowest_steps = sorted(self.slowest_steps, key=lambda x: -x[0])[:5]
 
     @property
     def failed(self) -> int:
@@ -172,6 +176,7 @@ class Report:
                 "cpu_per_case": round(self.cpu / max(1, self.cases), 3),
                 "outcomes": self.counts,
                 "classes": self.by_class, "slowest": [dict(r, cpu=round(c, 3)) for c, r in self.slowest],
+                "slowest_steps": [{"cpu": c, "step": s, "case": i} for c, s, i in self.slowest_steps],
                 "failures": self.failures[:50]}
 
 
@@ -321,7 +326,10 @@ def run_and_report(args: argparse.Namespace, run: Callable[[Callable[[Report], N
     for key, n in sorted(rep.by_class.items(), key=lambda kv: -kv[1]):
         print(f"  {n:6,}  {key}")
     for cpu, r in rep.slowest[:3]:
-        print(f"slow: case {r['case']} {cpu:.2f} s CPU {r.get('base', '')} {r.get('mutators', '')}")
+        step = f" (slowest step {r['slowest_step'][0]}: {r['slowest_step'][1]:.2f} s)" if r.get("slowest_step") else ""
+        print(f"slow: case {r['case']} {cpu:.2f} s CPU{step} {r.get('base', '')} {r.get('mutators', '')}")
+    for cpu, step, case in rep.slowest_steps[:3]:
+        print(f"slow step: case {case} {step}: {cpu:.2f} s CPU")
     for r in rep.failures[:20]:
         print(f"  case {r['case']}: {r['outcome']} {r.get('base', '')} {r.get('mutators', '')} "
               f"[{r.get('step', '')}] {r.get('detail', '')}")

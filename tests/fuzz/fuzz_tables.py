@@ -732,14 +732,17 @@ def _documented_open() -> tuple:
 
 class TableRun:
     """Runs the steps of one case: a documented error is noted, a ``PuffinError`` out of a lenient path is an
-    ``escape``, anything else a ``crash``."""
+    ``escape``, anything else a ``crash``; a step that used more than ``step_limit`` seconds of CPU is a
+    ``stall`` (the case goes on: the later steps are still tried)."""
 
-    def __init__(self) -> None:
+    def __init__(self, step_limit: Optional[float] = None) -> None:
         from puffin_explorer.errors import PuffinError
 
         self.PuffinError = PuffinError
+        self.step_limit = step_limit
         self.documented: list[str] = []
         self.failures: list[Outcome] = []
+        self.slowest_step: tuple[float, str] = (0.0, "")
 
     def group(self, fn: Callable[[], Any]) -> Any:
         """Run a group of steps that depend on each other; the first failure ends the group, not the case."""
@@ -750,6 +753,7 @@ class TableRun:
             return None
 
     def step(self, name: str, fn: Callable[[], Any], documented: tuple = ()) -> Any:
+        c0 = time.process_time()
         try:
             return fn()
         except (Stall, MemoryError, KeyboardInterrupt):
@@ -760,6 +764,14 @@ class TableRun:
                 return None
             kind = "escape" if isinstance(exc, self.PuffinError) else "crash"
             raise Outcome(kind, name, describe(exc)) from exc
+        finally:
+            self._timed(name, time.process_time() - c0)
+
+    def _timed(self, name: str, cpu: float) -> None:
+        if cpu > self.slowest_step[0]:
+            self.slowest_step = (cpu, name)
+        if self.step_limit is not None and cpu > self.step_limit:
+            self.failures.append(Outcome("stall", name, f"{cpu:.2f} s of CPU (limit {self.step_limit} s)"))
 
 
 def card(run: TableRun, name: str, obj: Any) -> None:
@@ -941,27 +953,30 @@ class _LightTableCharts(fuzz_readers._LightCharts):
 
         super().__enter__()
         self.table_charts = table_charts
-        self.table_saved = (table_charts.timeline_svg, table_charts.commit_deletes_svg)
-        table_charts.timeline_svg = table_charts.commit_deletes_svg = lambda model: ""
+        self.table_saved = (table_charts.timeline_svg, table_charts.commit_deletes_svg, table_charts.health_svg)
+        table_charts.timeline_svg = table_charts.commit_deletes_svg = table_charts.health_svg = lambda model: ""
         return self
 
     def __exit__(self, *exc):
-        self.table_charts.timeline_svg, self.table_charts.commit_deletes_svg = self.table_saved
+        (self.table_charts.timeline_svg, self.table_charts.commit_deletes_svg,
+         self.table_charts.health_svg) = self.table_saved
         return super().__exit__(*exc)
 
 
-def run_case(case: Case, seed: int, chart_every: int = 1) -> dict:
-    """Run one materialized case in this process; its outcome record (no limits here).
+def run_case(case: Case, seed: int, chart_every: int = 1, step_limit: Optional[float] = None) -> dict:
+    """Run one materialized case in this process; its outcome record.  A step (one user operation: opening the
+    table, a card, ``check()``, one command line) that uses more than ``step_limit`` seconds of CPU is a stall.
 
     Charts are drawn for one case in ``chart_every`` (all by default); the others build them from the model only."""
     if chart_every > 1 and case.index % chart_every:
         with _LightTableCharts():
-            return run_case(case, seed)
-    run = TableRun()
+            return run_case(case, seed, step_limit=step_limit)
+    run = TableRun(step_limit)
     rng = random.Random(f"table-paths:{seed}:{case.index}")
     record = {"case": case.index, "base": case.base.name, "file": case.rel, "mutators": case.mutators,
               "size": -1 if case.data is None else len(case.data), "outcome": "ok", "step": "", "detail": ""}
     RUNNERS[case.base.kind](run, case, rng)
+    record["slowest_step"] = [run.slowest_step[1], round(run.slowest_step[0], 3)]
     if run.failures:
         first = run.failures[0]
         record.update(outcome=first.kind, step=first.step, detail=first.detail,
@@ -977,9 +992,9 @@ class TableHarness:
 
     outcomes = OUTCOMES
 
-    def __init__(self, seed: int, chart_every: int = 1) -> None:
+    def __init__(self, seed: int, chart_every: int = 1, step_limit: Optional[float] = None) -> None:
         self.bases = load_bases()
-        self.seed, self.chart_every = seed, chart_every
+        self.seed, self.chart_every, self.step_limit = seed, chart_every, step_limit
         # Every case folder lives in here, so the folder of a worker killed mid-case goes at the end too.
         self.folder = tempfile.mkdtemp(prefix="tablefuzz-run-")
 
@@ -989,7 +1004,7 @@ class TableHarness:
         return case
 
     def run(self, case: Case, index: int) -> dict:
-        return run_case(case, self.seed, self.chart_every)
+        return run_case(case, self.seed, self.chart_every, self.step_limit)
 
     def release(self, case: Case) -> None:
         if case.folder is not None:
@@ -1026,10 +1041,13 @@ class TableHarness:
 def run_pool(cases: int, seed: int = 1, workers: int = 2, time_limit: float = 2.0, mem_limit: int = 2 * GIB,
              start: int = 0, save: Optional[str] = None,
              progress: Optional[Callable[[fuzz_pool.Report], None]] = None,
-             chart_every: int = 1) -> fuzz_pool.Report:
-    """Run table cases ``start .. start+cases-1`` on ``workers`` processes; return the tally."""
-    return fuzz_pool.run_pool(TableHarness(seed, chart_every), cases, workers, time_limit, mem_limit, start, save,
-                              progress)
+             chart_every: int = 1, step_limit: Optional[float] = None) -> fuzz_pool.Report:
+    """Run table cases ``start .. start+cases-1`` on ``workers`` processes; return the tally.
+
+    ``time_limit`` is the CPU of a whole case (every path, a few dozen operations); ``step_limit``, when given,
+    that of each operation in it."""
+    return fuzz_pool.run_pool(TableHarness(seed, chart_every, step_limit), cases, workers, time_limit, mem_limit,
+                              start, save, progress)
 
 
 def replay(seed: int, index: int, keep: bool = False) -> int:
@@ -1047,7 +1065,8 @@ def replay(seed: int, index: int, keep: bool = False) -> int:
         print(f"\n{out.kind} in {out.step}: {out.detail}")
         if out.__cause__ is not None:
             traceback.print_exception(out.__cause__)
-    print(f"{len(run.failures)} failures; documented: {run.documented[:3]} ({time.process_time() - t0:.2f} s CPU)")
+    print(f"{len(run.failures)} failures; documented: {run.documented[:3]} ({time.process_time() - t0:.2f} s CPU; "
+          f"slowest step {run.slowest_step[1]}: {run.slowest_step[0]:.2f} s)")
     if keep:
         print(f"kept; remove the folder with: rm -r {folder}")
     else:
@@ -1127,7 +1146,11 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--classes", help="write the failure classes (deduplicated, with replay commands) as "
                                       "Markdown here, every 100 cases and at the end")
     ap.add_argument("--keep", action="store_true", help="with --replay-case: keep the case's folder")
+    ap.add_argument("--case-limit", type=float,
+                    help="CPU seconds of a whole case, a few dozen operations (default: 15 x --time-limit); "
+                         "--time-limit is then each operation's: opening a table, a card, check(), one command")
     args = ap.parse_args(argv)
+    case_limit = args.case_limit or 15 * args.time_limit
     if args.replay_case is not None:
         return replay(args.seed, args.replay_case, args.keep)
     written = [0]
@@ -1138,9 +1161,9 @@ def main(argv: Optional[list[str]] = None) -> int:
             Path(args.classes).write_text(classes_markdown(rep, args.seed))
 
     return fuzz_pool.run_and_report(
-        args, lambda progress: run_pool(args.cases, args.seed, args.workers, args.time_limit,
+        args, lambda progress: run_pool(args.cases, args.seed, args.workers, case_limit,
                                         int(args.memory * GIB), args.start, args.save, progress,
-                                        args.chart_every), "tables", write_classes)
+                                        args.chart_every, step_limit=args.time_limit), "tables", write_classes)
 
 
 if __name__ == "__main__":
