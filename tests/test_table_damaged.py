@@ -476,3 +476,29 @@ def test_a_million_numbers_in_an_array_of_objects_cost_one_pass(shop):
     assert found[1000:] == [("findings.capped", "999,000 more iceberg.metadata-field-type findings are not listed "
                                                 "(1,000,000 in all; a file lists at most 1,000 of one code)")]
     assert t.statistics_files()["snapshot_id"].tolist() == [ORDERS_SNAPSHOT]
+
+
+def test_a_dv_footer_blob_without_an_offset_is_a_finding(shop):
+    """Table fuzzer class (check(): ``int(None)`` over the footer's blob offsets): the orders DV file's footer
+    with its first blob's offset null.  The three other DVs still match their blobs; the first one's entry
+    is an offset mismatch naming what the footer holds."""
+    import struct
+
+    t = Warehouse(str(shop.parent)).table("shop.orders")
+    dvs = t.dvs()
+    path = Path(t.locate(dvs.file_path.iloc[0]))
+    data = path.read_bytes()
+    n = struct.unpack("<i", data[-12:-8])[0]
+    footer = json.loads(data[-12 - n:-12])
+    assert [b["offset"] for b in footer["blobs"]] == dvs.content_offset.tolist() == [4, 8236, 16468, 24700]
+    footer["blobs"][0]["offset"] = None
+    payload = json.dumps(footer).encode()
+    path.write_bytes(data[:-12 - n] + payload + struct.pack("<i", len(payload)) + data[-8:])
+
+    t = Warehouse(str(shop.parent)).table("shop.orders")
+    found = [(f.code, f.offset) for f in t.check() if f.severity.value == "error"]
+    assert found == [("iceberg.file-size-mismatch", None), ("iceberg.dv-offset-mismatch", 4)]
+    mismatch = next(f for f in t.check() if f.code == "iceberg.dv-offset-mismatch")
+    assert mismatch.message.endswith("the Puffin footer has no blob at offset 4 "
+                                     "(blobs at None+8232, 8236+8232, 16468+8232, 24700+8232)")
+    assert main(["table", str(shop.parent), "--table", "shop.orders", "check"]) == 1

@@ -378,7 +378,7 @@ def _check_dvs(table: "Table", snapshot_id: int, cols: _Columns, out: list[Findi
         if file_sizes[first] is not None and int(file_sizes[first]) != pf.size:
             out.append(_f("iceberg.file-size-mismatch", Severity.ERROR, path,
                           f"manifest file_size_in_bytes {file_sizes[first]} but the file has {pf.size} bytes"))
-        blobs_by_offset = {int(b.offset): b for b in pf.blobs}
+        blobs_by_offset = {b.offset: b for b in pf.blobs if _is_int(b.offset)}  # damaged footers: see findings
         kind = getattr(pf, "container", container.PUFFIN)
         if kind == container.DELTA_DV_FILE:
             dvf = pf.delta_file
@@ -441,6 +441,16 @@ def _check_dvs(table: "Table", snapshot_id: int, cols: _Columns, out: list[Findi
         progress(done, len(rows))
 
 
+def _is_int(v: Any) -> bool:
+    """A footer or metadata number as written (a damaged one may be None, a string, a float or a bool)."""
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _int_list(v: Any) -> Any:
+    """A list of field ids as ints, or the value as it is when it is not one (compared and shown, never cast)."""
+    return [int(x) for x in v] if isinstance(v, list) and all(_is_int(x) for x in v) else v
+
+
 def _read_together(table: "Table", path: str, members: list[int], offsets: list, sizes: list, refs: list,
                    file_sizes: list) -> dict[int, Any]:
     """The DVs of one Puffin file read in one planned pass (``read_dvs``), by row; empty when any of
@@ -462,14 +472,14 @@ def _read_together(table: "Table", path: str, members: list[int], offsets: list,
 def _check_blob(blob: Any, e: dict, path: str, out: list[Finding]) -> None:
     """A DV entry against the Puffin footer's blob at its offset: length, type and the blob's properties."""
     off, size = int(e["content_offset"]), int(e["content_size_in_bytes"])
-    if int(blob.length) != size:
+    if blob.length != size:
         out.append(_f("iceberg.dv-length-mismatch", Severity.ERROR, path,
                       f"manifest content_size_in_bytes {size} but footer blob {blob.index} at offset "
                       f"{off} has length {blob.length}", off, size))
     if blob.type != DV_BLOB_TYPE:
         out.append(_f("iceberg.dv-blob-type", Severity.ERROR, path,
                       f"blob {blob.index} at offset {off} is {blob.type!r}, not {DV_BLOB_TYPE}", off,
-                      int(blob.length)))
+                      blob.length if _is_int(blob.length) else None))
     props = dict(blob.properties or {})
     card_prop = props.get("cardinality")
     if card_prop is not None and str(card_prop) != str(e["record_count"]):
@@ -544,17 +554,18 @@ def _check_statistics(table: "Table", out: list[Finding]) -> None:
             out.append(_f("iceberg.stats-blob-mismatch", Severity.ERROR, s.path,
                           f"metadata lists {len(s.blob_metadata)} blobs but the footer has {len(pf.blobs)}"))
         for i, (meta, blob) in enumerate(zip(s.blob_metadata, pf.blobs)):
-            expected = {"type": meta.get("type"), "fields": [int(x) for x in meta.get("fields", [])],
+            expected = {"type": meta.get("type"), "fields": _int_list(meta.get("fields", [])),
                         "snapshot-id": meta.get("snapshot-id"), "sequence-number": meta.get("sequence-number"),
                         "properties": dict(meta.get("properties") or {})}
-            actual = {"type": blob.type, "fields": [int(x) for x in blob.fields],
+            actual = {"type": blob.type, "fields": _int_list(blob.fields),
                       "snapshot-id": blob.snapshot_id, "sequence-number": blob.sequence_number,
                       "properties": dict(blob.properties or {})}
             for key in expected:
                 if expected[key] != actual[key]:
                     out.append(_f("iceberg.stats-blob-mismatch", Severity.ERROR, s.path,
                                   f"blob {i}: metadata {key} {expected[key]!r} but footer {key} {actual[key]!r}",
-                                  int(blob.offset), int(blob.length)))
+                                  blob.offset if _is_int(blob.offset) else None,
+                                  blob.length if _is_int(blob.length) else None))
         for f in pf.findings:
             if f.severity != Severity.INFO:
                 out.append(_f(f.code, f.severity, s.path, f.message, f.offset, f.length, f.hint))
