@@ -73,3 +73,8 @@ class NotInTableError(PuffinError, KeyError):
     """Asked for something the table does not have: a snapshot or version, a data file, a deletion vector."""
 
     __str__ = Exception.__str__
+
+
+class UnsupportedTableError(PuffinError, ValueError):
+    """The operation does not apply to this kind of table (a Delta table asked for Iceberg's Puffin files or
+    ``position_deletes``, or for the Spark doctor); the message names what to use instead."""

@@ -19,6 +19,7 @@ import pytest
 
 from _s3server import s3_server  # noqa: F401  (pytest fixture)
 from _spark import FIXTURE_ROOT, FIXTURE_WAREHOUSE, relocated_csv
+from puffin_explorer.errors import UnsupportedTableError
 
 pytestmark = pytest.mark.spark
 
@@ -294,9 +295,9 @@ def test_delta_tables_are_planned_like_iceberg_tables(any_spark, mode):
     assert (int(report.rows.sum()), int(report.live.sum()), len(report)) == (2004, 1993, 22)
     result = pes.check(any_spark, table, mode=mode).toPandas()
     assert len(result) == len(truth) and result.ok.all() and set(result.compared_with) == {"record_count"}
-    with pytest.raises(ValueError, match="Delta table"):
+    with pytest.raises(UnsupportedTableError, match="Delta table"):  # a PuffinError and a ValueError
         pes.check(any_spark, table, compare="position_deletes")
-    with pytest.raises(ValueError, match="not Puffin files"):
+    with pytest.raises(UnsupportedTableError, match="not Puffin files"):
         pes.puffin_inventory(any_spark, table)
     name, deleted = next((k, v) for k, v in truth.items() if len(v) > 1)
     rows = pes.deleted_rows(any_spark, table, name).toPandas()

@@ -25,6 +25,7 @@ from __future__ import annotations
 import pickle
 from typing import Any, Mapping, Optional
 
+from ..errors import UnsupportedTableError
 from .errors import spark_errors
 
 #: Data files kept in ``frames["amplification"]``: the ones merging the most delete files.
@@ -68,7 +69,7 @@ def health(spark, table: Any, *, now: Any = None, older_than: Any = None, catalo
                 name = name or ".".join(parts[1:])
             options = dict(storage_options or opened.io.storage_options or {})
         elif not plan.iceberg:
-            raise ValueError(f"{plan.table.name} is a Delta table: its doctor is DeltaTable.health() (a Delta log "
+            raise UnsupportedTableError(f"{plan.table.name} is a Delta table: its doctor is DeltaTable.health() (a Delta log "
                              "has no manifests to spread over tasks)")
         else:
             opened, options = plan.table, plan.storage_options
@@ -402,7 +403,7 @@ class SparkReads:
              .join(dv_keys, "key", "left").withColumn("dvs", F.coalesce(F.col("_dv"), F.lit(0)).cast("long"))
              .drop("_dv"))
         pos_per_data, pos_targets = self._applied(d, pos, strict=False, any_rows=c["position_delete_files"] > 0)
-        eq_per_data, _ = self._applied(d, eq, strict=True, any_rows=c["equality_delete_files"] > 0)
+        eq_per_data, eq_targets = self._applied(d, eq, strict=True, any_rows=c["equality_delete_files"] > 0)
         amp = d
         for counted, col in ((pos_per_data, "position_delete_files"), (eq_per_data, "equality_delete_files")):
             if counted is None:
@@ -490,8 +491,15 @@ class SparkReads:
         dp = dead_pos.agg(F.count(F.lit(1)), F.sum("file_size_in_bytes")).first()
         gone = (dv_files.join(dead_dv.groupBy("file_path").agg(F.count(F.lit(1)).alias("dead")), "file_path")
                 .where(F.col("dead") == F.col("total")).agg(F.count(F.lit(1)), F.sum("size")).first())
-        dangling = {"dvs": int(n_dead_dv), "position_delete_files": int(dp[0]),
-                    "files_freed": int(gone[0]) + int(dp[0]), "bytes_freed": int(gone[1] or 0) + int(dp[1] or 0)}
+        if eq_targets is not None:
+            dead_eq = eq.join(eq_targets.withColumnRenamed("did", "rid"), "rid", "left_anti")
+            de = dead_eq.agg(F.count(F.lit(1)), F.sum("file_size_in_bytes")).first()
+            de = (int(de[0]), int(de[1] or 0))
+        else:  # no equality-delete file at all
+            de = (0, 0)
+        dangling = {"dvs": int(n_dead_dv), "position_delete_files": int(dp[0]), "equality_delete_files": de[0],
+                    "files_freed": int(gone[0]) + int(dp[0]) + de[0],
+                    "bytes_freed": int(gone[1] or 0) + int(dp[1] or 0) + de[1]}
 
         # ---- clustering and column metrics ------------------------------------------------------------
         clustering = None

@@ -19,7 +19,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Optional
 
-from ..errors import PuffinError
+from ..errors import PuffinError, UnsupportedTableError
 
 #: Schemas (Spark DDL) of the plans sent to the executors.
 DV_PLAN_SCHEMA = ("file_path string, location string, referenced_data_file string, content_offset bigint, "
@@ -344,7 +344,7 @@ class DeltaPlan(TablePlan):
         return pa.table({"file_path": pa.array([], pa.string()), "location": pa.array([], pa.string())})
 
     def puffin_files(self, all_snapshots: bool = False):
-        raise ValueError(f"{self.table.name} is a Delta table: its DVs live in deletion_vector_*.bin files, not "
+        raise UnsupportedTableError(f"{self.table.name} is a Delta table: its DVs live in deletion_vector_*.bin files, not "
                          "Puffin files (dv_facts lists them, DeltaTable.dv_file(...) shows one)")
 
 

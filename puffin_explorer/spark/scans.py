@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Optional
 
+from ..errors import UnsupportedTableError
 from . import executors
 from .errors import spark_errors
 from .planner import (DRIVER_MAX_FILES, DV_PLAN_SCHEMA, FILES_PLAN_SCHEMA, TablePlan, plan_table, run_here,
@@ -289,7 +290,7 @@ def check(spark, table: Any, storage_options: Optional[dict[str, Any]] = None, *
             if compare == "auto":
                 compare = "position_deletes" if _iceberg_reads(spark, plan) else "record_count"
             elif compare == "position_deletes" and not plan.iceberg:
-                raise ValueError(f"{plan.table.name} is a Delta table: Iceberg's position_deletes cannot read it "
+                raise UnsupportedTableError(f"{plan.table.name} is a Delta table: Iceberg's position_deletes cannot read it "
                                  "(compare='record_count' compares with the log's cardinality)")
             iceberg_name = getattr(plan.table, "metadata_location", None)
         else:
