@@ -142,9 +142,10 @@ _HEALTH_CODES = [
      "position-delete counts); readers still read and filter them", "", ()),
     ("health.read-amplification", W, "data files merge more than one delete file at scan time (position and "
      "equality deletes applied by partition and sequence number)", "", ()),
-    ("health.dangling-deletes", I, "DVs or position deletes that apply to no live data file (their data file "
-     "was rewritten or removed); readers skip them, scan planning still reads them",
-     "Iceberg 1.9.2's rewrite_data_files keeps the DVs of the files it rewrote, remove-dangling-deletes too", ()),
+    ("health.dangling-deletes", I, "DVs, position or equality deletes that apply to no live data file (their data "
+     "file was rewritten or removed); readers skip them, scan planning still reads them",
+     "Iceberg 1.9.2's rewrite_data_files keeps the DVs of the files it rewrote, and the equality deletes older than "
+     "the files it wrote, remove-dangling-deletes too", ()),
     ("health.partition-skew", I, "the largest partition holds 10 times the median partition's bytes or more",
      "", ()),
     ("health.poor-clustering", W, "within a partition, more than 2 files on average overlap a value of the sort-order "

@@ -245,9 +245,10 @@ def _amplification(parts: dict[str, Any]):
         return per_data, per_delete
 
     data["position_delete_files"], pos_targets = applied(parts["position-deletes"], False, "position_delete_files")
-    data["equality_delete_files"], _ = applied(parts["equality-deletes"], True, "equality_delete_files")
+    data["equality_delete_files"], eq_targets = applied(parts["equality-deletes"], True, "equality_delete_files")
     data["delete_files"] = data["dvs"] + data["position_delete_files"] + data["equality_delete_files"]
     data.attrs["position_delete_targets"] = pos_targets
+    data.attrs["equality_delete_targets"] = eq_targets
     return data.drop(columns=["key", "raw", "seq"])
 
 
@@ -760,31 +761,39 @@ def _dangling(parts, amp) -> dict[str, int]:
     applies = (targets.reindex(pos.index, fill_value=0).to_numpy() > 0) if targets is not None else \
         np.ones(len(pos), dtype=bool)
     dead_pos = pos[(named & ~np.isin(scope, list(live))) | (~named & ~applies)]
+    eq = parts["equality-deletes"]
+    eq_targets = amp.attrs.get("equality_delete_targets")
+    dead_eq = eq[eq_targets.reindex(eq.index, fill_value=0).to_numpy() == 0] if eq_targets is not None else eq
     # a Puffin file goes away only when every DV in it is dangling
     dv_files = dv.groupby("file_path").agg(total=("file_path", "size"), size=("file_size_in_bytes", "first"))
     dead_files = dead_dv.groupby("file_path").size()
     gone = dv_files[dead_files.reindex(dv_files.index, fill_value=0) == dv_files["total"]]
     return {"dvs": int(len(dead_dv)), "position_delete_files": int(len(dead_pos)),
-            "files_freed": int(len(gone) + len(dead_pos)),
-            "bytes_freed": int(gone["size"].sum() + dead_pos["file_size_in_bytes"].sum())}
+            "equality_delete_files": int(len(dead_eq)),
+            "files_freed": int(len(gone) + len(dead_pos) + len(dead_eq)),
+            "bytes_freed": int(gone["size"].sum() + dead_pos["file_size_in_bytes"].sum()
+                               + dead_eq["file_size_in_bytes"].sum())}
 
 
 def _dangling_finding(findings, dangling: dict[str, int], m) -> None:
     """``health.dangling-deletes`` from :func:`_dangling`'s counts."""
-    n = dangling["dvs"] + dangling["position_delete_files"]
+    n = dangling["dvs"] + dangling["position_delete_files"] + dangling["equality_delete_files"]
     m["dangling_deletes"] = int(n)
     if not n:
         return
+    eq = f", {dangling['equality_delete_files']:,} equality-delete files" if dangling["equality_delete_files"] else ""
     findings.append(HealthFinding(
         "health.dangling-deletes", Severity.INFO,
         f"{n:,} delete entries apply to no live data file ({dangling['dvs']:,} DVs, "
-        f"{dangling['position_delete_files']:,} position-delete files): readers skip them, scan planning still "
-        "reads them",
+        f"{dangling['position_delete_files']:,} position-delete files{eq}): readers skip them, scan planning "
+        "still reads them",
         {"dvs": dangling["dvs"], "position_delete_files": dangling["position_delete_files"],
+         "equality_delete_files": dangling["equality_delete_files"],
          "delete_files_only_dangling": dangling["files_freed"],
          "delete_bytes_only_dangling": dangling["bytes_freed"],
          "source": "DVs and position deletes whose referenced_data_file is not live, or that no data file's "
-                   "partition and sequence number lets apply"},
+                   "partition and sequence number lets apply; equality deletes no data file's partition and "
+                   "sequence number lets apply"},
         hint="measured on Iceberg 1.9.2: rewrite_data_files (remove-dangling-deletes too) and "
              "rewrite_position_delete_files keep the DVs of the data files a rewrite replaced"))
 
