@@ -259,7 +259,7 @@ def test_every_finding_is_catalogued_and_every_warning_has_an_action(health):
             assert is_known(f.code) and f.severity in lookup(f.code).severities, f.code
             if f.severity.value in ("warning", "error"):
                 assert f.actions, f.code
-            assert all(a.engine in ("spark", "trino", "pyiceberg", "delta") for a in f.actions)
+            assert all(a.engine in ("spark", "trino", "pyiceberg", "delta", "delta-rs") for a in f.actions)
     assert [h.status for h in health.values()] == ["warning", "warning", "warning"]
 
 

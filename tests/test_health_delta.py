@@ -156,8 +156,10 @@ def test_damaged_copy_findings_and_plan(damaged):
     c = h.finding("health.delta-checkpoint-overdue")
     assert c.evidence["checkpoint_interval"] == 10 and c.evidence["last_checkpoint"] is None
     ident = f"delta.`{dst}`"
-    assert h.plan("delta") == [f"OPTIMIZE {ident}", f"deltalake.DeltaTable({str(dst)!r}).create_checkpoint()",
-                               f"VACUUM {ident} RETAIN 168 HOURS"]
+    assert h.plan("delta") == [f"OPTIMIZE {ident}", f"VACUUM {ident} RETAIN 168 HOURS"]
+    rs = f"deltalake.DeltaTable({str(dst)!r})"
+    assert h.plan("delta-rs") == [f"{rs}.optimize.compact(target_size={1 << 30})", f"{rs}.create_checkpoint()",
+                                  f"{rs}.vacuum(retention_hours=168, dry_run=False)"]
 
 
 def test_configuration_sets_the_thresholds(damaged):
@@ -186,7 +188,7 @@ def test_cli_doctor_on_a_delta_folder(damaged):
     [doc] = json.loads(run.stdout)
     assert doc["table"] == "t" and doc["status"] == "warning"
     assert doc["metrics"]["orphan_files"] == 1 and doc["metrics"]["delete_files"] == 2
-    assert all(f["actions"] and {a["engine"] for a in f["actions"]} == {"delta"} for f in doc["findings"])
+    assert all(f["actions"] and {a["engine"] for a in f["actions"]} <= {"delta", "delta-rs"} for f in doc["findings"])
     ok = subprocess.run([sys.executable, "-m", "puffin_explorer", "doctor", str(dst), "--now", NOW],
                         capture_output=True, text=True, env=env)
     assert ok.returncode == 0 and "VACUUM delta.`" in ok.stdout and "Traceback" not in ok.stderr
@@ -216,3 +218,43 @@ def test_a_dv_file_only_a_remove_action_names_is_no_orphan(fixtures, tmp_path):
     assert (h.metrics["dvs"], h.metrics["delete_files"], h.metrics["deleted_rows"]) == (0, 0, 0)
     assert (h.metrics["tombstones"], h.metrics["orphan_files"]) == (0, 0)
     assert h.codes() == []  # one file of 10 rows, no deletes: nothing to fix
+
+
+def test_the_delta_rs_statements_the_doctor_prints_fix_what_it_found(fixtures, tmp_path):
+    """The large fixture (22 kilobyte files, 8 DVs) with a one-second tombstone retention: the delta-rs
+    compaction the doctor prints leaves the one file it predicted with every live row and no DV, and the
+    vacuum it prints then deletes the tombstones it counted, bytes as it said."""
+    import time
+
+    import deltalake
+
+    dst = tmp_path / "large"
+    shutil.copytree(fixtures / LARGE, dst)
+    deltalake.DeltaTable(str(dst)).alter.set_table_properties(
+        {"delta.deletedFileRetentionDuration": "interval 1 seconds"})
+    before = DeltaTable(str(dst)).health()
+    assert before.codes() == ["health.small-files"]
+    small = before.finding("health.small-files")
+    assert (before.metrics["data_files"], before.metrics["live_rows"], before.metrics["dvs"]) == (22, 1993, 8)
+    [compact] = [a.statement for a in small.actions if a.engine == "delta-rs"]
+    eval(compact, {"deltalake": deltalake})
+
+    time.sleep(1.5)  # the compaction's tombstones are now past the retention
+    mid = DeltaTable(str(dst)).health()
+    assert mid.finding("health.small-files") is None
+    m = mid.metrics
+    assert (m["data_files"], m["records"], m["live_rows"], m["dvs"]) == (small.effect["data_files_after"], 1993,
+                                                                       1993, 0)
+    tombs = mid.finding("health.delta-tombstones-past-retention")
+    on_disk = {p for p in dst.rglob("*") if p.is_file() and "_delta_log" not in p.parts}
+    removed = [dst / p for p in mid.frames["tombstones"]["path"]]
+    assert tombs.effect == {"files_freed": 22, "bytes_freed": sum(p.stat().st_size for p in removed)}
+    assert set(removed) <= on_disk
+    [vacuum] = [a.statement for a in tombs.actions if a.engine == "delta-rs"]
+    assert vacuum.endswith(".vacuum(retention_hours=0, dry_run=False, enforce_retention_duration=False)")
+    eval(vacuum, {"deltalake": deltalake})
+
+    after = DeltaTable(str(dst)).health()
+    assert after.finding("health.delta-tombstones-past-retention") is None
+    gone = on_disk - {p for p in dst.rglob("*") if p.is_file() and "_delta_log" not in p.parts}
+    assert gone >= set(removed) and after.metrics["live_rows"] == 1993

@@ -112,6 +112,11 @@ def _tombstones(table: "DeltaTable") -> tuple[dict[str, dict[str, Any]], set[str
     return {p: b for p, b in out.items() if p not in live}, dv_files
 
 
+def _delta_rs(table: "DeltaTable") -> str:
+    """The delta-rs (``deltalake``) expression that opens the table, for the Python actions."""
+    return f"deltalake.DeltaTable({table.location!r})"
+
+
 def _list(table: "DeltaTable"):
     """Every file under the table folder: location (normalized), path relative to the folder, size, mtime (ms)."""
     from types import SimpleNamespace
@@ -190,7 +195,9 @@ def delta_health(table: "DeltaTable", now: Any = None, name: Optional[str] = Non
             {"small_files": m["small_files"], "small_bytes": m["small_bytes"], "data_files": m["data_files"],
              "small_file_size": small_size, "target_file_size": target, "property": "delta.targetFileSize",
              "source": th["delta.targetFileSize"]["source"], "partitions_to_rewrite": int(len(cand))},
-            (Action("delta", f"OPTIMIZE {ident}"),),
+            (Action("delta", f"OPTIMIZE {ident}"),
+             Action("delta-rs", f"{_delta_rs(table)}.optimize.compact(target_size={target})",
+                    "deltalake (Python); it applies the deletion vectors of the files it compacts")),
             {"data_files_before": m["data_files"], "data_files_after": m["data_files"] - before + after,
              "files_rewritten": before, "bytes_rewritten": int(cand["small_bytes"].sum())}))
 
@@ -220,6 +227,10 @@ def delta_health(table: "DeltaTable", now: Any = None, name: Optional[str] = Non
     m["tombstones_past_retention"] = int(len(past))
     hours = max(retention // HOUR_MS, 0)
     vacuum = Action("delta", f"VACUUM {ident} RETAIN {hours} HOURS")
+    # delta-rs refuses a retention below the table's unless told: only when whole hours round it down
+    below = "" if hours * HOUR_MS >= retention else ", enforce_retention_duration=False"
+    vacuum_rs = Action("delta-rs", f"{_delta_rs(table)}.vacuum(retention_hours={hours}, dry_run=False{below})",
+                       "deltalake (Python)")
     if listing is not None:
         stored = past[past["on_storage"].astype(bool)]
         m["tombstone_bytes_on_storage"] = int(sum(int(on_storage.get(loc) or 0) for loc in stored["location"]))
@@ -233,7 +244,7 @@ def delta_health(table: "DeltaTable", now: Any = None, name: Optional[str] = Non
                  "property": "delta.deletedFileRetentionDuration",
                  "source": th["delta.deletedFileRetentionDuration"]["source"], "older_than": ts_literal(cutoff),
                  "examples": stored["path"].head(5).tolist()},
-                (vacuum,),
+                (vacuum, vacuum_rs),
                 {"files_freed": int(len(stored)), "bytes_freed": m["tombstone_bytes_on_storage"]}))
 
     # ---- the log: size, checkpoints -------------------------------------------------------------------------
@@ -255,7 +266,7 @@ def delta_health(table: "DeltaTable", now: Any = None, name: Optional[str] = Non
              "checkpoint_interval": interval, "property": "delta.checkpointInterval",
              "source": th["delta.checkpointInterval"]["source"], "log_files": m["log_files"],
              "log_bytes": m["log_bytes"]},
-            (Action("delta", f"deltalake.DeltaTable({table.location!r}).create_checkpoint()",
+            (Action("delta-rs", f"{_delta_rs(table)}.create_checkpoint()",
                     "delta-rs (Python); Spark writes one at the next commit past the interval"),),
             {"commits_since_checkpoint_after": 0}))
 
@@ -279,7 +290,7 @@ def delta_health(table: "DeltaTable", now: Any = None, name: Optional[str] = Non
                  "older_than": ts_literal(cutoff), "grace": "delta.deletedFileRetentionDuration",
                  "source": th["delta.deletedFileRetentionDuration"]["source"], "in_flight_files": m["in_flight_files"],
                  "examples": orphans["relative"].head(5).tolist()},
-                (vacuum,),
+                (vacuum, vacuum_rs),
                 {"files_before": m["orphan_files"], "files_after": 0, "bytes_freed": m["orphan_bytes"]}))
     else:
         m.update(orphan_files=None, orphan_bytes=None)
