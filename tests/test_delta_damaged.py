@@ -270,6 +270,22 @@ def test_descriptor_that_does_not_resolve_is_listed_and_reads_empty(fixtures, tm
     assert sorted(f.code for f in r["check"]) == sorted([code, "delta.dv-file-unreferenced"])
 
 
+def test_a_dv_path_storage_cannot_look_up_is_a_finding(fixtures, tmp_path):
+    """Table fuzzer class (check(): a SourceError escaped): a pathOrInlineDv whose prefix is 2,000 characters
+    names a folder no file system can look up (ENAMETOOLONG, not "missing").  The DV is unreadable and its
+    folder unlisted, as findings; everything else reads."""
+    root = _copy(fixtures, SMALL, tmp_path)
+    _edit(root, 1, 3, lambda a: a["deletionVector"].update(pathOrInlineDv="0" * 2000 + a["deletionVector"][
+        "pathOrInlineDv"][-20:]))
+    t = DeltaTable(str(root))
+    r = _exercise(t)
+    assert [dv.cardinality for dv in r["read"]] == [0]
+    found = sorted((f.code, f.message.split(":")[0][-60:]) for f in r["check"])
+    assert [code for code, _ in found] == ["delta.dv-file-unreferenced", "delta.dv-unreadable",
+                                           "delta.folder-unlisted"]
+    assert all("File name too long" in f.message or f.code == "delta.dv-file-unreferenced" for f in r["check"])
+
+
 # ---- display/delta_view.py: readerFeatures not a list, nulls in the tables -----------------------
 def test_reader_features_not_a_list(fixtures, tmp_path):
     root = _copy(fixtures, SMALL, tmp_path)

@@ -66,7 +66,12 @@ def check_table(table: "DeltaTable", check_files_exist: bool = True) -> list[Fin
             by_file.setdefault(table.dv_location(d), []).append(f)
 
     for loc, files in sorted(by_file.items()):
-        size = table.io.size(loc)
+        try:
+            size = table.io.size(loc)
+        except PuffinError as exc:  # a location storage cannot even look up (a name too long, access denied)
+            for f in files:
+                out.append(_f("delta.dv-unreadable", loc, f"the DV file of {f.path} cannot be opened: {exc}"))
+            continue
         if size is None:
             for f in files:
                 out.append(_f("delta.dv-file-missing", loc, f"the DV file of {f.path} does not exist: {loc}"))
@@ -142,7 +147,12 @@ def _check_files(table: "DeltaTable", live, out: list[Finding]) -> None:
 def _check_unreferenced(table: "DeltaTable", referenced: set, out: list[Finding]) -> None:
     folders = {table.location} | {parent(loc) for loc in referenced if loc}
     for folder in sorted(folders):
-        for name, kind, _ in table.io.listdir(folder):
+        try:
+            entries = table.io.listdir(folder)
+        except PuffinError as exc:  # a folder named by a damaged DV path that storage cannot list
+            out.append(_f("delta.folder-unlisted", folder, f"{exc}; DV files in it are not checked"))
+            continue
+        for name, kind, _ in entries:
             loc = join(folder, name)
             if kind == "file" and _DV_FILE.match(name) and loc not in referenced:
                 out.append(_f("delta.dv-file-unreferenced", loc,
