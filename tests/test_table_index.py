@@ -350,3 +350,32 @@ def test_partition_records_whose_strings_hold_the_key_separator_keep_their_own_c
     codes = decoder._partition_codes_of(pa.array(records, pa.struct([("a", pa.string()), ("b", pa.string())])))
     assert codes.to_pylist() == [0, 1, 1, 2]
     assert cache.partitions == records[:2] + [None]
+
+
+def test_under_a_low_address_space_limit_the_index_decodes_without_duckdb():
+    """Table fuzzer class (a worker aborted): under ``ulimit -v`` with little room left, DuckDB's connect
+    ends the process with a C++ terminate instead of raising.  With under DUCKDB_HEADROOM free the
+    manifests are decoded with fastavro; the same files come back."""
+    import subprocess
+    import sys
+    import textwrap
+
+    script = textwrap.dedent("""
+        import resource, sys
+        sys.path.insert(0, "tests")
+        from _warehouse_fixtures import WAREHOUSE
+        from puffin_explorer import Warehouse
+        from puffin_explorer.iceberg import index
+        index.DUCKDB_FROM_BYTES = 0  # the fixture's small manifests would go to DuckDB too
+        t = Warehouse(str(WAREHOUSE)).table("shop.orders")
+        import fastavro, pandas, pyarrow, pyarrow.compute  # noqa: F401  (mapped before the limit, as in a notebook)
+        with open("/proc/self/statm") as fh:
+            used = int(fh.read().split()[0]) * resource.getpagesize()
+        resource.setrlimit(resource.RLIMIT_AS, (used + (64 << 20), used + (64 << 20)))
+        print(len(t.files()), int(t.files().record_count.sum()))
+        assert index._address_space_headroom() < index.DUCKDB_HEADROOM
+    """)
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         cwd=Path(__file__).resolve().parents[1], timeout=120)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stdout.split() == ["12", "149888"]  # 8 data files and 4 DVs; their record counts
