@@ -502,3 +502,25 @@ def test_a_dv_footer_blob_without_an_offset_is_a_finding(shop):
     assert mismatch.message.endswith("the Puffin footer has no blob at offset 4 "
                                      "(blobs at None+8232, 8236+8232, 16468+8232, 24700+8232)")
     assert main(["table", str(shop.parent), "--table", "shop.orders", "check"]) == 1
+
+
+def test_a_statistics_blob_naming_a_million_field_ids_costs_a_bounded_report(shop):
+    """Table fuzzer class (a worker out of memory; 5 s of CPU in one check()): a blob-metadata ``fields`` array
+    of a million ids none of which the schema has made a million findings, a 7 MB message and a 7 MB
+    ``columns`` string in every card.  Twenty are named, the rest counted, and the messages stay short."""
+    def change(md):
+        md["statistics"][0]["blob-metadata"][3]["fields"] = list(range(100, 1_000_100))
+    t = damage(shop, change)
+    found = [f for f in t.check() if f.code == "iceberg.stats-field-unknown"]
+    assert len(found) == 21
+    assert found[0].message == ("apache-datasketches-theta-v1 blob is for field id 100, which no schema of the "
+                                "table has")
+    assert found[-1].message == ("apache-datasketches-theta-v1 blob names 999,980 more field ids no schema of "
+                                 "the table has")
+    [mismatch] = [f for f in t.check() if f.code == "iceberg.stats-blob-mismatch"]
+    assert mismatch.message.startswith("blob 3: metadata fields [100, 101, 102,")
+    assert mismatch.message.endswith(", ...] but footer fields [4]")
+    columns = t.statistics_files()["columns"].tolist()[0][3]
+    assert columns.startswith("#100,#101,") and columns.endswith(",#199,… (999,900 more)")
+    assert max(len(f.message) for f in t.check()) < 1000
+    renders(t)

@@ -441,6 +441,16 @@ def _check_dvs(table: "Table", snapshot_id: int, cols: _Columns, out: list[Findi
         progress(done, len(rows))
 
 
+def _brief(v: Any) -> str:
+    """``repr`` of a metadata value for a message, with long lists and strings cut (a blob may name a
+    million field ids)."""
+    import reprlib
+
+    r = reprlib.Repr()
+    r.maxlist, r.maxstring, r.maxother, r.maxdict = 20, 200, 200, 20
+    return r.repr(v)
+
+
 def _is_int(v: Any) -> bool:
     """A footer or metadata number as written (a damaged one may be None, a string, a float or a bool)."""
     return isinstance(v, int) and not isinstance(v, bool)
@@ -518,6 +528,10 @@ def _check_other_container(pf: Any, kind: str, e: dict, off: int, size: int, pat
                       f"file is one bare DV blob [0, {pf.size})", off, size))
 
 
+#: Unknown field ids of one statistics blob reported one by one; the rest are counted in one finding.
+FIELD_FINDINGS_PER_BLOB = 20
+
+
 def _check_statistics(table: "Table", out: list[Finding]) -> None:
     snapshot_ids = {s.snapshot_id for s in table.metadata.snapshots}
     field_ids = table.metadata.all_field_ids()
@@ -535,10 +549,14 @@ def _check_statistics(table: "Table", out: list[Finding]) -> None:
                               f"metadata file-size-in-bytes {s.file_size_in_bytes} but the file has {size} bytes"))
             continue
         for b in s.blob_metadata:
-            for fid in b.get("fields", []):
-                if int(fid) not in field_ids:
-                    out.append(_f("iceberg.stats-field-unknown", Severity.ERROR, s.path,
-                                  f"{b.get('type')} blob is for field id {fid}, which no schema of the table has"))
+            unknown = [fid for fid in b.get("fields", []) if int(fid) not in field_ids]
+            for fid in unknown[:FIELD_FINDINGS_PER_BLOB]:
+                out.append(_f("iceberg.stats-field-unknown", Severity.ERROR, s.path,
+                              f"{b.get('type')} blob is for field id {fid}, which no schema of the table has"))
+            if len(unknown) > FIELD_FINDINGS_PER_BLOB:  # a count read from the file never sizes the findings
+                out.append(_f("iceberg.stats-field-unknown", Severity.ERROR, s.path,
+                              f"{b.get('type')} blob names {len(unknown) - FIELD_FINDINGS_PER_BLOB:,} more field ids "
+                              "no schema of the table has"))
         pf = _open_puffin(table, s.path, out)
         if pf is None:
             continue
@@ -563,7 +581,8 @@ def _check_statistics(table: "Table", out: list[Finding]) -> None:
             for key in expected:
                 if expected[key] != actual[key]:
                     out.append(_f("iceberg.stats-blob-mismatch", Severity.ERROR, s.path,
-                                  f"blob {i}: metadata {key} {expected[key]!r} but footer {key} {actual[key]!r}",
+                                  f"blob {i}: metadata {key} {_brief(expected[key])} but footer {key} "
+                                  f"{_brief(actual[key])}",
                                   blob.offset if _is_int(blob.offset) else None,
                                   blob.length if _is_int(blob.length) else None))
         for f in pf.findings:

@@ -427,7 +427,7 @@ class Table(RichRepr):
                 "file_footer_size_in_bytes": s.file_footer_size_in_bytes,
                 "blob_count": len(s.blob_metadata),
                 "blob_types": sorted({b["type"] for b in s.blob_metadata}),
-                "columns": [",".join(fields.get(f, (f"#{f}",))[0] for f in b["fields"]) for b in s.blob_metadata],
+                "columns": [_column_names(fields, b["fields"]) for b in s.blob_metadata],
                 "ndv": [b["properties"].get("ndv") for b in s.blob_metadata],
             })
         df = pd.DataFrame.from_records(rows, columns=[
@@ -850,3 +850,14 @@ class Table(RichRepr):
     def __repr__(self) -> str:
         return (f"Table({self.name!r}, format-version={self.metadata.format_version}, "
                 f"snapshots={len(self.metadata.snapshots)}, metadata={self.metadata_location!r})")
+
+
+#: Field names a statistics blob shows in ``statistics_files()`` before the rest are counted.
+COLUMNS_SHOWN = 100
+
+
+def _column_names(fields: dict, ids: list) -> str:
+    """The comma-joined names of a blob's field ids (``#id`` when no schema has it); a damaged blob naming
+    a million ids shows the first :data:`COLUMNS_SHOWN` and how many more."""
+    names = ",".join(fields.get(f, (f"#{f}",))[0] for f in ids[:COLUMNS_SHOWN])
+    return names if len(ids) <= COLUMNS_SHOWN else f"{names},… ({len(ids) - COLUMNS_SHOWN:,} more)"
