@@ -467,8 +467,14 @@ def _read_together(table: "Table", path: str, members: list[int], offsets: list,
     them cannot be read, so that each is then read alone and its own error reported."""
     if len(members) < 2:
         return {}
+    # An entry listed many times (a damaged manifest repeating one record) is read once: 5,000 copies of one
+    # DV decoded apart held 5,000 position arrays.
+    keys = [(offsets[i], sizes[i], refs[i], file_sizes[i]) for i in members]
+    first = {}
+    for k, i in zip(keys, members):
+        first.setdefault(k, i)
     entries = [{"file_path": path, "content_offset": offsets[i], "content_size_in_bytes": sizes[i],
-                "referenced_data_file": refs[i], "file_size_in_bytes": file_sizes[i]} for i in members]
+                "referenced_data_file": refs[i], "file_size_in_bytes": file_sizes[i]} for i in first.values()]
     from ..format.dv import validate_many
 
     try:
@@ -476,7 +482,8 @@ def _read_together(table: "Table", path: str, members: list[int], offsets: list,
     except (PuffinError, OSError, ValueError):
         return {}
     validate_many(dvs)  # the common shape checked in one pass: its findings need no per-vector parse
-    return dict(zip(members, dvs))
+    read = dict(zip(first, dvs))
+    return {i: read[k] for k, i in zip(keys, members)}
 
 
 def _check_blob(blob: Any, e: dict, path: str, out: list[Finding]) -> None:
