@@ -13,6 +13,7 @@ from ..regions import Severity
 from .bounds import decode_bounds
 from .findings import TableFinding
 from .manifests import STATUS_NAMES
+from .overview import int_columns
 
 if TYPE_CHECKING:  # pragma: no cover
     from .index import EntryIndex
@@ -239,6 +240,6 @@ def puffin_frame(table: "Table", index: "EntryIndex", snapshot_id: int):
                       "file_size_in_bytes": s.file_size_in_bytes, "blobs": len(s.blob_metadata),
                       "record_count": None, "snapshot_id": s.snapshot_id, "sequence_number": None})
     df = pd.DataFrame.from_records(parts, columns=cols)
-    df["record_count"] = df["record_count"].astype("Int64")
-    df["sequence_number"] = df["sequence_number"].astype("Int64")
+    # from the row values: records mixing numbers and None infer float64, which cannot hold 2^62 + 1
+    int_columns(df, parts, ("record_count", "sequence_number"))
     return df
