@@ -540,9 +540,20 @@ FIELD_FINDINGS_PER_BLOB = 20
 
 
 def _check_statistics(table: "Table", out: list[Finding]) -> None:
+    import json
+
     snapshot_ids = {s.snapshot_id for s in table.metadata.snapshots}
     field_ids = table.metadata.all_field_ids()
+    # A damaged list may repeat one entry thousands of times: each distinct entry is checked once and each
+    # file opened (and its own findings reported) once.
+    entries_seen: set = set()
+    opened: dict[str, Any] = {}
     for s in table.metadata.statistics:
+        entry = (s.kind, s.snapshot_id, s.path, s.file_size_in_bytes, s.file_footer_size_in_bytes,
+                 json.dumps(s.blob_metadata, sort_keys=True, default=repr))
+        if entry in entries_seen:
+            continue
+        entries_seen.add(entry)
         if s.snapshot_id not in snapshot_ids:
             out.append(_f("iceberg.stats-snapshot-missing", Severity.ERROR, s.path,
                           f"{s.kind} statistics file is for snapshot {s.snapshot_id}, which the table does not have"))
@@ -564,7 +575,10 @@ def _check_statistics(table: "Table", out: list[Finding]) -> None:
                 out.append(_f("iceberg.stats-field-unknown", Severity.ERROR, s.path,
                               f"{b.get('type')} blob names {len(unknown) - FIELD_FINDINGS_PER_BLOB:,} more field ids "
                               "no schema of the table has"))
-        pf = _open_puffin(table, s.path, out)
+        first_open = s.path not in opened
+        if first_open:
+            opened[s.path] = _open_puffin(table, s.path, out)
+        pf = opened[s.path]
         if pf is None:
             continue
         if s.file_size_in_bytes is not None and int(s.file_size_in_bytes) != pf.size:
@@ -592,7 +606,7 @@ def _check_statistics(table: "Table", out: list[Finding]) -> None:
                                   f"{_brief(actual[key])}",
                                   blob.offset if _is_int(blob.offset) else None,
                                   blob.length if _is_int(blob.length) else None))
-        for f in pf.findings:
+        for f in pf.findings if first_open else ():
             if f.severity != Severity.INFO:
                 out.append(_f(f.code, f.severity, s.path, f.message, f.offset, f.length, f.hint))
 
