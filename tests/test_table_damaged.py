@@ -574,3 +574,25 @@ def test_a_sequence_number_beyond_a_float_in_the_puffin_files_view(shop):
     assert p.role.tolist() == ["deletion-vectors", "statistics"]
     assert p.sequence_number.tolist()[0] == 2 ** 62 + 1 and p.sequence_number.isna().tolist() == [False, True]
     assert main(["table", str(shop.parent), "--table", "shop.orders", "puffin"]) in (0, 1)
+
+
+def test_read_dv_ahead_never_recurses_over_a_range_past_the_file(shop):
+    """Table fuzzer class (RecursionError in commit_deletes): after eight read_dv calls on one Puffin file the
+    next DVs are read together by read_dvs, whose ranges past the end of the file go back to read_dv one at a
+    time, which read a batch ahead again.  One DV of shop.orders claims 60,000 bytes (the file has 34,239):
+    it raises its InvalidFileError each time, and the other three read as they are."""
+    def change(records):
+        records[1]["data_file"]["content_size_in_bytes"] = 60_000
+    rewrite_orders_delete_manifest(shop, change)
+    t = Warehouse(str(shop.parent)).table("shop.orders")
+    rows = [r for _, r in t.dvs().sort_values("content_offset").iterrows()]
+    bad = [r for r in rows if r.content_size_in_bytes == 60_000]
+    assert len(rows) == 4 and len(bad) == 1
+    for _ in range(4):  # past READ_DV_BATCH_AFTER calls on the file
+        for r in rows:
+            if r.content_size_in_bytes == 60_000:
+                with pytest.raises(InvalidFileError, match="beyond the end of the file"):
+                    t.read_dv(r.to_dict())
+            else:
+                assert t.read_dv(r.to_dict()).cardinality == r.record_count
+    t.commit_deletes()

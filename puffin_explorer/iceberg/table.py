@@ -515,6 +515,8 @@ class Table(RichRepr):
     #: After this many ``read_dv`` calls on one Puffin file, the next DVs of that file (in file
     #: order, within ``DV_READAHEAD`` bytes) are decoded together and handed out as asked.
     READ_DV_BATCH_AFTER = 8
+    #: How many read_dvs calls are running (read_dv reads no batch ahead while one is).
+    _reading_dvs = 0
 
     def read_dv(self, target: Union[str, dict, Any], snapshot_id: Optional[int] = None):
         """The DeletionVector of a data file (path) or of a DV delete-file row.
@@ -536,17 +538,24 @@ class Table(RichRepr):
                 return dv
         loc = self._located(path)
         calls = self._dv_calls[loc] = self._dv_calls.get(loc, 0) + 1
-        if calls >= self.READ_DV_BATCH_AFTER and 0 <= offset and 0 <= length <= _DV_SIZE_WITHOUT_PROBE:
+        # no read-ahead from inside read_dvs: its odd ranges come here one at a time, and a batch of them
+        # would come back to read_dvs, and so on without end
+        if calls >= self.READ_DV_BATCH_AFTER and 0 <= offset and 0 <= length <= _DV_SIZE_WITHOUT_PROBE \
+                and not self._reading_dvs:
             batch = self._dvs_after(loc, offset, snapshot_id)
             if batch and int(batch[0]["content_offset"]) == offset and \
                     int(batch[0]["content_size_in_bytes"]) == length and \
                     batch[0].get("referenced_data_file") == e.get("referenced_data_file"):
-                dvs = self.read_dvs(batch, progress=False)
-                for k in [k for k in ready if k[0] == path]:  # what the last batch of this file left unasked
-                    del ready[k]
-                for b, d in zip(batch[1:], dvs[1:]):
-                    ready[(b["file_path"], int(b["content_offset"]), int(b["content_size_in_bytes"]))] = d
-                return dvs[0]
+                try:
+                    dvs = self.read_dvs(batch, progress=False)
+                except (PuffinError, OSError):
+                    dvs = None  # a damaged neighbour: this DV is read alone below, each other one when asked
+                if dvs is not None:
+                    for k in [k for k in ready if k[0] == path]:  # what the last batch of this file left unasked
+                        del ready[k]
+                    for b, d in zip(batch[1:], dvs[1:]):
+                        ready[(b["file_path"], int(b["content_offset"]), int(b["content_size_in_bytes"]))] = d
+                    return dvs[0]
         from .. import read_dv
 
         claimed = e.get("file_size_in_bytes")
@@ -607,7 +616,11 @@ class Table(RichRepr):
         from ..progress import ProgressBar
 
         with ProgressBar(f"{self.name}: DVs read", "DV", PROGRESS_FROM_DVS, progress) as bar:
-            return self._read_dvs(entries, snapshot_id, bar)
+            self._reading_dvs += 1
+            try:
+                return self._read_dvs(entries, snapshot_id, bar)
+            finally:
+                self._reading_dvs -= 1
 
     def _read_dvs(self, entries: Optional[Any], snapshot_id: Optional[int], bar: Callable[[int, int], None]) -> list:
         import numpy as np
