@@ -12,6 +12,7 @@ from ..errors import PuffinError
 from ..regions import Finding, Severity
 from ..format import container
 from .findings import TableFinding
+from .metadata import _is_int  # a JSON integer within int64: a footer offset past it is no offset
 from .paths import basename, normalize, parent
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -451,14 +452,9 @@ def _brief(v: Any) -> str:
     return r.repr(v)
 
 
-def _is_int(v: Any) -> bool:
-    """A footer or metadata number as written (a damaged one may be None, a string, a float or a bool)."""
-    return isinstance(v, int) and not isinstance(v, bool)
-
-
 def _int_list(v: Any) -> Any:
-    """A list of field ids as ints, or the value as it is when it is not one (compared and shown, never cast)."""
-    return [int(x) for x in v] if isinstance(v, list) and all(_is_int(x) for x in v) else v
+    """A list of field ids, or the value as it is when it is not one (compared and shown, never cast)."""
+    return list(v) if isinstance(v, list) and all(_is_int(x) for x in v) else v
 
 
 def _read_together(table: "Table", path: str, members: list[int], offsets: list, sizes: list, refs: list,
