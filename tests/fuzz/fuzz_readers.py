@@ -23,7 +23,9 @@ or time, or dies, is replaced.  Outcomes:
                 ``read_dv``, theta estimates of an unreadable sketch, anything with ``strict=True``);
 ``crash``       any other exception (or one from a path that must never raise: findings,
                 views, tables, regions, hex);
-``stall``       a case used more CPU time than ``--time-limit`` (or the worker hung);
+``stall``       one operation of a case (opening the file, its findings, one view, one blob's decode)
+                used more CPU time than ``--time-limit``, or the whole case more than ``--case-limit``
+                (15 times as much by default), or the worker hung;
 ``memory``      ``MemoryError`` under the address-space limit, or a worker killed by the OS.
 
 With ``--strict`` files are opened with ``strict=True`` and only ``PuffinError``
@@ -461,14 +463,18 @@ def make_case(corpus: list[Base], seed: int, index: int) -> tuple[str, str, byte
 class Run:
     """Runs the steps of one case, recording documented errors, and turns anything else into an Outcome."""
 
-    def __init__(self, strict: bool) -> None:
+    def __init__(self, strict: bool, step_limit: Optional[float] = None) -> None:
         from puffin_explorer.errors import PuffinError
 
         self.strict = strict
         self.PuffinError = PuffinError
         self.documented: list[str] = []
+        self.step_limit = step_limit
+        self.slowest_step: tuple[float, str] = (0.0, "")
+        self.stall: Optional[Outcome] = None  # the first operation over ``step_limit``
 
     def step(self, name: str, fn: Callable[[], Any], may_raise: bool = False) -> Any:
+        c0 = time.process_time()
         try:
             return fn()
         except (Stall, MemoryError, KeyboardInterrupt):
@@ -478,6 +484,12 @@ class Run:
                 self.documented.append(f"{name}: {type(exc).__name__}")
                 return None
             raise Outcome("crash", name, describe(exc)) from exc
+        finally:
+            cpu = time.process_time() - c0
+            if cpu > self.slowest_step[0]:
+                self.slowest_step = (cpu, name)
+            if self.step_limit is not None and cpu > self.step_limit and self.stall is None:
+                self.stall = Outcome("stall", name, f"{cpu:.2f} s of CPU (limit {self.step_limit} s)")
 
 
 #: Blob views (text and HTML) per case; every blob is still decoded and queried.
@@ -624,24 +636,29 @@ class _LightCharts:
 
 
 def run_case(case: tuple[str, str, bytes], kinds: dict[str, str], seed: int, index: int, strict: bool,
-             chart_every: int = 1) -> dict:
-    """Run one generated case (``make_case``) in this process; return its outcome record (no limits here).
+             chart_every: int = 1, step_limit: Optional[float] = None) -> dict:
+    """Run one generated case (``make_case``) in this process; return its outcome record (no limits here
+    but ``step_limit``, the CPU seconds one operation may take before the case counts as a stall).
 
     Charts are drawn for one case in ``chart_every`` (all cases by default); the others bin the data only."""
     if chart_every > 1 and index % chart_every:
         with _LightCharts():
-            return run_case(case, kinds, seed, index, strict)
+            return run_case(case, kinds, seed, index, strict, step_limit=step_limit)
     name, mutators, data = case
-    run = Run(strict)
+    run = Run(strict, step_limit)
     rng = random.Random(f"paths:{seed}:{index}")
     record = {"case": index, "base": name, "mutators": mutators, "size": len(data), "outcome": "ok", "step": "",
               "detail": ""}
     try:
         RUNNERS[kinds[name]](data, run, rng)
+        if run.stall is not None:
+            raise run.stall
         if run.documented:
             record.update(outcome="documented", detail=run.documented[0])
     except Outcome as out:
         record.update(outcome=out.kind, step=out.step, detail=out.detail)
+    if run.slowest_step[1]:
+        record["slowest_step"] = [run.slowest_step[1], round(run.slowest_step[0], 3)]
     return record
 
 
@@ -651,16 +668,16 @@ class ReaderHarness:
 
     outcomes = OUTCOMES
 
-    def __init__(self, seed: int, strict: bool, chart_every: int) -> None:
+    def __init__(self, seed: int, strict: bool, chart_every: int, step_limit: Optional[float] = None) -> None:
         self.corpus = load_corpus()
         self.kinds = {b.name: b.kind for b in self.corpus}
-        self.seed, self.strict, self.chart_every = seed, strict, chart_every
+        self.seed, self.strict, self.chart_every, self.step_limit = seed, strict, chart_every, step_limit
 
     def prepare(self, index: int) -> tuple[str, str, bytes]:
         return make_case(self.corpus, self.seed, index)
 
     def run(self, case: tuple[str, str, bytes], index: int) -> dict:
-        return run_case(case, self.kinds, self.seed, index, self.strict, self.chart_every)
+        return run_case(case, self.kinds, self.seed, index, self.strict, self.chart_every, self.step_limit)
 
     def release(self, case: tuple[str, str, bytes]) -> None:
         pass
@@ -677,10 +694,13 @@ class ReaderHarness:
 
 def run_pool(cases: int, seed: int = 1, workers: int = 2, strict: bool = False, time_limit: float = 5.0,
              mem_limit: int = 2 * GIB, start: int = 0, save: Optional[str] = None,
-             progress: Optional[Callable[[Report], None]] = None, chart_every: int = 1) -> Report:
-    """Run cases ``start .. start+cases-1`` on ``workers`` processes; return the tally."""
-    return fuzz_pool.run_pool(ReaderHarness(seed, strict, chart_every), cases, workers, time_limit, mem_limit,
-                              start, save, progress)
+             progress: Optional[Callable[[Report], None]] = None, chart_every: int = 1,
+             step_limit: Optional[float] = None) -> Report:
+    """Run cases ``start .. start+cases-1`` on ``workers`` processes; return the tally.
+
+    ``time_limit`` is the CPU of a whole case; ``step_limit``, when given, that of each operation in it."""
+    return fuzz_pool.run_pool(ReaderHarness(seed, strict, chart_every, step_limit), cases, workers, time_limit,
+                              mem_limit, start, save, progress)
 
 
 def _preload() -> None:
@@ -712,13 +732,17 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--strict", action="store_true", help="open with strict=True: only PuffinError may escape")
     ap.add_argument("--chart-every", type=int, default=1,
                     help="draw charts in one case of N (the others only bin the data; drawing is slow)")
+    ap.add_argument("--case-limit", type=float,
+                    help="CPU seconds of a whole case (default: 15 x --time-limit); --time-limit is then each "
+                         "operation's: opening the file, its findings, one view, one blob's decode")
     args = ap.parse_args(argv)
+    case_limit = args.case_limit or 15 * args.time_limit
 
     if args.replay_case is not None:
         corpus = load_corpus()
         name, mutators, data = make_case(corpus, args.seed, args.replay_case)
         print(f"case {args.replay_case}: {name} {mutators} ({len(data):,} bytes)")
-        run = Run(args.strict)
+        run = Run(args.strict, args.time_limit)
         kinds = {b.name: b.kind for b in corpus}
         t0 = time.process_time()
         try:
@@ -727,12 +751,17 @@ def main(argv: Optional[list[str]] = None) -> int:
             print(f"{out.kind} in {out.step}: {out.detail}")
             traceback.print_exception(out.__cause__)
             return 1
-        print(f"ok ({time.process_time() - t0:.2f} s CPU); documented: {run.documented[:3]}")
+        slow = f"; slowest step {run.slowest_step[1]}: {run.slowest_step[0]:.2f} s"
+        if run.stall is not None:
+            print(f"stall in {run.stall.step}: {run.stall.detail} ({time.process_time() - t0:.2f} s CPU{slow})")
+            return 1
+        print(f"ok ({time.process_time() - t0:.2f} s CPU{slow}); documented: {run.documented[:3]}")
         return 0
 
     return fuzz_pool.run_and_report(
-        args, lambda progress: run_pool(args.cases, args.seed, args.workers, args.strict, args.time_limit,
-                                        int(args.memory * GIB), args.start, args.save, progress, args.chart_every),
+        args, lambda progress: run_pool(args.cases, args.seed, args.workers, args.strict, case_limit,
+                                        int(args.memory * GIB), args.start, args.save, progress, args.chart_every,
+                                        step_limit=args.time_limit),
         "strict" if args.strict else "lenient")
 
 
