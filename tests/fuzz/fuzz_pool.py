@@ -76,12 +76,22 @@ def _worker(conn, harness, time_limit: float, mem_limit: int) -> None:
     import resource
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    if mem_limit:
-        # The limit is what a case may add to the worker's address space: a parent that reserved a lot
-        # (a test runner that loaded pyarrow, DuckDB, Spark clients) must not leave a case no room at all.
+    page = resource.getpagesize()
+    warm = getattr(harness, "warm", None)
+    if warm is not None:
+        warm()  # the runtimes' one-time reservations (an allocator's arena, a pool's threads) before any case
+
+    def limit_case() -> None:
+        # The limit is what a case may add to the worker's address space, from where the case starts: a
+        # parent that reserved a lot (a test runner that loaded pyarrow, DuckDB, Spark clients) must not
+        # leave a case no room at all, and neither may the address space earlier cases left reserved but
+        # not resident (allocator arenas of threads, a heap kept at its high-water mark).
         with open("/proc/self/statm") as fh:
-            baseline = int(fh.read().split()[0]) * resource.getpagesize()
-        resource.setrlimit(resource.RLIMIT_AS, (baseline + mem_limit, baseline + mem_limit))
+            size = int(fh.read().split()[0]) * page
+        hard = resource.getrlimit(resource.RLIMIT_AS)[1]
+        soft = size + mem_limit if hard == resource.RLIM_INFINITY else min(size + mem_limit, hard)
+        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+
     done = 0
 
     def on_alarm(signum, frame):
@@ -102,6 +112,8 @@ def _worker(conn, harness, time_limit: float, mem_limit: int) -> None:
             conn.send({"case": index, "outcome": "crash", "step": "harness", "detail": describe(exc),
                        "cpu": 0.0, "wall": 0.0, "retiring": False})
             continue
+        if mem_limit:
+            limit_case()
         t0, c0 = time.perf_counter(), time.process_time()
         signal.setitimer(signal.ITIMER_PROF, time_limit)
         try:
@@ -119,6 +131,11 @@ def _worker(conn, harness, time_limit: float, mem_limit: int) -> None:
             signal.setitimer(signal.ITIMER_PROF, 0)
         record["cpu"] = time.process_time() - c0
         record["wall"] = time.perf_counter() - t0
+        try:  # what the worker holds in memory after the case: growth here across cases would be a leak
+            with open("/proc/self/statm") as fh:
+                record["worker_rss_mb"] = round(int(fh.read().split()[1]) * page / (1 << 20), 1)
+        except (OSError, IndexError, ValueError):
+            pass
         try:
             harness.release(case)
         except Exception:  # noqa: BLE001 - cleaning up is best effort
@@ -146,6 +163,7 @@ class Report:
     by_class: dict = field(default_factory=dict)  # (outcome, step, exception head) -> count
     cases: int = 0
     cpu: float = 0.0  # CPU seconds of the user paths, all cases
+    worker_rss_mb: float = 0.0  # the largest resident size of a worker after a case
     seconds: float = 0.0
     interrupted: bool = False
 
@@ -155,6 +173,7 @@ class Report:
     def add(self, rec: dict) -> None:
         self.cases += 1
         self.cpu += rec.get("cpu", 0.0)
+        self.worker_rss_mb = max(self.worker_rss_mb, rec.get("worker_rss_mb", 0.0))
         self.counts[rec["outcome"]] = self.counts.get(rec["outcome"], 0) + 1
         if rec["outcome"] not in PASSING:
             self.failures.append(rec)
@@ -173,7 +192,7 @@ class Report:
 
     def to_dict(self) -> dict:
         return {"cases": self.cases, "seconds": round(self.seconds, 1), "interrupted": self.interrupted,
-                "cpu_per_case": round(self.cpu / max(1, self.cases), 3),
+                "cpu_per_case": round(self.cpu / max(1, self.cases), 3), "worker_rss_mb": self.worker_rss_mb,
                 "outcomes": self.counts,
                 "classes": self.by_class, "slowest": [dict(r, cpu=round(c, 3)) for c, r in self.slowest],
                 "slowest_steps": [{"cpu": c, "step": s, "case": i} for c, s, i in self.slowest_steps],
@@ -321,7 +340,8 @@ def run_and_report(args: argparse.Namespace, run: Callable[[Callable[[Report], N
         print(f"interrupted after {rep.cases:,} cases", file=sys.stderr)
     print(f"{rep.cases:,} cases in {rep.seconds:.0f} s ({mode}, seed {args.seed}, "
           f"{args.workers} workers, {args.time_limit} s CPU, {args.memory} GiB); "
-          f"{rep.cpu / max(1, rep.cases):.2f} s of CPU a case")
+          f"{rep.cpu / max(1, rep.cases):.2f} s of CPU a case; largest worker after a case {rep.worker_rss_mb:,.0f} MB "
+          "resident")
     print("outcomes: " + ", ".join(f"{k} {v:,}" for k, v in rep.counts.items()))
     for key, n in sorted(rep.by_class.items(), key=lambda kv: -kv[1]):
         print(f"  {n:6,}  {key}")

@@ -1027,6 +1027,22 @@ class TableHarness:
     def close(self) -> None:
         shutil.rmtree(self.folder, ignore_errors=True)
 
+    def warm(self) -> None:
+        """In each worker before its first case: pyarrow's allocator reserves its arena (1 GiB of address
+        space, not of memory) on its first allocation and DuckDB starts its threads on its first connection."""
+        import pyarrow as pa
+
+        pa.array(range(16))
+        try:
+            import duckdb
+        except ImportError:
+            return
+        con = duckdb.connect()
+        try:
+            con.execute("select 1").fetchall()
+        finally:
+            con.close()
+
     def preload(self) -> None:
         import pandas  # noqa: F401
         import pyarrow  # noqa: F401
