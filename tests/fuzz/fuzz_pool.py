@@ -296,17 +296,41 @@ def run_pool(harness: Any, cases: int, workers: int = 2, time_limit: float = 5.0
 
 
 # ---------------------------------------------------------------------------- command line
+class StepClock:
+    """The CPU of each operation of a case: the slowest one, and an outcome for one over ``step_limit``."""
+
+    def __init__(self, step_limit: Optional[float] = None) -> None:
+        self.step_limit = step_limit
+        self.slowest_step: tuple[float, str] = (0.0, "")
+
+    def timed(self, name: str, cpu: float) -> Optional[Outcome]:
+        """Record an operation's CPU; the stall it is when over the limit, else None."""
+        if cpu > self.slowest_step[0]:
+            self.slowest_step = (cpu, name)
+        if self.step_limit is not None and cpu > self.step_limit:
+            return Outcome("stall", name, f"{cpu:.2f} s of CPU (limit {self.step_limit} s)")
+        return None
+
+
 def add_pool_arguments(ap: argparse.ArgumentParser, cases: int) -> None:
     """The options every fuzzer takes."""
     ap.add_argument("--cases", type=int, default=cases)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--start", type=int, default=0, help="first case index")
     ap.add_argument("--workers", type=int, default=max(1, (os.cpu_count() or 2)))
-    ap.add_argument("--time-limit", type=float, default=2.0, help="CPU seconds per case before it is a stall")
+    ap.add_argument("--time-limit", type=float, default=2.0,
+                    help="CPU seconds of one user operation of a case before the case is a stall")
+    ap.add_argument("--case-limit", type=float,
+                    help="CPU seconds of a whole case (default: 15 x --time-limit)")
     ap.add_argument("--memory", type=float, default=2.0, help="address-space limit per worker, GiB (0: none)")
     ap.add_argument("--save", help="write each failing case's input and record here")
     ap.add_argument("--json", help="write the report as JSON here")
     ap.add_argument("--replay-case", type=int, help="run one case in this process, with its traceback")
+
+
+def case_limit(args: argparse.Namespace) -> float:
+    """The CPU seconds a whole case may use: ``--case-limit``, or 15 times an operation's."""
+    return args.case_limit or 15 * args.time_limit
 
 
 def run_and_report(args: argparse.Namespace, run: Callable[[Callable[[Report], None]], Report], mode: str,

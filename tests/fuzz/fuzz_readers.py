@@ -469,8 +469,7 @@ class Run:
         self.strict = strict
         self.PuffinError = PuffinError
         self.documented: list[str] = []
-        self.step_limit = step_limit
-        self.slowest_step: tuple[float, str] = (0.0, "")
+        self.clock = fuzz_pool.StepClock(step_limit)
         self.stall: Optional[Outcome] = None  # the first operation over ``step_limit``
 
     def step(self, name: str, fn: Callable[[], Any], may_raise: bool = False) -> Any:
@@ -485,11 +484,9 @@ class Run:
                 return None
             raise Outcome("crash", name, describe(exc)) from exc
         finally:
-            cpu = time.process_time() - c0
-            if cpu > self.slowest_step[0]:
-                self.slowest_step = (cpu, name)
-            if self.step_limit is not None and cpu > self.step_limit and self.stall is None:
-                self.stall = Outcome("stall", name, f"{cpu:.2f} s of CPU (limit {self.step_limit} s)")
+            stall = self.clock.timed(name, time.process_time() - c0)
+            if self.stall is None:
+                self.stall = stall
 
 
 #: Blob views (text and HTML) per case; every blob is still decoded and queried.
@@ -657,8 +654,9 @@ def run_case(case: tuple[str, str, bytes], kinds: dict[str, str], seed: int, ind
             record.update(outcome="documented", detail=run.documented[0])
     except Outcome as out:
         record.update(outcome=out.kind, step=out.step, detail=out.detail)
-    if run.slowest_step[1]:
-        record["slowest_step"] = [run.slowest_step[1], round(run.slowest_step[0], 3)]
+    cpu, step = run.clock.slowest_step
+    if step:
+        record["slowest_step"] = [step, round(cpu, 3)]
     return record
 
 
@@ -732,11 +730,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--strict", action="store_true", help="open with strict=True: only PuffinError may escape")
     ap.add_argument("--chart-every", type=int, default=1,
                     help="draw charts in one case of N (the others only bin the data; drawing is slow)")
-    ap.add_argument("--case-limit", type=float,
-                    help="CPU seconds of a whole case (default: 15 x --time-limit); --time-limit is then each "
-                         "operation's: opening the file, its findings, one view, one blob's decode")
     args = ap.parse_args(argv)
-    case_limit = args.case_limit or 15 * args.time_limit
 
     if args.replay_case is not None:
         corpus = load_corpus()
@@ -751,7 +745,7 @@ def main(argv: Optional[list[str]] = None) -> int:
             print(f"{out.kind} in {out.step}: {out.detail}")
             traceback.print_exception(out.__cause__)
             return 1
-        slow = f"; slowest step {run.slowest_step[1]}: {run.slowest_step[0]:.2f} s"
+        slow = f"; slowest step {run.clock.slowest_step[1]}: {run.clock.slowest_step[0]:.2f} s"
         if run.stall is not None:
             print(f"stall in {run.stall.step}: {run.stall.detail} ({time.process_time() - t0:.2f} s CPU{slow})")
             return 1
@@ -759,7 +753,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         return 0
 
     return fuzz_pool.run_and_report(
-        args, lambda progress: run_pool(args.cases, args.seed, args.workers, args.strict, case_limit,
+        args, lambda progress: run_pool(args.cases, args.seed, args.workers, args.strict, fuzz_pool.case_limit(args),
                                         int(args.memory * GIB), args.start, args.save, progress, args.chart_every,
                                         step_limit=args.time_limit),
         "strict" if args.strict else "lenient")

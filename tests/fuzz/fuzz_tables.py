@@ -739,10 +739,9 @@ class TableRun:
         from puffin_explorer.errors import PuffinError
 
         self.PuffinError = PuffinError
-        self.step_limit = step_limit
+        self.clock = fuzz_pool.StepClock(step_limit)
         self.documented: list[str] = []
         self.failures: list[Outcome] = []
-        self.slowest_step: tuple[float, str] = (0.0, "")
 
     def group(self, fn: Callable[[], Any]) -> Any:
         """Run a group of steps that depend on each other; the first failure ends the group, not the case."""
@@ -765,13 +764,9 @@ class TableRun:
             kind = "escape" if isinstance(exc, self.PuffinError) else "crash"
             raise Outcome(kind, name, describe(exc)) from exc
         finally:
-            self._timed(name, time.process_time() - c0)
-
-    def _timed(self, name: str, cpu: float) -> None:
-        if cpu > self.slowest_step[0]:
-            self.slowest_step = (cpu, name)
-        if self.step_limit is not None and cpu > self.step_limit:
-            self.failures.append(Outcome("stall", name, f"{cpu:.2f} s of CPU (limit {self.step_limit} s)"))
+            stall = self.clock.timed(name, time.process_time() - c0)
+            if stall is not None:
+                self.failures.append(stall)
 
 
 def card(run: TableRun, name: str, obj: Any) -> None:
@@ -976,7 +971,7 @@ def run_case(case: Case, seed: int, chart_every: int = 1, step_limit: Optional[f
     record = {"case": case.index, "base": case.base.name, "file": case.rel, "mutators": case.mutators,
               "size": -1 if case.data is None else len(case.data), "outcome": "ok", "step": "", "detail": ""}
     RUNNERS[case.base.kind](run, case, rng)
-    record["slowest_step"] = [run.slowest_step[1], round(run.slowest_step[0], 3)]
+    record["slowest_step"] = [run.clock.slowest_step[1], round(run.clock.slowest_step[0], 3)]
     if run.failures:
         first = run.failures[0]
         record.update(outcome=first.kind, step=first.step, detail=first.detail,
@@ -1082,7 +1077,7 @@ def replay(seed: int, index: int, keep: bool = False) -> int:
         if out.__cause__ is not None:
             traceback.print_exception(out.__cause__)
     print(f"{len(run.failures)} failures; documented: {run.documented[:3]} ({time.process_time() - t0:.2f} s CPU; "
-          f"slowest step {run.slowest_step[1]}: {run.slowest_step[0]:.2f} s)")
+          f"slowest step {run.clock.slowest_step[1]}: {run.clock.slowest_step[0]:.2f} s)")
     if keep:
         print(f"kept; remove the folder with: rm -r {folder}")
     else:
@@ -1162,11 +1157,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--classes", help="write the failure classes (deduplicated, with replay commands) as "
                                       "Markdown here, every 100 cases and at the end")
     ap.add_argument("--keep", action="store_true", help="with --replay-case: keep the case's folder")
-    ap.add_argument("--case-limit", type=float,
-                    help="CPU seconds of a whole case, a few dozen operations (default: 15 x --time-limit); "
-                         "--time-limit is then each operation's: opening a table, a card, check(), one command")
     args = ap.parse_args(argv)
-    case_limit = args.case_limit or 15 * args.time_limit
     if args.replay_case is not None:
         return replay(args.seed, args.replay_case, args.keep)
     written = [0]
@@ -1177,7 +1168,7 @@ def main(argv: Optional[list[str]] = None) -> int:
             Path(args.classes).write_text(classes_markdown(rep, args.seed))
 
     return fuzz_pool.run_and_report(
-        args, lambda progress: run_pool(args.cases, args.seed, args.workers, case_limit,
+        args, lambda progress: run_pool(args.cases, args.seed, args.workers, fuzz_pool.case_limit(args),
                                         int(args.memory * GIB), args.start, args.save, progress,
                                         args.chart_every, step_limit=args.time_limit), "tables", write_classes)
 
