@@ -126,6 +126,12 @@ _NEW_CODES = [
     ("iceberg.metadata-format-version", E, "the table metadata's format-version is not 1, 2 or 3; it is read with "
      "the rules of the nearest known version", ""),
     ("iceberg.position-delete-unreadable", E, "a position-delete file is not a readable Parquet file", ""),
+    ("iceberg.manifest-number-range", E, "an integer in a manifest list or manifest is outside the range of its "
+     "spec type (an int past 32 bits, a long past 64 bits); it is read as absent",
+     "the message names the file, the record or entry, the field and the value"),
+    ("iceberg.path-control-character", E, "a path in the table metadata, a manifest list or a manifest holds a NUL "
+     "or another control character; no file is opened at it",
+     "the message names the path, the character and where the path was read"),
 ]
 
 for _code, _sev, _meaning, _hint in _NEW_CODES:

@@ -47,6 +47,7 @@ from ..errors import PuffinError, SourceError
 from ..regions import Finding, Severity
 from . import manifests as mf
 from .avro import read_records
+from .numbers import in_range, out_of_range, show, spec_type
 from .paths import basename
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -395,6 +396,9 @@ class _Decoder:
         if start is not None:
             inherit = is_data & frid.is_null().to_numpy(zero_copy_only=False)
             counts = np.where(inherit, pc.fill_null(col("record_count"), 0).to_numpy(zero_copy_only=False), 0)
+            if abs(float(start) + float(counts.sum(dtype=np.float64))) >= 2.0 ** 62 and \
+                    not in_range(int(start) + sum(int(c) for c in counts), "long"):
+                raise ValueError("row ids past a long")  # the fastavro walker reports each one
             assigned = int(start) + np.cumsum(counts) - counts
             frid = pc.if_else(pa.array(inherit), pa.array(assigned, pa.int64()), frid)
         frid = pc.if_else(pa.array(is_data), frid, pa.nulls(n, pa.int64()))
@@ -468,7 +472,12 @@ class _Decoder:
         except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError, OverflowError):
             pass
         good = []
+        kind = spec_type(field_name)
         for i, v in enumerate(values):
+            if out_of_range(v, kind):  # the spec's type first: 2**53 + 1 in an int is a range finding
+                self._out_of_range(name, i, field_name, v, kind)
+                good.append(None)
+                continue
             try:
                 pa.array([v], type_)
                 good.append(v)
@@ -476,6 +485,12 @@ class _Decoder:
                 self._bad(name)(i, field_name, v)
                 good.append(None)
         return pa.array(good, type_)
+
+    def _out_of_range(self, name: str, i: int, field_name: str, value: int, kind: str) -> None:
+        self.findings.append(("iceberg.manifest-number-range", Severity.ERROR, name,
+                              f"{basename(name)} entry {i}: {field_name} is {show(value)}, outside the range of "
+                              f"{'an int' if kind == 'int' else 'a long'}; read as absent", None))
+
 
 
 def _short(value: Any) -> str:
@@ -742,6 +757,8 @@ def build_index(table: "Table", snapshot_id: Optional[int] = None, content: Opti
                                    f"its files are listed: {exc}", getattr(exc, "offset", None))]
         _raise_if_strict(index, strict)
         return index  # not cached: a later call reads the list again
+    listed_found = [(f.code, f.severity, getattr(f, "file", ""), f.message, f.offset)
+                    for f in table.manifest_list_findings(snap.snapshot_id)]
     manifests = [m for m in listed
                  if content is None or ("deletes" if m.get("content") == 1 else "data") == content]
     todo, listed_twice, seen = [], [], set()
@@ -778,7 +795,7 @@ def build_index(table: "Table", snapshot_id: Optional[int] = None, content: Opti
             bar.close()
         if duck:
             duck.close()
-    tables, raw = [], []
+    tables, raw = [], list(listed_found)
     taken: set = set()
     for i, m in enumerate(manifests):
         if cache.manifest_key(m) in taken:
@@ -953,6 +970,8 @@ def _validate(index: EntryIndex, partition_specs: dict, cache: "EntryCache") -> 
     for name in ("file_path", "record_count", "file_size_in_bytes"):
         yield from report("iceberg.entry-type", Severity.ERROR, t.column(name).is_null().to_numpy(zero_copy_only=False),
                           lambda r, name=name: f"required field {name} is missing")
+    for name in ("file_path", "referenced_data_file"):
+        yield from _control_characters(index, name, report)
     off, size, fsize = index.ints("content_offset", 0), index.ints("content_size_in_bytes", 0), \
         index.ints("file_size_in_bytes", -1)
     has = (t.column("content_offset").is_valid().to_numpy(zero_copy_only=False)
@@ -961,6 +980,22 @@ def _validate(index: EntryIndex, partition_specs: dict, cache: "EntryCache") -> 
                       lambda r: f"content range [{off[r]:,}, {off[r] + size[r]:,}) ends past file_size_in_bytes "
                                 f"{fsize[r]:,}")
     yield from _validate_partitions(index, partition_specs, cache, manifest, entry)
+
+
+def _control_characters(index: EntryIndex, name: str, report: Callable) -> Iterable[tuple]:
+    """``iceberg.path-control-character`` for each entry whose path column ``name`` holds a control character
+    (column-wise; the I/O layer refuses such a path, so its file is never opened)."""
+    import pyarrow.compute as pc
+
+    from ..io.locations import CONTROL_PATTERN, describe
+
+    col = index.table.column(name)
+    hit = pc.fill_null(pc.match_substring_regex(col, CONTROL_PATTERN), False).to_numpy(zero_copy_only=False)
+    if hit.any():
+        values = col.to_pylist() if hit.sum() else []
+        yield from report("iceberg.path-control-character", Severity.ERROR, hit,
+                          lambda r: f"{name} {values[r]!r} holds the control character {describe(values[r])}; "
+                                    "the file is not opened")
 
 
 def _validate_partitions(index: EntryIndex, partition_specs: dict, cache: "EntryCache", manifest,

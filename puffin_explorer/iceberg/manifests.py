@@ -14,9 +14,10 @@ Manifests themselves are read into the entry index (:mod:`.index`), which applie
 from __future__ import annotations
 
 import io
-from typing import Any, Optional
+from typing import Any, Iterable, Optional
 
 from ..errors import InvalidFileError
+from .numbers import MANIFEST_FILE_INTS, out_of_range, show, spec_type
 
 STATUS_NAMES = {0: "existing", 1: "added", 2: "deleted"}
 CONTENT_DATA, CONTENT_POSITION_DELETES, CONTENT_EQUALITY_DELETES = 0, 1, 2
@@ -111,12 +112,20 @@ def _avro_records_cached(data: bytes) -> tuple[dict[str, Any], list[dict[str, An
     return meta, records
 
 
-def read_manifest_list(data: bytes, location: str = "") -> list[dict[str, Any]]:
-    """The ``manifest_file`` records of a manifest list, with v1 defaults filled in."""
+def read_manifest_list(data: bytes, location: str = "", findings: Optional[list] = None) -> list[dict[str, Any]]:
+    """The ``manifest_file`` records of a manifest list, with v1 defaults filled in.
+
+    An integer outside its spec type (``partition_spec_id`` past an int, a long past int64) is read as
+    absent, and a ``manifest_path`` with a control character is kept (the I/O layer refuses it); each is
+    a :class:`~.findings.TableFinding` appended to ``findings`` when given.
+    """
     _, records = _avro_records(data, location)
     out = []
-    for r in records:
+    for i, r in enumerate(records):
         m = dict(r)
+        bad = checked_record(m, MANIFEST_FILE_INTS, location, f"record {i}")
+        if findings is not None:
+            findings.extend(bad)
         m.setdefault("content", 0)
         if m.get("content") is None:
             m["content"] = 0
@@ -129,6 +138,33 @@ def read_manifest_list(data: bytes, location: str = "") -> list[dict[str, Any]]:
             if name not in m and legacy in m:
                 m[name] = m[legacy]
         out.append(m)
+    return out
+
+
+def checked_record(record: dict[str, Any], fields: Iterable[str], location: str, where: str) -> list:
+    """Findings of one manifest-list record's integers out of their spec range (each set to None) and of a
+    ``manifest_path`` with a control character; ``where`` names the record in messages."""
+    from ..io.locations import describe
+    from ..regions import Severity
+    from .findings import TableFinding
+    from .paths import basename
+
+    out = []
+    for name in fields:
+        value = record.get(name)
+        kind = spec_type(name)
+        if out_of_range(value, kind):
+            record[name] = None
+            out.append(TableFinding(
+                code="iceberg.manifest-number-range", severity=Severity.ERROR, offset=None, file=location,
+                message=f"{basename(location)} {where}: {name} is {show(value)}, outside the range of "
+                        f"{'an int' if kind == 'int' else 'a long'}; read as absent"))
+    path = record.get("manifest_path")
+    if isinstance(path, str) and describe(path):
+        out.append(TableFinding(
+            code="iceberg.path-control-character", severity=Severity.ERROR, offset=None, file=location,
+            message=f"{basename(location)} {where}: manifest_path {path!r} holds the control character "
+                    f"{describe(path)}; the manifest is not read"))
     return out
 
 

@@ -10,8 +10,10 @@ from typing import Any, Callable, Iterator, Optional, Union
 
 from ..errors import InvalidFileError, TableNotFoundError
 from ..findings import lookup
+from ..io.locations import control_character, describe
 from ..regions import MAX_FINDINGS_PER_CODE, Finding, cap_per_code
 from .findings import TableFinding
+from .numbers import in_range, is_integer
 
 
 @dataclass(frozen=True)
@@ -69,12 +71,9 @@ def flatten_schema(schema: dict[str, Any]) -> list[SchemaField]:
     return out
 
 
-INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
-
-
 def _is_int(value: Any) -> bool:
     """A JSON integer within int64 (``true`` is not a number)."""
-    return isinstance(value, int) and not isinstance(value, bool) and INT64_MIN <= value <= INT64_MAX
+    return is_integer(value) and in_range(value, "long")
 
 
 def _opt_int(value: Any) -> Optional[int]:
@@ -235,7 +234,8 @@ class MetadataReader:
             what: str = "") -> Any:
         """``obj[key]`` when it has the JSON type ``kind`` (int, str, dict, list, bool), else None with a finding.
 
-        ``int`` values must fit int64 (``what`` ``"size"`` or ``"count"``: also not negative).
+        ``int`` values must fit int64 (``what`` ``"size"`` or ``"count"``: also not negative); a ``str`` with
+        ``what`` ``"path"`` is checked by :meth:`path`.
         """
         value = obj.get(key, _MISSING)
         where = f"{path}.{key}" if path else key
@@ -253,14 +253,23 @@ class MetadataReader:
             self.add("iceberg.metadata-field-type",
                      f"{where} is {_json_type(value)} ({_show(value)}), not {names[kind]}")
             return None
+        if kind == "str" and what == "path":
+            self.path(value, where)
         if kind == "int":
-            low = 0 if what in ("size", "count") else INT64_MIN
-            if not low <= value <= INT64_MAX:
+            low = 0 if what in ("size", "count") else None
+            if not in_range(value, "long", low):
                 self.add("iceberg.metadata-number-range",
                          f"{where} is {_show(value)}, outside the range of a "
                          f"{'non-negative ' if low == 0 else ''}long")
                 return None
         return value
+
+    def path(self, value: Any, where: str) -> None:
+        """A finding for a path with a control character (kept: the I/O layer refuses to open it)."""
+        if isinstance(value, str) and control_character(value) is not None:
+            self.add("iceberg.path-control-character",
+                     lambda: f"{where} {_show(value)} holds the control character {describe(value)}; no file is "
+                             "opened at it")
 
     # ---- parts ---------------------------------------------------------------------------
     def type_(self, t: Any, path: str) -> Any:
@@ -327,9 +336,11 @@ class MetadataReader:
             summary[str(k)] = v if isinstance(v, str) else json.dumps(v)
         if summary_raw is not None and version >= 2 and "operation" not in summary:
             self.add("iceberg.metadata-field-missing", f"{path}.summary.operation is missing")
-        manifest_list = self.get(d, "manifest-list", path, "str", required=version >= 2)
+        manifest_list = self.get(d, "manifest-list", path, "str", required=version >= 2, what="path")
         manifests = self.get(d, "manifests", path, "list") or []
         kept_manifests = [m for m in manifests if isinstance(m, str)]
+        for i, m in enumerate(kept_manifests[:MAX_FINDINGS_PER_CODE + 1]):
+            self.path(m, f"{path}.manifests[{i}]")
         if len(kept_manifests) != len(manifests):
             self.add("iceberg.metadata-field-type", f"{path}.manifests has {len(manifests) - len(kept_manifests)} "
                      "entries that are not strings; skipped")
@@ -352,7 +363,7 @@ class MetadataReader:
         if not self.is_object(s, path):
             return None
         sid = self.get(s, "snapshot-id", path, "int", required=True)
-        stats_path = self.get(s, "statistics-path", path, "str", required=True)
+        stats_path = self.get(s, "statistics-path", path, "str", required=True, what="path")
         size = self.get(s, "file-size-in-bytes", path, "int", required=True, what="size")
         if sid is None or stats_path is None:
             return None  # reported: a statistics file is known by its snapshot and its path
@@ -416,7 +427,7 @@ class TableMetadata:
                   f"{min(max(version, 1), 3)}")
             version = min(max(version, 1), 3)
         self._version = v = version
-        self._location = r.get(raw, "location", "", "str", required=True) or ""
+        self._location = r.get(raw, "location", "", "str", required=True, what="path") or ""
         self._uuid = r.get(raw, "table-uuid", "", "str", required=v >= 2)
         r.get(raw, "last-sequence-number", "", "int", required=v >= 2, what="count")
         self._last_updated = r.get(raw, "last-updated-ms", "", "int", required=True)
@@ -530,7 +541,11 @@ class TableMetadata:
         self._statistics = stats
         self._next_row_id = r.get(raw, "next-row-id", "", "int", required=v >= 3, what="count")
         for key in ("snapshot-log", "metadata-log"):
-            r.get(raw, key, "", "list")
+            log = r.get(raw, key, "", "list")
+            if key == "metadata-log":
+                for i, e in enumerate((log or [])[:100_000]):
+                    if isinstance(e, dict):
+                        r.path(e.get("metadata-file"), f"metadata-log[{i}].metadata-file")
         self.findings = r.findings
 
     # ---- what was read -------------------------------------------------------------------

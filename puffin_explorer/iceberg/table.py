@@ -292,10 +292,19 @@ class Table(RichRepr):
         if key not in self._cache:
             if snap.manifest_list:
                 loc = self.locate(snap.manifest_list)
-                self._cache[key] = mf.read_manifest_list(self.io.read(loc), loc)
+                found: list[Finding] = []
+                self._cache[key] = mf.read_manifest_list(self.io.read(loc), loc, found)
+                self._cache[f"ml-findings:{snap.snapshot_id}"] = found
+                for f in found:
+                    self.note(f)
             else:
                 self._cache[key] = mf.manifest_list_from_paths(snap.manifests, snap.snapshot_id)
         return self._cache[key]
+
+    def manifest_list_findings(self, snapshot_id: Optional[int] = None) -> list[Finding]:
+        """What reading a snapshot's manifest list found in its records (numbers out of range, paths with
+        control characters); empty until :meth:`manifest_records` read it."""
+        return list(self._cache.get(f"ml-findings:{self.snapshot(snapshot_id).snapshot_id}", []))
 
     def manifests(self, snapshot_id: Optional[int] = None):
         """The manifest list of a snapshot as a DataFrame."""

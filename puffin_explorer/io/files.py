@@ -8,6 +8,7 @@ from typing import Any, Iterable, Mapping, Optional
 from ..errors import SourceError
 from .arrow_s3 import enabled as arrow_enabled
 from .errors import storage_error
+from .locations import check_location
 from .source import DEFAULT_WORKERS, ByteSource, _protocol, filesystem, is_remote
 
 
@@ -91,6 +92,7 @@ class FileIO:
         """The fsspec filesystem for ``location`` and the path inside it."""
         import fsspec
 
+        check_location(location)
         protocol = fsspec.utils.get_protocol(location)
         fs = self._fs_cache.get(protocol)
         if fs is None:
@@ -206,8 +208,8 @@ class FileIO:
         return CountedSource(self, location, size)
 
     def exists(self, location: str) -> bool:
-        fs, path = self.fs(location)
         try:
+            fs, path = self.fs(location)
             return bool(fs.exists(path))
         except Exception:  # noqa: BLE001
             return False

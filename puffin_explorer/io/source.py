@@ -11,6 +11,7 @@ from typing import Any, Callable, Iterable, Optional, Sequence, TypeVar, Union
 
 from ..errors import NotAFileError, SourceError
 from .errors import check_endpoint, storage_error
+from .locations import check_location
 from .arrow_s3 import enabled as arrow_enabled
 from .ranges import DEFAULT_GAP, coalesce, slice_from
 
@@ -25,6 +26,7 @@ _LOCAL_PROTOCOLS = {"file", "local", "memory"}
 
 def filesystem(location: str, storage_options: Optional[dict[str, Any]] = None):
     """``(fs, path)`` for a local path or fsspec URL; storage errors become :class:`SourceError`."""
+    check_location(location)
     try:
         import fsspec
 
