@@ -10,8 +10,11 @@ from typing import Any
 
 import numpy as np
 
+from .._text import plural
 from .charts import _ACCENT, _ACCENT2, _INK, _RC, _figure, _short, figure_svg
 
+#: Commit times before this are damaged (Iceberg tables are younger than the Unix epoch).
+_EPOCH = np.datetime64("1970-01-01T00:00:00", "ns")
 #: Commits drawn one bar each; a longer history shows its latest commits.
 MAX_COMMITS = 60
 #: Data files drawn one bar each in a commit chart.
@@ -117,6 +120,27 @@ def _partition_label(value: Any, width: int = 26) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
+def _time_axis(ax, times) -> None:
+    """Date ticks for any span of commit times, from milliseconds to centuries, without a warning.
+
+    ``AutoDateLocator`` picks the finest unit with at least ``minticks`` ticks, then an interval of
+    that unit giving at most ``maxticks``; its largest second, minute, hour and month intervals
+    (30, 30, 12, 6) cover twice the next unit only when ``maxticks >= 2 * minticks + 1``.  With the
+    defaults (5 and a smaller maxticks) commits seconds or minutes apart found no interval and
+    matplotlib warned.  Commits all at one instant get a minute either side (matplotlib's own
+    padding would be years, hiding the time).
+    """
+    import matplotlib.dates as mdates
+    import pandas as pd
+
+    if len(times) and times.min() == times.max():
+        ax.set_xlim(times.min() - pd.Timedelta(minutes=1), times.max() + pd.Timedelta(minutes=1))
+
+    locator = mdates.AutoDateLocator(minticks=2, maxticks=5)
+    ax.xaxis.set_major_locator(locator)
+    ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator))
+
+
 def health_figure(health: Any, pyplot: bool = True, _themable: bool = False, top: int = TOP_PARTITIONS):
     """Three panels of a :class:`~puffin_explorer.health.TableHealth`: data files per size class
     (small classes in the warning colour, the target size marked), bytes of the ``top`` largest
@@ -161,7 +185,14 @@ def health_figure(health: Any, pyplot: bool = True, _themable: bool = False, top
         if snaps is not None and len(snaps):
             s = snaps.sort_values("timestamp_ms").reset_index(drop=True)
             t = s["timestamp"].dt.tz_localize(None) if s["timestamp"].dt.tz is not None else s["timestamp"]
-            ax3.step(t, np.arange(1, len(s) + 1), where="post", color=accent, label="snapshots")
+            count = np.arange(1, len(s) + 1)
+            # a commit without a time, or before 1970 (a damaged timestamp-ms), would stretch the axis over
+            # centuries and squash every real commit into one line: it is left out, and the title says so
+            drawn = (t.notna() & (t >= _EPOCH)).to_numpy()
+            left_out = int(len(s) - drawn.sum())
+            s, t, count = s[drawn].reset_index(drop=True), t[drawn].reset_index(drop=True), count[drawn]
+        if snaps is not None and len(snaps) and len(s):
+            ax3.step(t, count, where="post", color=accent, label="snapshots")
             ax3.set_ylabel("snapshots", fontsize=7)
             mb = s["manifest_bytes"].astype("Float64").fillna(0).to_numpy(dtype=float)
             twin = ax3.twinx()
@@ -170,11 +201,13 @@ def health_figure(health: Any, pyplot: bool = True, _themable: bool = False, top
             twin.set_ylabel("manifest bytes", fontsize=7)
             twin.spines["top"].set_visible(False)
             ax3.tick_params(axis="x", labelsize=6, labelrotation=30)
-            import matplotlib.dates as mdates
-
-            ax3.xaxis.set_major_locator(mdates.AutoDateLocator(maxticks=4))
-            ax3.xaxis.set_major_formatter(mdates.ConciseDateFormatter(ax3.xaxis.get_major_locator()))
-            ax3.set_title("snapshots and manifest bytes", fontsize=8, loc="left")
+            _time_axis(ax3, t)
+            shown = f" ({plural(left_out, 'undated commit')} left out)" if left_out else ""
+            ax3.set_title(f"snapshots and manifest bytes{shown}", fontsize=8, loc="left")
+        elif snaps is not None and len(snaps):
+            ax3.set_axis_off()
+            ax3.set_title(f"{plural(len(snaps), 'snapshot')}, none with a plausible commit time",
+                          fontsize=8, loc="left")
         else:  # a Delta table: no snapshots or manifests
             ax3.set_axis_off()
         fig.tight_layout(pad=0.4)

@@ -137,13 +137,13 @@ def file_frame(table: "Table", index: "EntryIndex", mask=None, decode: bool = Tr
     n = rows.num_rows
     if n == 0:  # as pandas builds it from no records
         df = pd.DataFrame.from_records([], columns=FILE_COLUMNS)
-        for c in _NULLABLE_INTS:
+        for c in ("content",) + _NULLABLE_INTS:
             df[c] = df[c].astype("Int64")
         return df
     data: dict[str, Any] = {}
     for c in ("kind", "file_path", "file_format", "referenced_data_file"):
         data[c] = strings(rows.column(c))
-    data["content"] = rows.column("content").to_numpy().astype(np.int64) if n else np.empty(0, np.int64)
+    data["content"] = nullable_ints(rows.column("content"))  # null in a damaged entry: <NA>, not INT64_MIN
     data["location"] = located_strings(table, rows.column("file_path"))
     for c in ("record_count", "file_size_in_bytes", "snapshot_id", "spec_id"):
         data[c] = plain(rows.column(c))
