@@ -84,15 +84,20 @@ def _container_starts(dv: Any) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _figure(width: float, height: float, pyplot: bool):
+    """A new figure; with ``pyplot`` one made through pyplot (so ``fig.show()`` works) but closed at once.
+
+    Either way a :class:`~._figure.NotebookFigure`, which draws itself in a notebook even when
+    the kernel's backend registered no figure formatter.
+    """
+    from ._figure import NotebookFigure
+
     if pyplot:
         import matplotlib.pyplot as plt
 
-        fig = plt.figure(figsize=(width, height))
+        fig = plt.figure(figsize=(width, height), FigureClass=NotebookFigure)
         plt.close(fig)  # returned to the caller, not left for the backend to show a second time
         return fig
-    from matplotlib.figure import Figure
-
-    return Figure(figsize=(width, height))
+    return NotebookFigure(figsize=(width, height))
 
 
 def dv_figure(dv: Any, bins: int = DEFAULT_BINS, upper: Optional[int] = None, pyplot: bool = True,

@@ -206,9 +206,10 @@ def overlay_figure(overlay: "DeletionOverlay", column: Optional[str] = None):
 
     Each panel is one step path (``stairs``), so the figure stays small however many
     row groups and pages the file has.  Uses :class:`matplotlib.figure.Figure`
-    directly: no pyplot state, no GUI backend.
+    directly: no pyplot state, no GUI backend (a :class:`._figure.NotebookFigure`, which draws
+    itself in a notebook).
     """
-    from matplotlib.figure import Figure
+    from ._figure import NotebookFigure as Figure
 
     rg = overlay.row_groups
     pages = overlay.pages
