@@ -206,3 +206,12 @@ def test_doctor_rows_and_the_selected_tables_health():
     static = b.static_html()
     assert static.index("pe-warehouse") < static.index("doctor: 3 tables") < static.index("pe-table-card")
     assert "<summary>Health " in static
+
+
+def test_static_view_dates_the_selected_card_as_the_doctor_rows():
+    """One ``now`` for the whole static view: the card's retention count is the doctor row's."""
+    pytest.importorskip("ipywidgets")
+    b = Warehouse(str(WAREHOUSE)).browse(now="2030-01-01T00:00:00Z").select(table="shop.orders")
+    row = b.doctor_frame.set_index("table").loc["shop.orders"]
+    assert (row["snapshots_past_retention"], row["snapshots"]) == (4, 5)
+    assert "4 of 5 snapshots past retention" in b.static_html()

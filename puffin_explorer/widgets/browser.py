@@ -213,9 +213,10 @@ class WarehouseBrowser:
         It travels in the display bundle beside the widget, so a static export (nbconvert HTML,
         GitHub, a notebook opened without a kernel) shows the cards instead of an empty cell.
         """
-        from ..display import render_html
+        from ..display import RenderOptions, render_html
 
-        parts = [render_html(self.warehouse), f'<div class="pe-root">{self.doctor.value}</div>']
+        opts = RenderOptions(now=self.now)  # the cards date retention as the doctor rows do
+        parts = [render_html(self.warehouse, opts), f'<div class="pe-root">{self.doctor.value}</div>']
         try:
             t = self.current_table
         except Exception as exc:  # the card of a table that cannot be opened is its error
@@ -223,7 +224,7 @@ class WarehouseBrowser:
             parts.append(f"<p><b>{views.esc(self.table.value)}</b>: {views.esc(type(exc).__name__)}: "
                          f"{views.esc(exc)}</p>")
         if t is not None:
-            parts.append(render_html(t))
+            parts.append(render_html(t, opts))
         return "".join(parts)
 
     def _ipython_display_(self) -> None:
