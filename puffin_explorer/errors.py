@@ -61,6 +61,20 @@ class EndpointUnreachableError(SourceError):
     """Nothing answers at the storage endpoint."""
 
 
+class StorageUnavailableError(SourceError):
+    """The storage kept failing in a way that may pass (throttling, server errors, connections reset or
+    stalled past the timeout) through every attempt.  ``operation`` is what was being done (``read``,
+    ``open``, ``list``), ``attempts`` how many requests were made and ``cause`` the last failure, in words."""
+
+    def __init__(self, message: str, offset: Optional[int] = None, code: str = "", *,
+                 location: Optional[str] = None, hint: str = "", operation: str = "", attempts: int = 1,
+                 cause: str = "") -> None:
+        self.operation = operation
+        self.attempts = attempts
+        self.cause = cause
+        super().__init__(message, offset, code or "source.unavailable", location=location, hint=hint)
+
+
 class NotAFileError(SourceError):
     """The location is a folder (or a prefix), not a file."""
 

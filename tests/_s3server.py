@@ -161,9 +161,9 @@ class S3Server:
         Arrow's S3 client, which the readers use where they can, is off inside the
         block: its requests do not pass through botocore's events.
         """
-        import fsspec
+        from puffin_explorer.io.source import filesystem
 
-        fs = fsspec.filesystem("s3", **self.storage_options)
+        fs, _ = filesystem(self.url(""), self.storage_options)  # with the timeouts the I/O layer adds
         fs.connect()
         records: list[S3Request] = []
 

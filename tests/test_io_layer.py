@@ -238,15 +238,14 @@ def test_a_read_dv_loop_decodes_the_next_dvs_of_a_file_together():
 def test_s3_reads_go_through_arrow_when_the_options_allow(s3_server, s3_puffin):
     """Arrow's S3 client serves ranged and whole reads (a fifth of s3fs's CPU per request) when the
     options name credentials; the answers are the same bytes, and fsspec's client sends no GET."""
-    import fsspec
-
     from puffin_explorer.io.arrow_s3 import arrow_s3
+    from puffin_explorer.io.source import filesystem
 
     opts = s3_server.storage_options
     assert arrow_s3(opts) is not None
     assert arrow_s3({**opts, "config_kwargs": {"s3": {"addressing_style": "path"}}}) is None
     assert arrow_s3({k: v for k, v in opts.items() if k not in ("key", "secret")}) is None  # credentials from the environment
-    fs = fsspec.filesystem("s3", **opts)
+    fs, _ = filesystem(s3_puffin, opts)  # the I/O layer's own client (its options carry the timeouts)
     fs.connect()
     gets = []
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
-from ..errors import PuffinError
+from ..errors import PuffinError, StorageUnavailableError
 from ..regions import Finding, Severity
 from ..format import container
 from .findings import TableFinding
@@ -55,7 +55,7 @@ def _open_puffin(table: "Table", path: str, out: list[Finding]):
     try:
         return PuffinFile(table.locate(path), storage_options=table.io.storage_options)
     except (PuffinError, OSError, ValueError) as exc:
-        missing = not table.io.exists(table.locate(path))
+        missing = not isinstance(exc, StorageUnavailableError) and not table.io.exists(table.locate(path))
         out.append(_f("iceberg.file-missing" if missing else "iceberg.puffin-unreadable", Severity.ERROR, path,
                       f"cannot open Puffin file {table.locate(path)}: {exc}", getattr(exc, "offset", None)))
         return None

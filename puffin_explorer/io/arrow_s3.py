@@ -27,11 +27,56 @@ _CLIENT_KEYS = {"endpoint_url", "region_name"}
 
 _lock = threading.Lock()
 _filesystems: dict[tuple, Any] = {}
+_in_flight = 0  # Arrow requests running now (on any thread)
+_exit_hook = False
+#: At exit, how long to let Arrow requests still running (abandoned by Ctrl-C) finish.
+EXIT_GRACE_S = 1.0
+
+
+def request(fn):
+    """``fn()``, one Arrow request: counted while it runs, and on the main thread waited for in a way
+    Ctrl-C ends at once (:func:`.retry.interruptible`)."""
+    global _in_flight
+    from .retry import interruptible
+
+    def counted():
+        global _in_flight
+        with _lock:
+            _in_flight += 1
+        try:
+            return fn()
+        finally:
+            with _lock:
+                _in_flight -= 1
+
+    return interruptible(counted)
+
+
+def _at_exit() -> None:
+    """Registered after pyarrow's own exit hook, so it runs first: pyarrow's shutdown of its S3 client
+    waits for every request still running, and a request abandoned by Ctrl-C on a stalled server runs
+    until its timeout.  When such requests outlive a short grace, the process ends at once (status 130,
+    as after an uncaught Ctrl-C), its output flushed."""
+    import sys
+    import time
+
+    deadline = time.monotonic() + EXIT_GRACE_S
+    while _in_flight and time.monotonic() < deadline:
+        time.sleep(0.02)
+    if _in_flight:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except Exception:  # noqa: BLE001 - a closed or broken stream: nothing more to write
+                pass
+        os._exit(130)
 
 
 def _settings(storage_options: dict[str, Any]) -> Optional[tuple]:
     """The Arrow settings for these fsspec S3 options, or None when they need fsspec."""
-    opts = dict(storage_options)
+    from .retry import OPTION_KEYS
+
+    opts = {k: v for k, v in storage_options.items() if k not in OPTION_KEYS}
     client = dict(opts.pop("client_kwargs", None) or {})
     if set(client) - _CLIENT_KEYS:
         return None
@@ -57,11 +102,20 @@ def enabled() -> bool:
     return os.environ.get("PUFFIN_EXPLORER_ARROW_S3", "1") != "0"
 
 
-def arrow_s3(storage_options: Optional[dict[str, Any]]):
-    """A shared ``pyarrow.fs.S3FileSystem`` for these options, or None (then use fsspec)."""
+def arrow_s3(storage_options: Optional[dict[str, Any]], policy=None):
+    """A shared ``pyarrow.fs.S3FileSystem`` for these options, or None (then use fsspec).
+
+    Its connect and request timeouts are the ``policy``'s timeout (:func:`.retry.policy` of the
+    options when not given) and it makes one request per call: :func:`.retry.call` retries.
+    On Linux the request timeout is curl's "slower than 1 byte/s for that long" (measured against
+    a stalled server: the read fails after the timeout, not at Arrow's 3 s default)."""
+    from .retry import policy as policy_of
+
     settings = _settings(storage_options or {})
     if settings is None:
         return None
+    timeout = (policy or policy_of(storage_options)).timeout
+    settings = settings + (timeout,)
     with _lock:
         fs = _filesystems.get(settings)
         if fs is None:
@@ -69,7 +123,13 @@ def arrow_s3(storage_options: Optional[dict[str, Any]]):
                 from pyarrow import fs as pafs
             except ImportError:
                 return None
-            anon, key, secret, token, scheme, netloc, region = settings
+            global _exit_hook
+            if not _exit_hook:
+                import atexit
+
+                atexit.register(_at_exit)  # after pyarrow.fs registered its own: runs before it
+                _exit_hook = True
+            anon, key, secret, token, scheme, netloc, region, timeout = settings
             kwargs: dict[str, Any] = {"anonymous": True} if anon else {
                 "access_key": key, "secret_key": secret, "session_token": token}
             if netloc:
@@ -77,8 +137,8 @@ def arrow_s3(storage_options: Optional[dict[str, Any]]):
             kwargs["region"] = region or os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") \
                 or "us-east-1"
             try:
-                fs = pafs.S3FileSystem(connect_timeout=5, request_timeout=30,
-                                       retry_strategy=pafs.AwsStandardS3RetryStrategy(max_attempts=3), **kwargs)
+                fs = pafs.S3FileSystem(connect_timeout=timeout, request_timeout=timeout,
+                                       retry_strategy=pafs.AwsStandardS3RetryStrategy(max_attempts=1), **kwargs)
             except Exception:  # noqa: BLE001 - an Arrow build without S3, or options it refuses
                 return None
             _filesystems[settings] = fs
@@ -104,8 +164,10 @@ class ArrowRangeReader:
 
     def read(self, offset: int, end: int) -> bytes:
         """Bytes ``[offset, end)``; raises OSError on any failure (the caller falls back)."""
-        return self._handle().read_at(end - offset, offset)
+        return request(lambda: self._handle().read_at(end - offset, offset))
 
     def read_all(self) -> bytes:
-        with self.fs.open_input_stream(self.path) as stream:
-            return stream.read()
+        def whole():
+            with self.fs.open_input_stream(self.path) as stream:
+                return stream.read()
+        return request(whole)

@@ -15,7 +15,7 @@ from typing import Any, Optional
 from urllib.parse import urlsplit
 
 from ..errors import (AccessDeniedError, EndpointUnreachableError, NoCredentialsError, NotAFileError,
-                      NotFoundError, SourceError)
+                      NotFoundError, SourceError, StorageUnavailableError)
 
 #: Seconds to wait for a TCP connection to an explicit endpoint before calling it unreachable.
 CONNECT_TIMEOUT_S = 3.0
@@ -44,10 +44,35 @@ def _error_code(exc: BaseException) -> str:
     return ""
 
 
-def storage_error(exc: BaseException, location: str, action: str = "read") -> SourceError:
-    """The :class:`SourceError` subclass that says what went wrong reading ``location`` and what to do."""
+_RETRY_HINT = ("the storage is busy or failing: try again later, or allow more time or attempts with "
+               "storage_options={'timeout': seconds, 'retries': n} or PUFFIN_EXPLORER_TIMEOUT / "
+               "PUFFIN_EXPLORER_RETRIES")
+
+
+def storage_error(exc: BaseException, location: str, action: str = "read", attempts: int = 1,
+                  policy=None) -> SourceError:
+    """The :class:`SourceError` subclass that says what went wrong reading ``location`` and what to do.
+
+    A failure that may pass (see :func:`.retry.is_transient`), seen on the last of ``attempts``,
+    is a :class:`StorageUnavailableError` naming the operation, the attempts and the cause (or an
+    :class:`EndpointUnreachableError` when the connection was refused)."""
     if isinstance(exc, SourceError):
         return exc
+    from .retry import cause, is_transient
+
+    if is_transient(exc):
+        why = cause(exc, policy)
+        tries = f"{attempts} attempt{'s' * (attempts != 1)}"
+        if why == "connection refused":
+            return EndpointUnreachableError(f"cannot {action} {location}: connection refused ({tries})",
+                                            location=location,
+                                            hint="check the endpoint URL (client_kwargs.endpoint_url or "
+                                                 "s3.endpoint) and that the server is running",
+                                            code="source.unreachable")
+        return StorageUnavailableError(f"cannot {action} {location}: {why} (gave up after {tries})",
+                                       location=location, hint=_RETRY_HINT,
+                                       code="source.timeout" if "timed out" in why else "source.unavailable",
+                                       operation=action, attempts=attempts, cause=why)
     names = {type(e).__name__ for e in _chain(exc)}
     code = _error_code(exc)
     text = " ".join(str(e) for e in _chain(exc))

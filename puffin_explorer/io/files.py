@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import threading
+import time
 from typing import Any, Iterable, Mapping, Optional
 
 from ..errors import SourceError
+from . import retry
 from .arrow_s3 import enabled as arrow_enabled
 from .errors import storage_error
 from .locations import check_location
@@ -75,6 +77,8 @@ class FileIO:
     def __init__(self, storage_options: Optional[dict[str, Any]] = None,
                  max_workers: int = DEFAULT_WORKERS) -> None:
         self.storage_options = dict(storage_options or {})
+        #: Timeout and retries of every request (see :mod:`.retry`): from the options, the environment or the defaults.
+        self.policy = retry.policy(self.storage_options)
         self.max_workers = max(1, int(max_workers))
         self.bytes_read = 0
         self.read_count = 0
@@ -113,30 +117,38 @@ class FileIO:
         if "arrow" not in self._fs_cache:
             from .arrow_s3 import arrow_s3
 
-            self._fs_cache["arrow"] = arrow_s3(self.storage_options)
+            self._fs_cache["arrow"] = arrow_s3(self.storage_options, self.policy)
         return self._fs_cache["arrow"]
 
-    def read(self, location: str) -> bytes:
-        """The whole file."""
+    def _request(self, fs, path: str, attempt: int = 1) -> bytes:
+        """One request for a whole file: the first attempt through Arrow while it serves these options,
+        retries and anything else through fsspec (a failure that may pass is raised to be retried; any
+        other Arrow failure moves these options to fsspec)."""
+        arrow = self._arrow(fs) if attempt == 1 else None
+        if arrow is not None:
+            from .arrow_s3 import request
+
+            def whole():
+                with arrow.open_input_stream(path) as stream:
+                    return stream.read()
+            try:
+                return request(whole)
+            except Exception as exc:  # noqa: BLE001 - Arrow raises OSError with the AWS error in its text
+                if retry.is_transient(exc):
+                    raise
+                self._fs_cache["arrow"] = None  # e.g. a bucket in another region: fsspec from now on
+        # s3fs asks for the size (a HEAD) before a whole-file GET unless told to read in one request
+        return fs.cat_file(path, max_concurrency=1) if hasattr(fs, "max_concurrency") else fs.cat_file(path)
+
+    def read(self, location: str, first_attempt: int = 1) -> bytes:
+        """The whole file (failures that may pass retried as :attr:`policy` says)."""
         fs, path = self.fs(location)
         with self._lock:
             self._in_flight += 1
             self.peak_in_flight = max(self.peak_in_flight, self._in_flight)
         try:
-            data = None
-            arrow = self._arrow(fs)
-            if arrow is not None:
-                try:
-                    with arrow.open_input_stream(path) as stream:
-                        data = stream.read()
-                except Exception:  # noqa: BLE001 - made again through fsspec, whose error the user then sees
-                    data = None
-                    self._fs_cache["arrow"] = None  # e.g. a bucket in another region: fsspec from now on
-            if data is None:
-                # s3fs asks for the size (a HEAD) before a whole-file GET unless told to read in one request
-                data = fs.cat_file(path, max_concurrency=1) if hasattr(fs, "max_concurrency") else fs.cat_file(path)
-        except Exception as exc:  # noqa: BLE001 - every storage library raises its own types
-            raise storage_error(exc, location) from exc
+            data = retry.call(lambda attempt: self._request(fs, path, attempt), location, "read", self.policy,
+                              first_attempt=first_attempt)
         finally:
             with self._lock:
                 self._in_flight -= 1
@@ -182,7 +194,11 @@ class FileIO:
         out = {}
         for loc, data in zip(locs, results):
             if isinstance(data, BaseException):
-                raise storage_error(data, loc) from data
+                if not isinstance(data, Exception) or not retry.is_transient(data) or self.policy.retries == 0:
+                    raise storage_error(data, loc, attempts=1, policy=self.policy) from data
+                time.sleep(retry.backoff(1))
+                out[loc] = self.read(loc, first_attempt=2)  # counted there
+                continue
             self._count(len(data))
             out[loc] = bytes(data)
         return out
@@ -218,14 +234,11 @@ class FileIO:
         """File size in bytes, or None when it does not exist."""
         fs, path = self.fs(location)
         try:
-            return int(fs.size(path))
-        except FileNotFoundError:
-            return None
-        except Exception as exc:  # noqa: BLE001
-            err = storage_error(exc, location, "open")
+            return int(retry.call(lambda _attempt: fs.size(path), location, "open", self.policy))
+        except SourceError as err:
             if type(err).__name__ == "NotFoundError":
                 return None
-            raise err from exc
+            raise
 
     def listdir(self, location: str) -> list[tuple[str, str, Optional[int]]]:
         """``(name, type, size)`` for each entry of a folder; type is ``file`` or ``directory``.
@@ -237,14 +250,11 @@ class FileIO:
         if isinstance(fs, LocalFileSystem):
             return _list_local(location, path)
         try:
-            entries = fs.ls(path, detail=True)
-        except (FileNotFoundError, NotADirectoryError):
-            return []
-        except Exception as exc:  # noqa: BLE001
-            err = storage_error(exc, location, "list")
+            entries = retry.call(lambda _attempt: fs.ls(path, detail=True), location, "list", self.policy)
+        except SourceError as err:
             if type(err).__name__ in ("NotFoundError", "NotAFileError"):
                 return []
-            raise err from exc
+            raise
         out = []
         for e in entries:
             name = _basename(str(e["name"]))

@@ -10,6 +10,7 @@ import threading
 from typing import Any, Callable, Iterable, Optional, Sequence, TypeVar, Union
 
 from ..errors import NotAFileError, SourceError
+from . import retry
 from .errors import check_endpoint, storage_error
 from .locations import check_location
 from .arrow_s3 import enabled as arrow_enabled
@@ -31,7 +32,11 @@ def filesystem(location: str, storage_options: Optional[dict[str, Any]] = None):
         import fsspec
 
         check_endpoint(location, storage_options)
-        return fsspec.core.url_to_fs(location, **dict(storage_options or {}))
+        pol = retry.policy(storage_options)
+        fs, path = fsspec.core.url_to_fs(
+            location, **retry.fsspec_options(fsspec.utils.get_protocol(location), storage_options, pol))
+        retry.prepare(fs)
+        return fs, path
     except SourceError:
         raise
     except (ImportError, ValueError, OSError, TypeError) as exc:
@@ -58,6 +63,8 @@ class ByteSource:
     def __init__(self, location: Location, storage_options: Optional[dict[str, Any]] = None,
                  size: Optional[int] = None) -> None:
         self.storage_options = dict(storage_options or {})
+        #: Timeout and retries of every request (see :mod:`.retry`): from the options, the environment or the defaults.
+        self.policy = retry.policy(self.storage_options)
         self.bytes_read = 0
         self.read_count = 0
         self._lock = threading.Lock()
@@ -68,6 +75,7 @@ class ByteSource:
         self._path: Optional[str] = None
         self._arrow = None  # an ArrowRangeReader when S3 reads can go through Arrow (see arrow_s3)
         self.remote = False
+        self._size_measured = False  # True when the size came from the storage, not from the caller
         #: After the first request, a read that misses the cache fetches at least this many bytes
         #: from its offset on and keeps them (0: exact reads only).  Suits many small ranges read
         #: in file order, such as the deletion vectors of one Puffin file.
@@ -84,10 +92,8 @@ class ByteSource:
         if size is not None:
             self.size = int(size)
         else:
-            try:
-                info = self._fs.info(self._path)
-            except Exception as exc:  # noqa: BLE001 - every storage library raises its own types
-                raise storage_error(exc, location, "open") from exc
+            info = retry.call(lambda _attempt: self._fs.info(self._path), location, "open", self.policy)
+            self._size_measured = True
             if info.get("type") == "directory":
                 raise NotAFileError(f"{location} is a folder, not a file", location=location,
                                     hint="give the path of a file inside it", code="source.not-a-file")
@@ -95,7 +101,7 @@ class ByteSource:
         if self.remote and _protocol(self._fs) in ("s3", "s3a"):
             from .arrow_s3 import ArrowRangeReader, arrow_s3
 
-            arrow = arrow_s3(self.storage_options)
+            arrow = arrow_s3(self.storage_options, self.policy)
             if arrow is not None:
                 self._arrow = ArrowRangeReader(arrow, self._path, self.size)
 
@@ -108,24 +114,36 @@ class ByteSource:
 
     # ------------------------------------------------------------------ reading
     def _fetch(self, offset: int, end: int) -> bytes:
-        """One request for ``[offset, end)``; counted."""
-        chunk = None
+        """One read of ``[offset, end)``, retried as :attr:`policy` says; counted."""
         if self._data is not None:
             chunk = self._data[offset:end]
-        elif self._arrow is not None and arrow_enabled():
-            try:
-                chunk = self._arrow.read(offset, end)
-            except Exception:  # noqa: BLE001 - made again through fsspec, whose error the user then sees
-                self._arrow = None
-        if chunk is None:
-            try:
-                chunk = self._fs.cat_file(self._path, start=offset, end=end)
-            except Exception as exc:  # noqa: BLE001
-                raise storage_error(exc, self.location) from exc
+        else:
+            chunk = retry.call(lambda attempt: self._request(offset, end, attempt), self.location, "read", self.policy)
         with self._lock:
             self.read_count += 1
             self.bytes_read += len(chunk)
         return bytes(chunk)
+
+    def _request(self, offset: int, end: int, attempt: int = 1) -> bytes:
+        """One request for ``[offset, end)``: the first attempt through Arrow while it serves this source,
+        retries through fsspec (Arrow's reports of a failed answer lose its status, fsspec's keep it).
+
+        A failure that may pass is raised for :func:`.retry.call` to retry; any other Arrow failure
+        drops Arrow for this source and the request is made through fsspec, whose error the user then
+        sees.  An answer shorter than asked (and than the file) was cut short: raised to be retried."""
+        chunk = None
+        if attempt == 1 and self._arrow is not None and arrow_enabled():
+            try:
+                chunk = self._arrow.read(offset, end)
+            except Exception as exc:  # noqa: BLE001 - Arrow raises OSError with the AWS error in its text
+                if retry.is_transient(exc):
+                    raise
+                self._arrow = None
+        if chunk is None:
+            chunk = self._fs.cat_file(self._path, start=offset, end=end)
+        if self._size_measured and len(chunk) < min(end, self.size) - offset:
+            raise retry.ShortResponse(f"asked for {end - offset:,} bytes at {offset:,}, got {len(chunk):,}")
+        return chunk
 
     def read(self, offset: int, length: int) -> bytes:
         """Read ``length`` bytes at ``offset``, clipped to the file; counts the bytes."""

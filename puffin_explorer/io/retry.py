@@ -1,0 +1,259 @@
+"""Bounded time and bounded retries for every request of the I/O layer.
+
+A request that receives nothing for ``timeout`` seconds fails (connect and every read of
+the answer, headers or body: the clients' own socket timeouts, set here for S3 and HTTP);
+a failure that may pass (throttling, 500/502/503/504, a connection reset or refused, a
+timeout, an answer cut short) is made again up to ``retries`` times after an exponential
+backoff with jitter; any other failure (404, 403, a malformed request) is final at once.
+After the last attempt the caller gets one :class:`~puffin_explorer.errors.SourceError`
+naming the location, the operation, the attempts and the cause.
+
+The settings come from, first to last: the ``timeout`` / ``retries`` keys of
+``storage_options`` (taken out before fsspec sees the options), the environment variables
+``PUFFIN_EXPLORER_TIMEOUT`` / ``PUFFIN_EXPLORER_RETRIES``, and the defaults below.  The
+clients' own retries are turned off for S3 (botocore, s3fs and Arrow make one request per
+attempt), so ``retries + 1`` is the number of requests a failing read makes.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any, Callable, Optional, TypeVar
+
+T = TypeVar("T")
+
+#: Seconds a request may wait for a connection or for the next bytes of its answer.
+DEFAULT_TIMEOUT_S = 30.0
+#: Times a transient failure is retried (so ``DEFAULT_RETRIES + 1`` attempts in all).
+DEFAULT_RETRIES = 2
+#: The first wait before a retry; each next one doubles, up to :data:`MAX_BACKOFF_S`; each is
+#: drawn between half and all of that (jitter, so many clients do not retry in step).
+BACKOFF_S = 0.2
+MAX_BACKOFF_S = 5.0
+TIMEOUT_ENV = "PUFFIN_EXPLORER_TIMEOUT"
+RETRIES_ENV = "PUFFIN_EXPLORER_RETRIES"
+#: The keys of ``storage_options`` this layer reads (and does not pass on to fsspec).
+OPTION_KEYS = ("timeout", "retries")
+
+
+@dataclass(frozen=True)
+class Policy:
+    """How long one request may stall (``timeout``, seconds) and how often a transient failure is retried."""
+
+    timeout: float = DEFAULT_TIMEOUT_S
+    retries: int = DEFAULT_RETRIES
+
+    @property
+    def attempts(self) -> int:
+        return self.retries + 1
+
+
+def _number(value: Any, name: str, kind: type):
+    try:
+        out = kind(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a {'number of seconds' if kind is float else 'whole number'}, "
+                         f"not {value!r}") from None
+    if out < 0 or (kind is float and (out != out or out == 0)):
+        raise ValueError(f"{name} must be {'more than 0' if kind is float else '0 or more'}, not {value!r}")
+    return out
+
+
+def policy(storage_options: Optional[dict[str, Any]] = None) -> Policy:
+    """The policy for these options: their ``timeout`` / ``retries`` keys, else the environment, else the defaults."""
+    import os
+
+    opts = storage_options or {}
+    timeout, retries = opts.get("timeout"), opts.get("retries")
+    if timeout is None:
+        timeout = os.environ.get(TIMEOUT_ENV) or None
+        timeout = DEFAULT_TIMEOUT_S if timeout is None else _number(timeout, TIMEOUT_ENV, float)
+    else:
+        timeout = _number(timeout, "storage option 'timeout'", float)
+    if retries is None:
+        retries = os.environ.get(RETRIES_ENV) or None
+        retries = DEFAULT_RETRIES if retries is None else _number(retries, RETRIES_ENV, int)
+    else:
+        retries = _number(retries, "storage option 'retries'", int)
+    return Policy(float(timeout), int(retries))
+
+
+def fsspec_options(protocol: str, storage_options: Optional[dict[str, Any]], pol: Policy) -> dict[str, Any]:
+    """``storage_options`` for fsspec: this layer's keys taken out, the timeout given to the client and the
+    client's own retries turned off (for S3 and HTTP; an option the user set stays as they set it)."""
+    opts = {k: v for k, v in (storage_options or {}).items() if k not in OPTION_KEYS}
+    if protocol in ("s3", "s3a"):
+        config = dict(opts.get("config_kwargs") or {})
+        config.setdefault("connect_timeout", pol.timeout)
+        config.setdefault("read_timeout", pol.timeout)
+        config.setdefault("retries", {"total_max_attempts": 1})
+        opts["config_kwargs"] = config
+    elif protocol in ("http", "https"):
+        client = dict(opts.get("client_kwargs") or {})
+        if "timeout" not in client:
+            import aiohttp
+
+            client["timeout"] = aiohttp.ClientTimeout(total=None, sock_connect=pol.timeout, sock_read=pol.timeout)
+        opts["client_kwargs"] = client
+    return opts
+
+
+def prepare(fs) -> None:
+    """Turn off a filesystem's own retry loop where it has one this layer knows (s3fs)."""
+    if type(fs).__module__.startswith("s3fs"):
+        fs.retries = 1
+
+
+# ---------------------------------------------------------------- what may pass
+
+_TRANSIENT_STATUS = {408, 429, 500, 502, 503, 504}
+_TRANSIENT_CODES = {"SlowDown", "Throttling", "ThrottlingException", "RequestTimeout", "RequestTimeTooSkewed",
+                    "InternalError", "ServiceUnavailable", "RequestLimitExceeded", "TooManyRequests",
+                    "BandwidthLimitExceeded", "503", "500", "502", "504"}
+_TRANSIENT_NAMES = {"ConnectionResetError", "ConnectionRefusedError", "ConnectionAbortedError", "BrokenPipeError",
+                    "TimeoutError", "timeout", "FSTimeoutError", "ReadTimeoutError", "ConnectTimeoutError",
+                    "ConnectionClosedError", "EndpointConnectionError", "ClientConnectorError",
+                    "ServerDisconnectedError", "ClientPayloadError", "ContentLengthError", "ClientOSError",
+                    "IncompleteRead", "IncompleteReadError", "ResponseStreamingError", "ServerTimeoutError",
+                    "SocketTimeoutError", "ProtocolError", "ShortResponse"}
+#: Arrow's S3 errors say ``AWS Error <NAME> during <Op> operation``; these names may pass.
+_ARROW_TRANSIENT = {"SLOW_DOWN", "NETWORK_CONNECTION", "SERVICE_UNAVAILABLE", "INTERNAL_FAILURE", "THROTTLING",
+                    "REQUEST_TIMEOUT", "REQUEST_EXPIRED", "REQUEST_TIME_TOO_SKEWED"}
+_ARROW_ERROR = re.compile(r"AWS Error ([A-Z_]+)(?: \(HTTP status (\d+)\))?")
+_ARROW_STATUS = {"SLOW_DOWN": "503 SlowDown", "SERVICE_UNAVAILABLE": "503 ServiceUnavailable",
+                 "INTERNAL_FAILURE": "500 InternalError", "THROTTLING": "503 Throttling"}
+
+
+class ShortResponse(OSError):
+    """An answer with fewer bytes than asked for and than the file has: cut short on the way."""
+
+
+def _chain(exc: BaseException):
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        yield exc
+        exc = exc.__cause__ or exc.__context__
+
+
+def _http(exc: BaseException) -> tuple[Optional[int], str, str]:
+    """``(status, code, message)`` of an HTTP error answer in the chain (botocore, aiohttp, Arrow)."""
+    for e in _chain(exc):
+        resp = getattr(e, "response", None)
+        if isinstance(resp, dict):
+            err = resp.get("Error") or {}
+            status = (resp.get("ResponseMetadata") or {}).get("HTTPStatusCode")
+            return (int(status) if status else None), str(err.get("Code") or ""), str(err.get("Message") or "")
+        status = getattr(e, "status", None)
+        if isinstance(status, int) and type(e).__name__ == "ClientResponseError":  # aiohttp (fsspec's HTTP)
+            return status, "", str(getattr(e, "message", "") or "")
+        m = _ARROW_ERROR.search(str(e)) if isinstance(e, OSError) else None
+        if m:
+            return (int(m.group(2)) if m.group(2) else None), m.group(1), str(e).split(" operation: ", 1)[-1]
+    return None, "", ""
+
+
+def is_transient(exc: BaseException) -> bool:
+    """True when ``exc`` is a failure that may pass if the request is made again."""
+    if isinstance(exc, (KeyboardInterrupt, SystemExit)):
+        return False
+    status, code, _ = _http(exc)
+    if code in _ARROW_TRANSIENT or code in _TRANSIENT_CODES or status in _TRANSIENT_STATUS:
+        return True
+    if code or status:
+        return False  # an answer that says no (403, 404, 400 ...): asking again gives the same answer
+    names = {type(e).__name__ for e in _chain(exc)}
+    if names & {"FileNotFoundError", "PermissionError", "IsADirectoryError", "NotADirectoryError",
+                "NoCredentialsError", "PartialCredentialsError"}:
+        return False
+    return bool(names & _TRANSIENT_NAMES)
+
+
+def cause(exc: BaseException, pol: Optional[Policy] = None) -> str:
+    """A short phrase for what went wrong: ``503 SlowDown (Please reduce your request rate.)``,
+    ``connection reset``, ``no answer within 2 s`` ..."""
+    status, code, message = _http(exc)
+    if code in _ARROW_STATUS:
+        label = _ARROW_STATUS[code]
+    elif code in ("NETWORK_CONNECTION",):
+        label, message = "", ""
+    else:
+        label = " ".join([str(status)] * bool(status) + [code] * bool(code and code != str(status)))
+    if label:
+        return f"{label} ({message.strip()[:200]})" if message.strip() else label
+    names = [type(e).__name__ for e in _chain(exc)]
+    text = " ".join(str(e) for e in _chain(exc))
+    within = f" within {pol.timeout:g} s" if pol else ""
+    if any(n in ("ReadTimeoutError", "SocketTimeoutError", "ServerTimeoutError", "FSTimeoutError", "TimeoutError",
+                 "timeout") for n in names) or "curlCode: 28" in text:
+        return f"no answer{within} (timed out)"
+    if "ConnectTimeoutError" in names:
+        return f"no connection{within} (timed out)"
+    if "ConnectionRefusedError" in names or "curlCode: 7," in text:
+        return "connection refused"
+    if "ConnectionResetError" in names or "Connection reset" in text or "curlCode: 56" in text:
+        return "connection reset"
+    if names[0] == "ShortResponse" or set(names) & {"ClientPayloadError", "ContentLengthError", "IncompleteRead",
+                                                   "ResponseStreamingError"} or "curlCode: 18" in text:
+        return "answer cut short"
+    if set(names) & {"ServerDisconnectedError", "ConnectionClosedError"} or "curlCode: 52" in text:
+        return "connection closed without an answer"
+    first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return first[:300]
+
+
+# ---------------------------------------------------------------- the loop
+
+def backoff(attempt: int) -> float:
+    """Seconds to wait after failed attempt number ``attempt`` (1-based): exponential, with jitter."""
+    ceiling = min(MAX_BACKOFF_S, BACKOFF_S * (2 ** (attempt - 1)))
+    return random.uniform(ceiling / 2, ceiling)
+
+
+def call(fn: Callable[[int], T], location: str, operation: str, pol: Policy, first_attempt: int = 1) -> T:
+    """``fn(attempt)`` until it succeeds, a non-transient failure, or ``pol.attempts`` attempts.
+
+    Between attempts it sleeps (:func:`backoff`); the sleep, like a request on the main
+    thread, ends at once on Ctrl-C.  The last failure is raised as a
+    :class:`~puffin_explorer.errors.SourceError` (see :func:`.errors.storage_error`).
+    """
+    from .errors import storage_error
+
+    attempt = first_attempt
+    while True:
+        try:
+            return fn(attempt)
+        except Exception as exc:  # noqa: BLE001 - every storage library raises its own types
+            if attempt >= pol.attempts or not is_transient(exc):
+                raise storage_error(exc, location, operation, attempts=attempt, policy=pol) from exc
+        time.sleep(backoff(attempt))
+        attempt += 1
+
+
+def interruptible(fn: Callable[[], T]) -> T:
+    """``fn()``, on a helper thread when called on the main thread, so that Ctrl-C ends the wait at once
+    even while ``fn`` is blocked in C code that holds no Python frame (Arrow's S3 client).  The helper
+    is a daemon thread: an abandoned request ends on its own timeout without holding up the exit."""
+    if threading.current_thread() is not threading.main_thread():
+        return fn()
+    box: list = []
+    done = threading.Event()
+
+    def run() -> None:
+        try:
+            box.append((True, fn()))
+        except BaseException as exc:  # noqa: BLE001 - handed to the waiting thread
+            box.append((False, exc))
+        finally:
+            done.set()
+
+    threading.Thread(target=run, name="puffin-explorer-request", daemon=True).start()
+    done.wait()
+    ok, value = box[0]
+    if ok:
+        return value
+    raise value
