@@ -92,3 +92,9 @@ class NotInTableError(PuffinError, KeyError):
 class UnsupportedTableError(PuffinError, ValueError):
     """The operation does not apply to this kind of table (a Delta table asked for Iceberg's Puffin files or
     ``position_deletes``, or for the Spark doctor); the message names what to use instead."""
+
+
+class FileVanishedError(NotFoundError):
+    """A file the table's pinned snapshot (or Delta version) needs is gone: deleted since that snapshot was
+    written, typically by maintenance (expire_snapshots, remove_orphan_files, VACUUM) while the table was read.
+    The message names the file, the snapshot and, when the table's metadata moved on, the newer version."""

@@ -417,8 +417,8 @@ def test_a_missing_dv_file(fixtures, tmp_path):
     (root / "deletion_vector_61d16c75-6994-46b7-a15b-8b538852e50e.bin").unlink()
     t = DeltaTable(str(root))
     r = _exercise(t)
-    assert [(dv.cardinality, [f.code for f in dv.findings]) for dv in r["read"]] == [(0, ["delta.dv-file-missing"])]
-    assert [f.code for f in r["check"]] == ["delta.dv-file-missing"]
+    assert [(dv.cardinality, [f.code for f in dv.findings]) for dv in r["read"]] == [(0, ["table.file-vanished"])]
+    assert [f.code for f in r["check"]] == ["table.file-vanished"]
     assert r["totals"] == {"data_files": 1, "records": 10, "deleted_rows": 2, "live_rows": 8, "dvs": 1}
 
 

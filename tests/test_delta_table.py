@@ -258,7 +258,7 @@ def test_broken_log_and_missing_files_are_findings(fixtures, tmp_path):
     (root / "part-00004-a72dbdec-2d0e-43d8-a756-4d0d63ef9fcb-c000.snappy.parquet").unlink()
     t = DeltaTable(str(root))
     codes = _codes(t.check())
-    assert {"delta.log-json", "delta.dv-file-missing", "delta.file-missing"} <= set(codes)
+    assert {"delta.log-json", "table.file-vanished", "delta.file-missing"} <= set(codes)
     (root / "_delta_log" / "00000000000000000002.json").unlink()
     t = DeltaTable(str(root))
     assert "delta.log-gap" in _codes(t.findings)

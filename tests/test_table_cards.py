@@ -194,10 +194,10 @@ def test_a_damaged_warehouse_still_renders_every_card(tmp_path):
     assert "shop.legacy" in html and "not valid JSON" in html
     orders = wh.table("shop.orders")
     html = orders.to_html()
-    assert "iceberg.manifest-unreadable" in html and "Iceberg table" in html and "Traceback" not in html
+    assert "table.file-vanished" in html and "Iceberg table" in html and "Traceback" not in html
     assert "Snapshot timeline" in html  # from the metadata alone
     found = orders.check()
-    assert any(f.code == "iceberg.manifest-unreadable" for f in found)
+    assert any(f.code == "table.file-vanished" for f in found)
     events = wh.table("shop.events")
     assert "cannot read Avro" in events.to_html() and "Iceberg table" in events.to_text()
     assert "snapshot" in events.snapshot().to_text()

@@ -409,10 +409,11 @@ def test_a_missing_position_delete_file_is_a_finding_in_the_delete_debt(shop):
     t = Warehouse(str(shop.parent)).table("shop.legacy")
     debt = t.delete_debt()  # the one error rule: counted from what reads, the rest said
     assert debt.records == 20_000 and debt.deleted_rows == 0
-    missing = [f for f in t.findings if f.code == "iceberg.file-missing"]
+    missing = [f for f in t.findings if f.code == "table.file-vanished"]
     assert len(missing) == 1 and missing[0].file == f"{WRITTEN_ROOT}/shop/{LEGACY_DELETES}"
-    assert missing[0].message.startswith(f"no such file: {shop}/{LEGACY_DELETES}") and \
-        missing[0].message.endswith("; the rows it deletes are not counted")
+    assert missing[0].message.startswith(f"position-delete file {shop}/{LEGACY_DELETES} (written as ") and \
+        missing[0].message.endswith(": the rows it deletes are not counted, so deleted rows are partial")
+    assert debt.findings == missing
     assert "Traceback" not in t.to_html()
 
 

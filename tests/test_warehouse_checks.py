@@ -138,7 +138,7 @@ def _holds(manifest: Path, data_file: str) -> bool:
 def test_missing_puffin_file(shop):
     (shop / ORDERS_DV_PUFFIN).unlink()
     findings = orders(shop).check()
-    assert codes(findings) == ["iceberg.file-missing"]
+    assert codes(findings) == ["table.file-vanished"]  # a file of the snapshot, gone from the table's own folder
     assert findings[0].file == DV_WRITTEN
     assert str(shop / ORDERS_DV_PUFFIN) in findings[0].message
 

@@ -39,7 +39,7 @@ def test_check_exit_codes(tmp_path, capsys):
     assert main(["table", str(shop.parent), "check", "--table", "shop.orders"]) == 1
     out = capsys.readouterr().out.splitlines()
     assert out[-1] == "1 findings, 1 errors"
-    assert out[0].startswith("error iceberg.file-missing @ ?: cannot open Puffin file ")
+    assert out[0].startswith("error table.file-vanished @ ?: Puffin file ")
 
 
 def test_bad_input_is_a_message_not_a_traceback(tmp_path):

@@ -22,7 +22,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 _DV_FILE = re.compile(r"^deletion_vector_[0-9a-fA-F-]{36}\.bin$")
 #: Codes of a DV that ``read_dv`` could not read (it comes back empty with one of these).
-_UNREAD = {"delta.dv-storage-type", "delta.dv-path", "delta.dv-inline", "delta.dv-range", "delta.dv-file-missing",
+_UNREAD = {"delta.dv-storage-type", "delta.dv-path", "delta.dv-inline", "delta.dv-range", "table.file-vanished",
            "delta.dv-unreadable"}
 
 
@@ -74,7 +74,7 @@ def check_table(table: "DeltaTable", check_files_exist: bool = True) -> list[Fin
             continue
         if size is None:
             for f in files:
-                out.append(_f("delta.dv-file-missing", loc, f"the DV file of {f.path} does not exist: {loc}"))
+                out.append(_f("table.file-vanished", loc, f"{f.path}: {table.vanished_message(loc, f.dv.cardinality)}"))
             continue
         try:
             dvf = table.dv_file(loc)

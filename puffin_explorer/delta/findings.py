@@ -30,7 +30,6 @@ _CODES = [
     ("delta.dv-inline", E, "an inline DV does not decode, or its size is not sizeInBytes", ""),
     ("delta.dv-offset-missing", W, "an on-disk DV descriptor has no offset", "the first DV of the file is read"),
     ("delta.dv-native-format", I, "a DV in Delta's older native RoaringBitmapArray format (converted)", ""),
-    ("delta.dv-file-missing", E, "the DV file a descriptor names does not exist", ""),
     ("delta.dv-range", E, "a descriptor's offset + sizeInBytes runs past the end of its DV file", ""),
     ("delta.dv-offset-mismatch", E, "a descriptor's offset is not where a DV starts in its DV file", ""),
     ("delta.dv-size-mismatch", E, "a descriptor's sizeInBytes differs from the DV's size field", ""),

@@ -284,10 +284,29 @@ class DeltaTable(RichRepr):
                                                                   f"the end of the {src.size:,}-byte file {loc}")
             data = src.read(off, length)
         except NotFoundError:
-            return self._unreadable(f, "delta.dv-file-missing", None, f"the DV file does not exist: {loc}")
+            return self._unreadable(f, "table.file-vanished", None, self.vanished_message(loc, d.cardinality))
         except SourceError as exc:
             return self._unreadable(f, "delta.dv-unreadable", None, f"the DV file cannot be read: {exc}")
         return self._decoded(f, data, off)
+
+    def vanished_message(self, loc: str, cardinality: Any) -> str:
+        """What a ``table.file-vanished`` finding says of a DV file of this version that is gone (VACUUM): the
+        file, the version, that its positions are not read, and the newer log version when the log moved on."""
+        try:
+            latest = self.log._list().latest  # listed once per vanished DV file met, never per read
+        except (SourceError, OSError):
+            latest = None
+        changed = (f"; the table changed while it was read; newer log version: {latest}"
+                   if latest is not None and latest > self.version else "")
+        return (f"DV file {loc} of version {self.version} is gone: its positions are not read (the cardinality "
+                f"{cardinality} in the log is counted, the positions are partial){changed}")
+
+    def refresh(self) -> "DeltaTable":
+        """This table at the newest version of its log, as a new :class:`DeltaTable`: a new object rather than
+        this one changed in place, so nothing cached for this version (files, DV files, the doctor) can be
+        served for another, and this object keeps answering for the version it pinned."""
+        return DeltaTable(self.location, storage_options=self.io.storage_options or None,
+                          relocate=self.mapper.prefixes, strict=self.strict)
 
     def _decoded(self, f: FileAction, data: bytes, offset: int, space: str = "file"):
         try:

@@ -236,7 +236,10 @@ def _properties_html(t: Any, opts: RenderOptions) -> str:
 
 
 def _debt_html(debt: Any, opts: RenderOptions) -> str:
-    facts = H.facts([("deleted", f"<b>{debt.deleted_rows:,}</b> of {debt.records:,} rows ({debt.deleted_share:.1%})"),
+    from .tables import findings_html
+
+    gone = findings_html(debt.findings, max_rows=opts.max_rows) if debt.findings else ""
+    facts = gone + H.facts([("deleted", f"<b>{debt.deleted_rows:,}</b> of {debt.records:,} rows ({debt.deleted_share:.1%})"),
                      ("threshold", f"{debt.threshold:.0%}"),
                      ("compaction candidates", f"<b>{len(debt.candidates()):,}</b> of {len(debt.per_file):,} data files")])
     part = debt.per_partition().assign(deleted_share=lambda d: d.deleted_share.map(_share))
@@ -550,6 +553,9 @@ def debt_text(d: Any, opts: RenderOptions = RenderOptions()) -> str:
     cand = d.candidates()
     lines = [f"delete debt of {T.printable(d.table.name)}: {d.deleted_rows:,} of {d.records:,} rows deleted "
              f"({d.deleted_share:.1%}); {len(cand):,} of {len(d.per_file):,} data files above {d.threshold:.0%}"]
+    if d.findings:  # counted without the files that were gone: say so before any number is read as the whole
+        lines[0] = "PARTIAL " + lines[0]
+        lines += [T.printable(f"{f.severity.value} {f.code}: {f.message}") for f in d.findings]
     part = d.per_partition()
     lines.append(T.table(["partition", "data files", "records", "deleted", "share"],
                          [[r["partition"], _n(r["data_files"]), _n(r["record_count"]), _n(r["deleted_rows"]),

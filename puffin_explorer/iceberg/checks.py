@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Callable, Optional
 from ..errors import PuffinError, StorageUnavailableError
 from ..regions import Finding, Severity
 from ..format import container
+from . import vanished
 from .findings import TableFinding
 from .metadata import _is_int  # a JSON integer within int64: a footer offset past it is no offset
 from .paths import basename, normalize, parent
@@ -82,7 +83,8 @@ def check_table(table: "Table", snapshot_id: Optional[int] = None, check_files_e
     except PuffinError as exc:
         return out + [_f("iceberg.manifest-unreadable", Severity.ERROR, snap.manifest_list or "", str(exc),
                          exc.offset)]
-    if not ix.manifests and any(f.code == "iceberg.manifest-unreadable" for f in ix.findings):
+    if not ix.manifests and any(f.code in ("iceberg.manifest-unreadable", "table.file-vanished")
+                                for f in ix.findings):
         if read_files:  # no manifest list to check against (the index's finding says why)
             _check_statistics(table, out)
         return out
@@ -105,7 +107,8 @@ def check_table(table: "Table", snapshot_id: Optional[int] = None, check_files_e
         return counts["v"]
 
     try:
-        _check_summary(snap, cols, out)
+        if not any(f.code == "table.file-vanished" for f in ix.findings):  # partial counts say nothing
+            _check_summary(snap, cols, out)
         if read_files:  # a hash of every live path: 2.5 s and 800 MB at 2,000,000 entries, kept out of the card
             _check_listed_twice(snap, cols, out)
         _check_quirks(table, snap, cols, out, position_delete_counts)
@@ -372,8 +375,12 @@ def _check_dvs(table: "Table", snapshot_id: int, cols: _Columns, out: list[Findi
         if progress is not None:
             progress(done, len(rows))
         done += len(members)
+        said = len(out)
         pf = _open_puffin(table, path, out)
         if pf is None:
+            if out[said:] and out[-1].code == "iceberg.file-missing" and not vanished.looks_moved(table, path):
+                out[-1] = vanished.note(table, path, snapshot_id, "Puffin file",  # a DV file the snapshot needs
+                                        "its DVs are not checked; their counts come from the manifests")
             continue
         first = members[0]
         if file_sizes[first] is not None and int(file_sizes[first]) != pf.size:
@@ -656,7 +663,8 @@ def _check_files_exist(table: "Table", snapshot_id: int, cols: _Columns, out: li
     claimed = pc.fill_null(size, -1).to_numpy()
     have = pc.fill_null(actual, -1).to_numpy()
     odd = missing | (size.is_valid().to_numpy(zero_copy_only=False) & ~missing & (claimed != have))
-    said = {getattr(f, "file", None) for f in out if f.code == "iceberg.file-missing"}
+    said = {getattr(f, "file", None) for f in out if f.code in ("iceberg.file-missing", "table.file-vanished")}
+    said |= {getattr(f, "file", None) for f in vanished.snapshot_findings(table, snapshot_id)}
     for i in np.flatnonzero(odd).tolist():
         w, where, kind = written[i].as_py(), loc[i].as_py(), what[i].as_py()
         if missing[i]:

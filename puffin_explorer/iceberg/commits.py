@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Optional
 
 from .._repr import RichRepr
-from ..errors import PuffinError
+from ..errors import FileVanishedError, NotFoundError, PuffinError
 from ..regions import FindingList, Severity
 from .metadata import Snapshot
 from .overview import int_columns
@@ -124,7 +124,11 @@ class CommitDeletes(RichRepr):
         self.findings = FindingList()
         self.dv_bytes_read = 0
         self._positions: dict[str, Any] = {}
+        table.index(self.snapshot_id, content="deletes")  # a delete manifest or list gone: a vanished-file finding
         self._frame = self._compute()
+        from .vanished import snapshot_findings  # files of this snapshot gone when read: the frame is partial
+
+        self.findings.extend(f for f in snapshot_findings(table, self.snapshot_id) if f not in self.findings)
 
     def _previous_dvs(self, added: list[dict[str, Any]], removed: list[dict[str, Any]]) -> dict[str, dict]:
         """Data file -> the DV the commit replaced (its parent's live DV, else the entry it marked deleted)."""
@@ -149,7 +153,7 @@ class CommitDeletes(RichRepr):
                                           file=self.snapshot.manifest_list or ""))
 
     def _read(self, entry: dict[str, Any]):
-        dv = self.table.read_dv(entry)
+        dv = self.table.read_dv(entry, self.snapshot_id)
         self.dv_bytes_read += int(entry["content_size_in_bytes"])
         return dv
 
@@ -160,7 +164,8 @@ class CommitDeletes(RichRepr):
         try:
             own = self.snapshot._own_entries()
         except PuffinError as exc:
-            self._finding("iceberg.manifest-unreadable", str(exc), Severity.ERROR)
+            if not isinstance(exc, NotFoundError):  # a list gone is the index's table.file-vanished
+                self._finding("iceberg.manifest-unreadable", str(exc), Severity.ERROR)
             own = []
         added = [e for e in own if e["status_code"] == 1 and e["content"] != 0]
         removed = [e for e in own if e["status_code"] == 2 and e["content"] != 0]
@@ -178,7 +183,8 @@ class CommitDeletes(RichRepr):
                     new_pos = new_dv.difference(self._read(old)) if old is not None else new_dv
                     positions = np.asarray(new_pos.positions(), dtype=np.int64)
                 except (PuffinError, OSError, ValueError) as exc:
-                    self._finding("iceberg.dv-unreadable", f"DV for {ref}: {exc}", Severity.ERROR)
+                    if not isinstance(exc, FileVanishedError):  # a Puffin file gone: its own finding, added below
+                        self._finding("iceberg.dv-unreadable", f"DV for {ref}: {exc}", Severity.ERROR)
                     positions = np.zeros(0, dtype=np.int64)
                     new_dv = None
                 self._positions[ref] = positions

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Callable, Optional
 from ..errors import NotFoundError, PuffinError
 from ..regions import Finding, Severity
 from .files import located_strings, objects, partitions, strings
+from . import vanished
 from .findings import TableFinding
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -98,7 +99,8 @@ def deleted_rows_per_file(table: "Table", index: "EntryIndex", partition_text: b
         try:
             counts = table.position_delete_counts(index.snapshot_id)
         except PuffinError:  # the delete files that read are counted; each one that does not is a finding
-            counts = position_delete_counts(table, index, on_error=lambda path, exc: table.note(_unreadable(path, exc)))
+            counts = position_delete_counts(table, index, on_error=lambda path, exc: _unreadable(
+                table, index.snapshot_id, path, exc))
         mapped = keys.to_pandas()
         pos_rows = mapped.map(counts["rows"]).fillna(0).to_numpy().astype(np.int64)
         pos_files = mapped.map(counts["files"]).fillna(0).to_numpy().astype(np.int64)
@@ -110,12 +112,12 @@ def deleted_rows_per_file(table: "Table", index: "EntryIndex", partition_text: b
     with np.errstate(divide="ignore", invalid="ignore"):
         share = np.where(records != 0, deleted / np.where(records != 0, records, 1), 0.0)
     part = partition_texts(index, data) if partition_text else partitions(index, data)
-    return pd.DataFrame({
+    return vanished.mark(pd.DataFrame({
         "file_path": strings(data.column("file_path")), "location": located_strings(table, data.column("file_path")),
         "partition": part, "record_count": records, "deleted_rows": deleted, "live_rows": records - deleted,
         "deleted_share": share.astype(np.float64), "dvs": dv_count, "position_delete_files": pos_files,
         "superseded_position_deletes": superseded, "equality_delete_files": np.full(n, eq_files, dtype=np.int64),
-    }, index=pd.RangeIndex(n), columns=PER_FILE_COLUMNS)
+    }, index=pd.RangeIndex(n), columns=PER_FILE_COLUMNS), vanished.snapshot_findings(table, index.snapshot_id))
 
 
 def partition_text(value: Any) -> str:
@@ -140,8 +142,12 @@ __all__ = ["deleted_rows_per_file", "normalized", "partition_text", "partition_t
            "position_delete_counts"]
 
 
-def _unreadable(path: str, exc: Exception) -> Finding:
-    """The finding for a position-delete file whose deletes cannot be counted."""
+def _unreadable(table: "Table", snapshot_id: Optional[int], path: str, exc: Exception) -> None:
+    """Note the finding for a position-delete file whose deletes cannot be counted (gone: ``table.file-vanished``)."""
+    if isinstance(exc, NotFoundError) and not vanished.looks_moved(table, path):
+        vanished.note(table, path, snapshot_id, "position-delete file",
+                      "the rows it deletes are not counted, so deleted rows are partial")
+        return
     code = "iceberg.file-missing" if isinstance(exc, NotFoundError) else "iceberg.position-delete-unreadable"
-    return TableFinding(code=code, severity=Severity.ERROR, offset=None, file=path,
-                        message=f"{exc}; the rows it deletes are not counted")
+    table.note(TableFinding(code=code, severity=Severity.ERROR, offset=None, file=path,
+                            message=f"{exc}; the rows it deletes are not counted"))

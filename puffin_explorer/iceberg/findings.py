@@ -139,6 +139,13 @@ for _code, _sev, _meaning, _hint in _NEW_CODES:
 
 define_prefix_alias("dv-invalid:", "a DV's own error finding, now emitted with its own code")
 
+#: A file the pinned snapshot needs, gone when read (``iceberg/vanished.py``; Delta tables emit it too).
+define(LAYER, "table.file-vanished", E, "a file the opened snapshot (Delta: version) needs is gone when read: a "
+       "manifest list, manifest, DV or position-delete file deleted since (expire_snapshots, remove_orphan_files, "
+       "VACUUM); the message names the file, the snapshot, which counts are partial and, when the table changed "
+       "while it was read, the newer metadata version", "t.refresh() reads the newest metadata; a path outside the "
+       "table's location may have moved instead (relocate=)", aliases=("delta.dv-file-missing",))
+
 #: The table doctor's codes (``Table.health()``, ``puffin-explorer doctor``): a layer of their own.
 HEALTH_LAYER = "health"
 _HEALTH_CODES = [

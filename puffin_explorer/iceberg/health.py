@@ -38,7 +38,7 @@ from ..regions import Severity
 from .paths import join, normalize
 
 #: Index findings that mean a snapshot's file list is incomplete.
-_MANIFEST_BROKEN = ("iceberg.manifest-unreadable", "iceberg.manifest-damaged")
+_MANIFEST_BROKEN = ("iceberg.manifest-unreadable", "iceberg.manifest-damaged", "table.file-vanished")
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -656,6 +656,12 @@ def doctor(table: "Table", reads: Any, now: Any = None, older_than: Any = None, 
     if current is not None:
         _statistics_findings(findings, table, snaps, current, m, call, spark_t, ident)
 
+    if current is not None:  # files of the snapshot gone when read: its numbers are partial, and say so
+        from .vanished import snapshot_findings
+
+        findings[:0] = [HealthFinding(f.code, f.severity, f.message, {"file": getattr(f, "file", ""),
+                                                                      "snapshot_id": current}, hint=f.hint)
+                        for f in snapshot_findings(table, current)]
     thresholds = dict(th)
     thresholds["small-file-size"] = {"value": small_size, "property": "write.target-file-size-bytes",
                                      "source": f"{SMALL_FILE_SHARE:.0%} of the target "

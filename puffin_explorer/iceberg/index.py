@@ -43,9 +43,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional
 
-from ..errors import PuffinError, SourceError
+from ..errors import NotFoundError, PuffinError, SourceError
 from ..regions import Finding, Severity
-from . import manifests as mf
+from . import manifests as mf, vanished
 from .avro import read_records
 from .numbers import in_range, out_of_range, show, spec_type
 from .paths import basename
@@ -752,7 +752,10 @@ def build_index(table: "Table", snapshot_id: Optional[int] = None, content: Opti
     except PuffinError as exc:  # no manifest list, or not one: an empty index that says why
         where = table.locate(snap.manifest_list) if snap.manifest_list else table.metadata_location
         index = EntryIndex(snap.snapshot_id, _schema(metrics).empty_table(), [], cache.partitions, metrics=metrics)
-        index.findings = [_finding("iceberg.manifest-unreadable", Severity.ERROR, where,
+        index.findings = [vanished.manifest_list_finding(table, snap.snapshot_id, snap.manifest_list)
+                          if isinstance(exc, NotFoundError) and snap.manifest_list
+                          and not vanished.looks_moved(table, snap.manifest_list) else
+                          _finding("iceberg.manifest-unreadable", Severity.ERROR, where,
                                    f"the manifest list of snapshot {snap.snapshot_id} cannot be read, so none of "
                                    f"its files are listed: {exc}", getattr(exc, "offset", None))]
         _raise_if_strict(index, strict)
@@ -781,8 +784,8 @@ def build_index(table: "Table", snapshot_id: Optional[int] = None, content: Opti
             ok = [(m, loc) for m, loc in zip(batch, locs) if loc in fetched]
             for m, loc in zip(batch, locs):
                 if loc not in fetched:
-                    cache.chunks[(cache.manifest_key(m), metrics)] = (
-                        _schema(metrics).empty_table(), [f for f in failed if f[2] == loc])
+                    cache.chunks[(cache.manifest_key(m), metrics)] = _without_metrics(
+                        cache, m, metrics, [f for f in failed if f[2] == loc])
             read_bytes += sum(len(fetched[loc]) for _, loc in ok)
             if duck is None and read_bytes >= DUCKDB_FROM_BYTES:
                 duck = _duckdb() or False
@@ -802,7 +805,8 @@ def build_index(table: "Table", snapshot_id: Optional[int] = None, content: Opti
             continue  # listed again: its entries once (a count in a manifest list never multiplies the rows)
         taken.add(cache.manifest_key(m))
         chunk, found = cache.cached(m, metrics)
-        raw += found
+        raw += [vanished.manifest_raw(table, snap.snapshot_id, m, f, bool(chunk.num_rows))
+                if f[0] == vanished.CODE else f for f in found]
         if chunk.num_rows:
             tables.append(chunk.set_column(chunk.schema.get_field_index("manifest"), "manifest",
                                            pa.array([i] * chunk.num_rows, pa.int32())))
@@ -815,7 +819,7 @@ def build_index(table: "Table", snapshot_id: Optional[int] = None, content: Opti
                     f"snapshot {snap.snapshot_id}'s manifest list names {len(listed_twice):,} manifests again "
                     f"({', '.join(names[:3])}{', …' if len(names) > 3 else ''}); readers read their files "
                     "once per listing; this index holds their entries once", None))
-    index.findings = _capped(raw)
+    index.findings = vanished.as_noted(table, snap.snapshot_id, _capped(raw))
     cache.indexes[key] = index
     _raise_if_strict(index, strict)
     return index
@@ -914,9 +918,26 @@ def _fetch(table: "Table", locs: list[str]) -> tuple[dict[str, bytes], list[tupl
     for loc in dict.fromkeys(locs):
         try:
             out[loc] = table.io.read(loc)
+            if isinstance(exc, NotFoundError) and not vanished.looks_moved(table, loc):  # named by build_index
+                failed.append((vanished.CODE, Severity.ERROR, loc, f"manifest {loc} is gone", None))
+                continue
         except SourceError as exc:
             failed.append(("iceberg.manifest-unreadable", Severity.ERROR, loc, f"{basename(loc)}: {exc}", None))
     return out, failed
+
+def _without_metrics(cache: "EntryCache", manifest: dict[str, Any], metrics: bool, failed: list[tuple]) -> tuple:
+    """What stands for a manifest that could not be read: its entries without metrics when they were decoded
+    before it vanished (so an index with metrics counts what one without did), else none."""
+    import pyarrow as pa
+
+    got = cache.chunks.get((cache.manifest_key(manifest), False)) if metrics else None
+    if got is None or not got[0].num_rows or not any(f[0] == vanished.CODE for f in failed):
+        return (_schema(metrics).empty_table(), failed)
+    chunk, schema = got[0], _schema(True)
+    cols = [chunk.column(f.name) if f.name in chunk.column_names else pa.nulls(chunk.num_rows, f.type)
+            for f in schema]
+    return (pa.Table.from_arrays(cols, schema=schema), failed)
+
 
 
 def _capped(raw: list[tuple]) -> list[Finding]:

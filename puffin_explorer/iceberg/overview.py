@@ -58,6 +58,52 @@ SNAPSHOT_COLUMNS = [
 ]
 
 
+def snapshot_frame(table: "Table"):
+    """One row per snapshot: id, parent, sequence number, time, operation and summary counts."""
+    import pandas as pd
+
+    current = table.metadata.current_snapshot_id
+    rows = []
+    for s in table.metadata.snapshots:
+        sm = s.summary
+
+        def num(key: str) -> Optional[int]:
+            return summary_number(sm, key)
+
+        rows.append({
+            "snapshot_id": s.snapshot_id,
+            "parent_snapshot_id": s.parent_snapshot_id,
+            "sequence_number": s.sequence_number,
+            "timestamp": timestamp_ms(s.timestamp_ms),
+            "operation": s.operation,
+            "added_data_files": num("added-data-files"),
+            "removed_data_files": num("deleted-data-files"),
+            "added_records": num("added-records"),
+            "added_delete_files": num("added-delete-files"),
+            "removed_delete_files": num("removed-delete-files"),
+            "added_dvs": num("added-dvs"),
+            "removed_dvs": num("removed-dvs"),
+            "added_position_deletes": num("added-position-deletes"),
+            "removed_position_deletes": num("removed-position-deletes"),
+            "added_equality_deletes": num("added-equality-deletes"),
+            "total_records": num("total-records"),
+            "total_data_files": num("total-data-files"),
+            "total_delete_files": num("total-delete-files"),
+            "total_position_deletes": num("total-position-deletes"),
+            "total_equality_deletes": num("total-equality-deletes"),
+            "first_row_id": s.first_row_id,
+            "added_rows": s.added_rows,
+            "schema_id": s.schema_id,
+            "manifest_list": s.manifest_list,
+            "is_current": s.snapshot_id == current,
+            "summary": dict(sm),
+        })
+    df = pd.DataFrame.from_records(rows, columns=SNAPSHOT_COLUMNS)
+    int_columns(df, rows, [c for c in df.columns if c.startswith(("added_", "removed_", "total_")) or c in (
+        "snapshot_id", "parent_snapshot_id", "sequence_number", "first_row_id", "schema_id")])
+    return df
+
+
 #: Epoch milliseconds a nanosecond timestamp can hold (1677-09-21 to 2262-04-11).
 _NS_RANGE_MS = (1 << 63) // 1_000_000 - 1
 
@@ -254,6 +300,13 @@ class DeleteDebt(RichRepr):
         else:
             self.snapshot_id = table.snapshot(snapshot_id).snapshot_id
         self.per_file = deleted_rows_per_file(table, table.index(self.snapshot_id), partition_text=True)
+        #: ``table.file-vanished`` findings: files of the snapshot gone when read; the counts are then partial.
+        self.findings = list(self.per_file.attrs.get("findings") or [])
+
+    @property
+    def partial(self) -> bool:
+        """Whether a file the snapshot needs was gone, so the counts cover only what could be read."""
+        return bool(self.findings)
 
     @property
     def records(self) -> int:
@@ -293,7 +346,7 @@ class DeleteDebt(RichRepr):
 
     def __repr__(self) -> str:
         return (f"DeleteDebt({self.table.name!r}, deleted_share={self.deleted_share:.4f}, "
-                f"candidates={len(self.candidates())})")
+                f"candidates={len(self.candidates())}{', partial' if self.partial else ''})")
 
 
 def _partition_text(value: Any) -> str:

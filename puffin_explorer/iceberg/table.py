@@ -10,11 +10,10 @@ from ..errors import (InvalidFileError, NotFoundError, NotInTableError, PuffinEr
                       TableNotFoundError)
 from ..io import storage_options_from_pyiceberg
 from ..regions import Finding, FindingList, Severity
-from . import manifests as mf
+from . import manifests as mf, vanished
 from .files import FILE_COLUMNS  # noqa: F401 - the files() columns, importable from here as before
 from .index import EntryCache, EntryIndex, build_index, manifest_chunk
 from .metadata import RESERVED_FIELDS, TableMetadata
-from .overview import summary_number, timestamp_ms
 from .paths import PathMapper, TableIO, basename, join, normalize, parent
 
 _VERSION_FILE = re.compile(r"^v(\d+)(?:\.gz)?\.metadata\.json$")
@@ -127,6 +126,17 @@ class Table(RichRepr):
         name = ".".join(ident()) if callable(ident) else ""
         return cls.from_metadata(table.metadata_location, storage_options=opts, relocate=relocate, name=name)
 
+    def refresh(self) -> "Table":
+        """This table at the newest metadata version in its metadata folder, as a new :class:`Table`.
+
+        A new object rather than this one changed in place: every cache of a Table (the entry index, the
+        results, the vanished files) belongs to the one metadata file it opened, so a refreshed table cannot
+        serve a stale entry, and answers already given keep naming the snapshot they came from."""
+        from .vanished import newest_metadata
+
+        loc = newest_metadata(self.io, parent(self.metadata_location)) or self.metadata_location
+        return type(self).from_metadata(loc, relocate=self.mapper.prefixes, name=self.name, io=self.io)
+
     def _detect_relocation(self) -> None:
         meta_dir = parent(self.metadata_location)
         if basename(meta_dir) != "metadata" or not self.metadata.location:
@@ -189,7 +199,8 @@ class Table(RichRepr):
         if now is None:  # dated by the clock: computed afresh
             return table_health(self, now=now, older_than=older_than, catalog=catalog, name=name,
                                 list_files=list_files, cluster_by=cluster_by)
-        key = (str(now), str(older_than), catalog, name, list_files, cluster_by)
+        key = (str(now), str(older_than), catalog, name, list_files, cluster_by,
+               len(vanished.snapshot_findings(self, self.metadata.current_snapshot_id)))  # a file gone since: anew
         last = self._cache.get("health")
         if last is None or last[0] != key:  # a card's HTML and text forms ask for the same one: kept once
             last = self._cache["health"] = (key, table_health(self, now=now, older_than=older_than, catalog=catalog,
@@ -239,50 +250,9 @@ class Table(RichRepr):
 
     def snapshots(self):
         """One row per snapshot: id, parent, sequence number, time, operation and summary counts."""
-        import pandas as pd
+        from .overview import snapshot_frame
 
-        current = self.metadata.current_snapshot_id
-        rows = []
-        for s in self.metadata.snapshots:
-            sm = s.summary
-
-            def num(key: str) -> Optional[int]:
-                return summary_number(sm, key)
-
-            rows.append({
-                "snapshot_id": s.snapshot_id,
-                "parent_snapshot_id": s.parent_snapshot_id,
-                "sequence_number": s.sequence_number,
-                "timestamp": timestamp_ms(s.timestamp_ms),
-                "operation": s.operation,
-                "added_data_files": num("added-data-files"),
-                "removed_data_files": num("deleted-data-files"),
-                "added_records": num("added-records"),
-                "added_delete_files": num("added-delete-files"),
-                "removed_delete_files": num("removed-delete-files"),
-                "added_dvs": num("added-dvs"),
-                "removed_dvs": num("removed-dvs"),
-                "added_position_deletes": num("added-position-deletes"),
-                "removed_position_deletes": num("removed-position-deletes"),
-                "added_equality_deletes": num("added-equality-deletes"),
-                "total_records": num("total-records"),
-                "total_data_files": num("total-data-files"),
-                "total_delete_files": num("total-delete-files"),
-                "total_position_deletes": num("total-position-deletes"),
-                "total_equality_deletes": num("total-equality-deletes"),
-                "first_row_id": s.first_row_id,
-                "added_rows": s.added_rows,
-                "schema_id": s.schema_id,
-                "manifest_list": s.manifest_list,
-                "is_current": s.snapshot_id == current,
-                "summary": dict(sm),
-            })
-        from .overview import SNAPSHOT_COLUMNS, int_columns
-
-        df = pd.DataFrame.from_records(rows, columns=SNAPSHOT_COLUMNS)
-        int_columns(df, rows, [c for c in df.columns if c.startswith(("added_", "removed_", "total_")) or c in (
-            "snapshot_id", "parent_snapshot_id", "sequence_number", "first_row_id", "schema_id")])
-        return df
+        return snapshot_frame(self)
 
     # ---- manifests -----------------------------------------------------------------------
     def manifest_records(self, snapshot_id: Optional[int] = None) -> list[dict[str, Any]]:
@@ -417,7 +387,8 @@ class Table(RichRepr):
         """Only the deletion vectors of a snapshot: one row per DV (where it is, what it covers), no column metrics."""
         from .files import dv_frame
 
-        return dv_frame(self, self._deletes_index(snapshot_id))
+        ix = self._deletes_index(snapshot_id)
+        return vanished.mark(dv_frame(self, ix), vanished.snapshot_findings(self, ix.snapshot_id))
 
     # ---- statistics and Puffin files -----------------------------------------------------
     def statistics_files(self):
@@ -571,13 +542,16 @@ class Table(RichRepr):
         if length > _DV_SIZE_WITHOUT_PROBE or (claimed is not None and offset + length > int(claimed)):
             real = self.io.size(loc)  # never allocate for a size read out of a manifest before checking it
             if real is None:
-                raise SourceError(f"no such file: {loc}")
+                raise vanished.dv_error(self, NotFoundError(f"no such file: {loc}", location=loc), snapshot_id)
             if offset < 0 or offset + length > real:
                 raise InvalidFileError(f"{e['file_path']}: DV range [{offset:,}, {offset + length:,}) from the "
                                        f"manifest is beyond the end of the file ({real:,} bytes)", offset,
                                        "dv-range-beyond-file")
-        return read_dv(self._source(loc, offset + length, claimed), offset=offset, length=length,
-                       referenced_data_file=e.get("referenced_data_file"))
+        try:
+            return read_dv(self._source(loc, offset + length, claimed), offset=offset, length=length,
+                           referenced_data_file=e.get("referenced_data_file"))
+        except NotFoundError as exc:
+            raise vanished.dv_error(self, exc, snapshot_id)
 
     def _dvs_after(self, loc: str, offset: int, snapshot_id: Optional[int]) -> list[dict[str, Any]]:
         """The snapshot's DV entries of the Puffin file ``loc`` from ``offset`` on, in file order,
@@ -628,6 +602,8 @@ class Table(RichRepr):
             self._reading_dvs += 1
             try:
                 return self._read_dvs(entries, snapshot_id, bar)
+            except NotFoundError as exc:  # a Puffin file gone since the snapshot was written
+                raise vanished.dv_error(self, exc, snapshot_id)
             finally:
                 self._reading_dvs -= 1
 
@@ -846,6 +822,8 @@ class Table(RichRepr):
             out = FindingList()  # the manifest list itself: check_table reports it
         out.extend(check_table(self, snapshot_id, check_files_exist=check_files_exist and read_files,
                                progress=progress, read_files=read_files))
+        sid = self.metadata.current_snapshot_id if snapshot_id is None else snapshot_id
+        out.extend(dict.fromkeys(f for f in vanished.snapshot_findings(self, sid) if f not in out))
         if read_files and check_files_exist:
             self._cache[f"check:{snapshot_id}"] = out
         return out
