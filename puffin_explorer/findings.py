@@ -148,7 +148,7 @@ def catalogue_frame(layer: Optional[str] = None):
 
 
 def markdown_table(layer: Optional[str] = None) -> str:
-    """The catalogue as the README's Markdown table (code, severity, meaning)."""
+    """The catalogue as the Markdown table of the findings page (code, severity, meaning)."""
     lines = ["| code | severity | what it means |", "|---|---|---|"]
     for c in catalogue(layer):
         alias = f" (was {', '.join(f'`{a}`' for a in c.aliases)})" if c.aliases else ""
@@ -165,8 +165,12 @@ README_START = "<!-- findings-table:start -->"
 README_END = "<!-- findings-table:end -->"
 
 
-def update_readme(path: str) -> bool:
-    """Rewrite the generated Findings table between the README's markers; ``True`` when it changed."""
+#: The page that holds the generated table (the documentation site's findings reference).
+DOCS_PAGE = "docs/findings.md"
+
+
+def update_readme(path: str = DOCS_PAGE) -> bool:
+    """Rewrite the generated Findings table between the markers of a Markdown page; ``True`` when it changed."""
     with open(path, encoding="utf-8") as fh:
         text = fh.read()
     head, rest = text.split(README_START, 1)
@@ -179,18 +183,28 @@ def update_readme(path: str) -> bool:
 
 
 def main(argv: Optional[list[str]] = None) -> int:
-    """``python -m puffin_explorer.findings [--readme README.md]``: print or write the catalogue table."""
+    """``python -m puffin_explorer.findings [--page docs/findings.md]``: print or write the catalogue table."""
     import argparse
 
     ap = argparse.ArgumentParser(prog="python -m puffin_explorer.findings", description=main.__doc__)
-    ap.add_argument("--readme", help="rewrite the table between the markers of this README")
+    ap.add_argument("--page", "--readme", dest="page", nargs="?", const=DOCS_PAGE, metavar="PATH",
+                    help=f"rewrite the table between the markers of this Markdown page (default {DOCS_PAGE}); "
+                         "--readme is the older name of this option")
     args = ap.parse_args(argv)
     # Run as ``-m`` this module is ``__main__``; the layers register into the imported one.
     from puffin_explorer import findings as catalogue_module
 
-    if args.readme:
-        changed = catalogue_module.update_readme(args.readme)
-        print("updated" if changed else "unchanged", args.readme)
+    if args.page:
+        import os
+
+        if not os.path.isfile(args.page):
+            ap.error(f"no such page: {args.page} (run from the repository root)")
+        with open(args.page, encoding="utf-8") as fh:
+            text = fh.read()
+        if README_START not in text or README_END not in text.split(README_START, 1)[1]:
+            ap.error(f"{args.page} has no {README_START} ... {README_END} markers")
+        changed = catalogue_module.update_readme(args.page)
+        print("updated" if changed else "unchanged", args.page)
     else:
         print(catalogue_module.markdown_table())
     return 0

@@ -267,7 +267,7 @@ class TableHealth(RichRepr):
         return pd.DataFrame(out, columns=["check", "status", "metric", "threshold", "source", "codes"])
 
     def to_dict(self) -> dict[str, Any]:
-        """The command line's JSON object for this table (see the README's "Table doctor" section)."""
+        """The command line's JSON object for this table (see the documentation's "JSON contract" page)."""
         return {"table": self.table, "status": self.status, "metrics": dict(self.metrics),
                 "findings": [f.to_dict() for f in self.findings]}
 
