@@ -24,7 +24,7 @@ ICEBERG_NEXT_STAMP := $(ICEBERG_NEXT_DIR)/.installed-stamp
 ICEBERG_NEXT_TESTS := tests/test_spark_setup.py tests/test_warehouse_spark.py tests/test_spark_pipeline.py \
 	tests/test_spark_planned.py tests/test_cli_spark.py
 
-.PHONY: demo test test-main test-spark4 test-iceberg-next test-pythons setup browser clean
+.PHONY: demo docs test test-main test-spark4 test-iceberg-next test-pythons setup browser clean
 
 setup: $(STAMP)
 
@@ -54,6 +54,10 @@ browser:
 
 demo: $(STAMP)
 	$(PY) -m puffin_explorer.demo
+
+# The documentation site (mkdocs.yml, docs/) into site/, offline; make test builds it strictly (tests/test_docs.py).
+docs: $(STAMP)
+	$(PY) -m mkdocs build --strict --site-dir site
 
 # The PNGs in docs/images: each notebook view in JupyterLab's light and dark themes, drawn by headless
 # Chromium (needs `make browser` and the demo warehouse: python -m puffin_explorer.demo ./demo-warehouse).

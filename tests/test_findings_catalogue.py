@@ -1,4 +1,4 @@
-"""One catalogue of finding codes: every code a reader emits is in it, named area.name, and in the README."""
+"""One catalogue of finding codes: every code a reader emits is in it, named area.name, and in the docs' findings page."""
 
 from __future__ import annotations
 
@@ -84,12 +84,24 @@ def test_define_rejects_bad_names_and_conflicts():
         F.define("x", "dv.crc", Severity.WARNING, "something else")
 
 
-def test_readme_table_is_the_catalogue():
-    text = (ROOT / "README.md").read_text()
+def test_docs_findings_table_is_the_catalogue():
+    text = (ROOT / F.DOCS_PAGE).read_text()
     start, end = "<!-- findings-table:start -->", "<!-- findings-table:end -->"
-    assert start in text and end in text, "README lost its generated Findings table markers"
+    assert start in text and end in text, f"{F.DOCS_PAGE} lost its generated Findings table markers"
     table = text.split(start, 1)[1].split(end, 1)[0].strip()
-    assert table == F.markdown_table(), "regenerate with: python -m puffin_explorer.findings --readme README.md"
+    assert table == F.markdown_table(), f"regenerate with: python -m puffin_explorer.findings --page {F.DOCS_PAGE}"
+
+
+def test_the_regeneration_command_rewrites_only_the_table(tmp_path):
+    page = tmp_path / "findings.md"
+    page.write_text("# Findings\n\nbefore\n<!-- findings-table:start -->\nold\n<!-- findings-table:end -->\nafter\n")
+    assert F.main(["--page", str(page)]) == 0
+    assert page.read_text() == ("# Findings\n\nbefore\n<!-- findings-table:start -->\n" + F.markdown_table()
+                                + "\n<!-- findings-table:end -->\nafter\n")
+    assert F.update_readme(str(page)) is False
+    with pytest.raises(SystemExit) as exc:
+        F.main(["--page", str(tmp_path / "README.md")])
+    assert exc.value.code == 2
 
 
 def _emitted(resources, fixtures):

@@ -1,4 +1,5 @@
-"""Every shell command in the README's ```bash blocks runs, exactly as written, with the exit code it claims.
+"""Every shell command in the ```bash blocks of README.md and the docs/*.md pages runs, exactly as written, with
+the exit code it claims.
 
 A command's expected exit code is 0 unless its comment says ``# exit N``. Commands are run by bash from the
 repository root, with this interpreter's scripts first on PATH (so ``puffin-explorer`` is the one of the
@@ -23,14 +24,16 @@ except ImportError:  # tests/ imported as a package
     from tests._s3server import s3_server  # noqa: F401
 
 README = ROOT / "README.md"
+#: README.md, then each page of the documentation site.
+PAGES = [README] + sorted((ROOT / "docs").glob("*.md"))
 #: The quick start's own commands: `make test` is this test run, `make demo` the demo; both tried by hand.
 SETUP = ("make demo", "make test")
 
 
-def commands() -> list[tuple[int, str, str]]:
-    """(block number, command, the whole block) for every command of every ```bash block."""
+def commands(pages: list[Path] = PAGES) -> list[tuple[int, str, str]]:
+    """(block number, command, the whole block) for every command of every ```bash block of these pages."""
     out = []
-    blocks = re.findall(r"```bash\n(.*?)```", README.read_text(), re.S)
+    blocks = [b for page in pages for b in re.findall(r"```bash\n(.*?)```", page.read_text(), re.S)]
     for i, block in enumerate(blocks):
         for cmd in re.sub(r"\\\n\s*", "", block).splitlines():
             if cmd.strip() and not cmd.lstrip().startswith("#"):
@@ -88,10 +91,13 @@ def leaves_no_files():
 
 def test_every_command_is_classified():
     kinds = [kind(cmd, block) for _, cmd, block in commands()]
-    assert [cmd for _, cmd, block in commands() if kind(cmd, block) == "setup"] == [
+    setup = [
         "make demo    # creates .venv; builds ./demo-warehouse (three Iceberg tables, embedded Spark, Java 17);",
         'make test    # creates .venv (and .venv-spark4, .venv-py310/312/313, see "Supported"), installs test dependencies',
     ]
+    for page in (README, ROOT / "docs" / "getting-started.md"):  # the README's and the site's quick start
+        assert [cmd for _, cmd, block in commands([page]) if kind(cmd, block) == "setup"] == setup, page
+    assert kinds.count("setup") == 4
     assert kinds.count("local") >= 15 and kinds.count("s3") == 1 and kinds.count("spark") == 2
     assert kinds.count("venv") == 6
 
