@@ -64,7 +64,8 @@ def storage_error(exc: BaseException, location: str, action: str = "read", attem
         why = cause(exc, policy)
         tries = f"{attempts} attempt{'s' * (attempts != 1)}"
         if why == "connection refused":
-            return EndpointUnreachableError(f"cannot {action} {location}: connection refused ({tries})",
+            return EndpointUnreachableError(f"cannot connect to the storage endpoint for {location}: connection "
+                                            f"refused ({tries})",
                                             location=location,
                                             hint="check the endpoint URL (client_kwargs.endpoint_url or "
                                                  "s3.endpoint) and that the server is running",
