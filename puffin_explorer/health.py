@@ -305,7 +305,11 @@ def size_histogram(sizes, target: int, small: int):
     arr = np.asarray(sizes, dtype=np.int64)
     idx = np.searchsorted(np.asarray(edges[1:], dtype=np.int64), arr, side="right")
     files = np.bincount(idx, minlength=len(edges) - 1)
-    nbytes = np.bincount(idx, weights=arr, minlength=len(edges) - 1) if len(arr) else np.zeros(len(edges) - 1)
+    nbytes = np.zeros(len(edges) - 1, dtype=np.int64)
+    np.add.at(nbytes, idx, arr)  # exact (a float sum is not above 2**53); damaged sizes past a long are clipped
+    approx = np.bincount(idx, weights=arr.astype(np.float64), minlength=len(edges) - 1)
+    nbytes = np.where(approx >= 2.0 ** 63, np.iinfo(np.int64).max, np.where(approx < -2.0 ** 63, np.iinfo(np.int64).min,
+                                                                             nbytes))
     return pd.DataFrame({
         "size_class": [label(lo, hi) for lo, hi in zip(edges[:-1], edges[1:])],
         "min_bytes": edges[:-1], "max_bytes": edges[1:],
