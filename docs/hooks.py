@@ -6,6 +6,7 @@ They stay in one place in the repository (nbval tests them there); this adds the
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from mkdocs.plugins import event_priority
@@ -20,3 +21,18 @@ def on_files(files, config):
     for path in NOTEBOOKS:
         files.append(File(path, str(ROOT), config["site_dir"], config["use_directory_urls"]))
     return files
+
+
+#: A Sphinx cross-reference role as mkdocstrings renders it from a docstring: ``:class:`~a.b.C``` arrives as
+#: ``:class:<code>~a.b.C</code>``.
+_ROLE = re.compile(r":(?:class|meth|func|attr|data|exc|mod|obj):<code>(~?)\.?([^<]+)</code>")
+
+
+def _role_as_code(m: re.Match) -> str:
+    target = m.group(2)
+    return f"<code>{target.rsplit('.', 1)[-1] if m.group(1) else target}</code>"  # "~" shows the last name only
+
+
+def on_page_content(html, page, config, files):
+    """The docstrings' Sphinx roles read as code on the site, as Sphinx would show them."""
+    return _ROLE.sub(_role_as_code, html)

@@ -107,6 +107,10 @@ def test_the_api_reference_covers_every_public_name(site):
     for name in spark.__all__:  # ``session`` and ``health`` share their names with their modules
         assert {f"puffin_explorer.spark.{name}", f"puffin_explorer.spark.{name}.{name}"} & documented, name
     assert "every position deleted by a live DV of table" in _visible_text(spark_api)
+    # Sphinx roles in docstrings read as code, "~" keeping the last name, as Sphinx shows them
+    assert not re.search(r":(class|meth|func|attr|data|exc):", _visible_text(api + spark_api))
+    assert "strict=True opening reads and checks every blob too, and raises InvalidFileError for the first error" in (
+        _visible_text(api))
 
 
 def test_the_site_loads_nothing_from_the_network(site):
