@@ -44,7 +44,7 @@ def test_table_view_after_the_options_as_the_readme_writes_it(tmp_path):
     bad = run("table", shop.parent, "--table", "shop.orders", "check")
     assert bad.returncode == 1 and bad.stdout.splitlines()[-1] == "1 findings, 1 errors"
     strict = one_error_line(run("table", shop.parent, "--table", "shop.orders", "check", "--strict"), "table")
-    assert "cannot open Puffin file " in strict
+    assert "table.file-vanished: Puffin file " in strict and " is gone: its DVs are not checked" in strict
     wrong = run("table", WAREHOUSE, "--table", "shop.orders", "chekc")
     assert wrong.returncode == 2 and "invalid choice: 'chekc'" in wrong.stderr
     extra = run("table", WAREHOUSE, "--table", "shop.orders", "check", "dvs")

@@ -137,11 +137,11 @@ def test_missing_puffin_file_is_shown_not_raised(tmp_path):
     (shop / ORDERS_DV_PUFFIN).unlink()
     b = Warehouse(str(shop.parent)).browse().select(table="shop.orders", kind="dv")
     b.file.value = b.file.options[0][1]
-    assert "<b>cannot read the DV</b>: no such file: " in b.detail.value
-    assert "check the path (a moved table needs relocate=)" in b.detail.value
+    assert "<b>cannot read the DV</b>: table.file-vanished: Puffin file " in b.detail.value
+    assert "of snapshot 6590999396394158857 (metadata v7.metadata.json) is gone" in b.detail.value
     assert "<b>cannot open /data/warehouse/shop/" in b.detail.value
-    b.select(kind="data", file=BUCKET1)
-    assert "<b>cannot show " in b.detail.value and "no such file: " in b.detail.value
+    b.select(kind="data", file=BUCKET1)  # the data file's DV lives in the Puffin file that is gone
+    assert "<b>cannot show " in b.detail.value and "table.file-vanished: Puffin file " in b.detail.value
 
 
 def test_rich_views_are_used_when_present():
