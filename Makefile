@@ -24,7 +24,7 @@ ICEBERG_NEXT_STAMP := $(ICEBERG_NEXT_DIR)/.installed-stamp
 ICEBERG_NEXT_TESTS := tests/test_spark_setup.py tests/test_warehouse_spark.py tests/test_spark_pipeline.py \
 	tests/test_spark_planned.py tests/test_cli_spark.py
 
-.PHONY: demo docs test test-main test-spark4 test-iceberg-next test-pythons setup browser clean
+.PHONY: demo docs test test-envs test-main test-spark4 test-iceberg-next test-pythons setup browser clean
 
 setup: $(STAMP)
 
@@ -65,13 +65,28 @@ docs: $(STAMP)
 screenshots: $(STAMP)
 	$(PY) docs/screenshots.py --out docs/images --warehouse ./demo-warehouse
 
-# Every part runs even when an earlier one failed; make test fails if any did.
-test:
-	@failed=; \
-	for part in test-main test-spark4 test-iceberg-next test-pythons; do \
-	  $(MAKE) --no-print-directory $$part || failed="$$failed $$part"; \
-	done; \
-	if [ -n "$$failed" ]; then echo "make test: failed:$$failed"; exit 1; fi
+# Two lanes at once, one per core. Every environment is made first (one pip at a time); then test-main and
+# the last of OTHER_PYTHONS run here while the second lane (Spark 4, the next Iceberg runtime, the other
+# Pythons) runs beside them into out/test-lane2.log, printed when both lanes are done. Every part runs even
+# when an earlier one failed; make test fails if any did. Ctrl-C stops both lanes.
+LANE1_PYTHONS := $(lastword $(OTHER_PYTHONS))
+LANE1 := test-main $(addprefix test-python-,$(LANE1_PYTHONS))
+LANE2 := test-spark4 test-iceberg-next $(addprefix test-python-,$(filter-out $(LANE1_PYTHONS),$(OTHER_PYTHONS)))
+
+test: test-envs
+	@mkdir -p out; rm -f out/test-lane2.log out/.test-lane2-failed; \
+	setsid bash -c 'failed=; for part in $(LANE2); do $(MAKE) --no-print-directory $$part || failed="$$failed $$part"; \
+	  done; echo "$$failed" > out/.test-lane2-failed' > out/test-lane2.log 2>&1 & lane2=$$!; \
+	trap 'kill -- -$$lane2 2>/dev/null; exit 130' INT TERM; \
+	echo "make test: $(LANE1) here; $(LANE2) beside them (out/test-lane2.log)"; \
+	failed=; for part in $(LANE1); do $(MAKE) --no-print-directory $$part || failed="$$failed $$part"; done; \
+	wait $$lane2; echo "== make test, second lane: $(LANE2)"; cat out/test-lane2.log; \
+	failed="$$failed$$(cat out/.test-lane2-failed 2>/dev/null || echo ' lane2')"; \
+	if [ -n "$$(echo $$failed)" ]; then echo "make test: failed:$$failed"; exit 1; fi
+
+# Every environment the test lanes use, made one after another.
+test-envs: $(STAMP) browser $(SPARK4_STAMP) $(ICEBERG_NEXT_STAMP)
+	@for v in $(OTHER_PYTHONS); do .ci/test-python --prepare $$v; done
 
 test-main: $(STAMP) browser
 	$(PY) -m pytest -p no:cacheprovider --nbval tests notebooks
@@ -86,6 +101,10 @@ test-iceberg-next: $(ICEBERG_NEXT_STAMP)
 test-pythons:
 	@failed=; for v in $(OTHER_PYTHONS); do .ci/test-python $$v || failed="$$failed $$v"; done; \
 	if [ -n "$$failed" ]; then echo "make test: failed on Python$$failed"; exit 1; fi
+
+# One of OTHER_PYTHONS: test-python-3.12 runs .ci/test-python 3.12
+test-python-%:
+	@.ci/test-python $*
 
 clean:
 	rm -rf $(VENV) $(SPARK4_VENV) .venv-py3* $(ICEBERG_NEXT_DIR) out build *.egg-info
