@@ -918,10 +918,10 @@ def _fetch(table: "Table", locs: list[str]) -> tuple[dict[str, bytes], list[tupl
     for loc in dict.fromkeys(locs):
         try:
             out[loc] = table.io.read(loc)
+        except SourceError as exc:
             if isinstance(exc, NotFoundError) and not vanished.looks_moved(table, loc):  # named by build_index
                 failed.append((vanished.CODE, Severity.ERROR, loc, f"manifest {loc} is gone", None))
                 continue
-        except SourceError as exc:
             failed.append(("iceberg.manifest-unreadable", Severity.ERROR, loc, f"{basename(loc)}: {exc}", None))
     return out, failed
 
