@@ -200,3 +200,32 @@ def test_failure_classes_group_by_type_and_frame():
     text = tf.classes_markdown(rep, seed=4)
     assert "## 1. crash: KeyError at iceberg/table.py:139 snapshot" in text
     assert "`python tests/fuzz/fuzz_tables.py --seed 4 --replay-case 3`" in text
+
+
+def test_boundary_numbers_and_control_characters_reach_avro_and_json(bases):
+    orders = next(b for b in bases if b.name == "warehouse:shop.orders")
+    rel = next(r for r, kind, _ in orders.files if kind == "manifest-list")
+    original = (orders.root / rel).read_bytes()
+    seen = set()
+    for i in range(60):
+        name, data = tf.m_avro_values(random.Random(i), original, tf.CaseContext(orders, rel))
+        _, _, records = _avro(data)
+        values = [v for r in records for v in r.values()]
+        if name.startswith("avro-boundary"):
+            assert any(isinstance(v, int) and v in tf.BOUNDARY_INTS for v in values), name
+            seen.add("boundary")
+        elif name.startswith("avro-control"):
+            assert any(isinstance(v, str) and any(c in v for c in tf.CONTROL_CHARS) for v in values), name
+            seen.add("control")
+    assert seen == {"boundary", "control"}
+    doc = {"snapshots": [{"snapshot-id": 1, "manifest-list": "s3://b/t/metadata/snap-1.avro"}]}
+    ops = {}
+    for i in range(300):
+        op, text = tf.mutate_json_doc(random.Random(i), json.loads(json.dumps(doc)))
+        if op in ("boundary", "control"):
+            ops.setdefault(op, json.loads(text))
+    assert ops["boundary"]["snapshots"][0]["snapshot-id"] in tf.BOUNDARY_INTS
+    assert any(c in ops["control"]["snapshots"][0]["manifest-list"] for c in tf.CONTROL_CHARS)
+    # the suite's batch (seed 1) holds cases of each
+    names = " ".join(tf.make_case(bases, 1, i).mutators for i in range(SUITE_CASES))
+    assert all(k in names for k in ("avro-boundary", "avro-control", "json-boundary", "json-control"))

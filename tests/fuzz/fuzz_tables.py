@@ -200,6 +200,11 @@ def load_bases() -> list[TableBase]:
 
 # ---------------------------------------------------------------------------- JSON mutations
 HUGE_INTS = [2 ** 62, 2 ** 64, 2 ** 63, 2 ** 63 - 1, -(2 ** 63), -1, 0, 2 ** 31, -(2 ** 31) - 1]
+#: Integers at the edges of the types a reader may put a number in: just past a double's exact range, the int32
+#: and int64 boundaries, and 10^12 (a millisecond timestamp or byte count that fits a long but not an int).
+BOUNDARY_INTS = [2 ** 53 + 1, 2 ** 31, -(2 ** 31) - 1, 2 ** 63 - 1, -(2 ** 63), 10 ** 12]
+#: Characters no writer puts in a path: NUL (the OS refuses it) and other C0 controls and DEL.
+CONTROL_CHARS = ["\x00", "\x00", "\x01", "\x1f", "\x7f", "\n"]  # NUL twice: the one the OS refuses
 ODD_NUMBERS = [1.5, -0.0, 1e308, float("nan"), float("inf"), float("-inf")]
 #: Keys holding ids or locations that other parts of the metadata refer to.
 ID_KEYS = {"current-snapshot-id", "parent-snapshot-id", "snapshot-id", "schema-id", "current-schema-id",
@@ -209,6 +214,14 @@ ID_KEYS = {"current-snapshot-id", "parent-snapshot-id", "snapshot-id", "schema-i
 #: How deep the JSON mutators look for a value to change.
 MAX_PATH_DEPTH = 200
 PATH_KEYS = {"manifest-list", "statistics-path", "metadata-file", "location", "path", "pathOrInlineDv"}
+
+
+def with_control_character(rng: random.Random, path: str) -> str:
+    """``path`` with a control character put in a folder name, in the file name or at an end."""
+    c = rng.choice(CONTROL_CHARS)
+    cut = path.rfind("/")
+    at = rng.choice([0, len(path), max(cut, 0), max(cut, 0), rng.randrange(len(path) + 1)])
+    return path[:at] + c + path[at:]
 
 
 def _paths(value: Any, prefix: tuple = (), out: Optional[list] = None, limit: int = 20_000) -> list[tuple]:
@@ -269,7 +282,7 @@ def mutate_json_doc(rng: random.Random, doc: Any) -> tuple[str, str]:
     paths = _paths(doc)
     holes: dict[str, str] = {}
     ops = ["type", "drop", "number", "dangle", "dangle", "dangle", "huge-array", "huge-string", "nest", "swap",
-           "shape"]
+           "shape", "boundary", "control"]
     op = rng.choice(ops)
     if not paths:
         op = "shape"
@@ -285,6 +298,14 @@ def mutate_json_doc(rng: random.Random, doc: Any) -> tuple[str, str]:
             del parent[path[-1]]
     elif op == "number":
         _set(doc, path, rng.choice(HUGE_INTS + ODD_NUMBERS))
+    elif op == "boundary":  # any integer of the document, not only ids
+        ints = [p for p in paths if isinstance(_get(doc, p), int) and not isinstance(_get(doc, p), bool)]
+        _set(doc, rng.choice(ints) if ints else path, rng.choice(BOUNDARY_INTS))
+    elif op == "control":  # a path the metadata names
+        named = [p for p in paths if isinstance(p[-1], str) and p[-1] in PATH_KEYS and isinstance(_get(doc, p), str)]
+        target = rng.choice(named) if named else path
+        old = _get(doc, target)
+        _set(doc, target, with_control_character(rng, old if isinstance(old, str) else "x"))
     elif op == "dangle":
         _set(doc, path, _dangling(rng, doc, _get(doc, path)))
     elif op == "huge-array":
@@ -544,6 +565,75 @@ def m_avro(rng: random.Random, data: bytes, ctx: "CaseContext") -> tuple[str, Op
     return "avro-" + ",".join(names), _write_avro(schema, meta, codec, records)
 
 
+def _record_type(t: Any) -> Optional[dict]:
+    """The record schema of an Avro type (a record, or a union holding one)."""
+    if isinstance(t, dict) and t.get("type") == "record":
+        return t
+    if isinstance(t, list):
+        return next((x for x in t if isinstance(x, dict) and x.get("type") == "record"), None)
+    return None
+
+
+def _widen(schema: Any, path: tuple) -> None:
+    """Make the field at ``path`` (record field names only) a long where the schema says int, so that a
+    value past an int can be written, as a writer with the wrong type would."""
+    t = schema
+    for i, key in enumerate(path):
+        rec = _record_type(t)
+        f = next((f for f in (rec or {}).get("fields", []) if f.get("name") == key), None)
+        if f is None:
+            return
+        if i == len(path) - 1:
+            typ = f.get("type")
+            f["type"] = "long" if typ == "int" else [("long" if x == "int" else x) for x in typ] \
+                if isinstance(typ, list) else typ
+            return
+        t = f.get("type")
+
+
+AVRO_PATHS = ("manifest_path", "file_path", "referenced_data_file")
+
+
+def m_avro_values(rng: random.Random, data: bytes, ctx: "CaseContext") -> tuple[str, Optional[bytes]]:
+    """One integer field of a manifest list or manifest set to a boundary value (``BOUNDARY_INTS``; its
+    field widened to a long when the schema says int), or a control character put in a path field."""
+    import copy
+
+    import fastavro
+
+    try:
+        reader = fastavro.reader(io.BytesIO(data))
+        schema, meta, codec = copy.deepcopy(reader.writer_schema), dict(reader.metadata), reader.codec
+        records = list(reader)
+    except Exception:  # noqa: BLE001 - an Avro file the mutator cannot read is damaged byte-wise instead
+        return m_bytes(rng, data, ctx)
+    leaves = [(r, p) for r in range(len(records)) for p in _avro_leaves(records[r])
+              if all(isinstance(k, str) for k in p)]
+    ints = [(r, p) for r, p in leaves if isinstance(_get(records[r], p), int) and not isinstance(_get(records[r], p), bool)]
+    paths = [(r, p) for r, p in leaves if p[-1] in AVRO_PATHS and isinstance(_get(records[r], p), str)
+             and _get(records[r], p)]
+    op = "control" if paths and (not ints or rng.random() < 0.4) else "boundary"
+    chosen = paths if op == "control" else ints
+    if not chosen:
+        return m_bytes(rng, data, ctx)
+    how = rng.choice(["one", "one", "field", "all"])  # one value, one field in every record, or every field
+    if how == "one":
+        chosen = [rng.choice(chosen)]
+    elif how == "field":
+        name = rng.choice(sorted({p for _, p in chosen}))
+        chosen = [(r, p) for r, p in chosen if p == name]
+    for r, p in chosen:
+        if op == "control":
+            _set(records[r], p, with_control_character(rng, _get(records[r], p)))
+        else:
+            _widen(schema, p)
+            _set(records[r], p, rng.choice(BOUNDARY_INTS))
+    try:
+        return f"avro-{op}-{p[-1] if how != 'all' else 'all'}", _write_avro(schema, meta, codec, records)
+    except Exception:  # noqa: BLE001 - the value does not fit (a long field past int64): damage bytes instead
+        return m_bytes(rng, data, ctx)
+
+
 # ---------------------------------------------------------------------------- other files
 def m_bytes(rng: random.Random, data: bytes, ctx: "CaseContext") -> tuple[str, Optional[bytes]]:
     """The file fuzzer's byte-level damage (a splice joins another file of the same table)."""
@@ -638,8 +728,8 @@ MUTATORS: dict[str, list[tuple[Callable, int]]] = {
     "metadata-current": [(m_json, 7), (m_bytes, 2), (m_remove, 1)],
     "metadata": [(m_json, 6), (m_bytes, 3), (m_remove, 1)],
     "version-hint": [(m_version_hint, 6), (m_bytes, 2), (m_remove, 1)],
-    "manifest-list": [(m_avro, 8), (m_bytes, 2), (m_remove, 1)],
-    "manifest": [(m_avro, 8), (m_bytes, 2), (m_remove, 1)],
+    "manifest-list": [(m_avro, 8), (m_avro_values, 5), (m_bytes, 2), (m_remove, 1)],
+    "manifest": [(m_avro, 8), (m_avro_values, 5), (m_bytes, 2), (m_remove, 1)],
     "puffin-dv": [(m_puffin, 6), (m_bytes, 3), (m_remove, 1)],
     "puffin-stats": [(m_puffin, 6), (m_bytes, 3), (m_remove, 1)],
     "commit": [(m_delta_actions, 7), (m_delta_lines, 3), (m_bytes, 2), (m_remove, 1)],
