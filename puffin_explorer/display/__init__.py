@@ -15,7 +15,7 @@ from .._repr import RichRepr
 from . import html as H
 from .hexview import HexView
 from .layout import segments, strip_html, strip_text
-from .registry import RenderOptions, find_view, register_view
+from .registry import RenderOptions, find_view, load_views, register_view
 from .tables import findings_html, findings_text, region_tree_text, render_region_tree_html
 
 #: Hard cap on one view's HTML, in UTF-8 bytes (Databricks truncates a cell's output at 10 MB).
@@ -30,7 +30,7 @@ COMPACT_ROWS = 50
 __all__ = [
     "mimebundle", "render_html", "render_text", "show", "view", "register_view", "RenderOptions", "HexView",
     "render_region_tree_html", "region_tree_text", "strip_html", "strip_text", "segments", "findings_html",
-    "findings_text", "MAX_HTML_BYTES", "MAX_TEXT_CHARS", "View",
+    "findings_text", "MAX_HTML_BYTES", "MAX_TEXT_CHARS", "View", "load_views",
 ]
 
 

@@ -112,10 +112,13 @@ def text(dv: Any, opts: Any = None, title: Optional[str] = None) -> str:
 
 
 def _register() -> None:
+    from .._repr import register_maker
     from ..format.dv import DeletionVector
+    from .charts import dv_figure
     from .registry import register_view
 
     register_view(DeletionVector, html=html_body, text=text, css_class="pe-dv")
+    register_maker("figure", DeletionVector, dv_figure)
 
 
 _register()

@@ -13,7 +13,7 @@ from ..regions import Region
 from . import html as H
 from . import text as T
 from .layout import strip_html, strip_text
-from .registry import RenderOptions, ViewSpec
+from .options import RenderOptions, ViewSpec
 from .tables import findings_html, findings_text, region_tree_text, render_region_tree_html
 
 

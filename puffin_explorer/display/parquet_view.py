@@ -244,13 +244,23 @@ def overlay_figure(overlay: "DeletionOverlay", column: Optional[str] = None):
     return fig
 
 
+def layout_hex(pl: "ParquetLayout", offset: Optional[int] = None, length: Optional[int] = None):
+    """The annotated hex view of a Parquet file, its strip opened like the layout's."""
+    from .hexview import HexView
+
+    return HexView(pl.source, pl.root, offset, length, expand=expand_kinds(pl))
+
+
 def _register() -> None:
+    from .._repr import register_maker
     from ..parquet.layout import ParquetLayout
     from ..parquet.overlay import DeletionOverlay
     from .registry import register_view
 
     register_view(ParquetLayout, html=layout_html_body, text=layout_text, css_class="pe-parquet")
     register_view(DeletionOverlay, html=overlay_html_body, text=overlay_text, css_class="pe-parquet-overlay")
+    register_maker("hex", ParquetLayout, layout_hex)
+    register_maker("figure", DeletionOverlay, overlay_figure)
 
 
 _register()

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Callable, Optional, Union
 
-from .._repr import RichRepr
+from .._repr import RichRepr, make
 from ..errors import InvalidFileError
 from ..io import DEFAULT_WORKERS, ByteSource, Location
 from ..regions import Finding, FindingList, Region, Severity
@@ -209,10 +209,7 @@ class ParquetLayout(FooterReader, IndexReader, PageWalker, RegionBuilder, RichRe
         """An annotated hex view coloured by region (``HexView``: displays in notebooks,
         ``.text()`` for terminals).  Without ``offset``/``length`` a big file is paged:
         head, tail and the bytes around each region boundary, a few kilobytes in all."""
-        from ..display.hexview import HexView
-        from ..display.parquet_view import expand_kinds
-
-        return HexView(self.source, self.root, offset, length, expand=expand_kinds(self))
+        return make("hex", self, offset, length)
 
     def __repr__(self) -> str:
         return self.to_text()

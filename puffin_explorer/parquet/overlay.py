@@ -7,15 +7,26 @@ the facts behind a compaction decision.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Optional
+from typing import Any, Optional, Protocol, Sequence
 
 import numpy as np
 
-from .._repr import RichRepr
+from .._repr import RichRepr, make
 from ..regions import Finding, FindingList, Severity
+from .parts import RowGroupInfo
+from .schema import ColumnInfo
 
-if TYPE_CHECKING:  # pragma: no cover
-    from .layout import ParquetLayout
+
+class RowGroups(Protocol):
+    """What an overlay reads of a Parquet file: a
+    :class:`~puffin_explorer.parquet.layout.ParquetLayout` (which builds overlays, so this module
+    names only the parts it reads)."""
+
+    row_group_infos: Sequence[RowGroupInfo]
+    columns: Sequence[ColumnInfo]
+
+    @property
+    def num_rows(self) -> int: ...
 
 
 def as_positions(dv: Any) -> np.ndarray:
@@ -38,7 +49,7 @@ class DeletionOverlay(RichRepr):
     ``chart()`` draws the deleted share per row group and per page.
     """
 
-    def __init__(self, layout: "ParquetLayout", dv: Any, column: Optional[str] = None) -> None:
+    def __init__(self, layout: RowGroups, dv: Any, column: Optional[str] = None) -> None:
         import pandas as pd
 
         self.layout = layout
@@ -133,9 +144,7 @@ class DeletionOverlay(RichRepr):
 
     def chart(self, column: Optional[str] = None):
         """A matplotlib figure: deleted share per row group, and per page of one column."""
-        from ..display.parquet_view import overlay_figure
-
-        return overlay_figure(self, column=column)
+        return make("figure", self, column=column)
 
     def summary(self) -> str:
         rg = self.row_groups
