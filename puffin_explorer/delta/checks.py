@@ -1,24 +1,23 @@
 """Cross-checks of a Delta table: DV descriptors against the DV files and the data files' numRecords.
 
 Each problem is a :class:`~puffin_explorer.iceberg.checks.TableFinding` naming
-the file it is about (offsets are in that file).  Only the table's public API is
-used; problems of a descriptor alone (its storageType, path, inline bytes,
-offset) were reported as the log was read and are among ``table.findings``.
+the file it is about (offsets are in that file).  A function of the version's
+:class:`~.snapshot.DeltaSnapshot` (its log state, I/O and DV reads); problems of a
+descriptor alone (its storageType, path, inline bytes, offset) were reported as
+the log was read and are among ``snap.findings``.
 """
 
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Optional
+from typing import Optional
 
 from ..errors import PuffinError
 from ..findings import lookup, make
 from ..iceberg.checks import TableFinding
 from ..iceberg.paths import join, normalize, parent
 from ..regions import Finding, Severity
-
-if TYPE_CHECKING:  # pragma: no cover
-    from .table import DeltaTable
+from .snapshot import DeltaSnapshot
 
 _DV_FILE = re.compile(r"^deletion_vector_[0-9a-fA-F-]{36}\.bin$")
 #: Codes of a DV that ``read_dv`` could not read (it comes back empty with one of these).
@@ -37,15 +36,15 @@ def _f(code: str, file: str, message: str, offset: Optional[int] = None, length:
                         hint=base.hint, length=length, file=file)
 
 
-def check_table(table: "DeltaTable", check_files_exist: bool = True) -> list[Finding]:
-    out: list[Finding] = list(table.findings)
-    live = table.live_files()
+def check_table(snap: DeltaSnapshot, check_files_exist: bool = True) -> list[Finding]:
+    out: list[Finding] = list(snap.findings)
+    live = snap.live()
     with_dv = [f for f in live if f.dv is not None]
-    features = set(table.reader_features)
+    features = set(snap.reader_features)
     if with_dv and "deletionVectors" not in features:
-        out.append(_f("delta.protocol-feature", table.log.log_dir,
+        out.append(_f("delta.protocol-feature", snap.log.log_dir,
                       f"{len(with_dv)} live files have DVs but the protocol's readerFeatures are "
-                      f"{sorted(features) or 'none'} (minReaderVersion {table.protocol.get('minReaderVersion')})"))
+                      f"{sorted(features) or 'none'} (minReaderVersion {snap.protocol.get('minReaderVersion')})"))
     seen: dict[str, int] = {}
     for f in live:
         seen[f.path] = seen.get(f.path, 0) + 1
@@ -61,38 +60,38 @@ def check_table(table: "DeltaTable", check_files_exist: bool = True) -> list[Fin
         if any(_severity(code) is Severity.ERROR for code, _, _ in d.problems()):
             continue  # the descriptor alone cannot be read: reported with its log line
         if d.storage_type == "i":
-            _check_dv(table, f, None, out)
+            _check_dv(snap, f, None, out)
         else:
-            by_file.setdefault(table.dv_location(d), []).append(f)
+            by_file.setdefault(snap.dv_location(d), []).append(f)
 
     for loc, files in sorted(by_file.items()):
         try:
-            size = table.io.size(loc)
+            size = snap.io.size(loc)
         except PuffinError as exc:  # a location storage cannot even look up (a name too long, access denied)
             for f in files:
                 out.append(_f("delta.dv-unreadable", loc, f"the DV file of {f.path} cannot be opened: {exc}"))
             continue
         if size is None:
             for f in files:
-                out.append(_f("table.file-vanished", loc, f"{f.path}: {table.vanished_message(loc, f.dv.cardinality)}"))
+                out.append(_f("table.file-vanished", loc, f"{f.path}: {snap.vanished_message(loc, f.dv.cardinality)}"))
             continue
         try:
-            dvf = table.dv_file(loc)
+            dvf = snap.dv_file(loc)
         except (PuffinError, OSError) as exc:
             out.append(_f("delta.dv-unreadable", loc, f"cannot read the DV file: {exc}"))
             continue
         for fd in dvf.file_findings:
             out.append(_f(fd.code, loc, fd.message, fd.offset, fd.length, fd.severity))
         for f in files:
-            _check_dv(table, f, dvf, out, loc)
+            _check_dv(snap, f, dvf, out, loc)
 
     if check_files_exist:
-        _check_files(table, live, out)
-        _check_unreferenced(table, set(by_file), out)
+        _check_files(snap, live, out)
+        _check_unreferenced(snap, set(by_file), out)
     return out
 
 
-def _check_dv(table: "DeltaTable", f, dvf, out: list[Finding], loc: Optional[str] = None) -> None:
+def _check_dv(snap: DeltaSnapshot, f, dvf, out: list[Finding], loc: Optional[str] = None) -> None:
     d = f.dv
     where = loc or f.path
     inside = dvf.dv_at(d.read_offset) if dvf is not None else None
@@ -104,7 +103,7 @@ def _check_dv(table: "DeltaTable", f, dvf, out: list[Finding], loc: Optional[str
                           f"end of the {dvf.size:,}-byte file", d.read_offset, d.read_length))
             return
     try:
-        dv = inside.dv if inside is not None else table.read_dv(f)
+        dv = inside.dv if inside is not None else snap.read_dv(f)
     except (PuffinError, OSError) as exc:  # strict tables raise what lenient ones report
         code = getattr(exc, "code", None) or "delta.dv-unreadable"
         out.append(_f(code if code.startswith("delta.") else "delta.dv-unreadable", where,
@@ -127,10 +126,10 @@ def _check_dv(table: "DeltaTable", f, dvf, out: list[Finding], loc: Optional[str
                           f"rows (numRecords)", d.read_offset if loc else None, d.read_length if loc else None))
 
 
-def _check_files(table: "DeltaTable", live, out: list[Finding]) -> None:
-    expected = {table.locate(f.path): f for f in live}
+def _check_files(snap: DeltaSnapshot, live, out: list[Finding]) -> None:
+    expected = {snap.locate(f.path): f for f in live}
     unlisted: dict[str, Exception] = {}
-    sizes = table.io.sizes_in((parent(loc) for loc in expected), failed=unlisted)
+    sizes = snap.io.sizes_in((parent(loc) for loc in expected), failed=unlisted)
     for folder, exc in sorted(unlisted.items()):
         out.append(_f("delta.folder-unlisted", folder, f"{exc}; the data files in it are not checked"))
     for loc, f in sorted(expected.items()):
@@ -144,11 +143,11 @@ def _check_files(table: "DeltaTable", live, out: list[Finding]) -> None:
                           f"the add action says size {f.size} but {loc} has {actual} bytes"))
 
 
-def _check_unreferenced(table: "DeltaTable", referenced: set, out: list[Finding]) -> None:
-    folders = {table.location} | {parent(loc) for loc in referenced if loc}
+def _check_unreferenced(snap: DeltaSnapshot, referenced: set, out: list[Finding]) -> None:
+    folders = {snap.location} | {parent(loc) for loc in referenced if loc}
     for folder in sorted(folders):
         try:
-            entries = table.io.listdir(folder)
+            entries = snap.io.listdir(folder)
         except PuffinError as exc:  # a folder named by a damaged DV path that storage cannot list
             out.append(_f("delta.folder-unlisted", folder, f"{exc}; DV files in it are not checked"))
             continue
@@ -156,4 +155,4 @@ def _check_unreferenced(table: "DeltaTable", referenced: set, out: list[Finding]
             loc = join(folder, name)
             if kind == "file" and _DV_FILE.match(name) and loc not in referenced:
                 out.append(_f("delta.dv-file-unreferenced", loc,
-                              f"{name} holds DVs no live add action of version {table.version} references"))
+                              f"{name} holds DVs no live add action of version {snap.version} references"))

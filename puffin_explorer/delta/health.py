@@ -2,7 +2,7 @@
 each problem a finding with the Delta SQL that fixes it (``OPTIMIZE``, ``REORG TABLE … APPLY (PURGE)``,
 ``VACUUM … RETAIN … HOURS``; engine ``"delta"``).
 
-Computed from :class:`~.table.DeltaTable`'s public API (``files()``, ``dvs()``, ``totals()``, ``metadata``,
+Computed from the version's :class:`~.snapshot.DeltaSnapshot` (the frames of :mod:`.files`, ``metadata``,
 the log's commits and checkpoints) and a listing of the table folder.  Deletion vectors count as the
 Iceberg doctor counts them: ``dvs`` are the live DVs, ``delete_files`` the distinct DV files they live in
 (inline DVs are no file), ``delete_bytes`` those files' sizes on storage, deleted rows the DV cardinalities.
@@ -21,16 +21,15 @@ from __future__ import annotations
 
 import math
 import re
-from typing import TYPE_CHECKING, Any, Optional
+from typing import Any, Optional
 
 from ..health import (DELETED_SHARE_THRESHOLD, METRIC_KEYS, SMALL_FILE_SHARE, Action, HealthFinding, TableHealth,
                       deleted_share_finding, epoch_ms, list_tree, size_histogram, ts_literal)
 from ..errors import PuffinError
 from ..iceberg.paths import normalize
 from ..regions import Severity
-
-if TYPE_CHECKING:  # pragma: no cover
-    from .table import DeltaTable
+from .files import dvs_frame, files_frame, totals as version_totals
+from .snapshot import DeltaSnapshot
 
 GIB = 1 << 30
 HOUR_MS = 3_600_000
@@ -69,7 +68,7 @@ def _threshold(conf: dict[str, Any], key: str) -> dict[str, Any]:
         return {"value": default, "property": key, "source": f"default (table property {raw!r} is not valid)"}
 
 
-def _tombstones(table: "DeltaTable") -> tuple[dict[str, dict[str, Any]], set[str]]:
+def _tombstones(snap: DeltaSnapshot) -> tuple[dict[str, dict[str, Any]], set[str]]:
     """Removed files at the table's version that no later ``add`` brought back (path -> remove action), and
     the DV files every remove action names (a replaced DV's file is kept like a removed data file).
 
@@ -77,7 +76,7 @@ def _tombstones(table: "DeltaTable") -> tuple[dict[str, dict[str, Any]], set[str
     after it add and clear theirs (the same path added again is live, not a tombstone)."""
     from .descriptor import DVDescriptor
 
-    log = table.log
+    log = snap.log
     out: dict[str, dict[str, Any]] = {}
     dv_files: set[str] = set()
 
@@ -85,14 +84,14 @@ def _tombstones(table: "DeltaTable") -> tuple[dict[str, dict[str, Any]], set[str
         out[body["path"]] = body
         if isinstance(body.get("deletionVector"), dict):
             try:
-                where = table.dv_location(DVDescriptor.from_action(body["deletionVector"]))
+                where = snap.dv_location(DVDescriptor.from_action(body["deletionVector"]))
             except (PuffinError, ValueError, KeyError, TypeError):
                 where = None
             if where:
                 dv_files.add(normalize(where))
 
     start = 0
-    for base in sorted((v for v in log.files.checkpoints if v <= table.version), reverse=True):
+    for base in sorted((v for v in log.files.checkpoints if v <= snap.version), reverse=True):
         actions = log.checkpoint(base)
         if actions is not None:
             for kind, body in actions:
@@ -100,7 +99,7 @@ def _tombstones(table: "DeltaTable") -> tuple[dict[str, dict[str, Any]], set[str
                     removed(body)
             start = base + 1
             break
-    for v in range(start, table.version + 1):
+    for v in range(start, snap.version + 1):
         if v not in log.files.commits:
             continue
         for kind, body in log.commit(v):
@@ -108,29 +107,29 @@ def _tombstones(table: "DeltaTable") -> tuple[dict[str, dict[str, Any]], set[str
                 removed(body)
             elif kind == "add":
                 out.pop(body["path"], None)
-    live = {f.path for f in table.live_files()}
+    live = {f.path for f in snap.live()}
     return {p: b for p, b in out.items() if p not in live}, dv_files
 
 
-def _delta_rs(table: "DeltaTable") -> str:
+def _delta_rs(snap: DeltaSnapshot) -> str:
     """The delta-rs (``deltalake``) expression that opens the table, for the Python actions."""
-    return f"deltalake.DeltaTable({table.location!r})"
+    return f"deltalake.DeltaTable({snap.location!r})"
 
 
-def _list(table: "DeltaTable"):
+def _list(snap: DeltaSnapshot):
     """Every file under the table folder: location (normalized), path relative to the folder, size, mtime (ms)."""
     from types import SimpleNamespace
 
     import pandas as pd
 
 
-    found = list_tree(SimpleNamespace(io=table.io), table.location)  # through the Delta table's I/O layer
-    base = normalize(table.location).rstrip("/") + "/"
+    found = list_tree(SimpleNamespace(io=snap.io), snap.location)  # through the Delta table's I/O layer
+    base = normalize(snap.location).rstrip("/") + "/"
     found["relative"] = [loc[len(base):] if loc.startswith(base) else loc for loc in found["location"]]
     return found if len(found) else pd.DataFrame(columns=["location", "size", "mtime_ms", "hidden", "relative"])
 
 
-def delta_health(table: "DeltaTable", now: Any = None, name: Optional[str] = None,
+def delta_health(snap: DeltaSnapshot, now: Any = None, name: Optional[str] = None,
                  list_files: bool = True) -> TableHealth:
     """Every health check of a Delta table that applies (see the module docstring); ``now`` dates tombstone
     and orphan ages (default: the clock); ``name`` names the table in the statements (default
@@ -138,21 +137,21 @@ def delta_health(table: "DeltaTable", now: Any = None, name: Optional[str] = Non
     import pandas as pd
 
     now_ms = epoch_ms(now) if now is not None else int(pd.Timestamp.now(tz="UTC").timestamp() * 1000)
-    conf = dict(table.metadata.get("configuration") or {})
+    conf = dict(snap.metadata.get("configuration") or {})
     th = {k: _threshold(conf, k) for k in DELTA_DEFAULTS}
     target = int(th["delta.targetFileSize"]["value"])
     small_size = int(target * SMALL_FILE_SHARE)
     retention = int(th["delta.deletedFileRetentionDuration"]["value"])
     interval = int(th["delta.checkpointInterval"]["value"])
-    ident = name or f"delta.`{table.location}`"
+    ident = name or f"delta.`{snap.location}`"
     m: dict[str, Any] = {k: None for k in (*METRIC_KEYS, *DELTA_METRIC_KEYS)}
     findings: list[HealthFinding] = []
     frames: dict[str, Any] = {}
 
     # ---- data files, DVs, rows --------------------------------------------------------------------
-    files = table.files()
-    dvs = table.dvs()
-    totals = table.totals()
+    files = files_frame(snap)
+    dvs = dvs_frame(snap)
+    totals = version_totals(snap)
     sizes = files["size_in_bytes"].fillna(0).astype("int64")
     m.update(data_files=int(len(files)), data_bytes=int(sizes.sum()), dvs=int(totals["dvs"]),
              records=int(totals["records"]), deleted_rows=int(totals["deleted_rows"]),
@@ -161,7 +160,7 @@ def delta_health(table: "DeltaTable", now: Any = None, name: Optional[str] = Non
     m["deleted_share"] = (m["deleted_rows"] / m["records"]) if m["records"] else 0.0
     dv_files = sorted({normalize(p) for p in dvs["dv_file"].dropna()})
     m["delete_files"] = len(dv_files)
-    listing = _list(table) if list_files else None
+    listing = _list(snap) if list_files else None
     if listing is not None:
         frames["listing"] = listing
     on_storage = dict(zip(listing["location"], listing["size"])) if listing is not None else {}
@@ -196,7 +195,7 @@ def delta_health(table: "DeltaTable", now: Any = None, name: Optional[str] = Non
              "small_file_size": small_size, "target_file_size": target, "property": "delta.targetFileSize",
              "source": th["delta.targetFileSize"]["source"], "partitions_to_rewrite": int(len(cand))},
             (Action("delta", f"OPTIMIZE {ident}"),
-             Action("delta-rs", f"{_delta_rs(table)}.optimize.compact(target_size={target})",
+             Action("delta-rs", f"{_delta_rs(snap)}.optimize.compact(target_size={target})",
                     "deltalake (Python); it applies the deletion vectors of the files it compacts")),
             {"data_files_before": m["data_files"], "data_files_after": m["data_files"] - before + after,
              "files_rewritten": before, "bytes_rewritten": int(cand["small_bytes"].sum())}))
@@ -211,11 +210,11 @@ def delta_health(table: "DeltaTable", now: Any = None, name: Optional[str] = Non
              "deleted_rows_after": 0, "dvs_after": 0, "live_rows_after": m["live_rows"]}))
 
     # ---- tombstones past retention -----------------------------------------------------------------------
-    tombs, removed_dv_files = _tombstones(table)
+    tombs, removed_dv_files = _tombstones(snap)
     cutoff = now_ms - retention
     rows = []
     for path, body in sorted(tombs.items()):
-        loc = normalize(table.locate(path))
+        loc = normalize(snap.locate(path))
         ts = body.get("deletionTimestamp")
         rows.append({"path": path, "location": loc, "deletion_timestamp_ms": ts if isinstance(ts, int) else None,
                      "size": body.get("size"), "on_storage": loc in on_storage if listing is not None else None})
@@ -229,7 +228,7 @@ def delta_health(table: "DeltaTable", now: Any = None, name: Optional[str] = Non
     vacuum = Action("delta", f"VACUUM {ident} RETAIN {hours} HOURS")
     # delta-rs refuses a retention below the table's unless told: only when whole hours round it down
     below = "" if hours * HOUR_MS >= retention else ", enforce_retention_duration=False"
-    vacuum_rs = Action("delta-rs", f"{_delta_rs(table)}.vacuum(retention_hours={hours}, dry_run=False{below})",
+    vacuum_rs = Action("delta-rs", f"{_delta_rs(snap)}.vacuum(retention_hours={hours}, dry_run=False{below})",
                        "deltalake (Python)")
     if listing is not None:
         stored = past[past["on_storage"].astype(bool)]
@@ -248,10 +247,10 @@ def delta_health(table: "DeltaTable", now: Any = None, name: Optional[str] = Non
                 {"files_freed": int(len(stored)), "bytes_freed": m["tombstone_bytes_on_storage"]}))
 
     # ---- the log: size, checkpoints -------------------------------------------------------------------------
-    log = table.log
+    log = snap.log
     m["checkpoints"] = len(log.files.checkpoints)
-    last_cp = max((v for v in log.files.checkpoints if v <= table.version), default=None)
-    m["commits_since_checkpoint"] = table.version - (last_cp if last_cp is not None else -1)
+    last_cp = max((v for v in log.files.checkpoints if v <= snap.version), default=None)
+    m["commits_since_checkpoint"] = snap.version - (last_cp if last_cp is not None else -1)
     m["snapshots"] = len(log.files.commits)
     if listing is not None:
         in_log = listing[listing["relative"].str.startswith("_delta_log/")]
@@ -266,7 +265,7 @@ def delta_health(table: "DeltaTable", now: Any = None, name: Optional[str] = Non
              "checkpoint_interval": interval, "property": "delta.checkpointInterval",
              "source": th["delta.checkpointInterval"]["source"], "log_files": m["log_files"],
              "log_bytes": m["log_bytes"]},
-            (Action("delta-rs", f"{_delta_rs(table)}.create_checkpoint()",
+            (Action("delta-rs", f"{_delta_rs(snap)}.create_checkpoint()",
                     "delta-rs (Python); Spark writes one at the next commit past the interval"),),
             {"commits_since_checkpoint_after": 0}))
 
@@ -298,7 +297,7 @@ def delta_health(table: "DeltaTable", now: Any = None, name: Optional[str] = Non
     thresholds = dict(th)
     thresholds["small-file-size"] = {"value": small_size, "property": "delta.targetFileSize",
                                      "source": f"{SMALL_FILE_SHARE:.0%} of the target"}
-    return TableHealth(name or table.name, m, findings, thresholds, frames, now_ms, "delta")
+    return TableHealth(name or snap.name, m, findings, thresholds, frames, now_ms, "delta")
 
 
 __all__ = ["delta_health", "DELTA_DEFAULTS", "DELTA_METRIC_KEYS"]

@@ -2,26 +2,19 @@
 
 from __future__ import annotations
 
-import re
 from typing import Any, Mapping, Optional, Union
 from urllib.parse import unquote
 
 from .._repr import RichRepr
-from ..errors import InvalidFileError, NotFoundError, NotInTableError, PuffinError, SourceError
-from ..findings import make
-from ..iceberg.paths import PathMapper, TableIO, basename, join, normalize
-from ..io import ByteSource
-from ..regions import Finding, FindingList, Severity
-from .descriptor import STORAGE_TYPES, DVDescriptor, decode_dv, frame
+from ..errors import NotInTableError
+from ..health import DELETED_SHARE_THRESHOLD
+from ..iceberg.paths import PathMapper, TableIO, normalize
+from ..regions import FindingList
+from . import files as _files
+from .descriptor import DVDescriptor
+from .files import DV_COLUMNS
 from .log import DeltaLog, FileAction, State
-from . import z85
-
-_SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
-#: DV files up to this size are read once, whole, when several DVs in them are decoded.
-_WHOLE_FILE = 8 << 20
-
-DV_COLUMNS = ["data_file", "location", "storage_type", "path_or_inline_dv", "offset", "size_in_bytes",
-              "cardinality", "dv_file", "unique_id", "num_records", "version"]
+from .snapshot import DeltaSnapshot
 
 
 class DeltaTable(RichRepr):
@@ -48,137 +41,67 @@ class DeltaTable(RichRepr):
         self.mapper = PathMapper(relocate)
         self.strict = strict
         self.log = DeltaLog(self.io, self.location)
-        self._state: State = self.log.state(version)
-        self.version: int = self._state.version
-        self.name = basename(self.location)
-        self._sources: dict[str, ByteSource] = {}
-        self._files: Optional[list[FileAction]] = None
+        state: State = self.log.state(version)
+        self._snap = DeltaSnapshot(self.io, self.location, self.log, state, self.mapper, strict)
+        self.version: int = self._snap.version
+        self.name = self._snap.name
         self._kept: dict[str, Any] = {}
-        self._raise_first_error(self.log.findings)
-
-    def _raise_first_error(self, findings) -> None:
-        if self.strict:
-            first = next((f for f in findings if f.severity is Severity.ERROR), None)
-            if first is not None:
-                raise InvalidFileError.from_finding(first)
+        self._snap.raise_first_error(self.log.findings)
 
     # ---- what the log says -------------------------------------------------------------------
     @property
     def protocol(self) -> dict[str, Any]:
         """The ``protocol`` action (minReaderVersion, minWriterVersion, readerFeatures, writerFeatures)."""
-        return dict(self._state.protocol)
+        return self._snap.protocol
 
     @property
     def reader_features(self) -> list[str]:
         """The protocol's ``readerFeatures`` (empty when it lists none)."""
-        return list(self._state.protocol.get("readerFeatures") or [])
+        return self._snap.reader_features
 
     @property
     def metadata(self) -> dict[str, Any]:
         """The ``metaData`` action (schemaString, partitionColumns, configuration, ...)."""
-        return dict(self._state.metadata)
+        return self._snap.metadata
 
     @property
     def findings(self) -> FindingList:
         """Problems met while reading the log (``check()`` adds the cross-checks)."""
-        return FindingList(self.log.findings)
+        return self._snap.findings
 
     def locate(self, path: str) -> str:
         """Where a path written in the log is now (relative paths are under the table folder)."""
-        raw = unquote(str(path))
-        if _SCHEME.match(raw) or raw.startswith("/"):
-            return self.mapper.map(normalize(raw))
-        return join(self.location, raw)
+        return self._snap.locate(path)
 
     def live_files(self) -> list[FileAction]:
         """The live ``add`` actions at this version (path, numRecords, DV descriptor), sorted by path."""
-        return list(self._live())
-
-    def _live(self) -> list[FileAction]:
-        if self._files is None:
-            self._files = sorted(self._state.files.values(), key=lambda f: f.path)
-        return self._files
+        return list(self._snap.live())
 
     def dv_location(self, dv: DVDescriptor) -> Optional[str]:
         """The DV file of a descriptor (None for inline DVs or an undecodable path)."""
-        try:
-            where = dv.absolute_path(self.location)
-        except z85.Z85Error:
-            return None
-        if where is None:
-            return None
-        return self.locate(where) if dv.storage_type == "p" else where
+        return self._snap.dv_location(dv)
 
     # ---- DataFrames ----------------------------------------------------------------------------
     def files(self):
         """Live data files: path, location, size, modification time, numRecords, partition values, DV summary."""
-        import pandas as pd
-
-        rows = []
-        for f in self._live():
-            a = f.add
-            rows.append({"file_path": f.path, "location": self.locate(f.path), "size_in_bytes": a.get("size"),
-                         "modification_time": a.get("modificationTime"), "num_records": f.num_records,
-                         "partition_values": f.partition_values,
-                         "has_dv": f.dv is not None, "dv_storage_type": f.dv.storage_type if f.dv else None,
-                         "dv_cardinality": f.dv.cardinality if f.dv else 0,
-                         "base_row_id": a.get("baseRowId"), "version": f.version})
-        df = pd.DataFrame.from_records(rows, columns=[
-            "file_path", "location", "size_in_bytes", "modification_time", "num_records", "partition_values",
-            "has_dv", "dv_storage_type", "dv_cardinality", "base_row_id", "version"])
-        for col in ("num_records", "base_row_id", "size_in_bytes"):
-            df[col] = df[col].astype("Int64")
-        return df
+        return _files.files_frame(self._snap)
 
     def dvs(self):
         """One row per live DV: data file, storage_type, path_or_inline_dv, offset, size_in_bytes,
         cardinality, the resolved DV file (None inline), unique_id, the data file's numRecords."""
-        import pandas as pd
-
-        rows = []
-        for f in self._live():
-            if f.dv is None:
-                continue
-            d = f.dv
-            rows.append({"data_file": f.path, "location": self.locate(f.path), "storage_type": d.storage_type,
-                         "path_or_inline_dv": d.path_or_inline_dv, "offset": d.offset,
-                         "size_in_bytes": d.size_in_bytes, "cardinality": d.cardinality,
-                         "dv_file": self.dv_location(d), "unique_id": d.unique_id, "num_records": f.num_records,
-                         "version": f.version})
-        df = pd.DataFrame.from_records(rows, columns=DV_COLUMNS)
-        for col in ("offset", "num_records"):
-            df[col] = df[col].astype("Int64")
-        return df
+        return _files.dvs_frame(self._snap)
 
     def deleted_rows_per_file(self):
         """Per data file: rows, deleted rows (the DV's cardinality), live rows, share deleted, DV storage."""
-        import pandas as pd
+        return _files.deleted_rows_per_file(self._snap)
 
-        rows = []
-        for f in self._live():
-            n = int(f.num_records or 0)
-            k = f.dv.cardinality if f.dv else 0
-            rows.append({"file_path": f.path, "location": self.locate(f.path),
-                         "partition": f.partition_values, "record_count": n,
-                         "deleted_rows": k, "live_rows": n - k, "deleted_share": (k / n) if n else 0.0,
-                         "dvs": int(f.dv is not None), "storage_type": f.dv.storage_type if f.dv else None})
-        return pd.DataFrame.from_records(rows, columns=[
-            "file_path", "location", "partition", "record_count", "deleted_rows", "live_rows", "deleted_share",
-            "dvs", "storage_type"])
-
-    def compaction_candidates(self, min_share: float = 0.1):
+    def compaction_candidates(self, min_share: float = DELETED_SHARE_THRESHOLD):
         """Data files whose DV deletes at least ``min_share`` of their rows, most deleted first."""
-        df = self.deleted_rows_per_file()
-        df = df[df["deleted_share"] >= min_share]
-        return df.sort_values(["deleted_share", "deleted_rows"], ascending=False).reset_index(drop=True)
+        return _files.compaction_candidates(self._snap, min_share)
 
     def totals(self) -> dict[str, int]:
         """Data files, records (numRecords), deleted rows (DV cardinalities), live rows, DVs at this version."""
-        files = self._live()
-        records = sum(int(f.num_records or 0) for f in files)
-        deleted = sum(f.dv.cardinality for f in files if f.dv)
-        return {"data_files": len(files), "records": records, "deleted_rows": deleted, "live_rows": records - deleted,
-                "dvs": sum(1 for f in files if f.dv)}
+        return _files.totals(self._snap)
 
     def versions(self):
         """The version timeline: per commit its operation, files and DVs added/removed, and the table after it
@@ -214,7 +137,7 @@ class DeltaTable(RichRepr):
         """The live file ``target`` names: a path, a ``files()`` / ``dvs()`` row (its ``unique_id`` picks one of
         two live entries of one path), or a :class:`FileAction` of ``live_files()``."""
         if isinstance(target, FileAction):
-            for f in self._live():
+            for f in self._snap.live():
                 if f.key == target.key:
                     return f
             raise NotInTableError(f"{self.name}: {target.path} is not a live data file at version {self.version}")
@@ -226,7 +149,7 @@ class DeltaTable(RichRepr):
             target = next((target[k] for k in ("data_file", "file_path", "path") if isinstance(target.get(k), str)),
                           None)
         wanted = str(target)
-        matches = [f for f in self._live()
+        matches = [f for f in self._snap.live()
                    if f.path == wanted or unquote(f.path) == wanted or self.locate(f.path) == normalize(wanted)]
         if unique_id is not None:
             matches = [f for f in matches if (f.dv.unique_id if f.dv else "") == unique_id] or matches
@@ -235,15 +158,6 @@ class DeltaTable(RichRepr):
         if not matches:
             raise NotInTableError(f"{self.name}: {target} is not a live data file at version {self.version}")
         return matches[0]
-
-    def _source(self, location: str) -> ByteSource:
-        src = self._sources.get(location)
-        if src is None:
-            src = ByteSource(location, self.io.storage_options)
-            if src.size <= _WHOLE_FILE:
-                src.prefetch(0, src.size)
-            self._sources[location] = src
-        return src
 
     def read_dv(self, target: Union[str, dict, FileAction, Any]):
         """The :class:`~puffin_explorer.DeletionVector` of a data file: its path, a ``dvs()`` / ``files()`` row, or
@@ -259,47 +173,12 @@ class DeltaTable(RichRepr):
         f = self._file_action(target, with_dv=True)
         if f.dv is None:
             raise NotInTableError(f"{self.name}: {f.path} has no deletion vector at version {self.version}")
-        return self._read_dv(f)
-
-    def _read_dv(self, f: FileAction):
-        d = f.dv
-        data_file = self.locate(f.path)
-        if d.storage_type not in STORAGE_TYPES:
-            return self._unreadable(f, "delta.dv-storage-type", None, f"DV storageType {d.storage_type!r} is not u, "
-                                                                       "p or i")
-        if d.storage_type == "i":
-            try:
-                raw = d.inline_bytes()
-            except z85.Z85Error as exc:
-                return self._unreadable(f, "delta.dv-inline", None, f"inline DV does not decode: {exc}")
-            return self._decoded(f, frame(raw), 0, space="inline DV (Z85-decoded, framed)")
-        loc = self.dv_location(d)
-        if loc is None:
-            return self._unreadable(f, "delta.dv-path", None, f"DV path {d.path_or_inline_dv!r} does not decode")
-        off, length = d.read_offset, d.read_length
-        try:
-            src = self._source(loc)
-            if off + length > src.size:
-                return self._unreadable(f, "delta.dv-range", off, f"DV range [{off:,}, {off + length:,}) runs past "
-                                                                  f"the end of the {src.size:,}-byte file {loc}")
-            data = src.read(off, length)
-        except NotFoundError:
-            return self._unreadable(f, "table.file-vanished", None, self.vanished_message(loc, d.cardinality))
-        except SourceError as exc:
-            return self._unreadable(f, "delta.dv-unreadable", None, f"the DV file cannot be read: {exc}")
-        return self._decoded(f, data, off)
+        return self._snap.read_dv(f)
 
     def vanished_message(self, loc: str, cardinality: Any) -> str:
         """What a ``table.file-vanished`` finding says of a DV file of this version that is gone (VACUUM): the
         file, the version, that its positions are not read, and the newer log version when the log moved on."""
-        try:
-            latest = self.log._list().latest  # listed once per vanished DV file met, never per read
-        except (SourceError, OSError):
-            latest = None
-        changed = (f"; the table changed while it was read; newer log version: {latest}"
-                   if latest is not None and latest > self.version else "")
-        return (f"DV file {loc} of version {self.version} is gone: its positions are not read (the cardinality "
-                f"{cardinality} in the log is counted, the positions are partial){changed}")
+        return self._snap.vanished_message(loc, cardinality)
 
     def refresh(self) -> "DeltaTable":
         """This table at the newest version of its log, as a new :class:`DeltaTable`: a new object rather than
@@ -308,27 +187,9 @@ class DeltaTable(RichRepr):
         return DeltaTable(self.location, storage_options=self.io.storage_options or None,
                           relocate=self.mapper.prefixes, strict=self.strict)
 
-    def _decoded(self, f: FileAction, data: bytes, offset: int, space: str = "file"):
-        try:
-            dv = decode_dv(data, offset, space=space, referenced_data_file=self.locate(f.path))
-        except (PuffinError, ValueError) as exc:
-            return self._unreadable(f, "delta.dv-unreadable", offset, f"the DV's bytes do not decode: {exc}")
-        self._raise_first_error(dv.findings)
-        return dv
-
-    def _unreadable(self, f: FileAction, code: str, offset: Optional[int], message: str):
-        """An empty DV whose one finding says why the DV of ``f`` cannot be read (raised when strict)."""
-        from ..format.dv import DeletionVector
-
-        finding: Finding = make(code, offset, f"{f.path}: {message}")
-        self._raise_first_error([finding])
-        dv = DeletionVector.from_positions([], referenced_data_file=self.locate(f.path))
-        dv.findings.append(finding)
-        return dv
-
     def deletion_vectors(self) -> dict[str, Any]:
         """Every live DV decoded: data file location → DeletionVector (each DV file read once when small)."""
-        return {self.locate(f.path): self._read_dv(f) for f in self._live() if f.dv is not None}
+        return {self.locate(f.path): self._snap.read_dv(f) for f in self._snap.live() if f.dv is not None}
 
     def deletions(self, data_file: Union[str, dict, FileAction, Any]):
         """Sorted deleted row positions of one data file (empty without a DV, or when its DV cannot be read)."""
@@ -337,14 +198,14 @@ class DeltaTable(RichRepr):
         f = self._file_action(data_file, with_dv=True)
         if f.dv is None:
             return np.zeros(0, dtype=np.int64)
-        return np.asarray(self._read_dv(f).positions(), dtype=np.int64)
+        return np.asarray(self._snap.read_dv(f).positions(), dtype=np.int64)
 
     def dv_files(self):
         """The DV files live DVs point into: location, DVs referenced, their cardinalities."""
         import pandas as pd
 
         rows: dict[str, dict[str, Any]] = {}
-        for f in self._live():
+        for f in self._snap.live():
             loc = self.dv_location(f.dv) if f.dv else None
             if loc is None:
                 continue
@@ -356,19 +217,15 @@ class DeltaTable(RichRepr):
     def dv_file(self, location: str):
         """A DV file as a :class:`~puffin_explorer.delta.DeltaDVFile` (regions, hex, findings), its DVs named
         by the data files whose live descriptors point into it."""
-        from .dvfile import DeltaDVFile
-
-        loc = normalize(location) if ("/" in str(location)) else join(self.location, str(location))
-        descs = [(f.path, f.dv) for f in self._live() if f.dv is not None and self.dv_location(f.dv) == loc]
-        return DeltaDVFile(self._source(loc), descriptors=descs)
+        return self._snap.dv_file(location)
 
     # ---- checks ------------------------------------------------------------------------------------
     def check(self, check_files_exist: bool = True) -> FindingList:
         """Cross-check the log, the DV descriptors, the DV files and the data files (see ``delta.checks``)."""
         from .checks import check_table
 
-        findings = check_table(self, check_files_exist=check_files_exist)
-        self._raise_first_error(findings)
+        findings = check_table(self._snap, check_files_exist=check_files_exist)
+        self._snap.raise_first_error(findings)
         return FindingList(findings)
 
     def health(self, now: Any = None, name: Optional[str] = None, list_files: bool = True):
@@ -377,7 +234,7 @@ class DeltaTable(RichRepr):
         size, orphan files; fixes as ``OPTIMIZE`` / ``REORG TABLE … APPLY (PURGE)`` / ``VACUUM``."""
         from .health import delta_health
 
-        return delta_health(self, now=now, name=name, list_files=list_files)
+        return delta_health(self._snap, now=now, name=name, list_files=list_files)
 
     def card_health(self, now: Any = None):
         """The doctor run a table card shows (no storage listing), or None above ``CARD_HEALTH_UP_TO`` data
