@@ -77,7 +77,7 @@ def manifest_plan(table: Any, snapshot_id: Optional[int] = None, content: Option
     import pyarrow as pa
 
     from ..iceberg.index import EntryCache
-    from .planner import executor_location
+    from .arrow import executor_location
 
     snap = table.snapshot(snapshot_id)
     manifests = [m for m in table.manifest_records(snap.snapshot_id)
@@ -240,7 +240,7 @@ def build_index_on_executors(spark, table: Any, snapshot_id: Optional[int] = Non
     """The entry index of a snapshot (current by default; ``content`` ``"data"`` / ``"deletes"`` manifests
     only) built on the executors, one task per manifest.  ``table`` is a :class:`~puffin_explorer.Table`;
     ``partitions="repr"`` spells the ``partition`` column as ``str(record)`` instead of JSON."""
-    from .planner import to_spark
+    from .arrow import to_spark
 
     plan, manifests = manifest_plan(table, snapshot_id, content)
     options = storage_options if storage_options is not None else (table.io.storage_options or {})

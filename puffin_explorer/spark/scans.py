@@ -23,8 +23,8 @@ from typing import Any, Mapping, Optional
 from ..errors import UnsupportedTableError
 from . import executors
 from .errors import spark_errors
-from .planner import (DRIVER_MAX_FILES, DV_PLAN_SCHEMA, FILES_PLAN_SCHEMA, TablePlan, plan_table, run_here,
-                      to_spark)
+from .arrow import run_here, to_spark
+from .planner import DRIVER_MAX_FILES, DV_PLAN_SCHEMA, FILES_PLAN_SCHEMA, TablePlan, plan_table
 from .tables import metadata_table, statistics_files
 
 _DV_COLUMNS = ["file_path", "referenced_data_file", "content_offset", "content_size_in_bytes", "record_count"]
@@ -32,7 +32,7 @@ Relocate = Optional[Mapping[str, str]]
 
 
 def _parallelism(spark) -> int:
-    from .planner import is_connect
+    from .arrow import is_connect
 
     if not is_connect(spark):
         try:
@@ -375,7 +375,7 @@ def deleted_rows(spark, table: Any, data_file: str, storage_options: Optional[di
 
 def _spark_parquet(spark, location: str):
     """Spark's Parquet reader on ``location``, or None when the session has no file system for its scheme."""
-    from .planner import spark_location
+    from .arrow import spark_location
 
     try:
         rows = spark.read.parquet(spark_location(location))
