@@ -8,14 +8,10 @@ the view is ``display/health_view.py``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Optional
+from typing import Any, Optional
 
 from ._repr import RichRepr
-from .iceberg.paths import join, normalize
 from .regions import Severity
-
-if TYPE_CHECKING:  # pragma: no cover
-    from .iceberg.table import Table
 
 MIB = 1 << 20
 DAY_MS = 86_400_000
@@ -40,8 +36,14 @@ DEFAULTS: dict[str, Any] = {
 #: A data file is small below this share of the target size (``rewrite_data_files``' ``min-file-size-bytes``).
 SMALL_FILE_SHARE = 0.75
 
-#: Deleted share of the table above which the doctor asks for a rewrite (the table card's threshold).
+#: Deleted share of a table (or a data file) above which the doctor asks for a rewrite and the table card,
+#: ``delete_debt()`` and ``compaction_candidates()`` suggest compaction: the one constant all of them use.
 DELETED_SHARE_THRESHOLD = 0.10
+
+#: Small files are a warning (not a note) from this share of the data files, or when compaction would
+#: remove at least :data:`SMALL_FILES_WARNING_MERGES` files.
+SMALL_FILES_WARNING_SHARE = 0.5
+SMALL_FILES_WARNING_MERGES = 10
 
 #: A data file merging more delete files than this at scan time is read-amplified.
 DELETE_FILES_PER_DATA_FILE = 1
@@ -318,8 +320,9 @@ def size_histogram(sizes, target: int, small: int):
     })
 
 
-def list_tree(table: "Table", root: str):
-    """Every file under ``root`` with size and modification time (ms), through the table's I/O layer."""
+def list_tree(table: Any, root: str):
+    """Every file under ``root`` with size and modification time (ms), through the I/O layer ``table.io``
+    (of a :class:`~puffin_explorer.Table` or a Delta snapshot)."""
     return list_folder(table.io, root)
 
 
@@ -349,6 +352,8 @@ def listed_row(name: str, info: dict, root_path: str, root: str) -> dict[str, An
     """One :func:`list_folder` row from an fsspec listing entry (``name`` in the file system's spelling under
     ``root_path``, the file system's spelling of ``root``)."""
     import pandas as pd
+
+    from .iceberg.paths import join, normalize  # here: the Iceberg and Delta tables import this module
 
     base = root_path.rstrip("/")
     rel = str(name)[len(base):].lstrip("/") if str(name).startswith(base) else str(name)

@@ -23,8 +23,9 @@ import math
 import re
 from typing import Any, Optional
 
-from ..health import (DELETED_SHARE_THRESHOLD, METRIC_KEYS, SMALL_FILE_SHARE, Action, HealthFinding, TableHealth,
-                      deleted_share_finding, epoch_ms, list_tree, size_histogram, ts_literal)
+from ..health import (DELETED_SHARE_THRESHOLD, METRIC_KEYS, SMALL_FILE_SHARE, SMALL_FILES_WARNING_MERGES,
+                      SMALL_FILES_WARNING_SHARE, Action, HealthFinding, TableHealth, deleted_share_finding, epoch_ms,
+                      list_folder, size_histogram, ts_literal)
 from ..errors import PuffinError
 from ..iceberg.paths import normalize
 from ..regions import Severity
@@ -118,12 +119,9 @@ def _delta_rs(snap: DeltaSnapshot) -> str:
 
 def _list(snap: DeltaSnapshot):
     """Every file under the table folder: location (normalized), path relative to the folder, size, mtime (ms)."""
-    from types import SimpleNamespace
-
     import pandas as pd
 
-
-    found = list_tree(SimpleNamespace(io=snap.io), snap.location)  # through the Delta table's I/O layer
+    found = list_folder(snap.io, snap.location)  # through the Delta table's I/O layer
     base = normalize(snap.location).rstrip("/") + "/"
     found["relative"] = [loc[len(base):] if loc.startswith(base) else loc for loc in found["location"]]
     return found if len(found) else pd.DataFrame(columns=["location", "size", "mtime_ms", "hidden", "relative"])
@@ -185,7 +183,8 @@ def delta_health(snap: DeltaSnapshot, now: Any = None, name: Optional[str] = Non
     before = int(cand["small_files"].sum())
     if len(cand) and before - after >= 1:
         share = m["small_files"] / m["data_files"] if m["data_files"] else 0.0
-        sev = Severity.WARNING if share >= 0.5 or before - after >= 10 else Severity.INFO
+        sev = (Severity.WARNING if share >= SMALL_FILES_WARNING_SHARE or before - after >= SMALL_FILES_WARNING_MERGES
+               else Severity.INFO)
         findings.append(HealthFinding(
             "health.small-files", sev,
             f"{m['small_files']:,} of {m['data_files']:,} data files ({share:.0%}) are below {small_size:,} B "

@@ -44,7 +44,8 @@ class DeltaSnapshot:
         self._files: Optional[list[FileAction]] = None
 
     def raise_first_error(self, findings) -> None:
-        """With ``strict``, the first error among ``findings`` as an :class:`~puffin_explorer.errors.InvalidFileError`."""
+        """With ``strict``, raise the first error among ``findings`` (an
+        :class:`~puffin_explorer.errors.InvalidFileError`)."""
         if self.strict:
             first = next((f for f in findings if f.severity is Severity.ERROR), None)
             if first is not None:

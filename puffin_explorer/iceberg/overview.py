@@ -14,13 +14,11 @@ from typing import TYPE_CHECKING, Any, Optional
 
 from .._repr import RichRepr
 from ..errors import PuffinError
+from ..health import DELETED_SHARE_THRESHOLD
 from .metadata import Snapshot
 
 if TYPE_CHECKING:  # pragma: no cover
     from .table import Table
-
-#: Deleted share of a table (or a data file) above which the card suggests compaction.
-DEBT_THRESHOLD = 0.10
 
 SUMMARY_COLUMNS = [
     "table", "namespace", "format_version", "snapshots", "current_snapshot_id", "records", "deleted_rows",
@@ -230,7 +228,7 @@ def summary_row(table: "Table") -> dict[str, Any]:
         worst = max(table.findings, key=lambda f: {"error": 2, "warning": 1}.get(f.severity.value, 0))
         if worst.severity.value != "info":
             row.update(health=worst.severity.value, problem=worst.message)
-    if row["health"] == "ok" and (row["deleted_share"] or 0) > DEBT_THRESHOLD:
+    if row["health"] == "ok" and (row["deleted_share"] or 0) > DELETED_SHARE_THRESHOLD:
         row.update(health="compact", problem=f"{row['deleted_share']:.1%} of the rows are deleted")
     return row
 
@@ -290,7 +288,8 @@ class DeleteDebt(RichRepr):
     count per data file (no Puffin byte is read).
     """
 
-    def __init__(self, table: "Table", snapshot_id: Optional[int] = None, threshold: float = DEBT_THRESHOLD) -> None:
+    def __init__(self, table: "Table", snapshot_id: Optional[int] = None,
+                 threshold: float = DELETED_SHARE_THRESHOLD) -> None:
         self.table = table
         self.threshold = float(threshold)
         from .deletes import deleted_rows_per_file

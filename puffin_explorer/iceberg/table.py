@@ -8,6 +8,7 @@ from typing import Any, Callable, Mapping, Optional, Union
 from .._repr import RichRepr
 from ..errors import (InvalidFileError, NotFoundError, NotInTableError, PuffinError, SourceError,
                       TableNotFoundError)
+from ..health import DELETED_SHARE_THRESHOLD
 from ..io import storage_options_from_pyiceberg
 from ..regions import Finding, FindingList, Severity
 from . import manifests as mf, vanished
@@ -181,7 +182,7 @@ class Table(RichRepr):
 
         return timeline(self)
 
-    def delete_debt(self, threshold: float = 0.10, snapshot_id: Optional[int] = None):
+    def delete_debt(self, threshold: float = DELETED_SHARE_THRESHOLD, snapshot_id: Optional[int] = None):
         """Deleted share per data file and per partition, compaction candidates (share above
         ``threshold``), live position-delete files: a :class:`~.overview.DeleteDebt`."""
         from .overview import DeleteDebt
