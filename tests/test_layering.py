@@ -1,15 +1,19 @@
 """Parsing never imports display code: each model package imports in a fresh interpreter without
-loading any ``puffin_explorer.display`` module; and the view registry is open."""
+loading any ``puffin_explorer.display`` module; the package's import graph has no circles where the
+layers say it must not; and the view registry is open."""
 
 from __future__ import annotations
 
+import ast
 import subprocess
 import sys
+from functools import lru_cache
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "puffin_explorer"
 PROBE = """
 import importlib, sys
 importlib.import_module({module!r})
@@ -24,6 +28,107 @@ def test_model_packages_import_without_the_display_layer(module):
     out = subprocess.run([sys.executable, "-c", PROBE.format(module=module)], capture_output=True, text=True,
                          cwd=ROOT, check=True)
     assert out.stdout.strip() == ""
+
+
+@lru_cache(maxsize=1)
+def import_graph() -> dict[str, frozenset[str]]:
+    """``{module: modules it imports}`` over every ``.py`` file of the package, read with ``ast``: every
+    import counts (module level, inside functions, under ``if TYPE_CHECKING:``), relative ones resolved;
+    ``from package import name`` is an edge to the submodule ``name`` when there is one, else to the package
+    (its ``__init__``), and ``import a.b.c`` to the nearest module of the package it names."""
+    modules = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = list(path.relative_to(ROOT).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        modules[".".join(parts)] = path
+
+    def known(name: str):
+        while name and name not in modules:
+            name = name.rpartition(".")[0]
+        return name or None
+
+    graph = {}
+    for name, path in modules.items():
+        package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+        targets = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+            if isinstance(node, ast.Import):
+                targets.update(known(alias.name) for alias in node.names)
+            elif isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = package[:len(package) - (node.level - 1)]
+                    source = ".".join(base + ([node.module] if node.module else []))
+                else:
+                    source = node.module or ""
+                targets.update(f"{source}.{alias.name}" if f"{source}.{alias.name}" in modules else known(source)
+                               for alias in node.names)
+        graph[name] = frozenset(t for t in targets if t and t != name)
+    return graph
+
+
+def import_cycles(*packages: str) -> list[list[str]]:
+    """The import circles among the modules of ``packages`` (``"delta"``, ``"spark"``, …, under
+    ``puffin_explorer``) taken together, each as its sorted modules (Tarjan's strongly connected components)."""
+    graph = import_graph()
+    prefixes = [f"puffin_explorer.{p}" for p in packages]
+    nodes = {m for m in graph if any(m == p or m.startswith(p + ".") for p in prefixes)}
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    cycles = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in sorted(graph[v] & nodes):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                cycles.append(sorted(component))
+
+    for v in sorted(nodes):
+        if v not in index:
+            visit(v)
+    return cycles
+
+
+def test_the_import_graph_sees_every_kind_of_import():
+    graph = import_graph()
+    assert "puffin_explorer.iceberg.paths" in graph["puffin_explorer.delta.snapshot"]  # module level, relative
+    assert "puffin_explorer.format.dv" in graph["puffin_explorer.delta.snapshot"]  # inside a function
+    assert "puffin_explorer.spark.index" in graph["puffin_explorer.spark.planner"]  # inside a method
+    assert "puffin_explorer.parquet.layout" in graph["puffin_explorer.display.parquet_view"]  # TYPE_CHECKING
+    assert "puffin_explorer.delta.z85" in graph["puffin_explorer.delta.snapshot"]  # from . import module
+
+
+# Layers whose modules import one another in one direction only; iceberg joins when its circles are gone.
+@pytest.mark.parametrize("packages", [("delta",), ("spark",), ("parquet", "display")])
+def test_no_import_circles(packages):
+    assert import_cycles(*packages) == []
+
+
+def test_parquet_imports_nothing_from_display():
+    graph = import_graph()
+    wrong = {m: sorted(t for t in ts if t.startswith("puffin_explorer.display"))
+             for m, ts in graph.items() if m.startswith("puffin_explorer.parquet")}
+    assert {m: ts for m, ts in wrong.items() if ts} == {}
+
+
+def test_only_the_delta_facade_and_the_package_import_delta_table():
+    graph = import_graph()
+    importers = {m for m, ts in graph.items() if "puffin_explorer.delta.table" in ts and m.startswith("puffin_explorer.delta")}
+    assert importers <= {"puffin_explorer.delta"}
 
 
 def test_every_model_type_has_a_registered_view():
