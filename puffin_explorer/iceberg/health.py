@@ -32,7 +32,8 @@ from typing import TYPE_CHECKING, Any, Optional
 
 from ..errors import PuffinError
 from ..health import (CLUSTERING_DEPTH_THRESHOLD, DAY_MS, DEFAULTS, DELETE_FILES_PER_DATA_FILE,
-                      DELETED_SHARE_THRESHOLD, FIX_ORDER, METRIC_KEYS, MIB, SMALL_FILE_SHARE, Action, HealthFinding,
+                      DELETED_SHARE_THRESHOLD, FIX_ORDER, METRIC_KEYS, MIB, SMALL_FILE_SHARE,
+                      SMALL_FILES_WARNING_MERGES, SMALL_FILES_WARNING_SHARE, Action, HealthFinding,
                       TableHealth, deleted_share_finding, epoch_ms, list_tree, size_histogram, ts_literal)
 from ..regions import Severity
 from .paths import join, normalize
@@ -684,7 +685,8 @@ def _small_files_finding(findings, by_part, m, th, target, small_size, call, spa
     if before - files_after < 1:
         return
     share = m["small_files"] / m["data_files"] if m["data_files"] else 0.0
-    sev = Severity.WARNING if share >= 0.5 or before - files_after >= 10 else Severity.INFO
+    sev = (Severity.WARNING if share >= SMALL_FILES_WARNING_SHARE or before - files_after >= SMALL_FILES_WARNING_MERGES
+           else Severity.INFO)
     min_input = int(min(cand["small_files"].min(), 5))
     src = th["write.target-file-size-bytes"]["source"]
     findings.append(HealthFinding(

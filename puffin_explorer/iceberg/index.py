@@ -492,7 +492,6 @@ class _Decoder:
                               f"{'an int' if kind == 'int' else 'a long'}; read as absent", None))
 
 
-
 def _short(value: Any) -> str:
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
@@ -925,6 +924,7 @@ def _fetch(table: "Table", locs: list[str]) -> tuple[dict[str, bytes], list[tupl
             failed.append(("iceberg.manifest-unreadable", Severity.ERROR, loc, f"{basename(loc)}: {exc}", None))
     return out, failed
 
+
 def _without_metrics(cache: "EntryCache", manifest: dict[str, Any], metrics: bool, failed: list[tuple]) -> tuple:
     """What stands for a manifest that could not be read: its entries without metrics when they were decoded
     before it vanished (so an index with metrics counts what one without did), else none."""
@@ -937,7 +937,6 @@ def _without_metrics(cache: "EntryCache", manifest: dict[str, Any], metrics: boo
     cols = [chunk.column(f.name) if f.name in chunk.column_names else pa.nulls(chunk.num_rows, f.type)
             for f in schema]
     return (pa.Table.from_arrays(cols, schema=schema), failed)
-
 
 
 def _capped(raw: list[tuple]) -> list[Finding]:
@@ -997,9 +996,12 @@ def _validate(index: EntryIndex, partition_specs: dict, cache: "EntryCache") -> 
         index.ints("file_size_in_bytes", -1)
     has = (t.column("content_offset").is_valid().to_numpy(zero_copy_only=False)
            & t.column("content_size_in_bytes").is_valid().to_numpy(zero_copy_only=False) & (fsize >= 0))
-    yield from report("iceberg.entry-range-beyond-file", Severity.ERROR, has & (off + size > fsize),
-                      lambda r: f"content range [{off[r]:,}, {off[r] + size[r]:,}) ends past file_size_in_bytes "
-                                f"{fsize[r]:,}")
+    # negative offsets and sizes are entry-negative above; the rest add up exactly in uint64 (int64 would wrap)
+    has &= (off >= 0) & (size >= 0)
+    end = np.where(has, off, 0).astype(np.uint64) + np.where(has, size, 0).astype(np.uint64)
+    yield from report("iceberg.entry-range-beyond-file", Severity.ERROR, has & (end > fsize.astype(np.uint64)),
+                      lambda r: f"content range [{int(off[r]):,}, {int(off[r]) + int(size[r]):,}) ends past "
+                                f"file_size_in_bytes {int(fsize[r]):,}")
     yield from _validate_partitions(index, partition_specs, cache, manifest, entry)
 
 
