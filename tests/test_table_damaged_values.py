@@ -212,3 +212,28 @@ def test_the_io_layer_refuses_a_location_with_a_control_character(tmp_path):
         assert str(err.value).startswith(f"'{tmp_path}/a\\x00b' holds the control character '\\x00' at character "
                                          f"{len(str(tmp_path)) + 2}; no file is opened at it")
     assert io_.exists(f"{tmp_path}/a\x01") is False and io_.read(f"{tmp_path}/a") == b"x"
+
+
+def test_a_dv_offset_near_the_long_limit_is_a_range_finding_without_overflow(tmp_path):
+    """offset + size past 2^63 must not wrap (nor warn): the range ends past the file, exactly."""
+    import warnings
+
+    shop = copy_warehouse(tmp_path) / "shop"
+    manifest = shop / "orders" / "metadata" / "da354e0d-4a95-484a-b518-c198966d2374-m2.avro"  # DVs: record 2
+    seen = {}
+
+    def change(rs):
+        d = rs[0]["data_file"]
+        d["content_offset"] = 2 ** 63 - 1
+        seen.update(size=d["content_size_in_bytes"], file=d["file_size_in_bytes"])
+
+    rewrite(manifest, change)
+    length = manifest.stat().st_size
+    rewrite(shop / ORDERS_MANIFEST_LIST, lambda rs: rs[2].__setitem__("manifest_length", length))
+    t = Warehouse(str(shop.parent)).table("shop.orders")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        found = [f for f in t.index().findings if f.code == "iceberg.entry-range-beyond-file"]
+    assert [f.message for f in found] == [
+        f"{manifest.name} entry 0: content range [{2 ** 63 - 1:,}, {2 ** 63 - 1 + seen['size']:,}) ends past file_size_in_bytes "
+        f"{seen['file']:,}"]
