@@ -669,7 +669,11 @@ def _check_files_exist(table: "Table", snapshot_id: int, cols: _Columns, out: li
         w, where, kind = written[i].as_py(), loc[i].as_py(), what[i].as_py()
         if missing[i]:
             if w not in said and parent(where) not in unlisted:
-                out.append(_f("iceberg.file-missing", Severity.ERROR, w, f"{kind} {where} does not exist"))
+                if vanished.newer_metadata(table) is not None and not vanished.looks_moved(table, w):
+                    # the table's own file, gone while a newer metadata version exists: maintenance removed it
+                    out.append(vanished.note(table, w, snapshot_id, kind, ""))
+                else:
+                    out.append(_f("iceberg.file-missing", Severity.ERROR, w, f"{kind} {where} does not exist"))
         elif kind == "manifest":
             out.append(_f("iceberg.file-size-mismatch", Severity.ERROR, w,
                           f"manifest list says manifest_length {claimed[i]} but {where} has {have[i]} bytes"))
