@@ -580,6 +580,14 @@ def _documented_code(code: str) -> bool:
     return code in DOCUMENTED_CODES or code.startswith(DOCUMENTED_PREFIXES)
 
 
+#: Words of the I/O layer's message for a storage failure it gave up on (docs/storage-failures.md).
+STORAGE_FAILED = ("the storage is busy or failing", "gave up after")
+
+
+def _storage_failed(text: str) -> bool:
+    return any(w in text for w in STORAGE_FAILED)
+
+
 def _cli_numbers(command: str, data: Any) -> dict:
     """The snapshot and row numbers a ``table`` / ``doctor`` JSON answer names (where it names them)."""
     found: dict[str, Any] = {}
@@ -673,7 +681,7 @@ class Judge:
                 err = a.get("stderr", "")
                 if "unexpected error" in err or "Traceback" in err:
                     return "wrong", f"exit {a.get('exit')}: {err}"
-                if any(w in err for w in ("gone", "vanished", "not found", "no such", "unreachable", "unavailable",
+                if _storage_failed(err) or any(w in err for w in ("gone", "vanished", "not found", "no such", "unreachable", "unavailable",
                                           "timed out", "source.", "table.file-vanished", "failed after")):
                     return "documented", err
                 return "wrong", f"exit {a.get('exit')} naming no vanished file or storage failure: {err}"
@@ -717,7 +725,8 @@ class Judge:
                     return "documented", why
                 return "wrong", f"{step}: {why}"
         bad = [c for key in ("check",) for c in a.get(key) or []
-               if c[1] == "error" and not _documented_code(c[0]) and c[0] not in TABLE_STATE_CODES]
+               if c[1] == "error" and not _documented_code(c[0]) and c[0] not in TABLE_STATE_CODES
+               and not _storage_failed(c[2])]
         if bad and step in ("check", "stale_check"):
             return "wrong", f"{step}: error finding on a consistent snapshot: {bad[0]}"
         return ("documented" if documented else "consistent"), ""
@@ -759,7 +768,10 @@ class Judge:
         if a.get("live_rows") is not None and int(a["live_rows"]) != int(w["live_rows"]):
             why = f"live rows {a['live_rows']:,} at version {v}, but the writer counted {w['live_rows']:,}"
             return ("documented", why) if documented else ("wrong", why)
-        bad = [c for c in a.get("check") or [] if c[1] == "error" and not _documented_code(c[0])]
+        bad = [c for c in a.get("check") or [] if c[1] == "error" and not _documented_code(c[0])
+               and not _storage_failed(c[2])]
+        if any(c[1] == "error" and _storage_failed(c[2]) for c in a.get("check") or []):
+            documented = True
         if bad and a.get("step") in ("delta_check", "delta_stale_check"):
             return "wrong", f"{a.get('step')}: error finding: {bad[0]}"
         return ("documented" if documented else "consistent"), ""
