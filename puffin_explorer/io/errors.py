@@ -16,6 +16,7 @@ from urllib.parse import urlsplit
 
 from ..errors import (AccessDeniedError, EndpointUnreachableError, NoCredentialsError, NotAFileError,
                       NotFoundError, SourceError, StorageUnavailableError)
+from .retry import cause, exception_chain, is_transient
 
 #: Seconds to wait for a TCP connection to an explicit endpoint before calling it unreachable.
 CONNECT_TIMEOUT_S = 3.0
@@ -24,18 +25,9 @@ _CRED_HINT = ("set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or AWS_PROFILE),
               "storage_options={'key': ..., 'secret': ...}")
 
 
-def _chain(exc: BaseException):
-    """``exc`` and its causes/contexts, outermost first."""
-    seen = set()
-    while exc is not None and id(exc) not in seen:
-        seen.add(id(exc))
-        yield exc
-        exc = exc.__cause__ or exc.__context__
-
-
 def _error_code(exc: BaseException) -> str:
     """The S3 error code of a botocore ClientError somewhere in the chain ('' if none)."""
-    for e in _chain(exc):
+    for e in exception_chain(exc):
         resp = getattr(e, "response", None)
         if isinstance(resp, dict):
             code = (resp.get("Error") or {}).get("Code")
@@ -58,7 +50,6 @@ def storage_error(exc: BaseException, location: str, action: str = "read", attem
     :class:`EndpointUnreachableError` when the connection was refused)."""
     if isinstance(exc, SourceError):
         return exc
-    from .retry import cause, is_transient
 
     if is_transient(exc):
         why = cause(exc, policy)
@@ -74,9 +65,9 @@ def storage_error(exc: BaseException, location: str, action: str = "read", attem
                                        location=location, hint=_RETRY_HINT,
                                        code="source.timeout" if "timed out" in why else "source.unavailable",
                                        operation=action, attempts=attempts, cause=why)
-    names = {type(e).__name__ for e in _chain(exc)}
+    names = {type(e).__name__ for e in exception_chain(exc)}
     code = _error_code(exc)
-    text = " ".join(str(e) for e in _chain(exc))
+    text = " ".join(str(e) for e in exception_chain(exc))
     scheme = location.split("://", 1)[0] if "://" in location else "file"
     if "NoCredentialsError" in names or "PartialCredentialsError" in names:
         return NoCredentialsError(f"no credentials to {action} {location}", location=location,

@@ -132,7 +132,8 @@ class ShortResponse(OSError):
     """An answer with fewer bytes than asked for and than the file has: cut short on the way."""
 
 
-def _chain(exc: BaseException):
+def exception_chain(exc: BaseException):
+    """``exc`` and its causes/contexts, outermost first."""
     seen = set()
     while exc is not None and id(exc) not in seen:
         seen.add(id(exc))
@@ -142,7 +143,7 @@ def _chain(exc: BaseException):
 
 def _http(exc: BaseException) -> tuple[Optional[int], str, str]:
     """``(status, code, message)`` of an HTTP error answer in the chain (botocore, aiohttp, Arrow)."""
-    for e in _chain(exc):
+    for e in exception_chain(exc):
         resp = getattr(e, "response", None)
         if isinstance(resp, dict):
             err = resp.get("Error") or {}
@@ -166,7 +167,7 @@ def is_transient(exc: BaseException) -> bool:
         return True
     if code or status:
         return False  # an answer that says no (403, 404, 400 ...): asking again gives the same answer
-    names = {type(e).__name__ for e in _chain(exc)}
+    names = {type(e).__name__ for e in exception_chain(exc)}
     if names & {"FileNotFoundError", "PermissionError", "IsADirectoryError", "NotADirectoryError",
                 "NoCredentialsError", "PartialCredentialsError"}:
         return False
@@ -185,8 +186,8 @@ def cause(exc: BaseException, pol: Optional[Policy] = None) -> str:
         label = " ".join([str(status)] * bool(status) + [code] * bool(code and code != str(status)))
     if label:
         return f"{label} ({message.strip()[:200]})" if message.strip() else label
-    names = [type(e).__name__ for e in _chain(exc)]
-    text = " ".join(str(e) for e in _chain(exc))
+    names = [type(e).__name__ for e in exception_chain(exc)]
+    text = " ".join(str(e) for e in exception_chain(exc))
     within = f" within {pol.timeout:g} s" if pol else ""
     if any(n in ("ReadTimeoutError", "SocketTimeoutError", "ServerTimeoutError", "FSTimeoutError", "TimeoutError",
                  "timeout") for n in names) or "curlCode: 28" in text:
