@@ -38,7 +38,7 @@ def _find_maker(kind: str, cls: type) -> Optional[Callable[..., Any]]:
     return None
 
 
-def make(kind: str, obj: Any, *args: Any, **kwargs: Any) -> Any:
+def make_view(kind: str, obj: Any, *args: Any, **kwargs: Any) -> Any:
     """The ``kind`` rendering of ``obj`` by the maker registered for its type (the display layer's
     view modules loaded first)."""
     fn = _find_maker(kind, type(obj))

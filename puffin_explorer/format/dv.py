@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Optional
 import numpy as np
 
 from ..errors import BlobDecodeError
-from .._repr import RichRepr, make
+from .._repr import RichRepr, make_view
 from ..regions import Finding, FindingList, Region, Severity, clip
 from .roaring import (JAVA_MAX_KEY, SERIAL_COOKIE, SERIAL_COOKIE_NO_RUNCONTAINER, Bitmap32, container_runs,
                       container_values, merge_runs, parse_bitmap32, sorted_unique, values_from_slice)
@@ -509,7 +509,7 @@ class DeletionVector(RichRepr):
 
     def plot(self, bins: int = 200, upper: Optional[int] = None):
         """A matplotlib Figure of where the deleted rows fall (binned from the bitmap, never per row)."""
-        return make("figure", self, bins, upper)
+        return make_view("figure", self, bins, upper)
 
     def to_bytes(self) -> bytes:
         """The blob's bytes (as read, or as serialized for a vector built here)."""

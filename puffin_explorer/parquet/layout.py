@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Callable, Optional, Union
 
-from .._repr import RichRepr, make
+from .._repr import RichRepr, make_view
 from ..errors import InvalidFileError
 from ..io import DEFAULT_WORKERS, ByteSource, Location
 from ..regions import Finding, FindingList, Region, Severity
@@ -209,7 +209,7 @@ class ParquetLayout(FooterReader, IndexReader, PageWalker, RegionBuilder, RichRe
         """An annotated hex view coloured by region (``HexView``: displays in notebooks,
         ``.text()`` for terminals).  Without ``offset``/``length`` a big file is paged:
         head, tail and the bytes around each region boundary, a few kilobytes in all."""
-        return make("hex", self, offset, length)
+        return make_view("hex", self, offset, length)
 
     def __repr__(self) -> str:
         return self.to_text()

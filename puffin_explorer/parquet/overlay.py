@@ -11,7 +11,7 @@ from typing import Any, Optional, Protocol, Sequence
 
 import numpy as np
 
-from .._repr import RichRepr, make
+from .._repr import RichRepr, make_view
 from ..regions import Finding, FindingList, Severity
 from .parts import RowGroupInfo
 from .schema import ColumnInfo
@@ -144,7 +144,7 @@ class DeletionOverlay(RichRepr):
 
     def chart(self, column: Optional[str] = None):
         """A matplotlib figure: deleted share per row group, and per page of one column."""
-        return make("figure", self, column=column)
+        return make_view("figure", self, column=column)
 
     def summary(self) -> str:
         rg = self.row_groups
