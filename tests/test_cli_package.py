@@ -42,7 +42,7 @@ def test_table_view_after_the_options_as_the_readme_writes_it(tmp_path):
     shop = copy_warehouse(tmp_path) / "shop"
     (shop / ORDERS_DV_PUFFIN).unlink()
     bad = run("table", shop.parent, "--table", "shop.orders", "check")
-    assert bad.returncode == 1 and bad.stdout.splitlines()[-1] == "1 findings, 1 errors"
+    assert bad.returncode == 1 and bad.stdout.splitlines()[-1] == "1 finding, 1 error"
     strict = one_error_line(run("table", shop.parent, "--table", "shop.orders", "check", "--strict"), "table")
     assert "table.file-vanished: Puffin file " in strict and " is gone: its DVs are not checked" in strict
     wrong = run("table", WAREHOUSE, "--table", "shop.orders", "chekc")

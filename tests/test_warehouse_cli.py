@@ -38,7 +38,7 @@ def test_check_exit_codes(tmp_path, capsys):
     (shop / ORDERS_DV_PUFFIN).unlink()
     assert main(["table", str(shop.parent), "check", "--table", "shop.orders"]) == 1
     out = capsys.readouterr().out.splitlines()
-    assert out[-1] == "1 findings, 1 errors"
+    assert out[-1] == "1 finding, 1 error"
     assert out[0].startswith("error table.file-vanished @ ?: Puffin file ")
 
 

@@ -64,6 +64,14 @@ def sniff(location: str, storage_options: Optional[dict[str, Any]] = None) -> Sn
     return Sniffed(location, kind, size)
 
 
+def is_delta_folder(location: str, storage_options: Optional[dict[str, Any]] = None) -> bool:
+    """Whether ``location`` is a Delta table folder: a folder with a ``_delta_log`` in it (what ``doctor`` and
+    ``table`` open as a :class:`~puffin_explorer.delta.table.DeltaTable`)."""
+    from ..iceberg.paths import TableIO
+
+    return any(name == "_delta_log" for name, _kind, _size in TableIO(storage_options).listdir(location))
+
+
 def require(location: str, wanted: str, storage_options: Optional[dict[str, Any]] = None) -> Sniffed:
     """Refuse a location that positively is something other than ``wanted`` (say what it is and what to run)."""
     found = sniff(location, storage_options)

@@ -60,12 +60,11 @@ def _tables(args: argparse.Namespace, shared: Shared) -> list:
     """(name, Table) pairs: the one table LOCATION names, or every table of a warehouse folder."""
     from ..iceberg.paths import TableIO
     from ..iceberg.warehouse import Warehouse
-    from ._sniff import sniff
+    from ._sniff import is_delta_folder, sniff
     from .table import open_table
 
     loc = args.location
-    if not args.table and not loc.endswith(".metadata.json") and any(
-            n == "_delta_log" for n, kind, _ in TableIO(shared.storage_options).listdir(loc)):
+    if not args.table and not loc.endswith(".metadata.json") and is_delta_folder(loc, shared.storage_options):
         from ..delta.table import DeltaTable
 
         return [DeltaTable(loc, storage_options=shared.storage_options, relocate=shared.relocate)]

@@ -1,28 +1,35 @@
-"""``puffin-explorer table LOCATION [VIEW]``: an Iceberg table's snapshots, files, DVs, statistics and checks."""
+"""``puffin-explorer table LOCATION [VIEW]``: an Iceberg table's snapshots, files, DVs, statistics and checks, or
+a Delta table's files, DVs and checks."""
 
 from __future__ import annotations
 
 import argparse
 from typing import Any, Optional
 
+from .._text import plural
 from ._errors import EXIT_FINDINGS, EXIT_OK
 from ._options import Shared, UsageError, check_strict, has_errors
 from ._output import Progress, frame, out
-from ._sniff import sniff
+from ._sniff import is_delta_folder, sniff
 
 VIEWS = ("summary", "snapshots", "files", "dvs", "deletes", "stats", "puffin", "check")
+#: The views of a Delta table (a folder with ``_delta_log``); the others are Iceberg's alone.
+DELTA_VIEWS = ("summary", "files", "dvs", "check")
 #: VIEW may also come after the options (``table LOC --table X check``).
 LATE_POSITIONALS = ("view",)
 
-HELP = "look at an Iceberg table: snapshots, files, DVs, statistics files, cross-checks"
+HELP = "look at an Iceberg or Delta table: snapshots, files, DVs, statistics files, cross-checks"
 DESCRIPTION = ("Open an Iceberg table from a *.metadata.json, a table folder, or a warehouse folder plus "
                "--table, and print one view of it (default summary). 'check' cross-checks manifests, Puffin "
-               "files and statistics files and exits 1 when a finding is an error.")
+               "files and statistics files and exits 1 when a finding is an error. A Delta table folder (one "
+               f"with _delta_log) has the views {', '.join(DELTA_VIEWS)}; --snapshot N opens its version N, and "
+               "'check' cross-checks the log, the DV descriptors, the DV files and the data files.")
 EPILOG = """examples:
   puffin-explorer table WAREHOUSE --table shop.orders            # summary
   puffin-explorer table WAREHOUSE/shop/orders dvs --format csv
   puffin-explorer table WAREHOUSE --table shop.orders check      # exit 1 on errors
-  puffin-explorer table s3://bucket/wh --table shop.orders check --storage-options '{"anon": true}'"""
+  puffin-explorer table s3://bucket/wh --table shop.orders check --storage-options '{"anon": true}'
+  puffin-explorer table DELTA_FOLDER dvs --snapshot 1             # a Delta table at version 1"""
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -30,7 +37,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                                     "local path or fsspec URL (s3://...)")
     p.add_argument("view", nargs="?", default=None, choices=VIEWS, help=f"one of {', '.join(VIEWS)} (default summary)")
     p.add_argument("--table", help="table name (namespace.table) inside a warehouse folder")
-    p.add_argument("--snapshot", type=int, help="snapshot id (default: current)")
+    p.add_argument("--snapshot", type=int, help="snapshot id (default: current); of a Delta table, the version "
+                                                "(default: latest)")
     p.add_argument("--max-rows", type=int, default=200, help="rows to print in text output (default 200)")
 
 
@@ -79,6 +87,9 @@ def _opening_findings(t, shared: Shared) -> int:
 
 
 def run(args: argparse.Namespace, shared: Shared) -> int:
+    if not args.table and not args.location.endswith(".metadata.json") \
+            and is_delta_folder(args.location, shared.storage_options):
+        return _delta(args, shared)
     t = open_table(args.location, args.table, shared.relocate, shared.storage_options)
     view, sid = args.view or "summary", args.snapshot
     if view == "summary":
@@ -92,8 +103,7 @@ def run(args: argparse.Namespace, shared: Shared) -> int:
         if shared.format == "text":
             for f in findings:
                 out(str(f))
-            errors = sum(1 for f in findings if f.severity.value == "error")
-            out(f"{len(findings)} findings, {errors} errors")
+            out(_findings_line(findings))
         else:
             from ..iceberg.checks import findings_frame
 
@@ -110,6 +120,12 @@ def run(args: argparse.Namespace, shared: Shared) -> int:
     status = _opening_findings(t, shared)
     frame(df[view](), shared.format, args.max_rows)
     return status
+
+
+def _findings_line(findings) -> str:
+    """The last line of a text check: ``3 findings, 1 error``."""
+    errors = sum(1 for f in findings if f.severity.value == "error")
+    return f"{plural(len(findings), 'finding')}, {plural(errors, 'error')}"
 
 
 def _summary(t, sid: Optional[int], shared: Shared) -> int:
@@ -150,6 +166,70 @@ def _summary(t, sid: Optional[int], shared: Shared) -> int:
         status = EXIT_FINDINGS
     elif snap is not None:
         for kind, (n, rows) in counts.items():
-            out(f"  {kind:<17} {n:>7,} files {rows:>14,} rows")
+            out(f"  {kind:<17} {plural(n, 'file'):>13} {plural(rows, 'row'):>19}")
     out(f"  statistics files  {len(t.statistics_files()):>7,}")
+    return status
+
+
+# ---- Delta tables ----------------------------------------------------------------------------------------
+
+
+def _delta(args: argparse.Namespace, shared: Shared) -> int:
+    """A Delta table folder: the views of :data:`DELTA_VIEWS`, at ``--snapshot`` (its version) or the latest."""
+    from ..delta.table import DeltaTable
+
+    view = args.view or "summary"
+    if view not in DELTA_VIEWS:
+        raise UsageError(f"{args.location} is a Delta table: view '{view}' is for Iceberg tables; the views of a "
+                         f"Delta table are {', '.join(DELTA_VIEWS)}")
+    # an unknown version ends the command with its name and the latest one (NotInTableError)
+    t = DeltaTable(args.location, version=args.snapshot, storage_options=shared.storage_options,
+                   relocate=shared.relocate)
+    if view == "summary":
+        return _delta_summary(t, shared)
+    if view == "check":
+        findings = t.check()
+        check_strict(findings, shared)
+        if shared.format == "text":
+            for f in findings:
+                out(str(f))
+            out(_findings_line(findings))
+        else:
+            from ..iceberg.checks import findings_frame
+
+            frame(findings_frame(findings), shared.format, args.max_rows)
+        return EXIT_FINDINGS if has_errors(findings) else EXIT_OK
+    status = _opening_findings(t, shared)
+    frame(t.files() if view == "files" else t.dvs(), shared.format, args.max_rows)
+    return status
+
+
+def _delta_summary(t, shared: Shared) -> int:
+    totals, dv_files = t.totals(), len(t.dv_files())
+    protocol = t.protocol
+    features = sorted(set(protocol.get("readerFeatures") or []) | set(protocol.get("writerFeatures") or []))
+    if shared.format != "text":
+        import pandas as pd
+
+        row = {"table": t.name, "format": "delta", "location": t.location, "version": t.version,
+               "latest_version": t.log.files.latest, "min_reader_version": protocol.get("minReaderVersion"),
+               "min_writer_version": protocol.get("minWriterVersion"), "features": ", ".join(features),
+               **totals, "dv_files": dv_files,
+               "notes": "; ".join(f"{f.code}: {f.message}" for f in t.findings)}
+        check_strict(t.findings, shared)
+        frame(pd.DataFrame([row]), shared.format)
+        return EXIT_FINDINGS if has_errors(t.findings) else EXIT_OK
+    status = _opening_findings(t, shared)
+    out(f"table      {t.name} (Delta, reader v{protocol.get('minReaderVersion', '?')}, "
+        f"writer v{protocol.get('minWriterVersion', '?')}"
+        + (f"; features {', '.join(features)})" if features else ")"))
+    out(f"location   {t.location}")
+    for f in t.findings:
+        if f.severity.value == "info":
+            out(f"note       {f.message}")
+    out(f"version    {t.version}; latest {t.log.files.latest}")
+    out(f"  data files        {plural(totals['data_files'], 'file'):>13} {plural(totals['records'], 'row'):>19}")
+    out(f"  DVs               {plural(totals['dvs'], 'DV'):>13} {plural(totals['deleted_rows'], 'row'):>19} deleted")
+    out(f"  live rows         {'':>13} {plural(totals['live_rows'], 'row'):>19}")
+    out(f"  DV files          {dv_files:>7,}")
     return status
