@@ -237,3 +237,18 @@ def test_a_dv_offset_near_the_long_limit_is_a_range_finding_without_overflow(tmp
     assert [f.message for f in found] == [
         f"{manifest.name} entry 0: content range [{2 ** 63 - 1:,}, {2 ** 63 - 1 + seen['size']:,}) ends past file_size_in_bytes "
         f"{seen['file']:,}"]
+
+
+def test_csv_output_writes_a_control_character_of_a_path_as_an_escape(tmp_path, capsys):
+    """A NUL in a path never reaches CSV as a raw byte (Python 3.10's csv module refuses to write it)."""
+    root = tmp_path / "dv_single"
+    shutil.copytree(FIXTURES / "engines" / "duckdb" / "dv_single", root)
+
+    def change(rs):
+        rs[0]["data_file"]["file_path"] = rs[0]["data_file"]["file_path"].replace("/data/", "/da\x00ta/", 1)
+
+    rewrite(root / "metadata" / DUCK_MANIFEST, change)
+    capsys.readouterr()
+    assert main(["table", str(root), "files", "--format", "csv"]) in (0, 1)
+    out = capsys.readouterr().out
+    assert "\x00" not in out and "/da\\x00ta/" in out

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import sys
 from typing import Any, Iterable, Optional
@@ -59,13 +60,31 @@ def write_json(doc: Any, indent: Optional[int] = 2) -> None:
     out(json.dumps(doc, indent=indent, default=json_default))
 
 
+_CONTROLS = r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]"
+
+
+def _visible_controls(df):
+    """``df`` with control characters inside its text cells written as ``\\xNN``: a path read from a damaged
+    file may hold a NUL, which no CSV reader takes (and Python 3.10's csv module refuses to write)."""
+    from pandas.api.types import is_object_dtype, is_string_dtype
+
+    text = [c for c in df.columns if is_object_dtype(df[c].dtype) or is_string_dtype(df[c].dtype)]
+    if not text:
+        return df
+    out = df.copy()
+    for c in text:
+        out[c] = out[c].map(lambda v: re.sub(_CONTROLS, lambda m: f"\\x{ord(m.group()):02x}", v)
+                            if isinstance(v, str) else v)
+    return out
+
+
 def frame(df, fmt: str, max_rows: Optional[int] = 200, empty: str = "(none)") -> None:
     """A DataFrame as text (wrapped to the terminal, cells clipped), JSON records or CSV."""
     if fmt == "json":
         write_json(records(df), indent=None)
         return
     if fmt == "csv":
-        df.to_csv(sys.stdout, index=False)
+        _visible_controls(df).to_csv(sys.stdout, index=False)
         return
     if not len(df):
         out(empty)
