@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from ._repr import RichRepr
+from ._text import plural
 from .regions import Severity
 
 MIB = 1 << 20
@@ -194,6 +195,9 @@ class TableHealth(RichRepr):
         def n(v: Any) -> str:
             return "–" if v is None else f"{v:,}" if isinstance(v, int) else str(v)
 
+        def counted(v: Any, noun: str) -> str:
+            return plural("–" if v is None else v, noun)
+
         def size(v: Any) -> str:
             if v is None:
                 return "–"
@@ -210,19 +214,19 @@ class TableHealth(RichRepr):
         orphan = t("orphan-older-than")
         depth = m.get("clustering_depth")
         rows = [
-            ("small files", f"{n(m.get('small_files'))} of {n(m.get('data_files'))} data files",
+            ("small files", f"{n(m.get('small_files'))} of {counted(m.get('data_files'), 'data file')}",
              f"below {size(small['value'])}", small["source"], ("health.small-files", "health.partition-skew")),
             ("deleted rows", f"{float(m.get('deleted_share') or 0.0):.1%} ({n(m.get('deleted_rows'))} of "
-                             f"{n(m.get('records'))} rows)", f"above {DELETED_SHARE_THRESHOLD:.0%}", "doctor default",
+                             f"{counted(m.get('records'), 'row')})", f"above {DELETED_SHARE_THRESHOLD:.0%}", "doctor default",
              ("health.deleted-share",)),
             ("delete files per data file", f"at most {n(m.get('max_delete_files_per_data_file'))}",
              f"above {DELETE_FILES_PER_DATA_FILE}", "doctor default",
              ("health.read-amplification", "health.dangling-deletes")),
             ("clustering", "no sort order" if m.get("clustering_column") is None else "–" if depth is None else f"depth {float(depth):.2f} on {m.get('clustering_column')}",
              f"above {CLUSTERING_DEPTH_THRESHOLD:g}", "doctor default", ("health.poor-clustering",)),
-            ("snapshot retention", f"{n(m.get('snapshots_past_retention'))} of {n(m.get('snapshots'))} snapshots "
+            ("snapshot retention", f"{n(m.get('snapshots_past_retention'))} of {counted(m.get('snapshots'), 'snapshot')} "
                                    "past retention",
-             f"older than {int(age['value']) / DAY_MS:g} days, keep {n(keep['value'])}",
+             f"older than {plural(int(age['value']) / DAY_MS, 'day', sep='')}, keep {n(keep['value'])}",
              f"{age['source']}; {keep['source']}", ("health.snapshots-past-retention",)),
             ("manifests", f"{n(m.get('small_manifests'))} of {n(m.get('manifests'))} below target",
              f"{size(mtarget['value'])}, merge from {n(merge['value'])}", f"{mtarget['source']}; {merge['source']}",
@@ -232,7 +236,7 @@ class TableHealth(RichRepr):
              f"{versions['source']}; {cleanup['source']}",
              ("health.metadata-cleanup-disabled", "health.not-current-metadata")),
             ("statistics", "none" if m.get("statistics_commits_behind") is None and self.finding(
-                "health.statistics-missing") else f"{n(m.get('statistics_commits_behind'))} commits behind",
+                "health.statistics-missing") else f"{counted(m.get('statistics_commits_behind'), 'commit')} behind",
              "current snapshot", "doctor default",
              ("health.statistics-missing", "health.statistics-stale", "health.statistics-columns-missing",
               "health.columns-without-bounds")),
@@ -243,12 +247,12 @@ class TableHealth(RichRepr):
         if "delta.targetFileSize" in th:  # a Delta table: its own retention, checkpoints and no manifests
             keep_ms = t("delta.deletedFileRetentionDuration")
             interval = t("delta.checkpointInterval")
-            days = f"{int(keep_ms['value']) / DAY_MS:g} days"
+            days = plural(int(keep_ms['value']) / DAY_MS, 'day', sep='')
             rows = rows[:2] + [
-                ("tombstones", f"{n(m.get('tombstones_past_retention'))} of {n(m.get('tombstones'))} removed files "
+                ("tombstones", f"{n(m.get('tombstones_past_retention'))} of {counted(m.get('tombstones'), 'removed file')} "
                                "past retention", f"older than {days}", keep_ms["source"],
                  ("health.delta-tombstones-past-retention",)),
-                ("checkpoints", f"{n(m.get('commits_since_checkpoint'))} commits since the last checkpoint",
+                ("checkpoints", f"{counted(m.get('commits_since_checkpoint'), 'commit')} since the last checkpoint",
                  f"above {n(interval['value'])}", interval["source"], ("health.delta-checkpoint-overdue",)),
                 ("orphan files", f"{n(m.get('orphan_files'))} ({size(m.get('orphan_bytes'))})" if self.listed
                  else "not listed: run t.health()", f"older than {days}", keep_ms["source"],

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Optional, Sequence
 
+from ._text import plural
 from .regions import Region, top_regions
 
 ROW = 16
@@ -65,7 +66,7 @@ def plan_windows(size: int, root: Region, offset: Optional[int] = None, length: 
         start = max(0, min(size, offset or 0))
         want = DEFAULT_LENGTH if length is None else max(0, length)
         if want > MAX_SHOWN:
-            notes.append(f"{want:,} bytes asked for; showing the first {MAX_SHOWN:,}")
+            notes.append(f"{plural(want, 'byte')} asked for; showing the first {MAX_SHOWN:,}")
             want = MAX_SHOWN
         return HexWindows(size, [(start, min(size, start + want))] if start < size else [], notes=notes)
     if size <= WHOLE_FILE:
@@ -91,7 +92,7 @@ def plan_windows(size: int, root: Region, offset: Optional[int] = None, length: 
         budget -= cost
         spans = merged
     if skipped:
-        notes.append(f"{skipped:,} region boundaries not shown (view cap {MAX_SHOWN:,} bytes); "
+        notes.append(f"{skipped:,} region boundaries not shown (view cap {plural(MAX_SHOWN, 'byte')}); "
                      "pass offset= and length= to see any range")
     return HexWindows(size, spans, notes=notes)
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Callable, Iterator, Optional, Sequence
 
+from ._text import plural
 from ._repr import RichRepr
 
 
@@ -185,7 +186,7 @@ def cap_per_code(findings: list[Finding], limit: int = MAX_FINDINGS_PER_CODE) ->
     for code, f in first_left.items():
         where = "" if f.offset is None else f" from byte {f.offset:,} on"
         out.append(Finding("findings.capped", Severity.INFO, f.offset,
-                           f"{counts[code] - limit:,} more {code} findings{where} are not listed "
+                           f"{plural(counts[code] - limit, f'more {code} finding')}{where} are not listed "
                            f"({counts[code]:,} in all; a file lists at most {limit:,} of one code)",
                            "the same problem repeated this often usually means a damaged or hostile footer",
                            space=f.space))
@@ -216,7 +217,7 @@ def clip(value: Any, limit: int = 80) -> str:
     """``repr(value)`` cut to ``limit`` characters, for values from a file quoted in a finding's message
     (a footer can hold a string of millions of characters)."""
     if isinstance(value, (list, dict)) and len(value) > 16:
-        text = f"<{type(value).__name__} of {len(value):,} items>"
+        text = f"<{type(value).__name__} of {plural(len(value), 'item')}>"
     else:
         try:
             text = repr(value)

@@ -59,9 +59,9 @@ def test_dv_range_is_checked_against_the_file_size():
 def test_validate_exits_2_when_a_file_cannot_be_read(tmp_path):
     p = run("validate", RES / "broken-dv-crc.puffin", tmp_path / "missing.puffin", RES / "multi-dv.puffin")
     assert p.returncode == 2
-    assert p.stdout.splitlines()[0].endswith("broken-dv-crc.puffin: INVALID (1 error(s), 0 other finding(s))")
+    assert p.stdout.splitlines()[0].endswith("broken-dv-crc.puffin: INVALID (1 error, 0 other findings)")
     assert f"{tmp_path / 'missing.puffin'}: UNREADABLE: no such file" in p.stdout
-    assert p.stdout.splitlines()[-1].endswith("multi-dv.puffin: valid (0 error(s), 0 other finding(s))")
+    assert p.stdout.splitlines()[-1].endswith("multi-dv.puffin: valid (0 errors, 0 other findings)")
     folder = run("validate", RES)
     assert folder.returncode == 2 and "is a folder, not a file" in folder.stdout
     doc = json.loads(run("validate", "--json", tmp_path / "missing.puffin").stdout)

@@ -224,7 +224,7 @@ def test_position_deletes_of_a_file_with_a_dv_are_superseded(tmp_path):
     assert t.deletions(b["file_path"]).tolist() == [3]
     findings = t.check()
     assert _codes(findings) == ["iceberg.position-deletes-superseded"]
-    assert findings[0].message.startswith("2 position deletes of 1 data files that have a DV are ignored")
+    assert findings[0].message.startswith("2 position deletes of 1 data file with a DV are ignored")
     assert _live(t) == 16 == duck.live_rows(duck.connect(), t.metadata_location)
 
 

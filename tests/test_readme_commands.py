@@ -112,7 +112,7 @@ def test_local_commands(fixtures, leaves_no_files):
         if "inspect resources/trino-deletion-vector-v1.puffin" in cmd:
             assert "deletedRows: [0, 2, 4]  (3 rows)" in p.stdout
         if "validate resources/multi-dv.puffin resources/broken-dv-crc.puffin" in cmd:
-            assert "broken-dv-crc.puffin: INVALID (1 error(s), 0 other finding(s))" in p.stdout
+            assert "broken-dv-crc.puffin: INVALID (1 error, 0 other findings)" in p.stdout
         if "--table shop.orders check" in cmd:
             assert p.stdout == "0 findings, 0 errors\n"
         if "inspect resources/spark-orders-data.parquet" in cmd:

@@ -192,7 +192,7 @@ def test_cli_check_report_and_errors(spark, demo_warehouse, fixture_warehouse, t
     from puffin_explorer.cli import main
 
     assert main(["spark", "check", "demo.shop.events"]) == 0
-    assert "1 deletion vectors checked, 0 with differences" in capsys.readouterr().out
+    assert "1 deletion vector checked, 0 with differences" in capsys.readouterr().out
     assert main(["spark", "check", "shop.orders", "--warehouse", str(fixture_warehouse), "--catalog", "fx2",
                  "--limit", "1"]) == 0
     assert "4 deletion vectors checked, 0 with differences" in capsys.readouterr().out

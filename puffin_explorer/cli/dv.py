@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 
+from .._text import plural
 from ._errors import EXIT_FINDINGS, EXIT_OK
 from ._options import LOCATION_HELP, Shared, UsageError, check_strict, has_errors, nonnegative_int
 from ._output import out
@@ -45,7 +46,7 @@ def load(args: argparse.Namespace, shared: Shared):
         size = found.size or 0
         if args.offset + args.length > size:
             raise UsageError(f"--offset {args.offset:,} --length {args.length:,} ends at byte "
-                             f"{args.offset + args.length:,}, past the end of {args.file} ({size:,} bytes): "
+                             f"{args.offset + args.length:,}, past the end of {args.file} ({plural(size, 'byte')}): "
                              "check the manifest entry's content_offset and content_size_in_bytes")
         return read_dv(args.file, args.offset, args.length, storage_options=opts, strict=shared.strict)
     require(args.file, "puffin", opts)
@@ -98,7 +99,7 @@ def run(args: argparse.Namespace, shared: Shared) -> int:
     ranges = dv.ranges()
     out(f"runs: {len(ranges):,}")
     for row in ranges.head(args.limit).itertuples(index=False):
-        out(f"  {row.start}" if row.length == 1 else f"  {row.start}..{row.end - 1}  ({row.length:,} rows)")
+        out(f"  {row.start}" if row.length == 1 else f"  {row.start}..{row.end - 1}  ({plural(row.length, 'row')})")
     if len(ranges) > args.limit:
         out(f"  … {len(ranges) - args.limit:,} more runs (--limit N, or --format csv for every position)")
     return code

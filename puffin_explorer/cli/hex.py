@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from .._text import plural
 from ._errors import EXIT_OK
 from ._options import LOCATION_HELP, Shared, UsageError, check_strict, nonnegative_int
 from ._output import frame, out, write_json
@@ -29,7 +30,7 @@ def run(args: argparse.Namespace, shared: Shared) -> int:
     if found.kind in ("json", "avro"):
         raise UsageError(f"{args.file} is {found.described}: hex shows Puffin and Parquet files")
     if args.offset is not None and found.size is not None and args.offset >= max(found.size, 1):
-        raise UsageError(f"--offset {args.offset:,} is past the end of {args.file} ({found.size:,} bytes): "
+        raise UsageError(f"--offset {args.offset:,} is past the end of {args.file} ({plural(found.size, 'byte')}): "
                          f"pass an offset below {found.size:,}")
     if found.kind == "parquet":
         from ..parquet.layout import ParquetLayout

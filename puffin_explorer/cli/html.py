@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from .._text import plural
 from ._errors import EXIT_FINDINGS, EXIT_OK
 from ._options import LOCATION_HELP, Shared, UsageError, check_strict, has_errors
 from ._output import out
@@ -39,6 +40,6 @@ def run(args: argparse.Namespace, shared: Shared) -> int:
         raise UsageError(f"cannot write {args.output}: {exc.strerror or exc}: pass another -o path") from exc
     findings = pf.findings
     errors = sum(1 for f in findings if f.severity.value == "error")
-    note = f"; {len(findings)} finding(s), {errors} error(s)" if findings else ""
-    out(f"wrote {args.output} ({len(data):,} bytes{note})")
+    note = f"; {plural(len(findings), 'finding')}, {plural(errors, 'error')}" if findings else ""
+    out(f"wrote {args.output} ({plural(len(data), 'byte')}{note})")
     return EXIT_FINDINGS if has_errors(findings) else EXIT_OK

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from .._text import plural
 from ._errors import EXIT_FINDINGS, EXIT_OK
 from ._options import LOCATION_HELP, Shared, check_strict, has_errors, nonnegative_int
 from ._output import frame, out, positions_preview, write_json
@@ -74,9 +75,9 @@ def _text(pf, args: argparse.Namespace) -> None:
     from ..format.theta import ThetaSketch
 
     out(f"file: {pf.location}")
-    out(f"size: {pf.size:,} bytes")
+    out(f"size: {plural(pf.size, 'byte')}")
     if pf.footer is not None:
-        out(f"footer: {pf.footer.size:,} bytes at {pf.footer.offset:,}"
+        out(f"footer: {plural(pf.footer.size, 'byte')} at {pf.footer.offset:,}"
             f"{' (LZ4-compressed payload)' if pf.footer.compressed else ''}")
     out("properties:" if pf.properties else "properties: (none)")
     for k, v in pf.properties.items():
@@ -101,7 +102,7 @@ def _text(pf, args: argparse.Namespace) -> None:
             n = dec.cardinality
             shown = dec.head(args.positions)
             more = f"; first {len(shown)} shown, 'dv --blob {b.index}' lists all" if n > len(shown) else ""
-            out(f"      deletedRows: {positions_preview(shown, n, args.positions)}  ({n:,} rows{more})")
+            out(f"      deletedRows: {positions_preview(shown, n, args.positions)}  ({plural(n, 'row')}{more})")
             out(f"      {dec.summary()}")
         elif isinstance(dec, ThetaSketch) and dec.sketch is not None:
             out(f"      ndv estimate: {dec.estimate:.2f}  "

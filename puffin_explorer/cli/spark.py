@@ -6,6 +6,7 @@ import argparse
 import inspect
 import sys
 
+from .._text import plural
 from ._errors import EXIT_FINDINGS, EXIT_OK
 from ._options import Shared, UsageError, nonnegative_int
 from ._output import frame, json_default, out
@@ -141,7 +142,7 @@ def run(args: argparse.Namespace, shared: Shared) -> int:
     if args.scan == "check":
         bad = df.where("NOT ok").count()
         total = df.count()
-        out(f"{total} deletion vectors checked, {bad} with differences")
+        out(f"{plural(total, 'deletion vector', sep='')} checked, {bad} with differences")
         return EXIT_FINDINGS if bad else EXIT_OK
     return EXIT_OK
 

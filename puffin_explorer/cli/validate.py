@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
+from .._text import plural
 from ._errors import EXIT_FAILED, EXIT_FINDINGS, EXIT_OK, describe
 from ._options import LOCATION_HELP, Shared, UsageError, check_strict, has_errors
 from ._output import out
@@ -77,7 +78,7 @@ def run(args: argparse.Namespace, shared: Shared) -> int:
                 out(_csv_row(path, not errors, "", "", "", ""))
         else:
             status = "valid" if not errors else "INVALID"
-            out(f"{path}: {status} ({len(errors)} error(s), {len(findings) - len(errors)} other finding(s))")
+            out(f"{path}: {status} ({plural(len(errors), 'error')}, {plural(len(findings) - len(errors), 'other finding')})")
             for f in shown:
                 out(f"  {f}")
                 if f.hint and args.verbose:

@@ -17,6 +17,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Optional
 
+from .._text import plural
 from ..findings import make
 from ..iceberg.checks import TableFinding
 from ..iceberg.paths import basename
@@ -233,7 +234,7 @@ def _check_add(add: dict[str, Any], place: Place, out: list) -> None:
         out.append(place.finding(code, f"add.deletionVector.{name}", message))
     if records is not None and dv.cardinality > records:
         out.append(place.finding("delta.dv-cardinality-range", "add.deletionVector.cardinality",
-                                 f"cardinality {dv.cardinality:,} is more than the file's {records:,} rows "
+                                 f"cardinality {dv.cardinality:,} is more than the file's {plural(records, 'row')} "
                                  f"(numRecords)"))
 
 

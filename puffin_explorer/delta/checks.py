@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from typing import Optional
 
+from .._text import plural
 from ..errors import PuffinError
 from ..findings import lookup, make
 from ..iceberg.checks import TableFinding
@@ -43,7 +44,7 @@ def check_table(snap: DeltaSnapshot, check_files_exist: bool = True) -> list[Fin
     features = set(snap.reader_features)
     if with_dv and "deletionVectors" not in features:
         out.append(_f("delta.protocol-feature", snap.log.log_dir,
-                      f"{len(with_dv)} live files have DVs but the protocol's readerFeatures are "
+                      f"{plural(len(with_dv), 'live file', sep='')} have DVs but the protocol's readerFeatures are "
                       f"{sorted(features) or 'none'} (minReaderVersion {snap.protocol.get('minReaderVersion')})"))
     seen: dict[str, int] = {}
     for f in live:
@@ -140,7 +141,7 @@ def _check_files(snap: DeltaSnapshot, live, out: list[Finding]) -> None:
             out.append(_f("delta.file-missing", f.path, f"data file {loc} does not exist"))
         elif f.size is not None and f.size != actual:
             out.append(_f("delta.file-size-mismatch", f.path,
-                          f"the add action says size {f.size} but {loc} has {actual} bytes"))
+                          f"the add action says size {f.size} but {loc} has {plural(actual, 'byte', sep='')}"))
 
 
 def _check_unreferenced(snap: DeltaSnapshot, referenced: set, out: list[Finding]) -> None:

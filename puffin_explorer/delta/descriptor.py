@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Optional
 from urllib.parse import unquote
 
+from .._text import plural
 from ..errors import InvalidFileError
 from ..format.dv import DV_MAGIC, DeletionVector
 from ..regions import Finding, Severity
@@ -128,7 +129,7 @@ class DVDescriptor:
         """The inline DV's raw bytes (magic + bitmap), Z85-decoded and cut to ``sizeInBytes``."""
         raw = z85.decode(self.path_or_inline_dv)
         if len(raw) < self.size_in_bytes or len(raw) - self.size_in_bytes > 3:
-            raise z85.Z85Error(f"the inline DV decodes to {len(raw)} bytes; sizeInBytes is {self.size_in_bytes}")
+            raise z85.Z85Error(f"the inline DV decodes to {plural(len(raw), 'byte', sep='')}; sizeInBytes is {self.size_in_bytes}")
         return raw[:self.size_in_bytes]
 
     def to_dict(self) -> dict[str, Any]:
@@ -165,11 +166,11 @@ def _from_native(data: bytes, offset: int, space: str, referenced: Optional[str]
         (count,) = struct.unpack_from(">i", body, 4)
         pos = 8
         if count < 0 or count > (len(body) - pos) // 4:
-            raise ValueError(f"{count} bitmaps cannot fit in {len(body) - pos} bytes")
+            raise ValueError(f"{plural(count, 'bitmap', sep='')} cannot fit in {plural(len(body) - pos, 'byte', sep='')}")
         for key in range(count):
             (size,) = struct.unpack_from(">i", body, pos)
             if size < 0 or pos + 4 + size > len(body):
-                raise ValueError(f"bitmap {key} of {size} bytes runs past the DV")
+                raise ValueError(f"bitmap {key} of {plural(size, 'byte', sep='')} runs past the DV")
             bm = BitMap.deserialize(bytes(body[pos + 4:pos + 4 + size]))
             parts.append(np.asarray(bm.to_array(), dtype=np.uint64) | np.uint64(key << 32))
             pos += 4 + size

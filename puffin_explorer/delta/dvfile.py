@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Optional
 
 from .._repr import RichRepr, hex_view
+from .._text import plural
 from ..findings import make
 from ..io import ByteSource, Location
 from ..regions import Finding, FindingList, Region, Severity
@@ -88,13 +89,13 @@ class DeltaDVFile(RichRepr):
             if len(head) < 8:
                 self._tail = (pos, size - pos)
                 self._add("delta.dv-file-truncated", pos,
-                          f"{size - pos} bytes at the end are too few for another DV (size field and magic)",
+                          f"{plural(size - pos, 'byte', sep='')} at the end are too few for another DV (size field and magic)",
                           size - pos)
                 return
             (data_size,) = struct.unpack(">I", head[:4])
             if not is_delta_dv_magic(head[4:8]) or data_size < 4 or pos + data_size + 8 > size:
                 why = (f"no DV magic at {pos + 4:,} (found {head[4:8].hex(' ')})" if not is_delta_dv_magic(head[4:8])
-                       else f"its size field says {data_size:,} bytes, but the file has {size - pos - 8:,} left")
+                       else f"its size field says {plural(data_size, 'byte')}, but the file has {size - pos - 8:,} left")
                 self._tail = (pos, size - pos)
                 self._add("delta.dv-file-truncated", pos,
                           f"bytes [{pos:,}, {size:,}) do not hold a DV: {why}", size - pos)
@@ -170,10 +171,10 @@ class DeltaDVFile(RichRepr):
             children.append(Region("version", "delta-version", 0, 1, value=self.version))
         for d in self.dvs:
             who = f" → {', '.join(_short(p) for p in d.data_files)}" if d.data_files else ""
-            children.append(Region(f"DV {d.index} ({d.cardinality:,} positions){who}", "blob", d.offset,
+            children.append(Region(f"DV {d.index} ({plural(d.cardinality, 'position')}){who}", "blob", d.offset,
                                    d.length, d.dv.regions(), value=d.index))
         if self._tail is not None:
-            children.append(Region(f"unparsed ({self._tail[1]:,} bytes)", "unclaimed", *self._tail))
+            children.append(Region(f"unparsed ({plural(self._tail[1], 'byte')})", "unclaimed", *self._tail))
         return Region(self.location, "file", 0, self.size, children)
 
     def hex(self, offset: Optional[int] = None, length: Optional[int] = None):
@@ -182,8 +183,8 @@ class DeltaDVFile(RichRepr):
 
     def summary(self) -> str:
         total = sum(d.cardinality for d in self.dvs)
-        state = "valid" if self.is_valid else f"{len(self.findings.errors)} errors"
-        return f"Delta DV file, version {self.version}, {len(self.dvs)} DVs, {total:,} positions, {state}"
+        state = "valid" if self.is_valid else f"{plural(len(self.findings.errors), 'error', sep='')}"
+        return f"Delta DV file, version {self.version}, {plural(len(self.dvs), 'DV', sep='')}, {plural(total, 'position')}, {state}"
 
     def __repr__(self) -> str:
         return f"DeltaDVFile({self.location!r}, size={self.size}, dvs={len(self.dvs)})"

@@ -23,6 +23,7 @@ import math
 import re
 from typing import Any, Optional
 
+from .._text import plural
 from ..health import (DELETED_SHARE_THRESHOLD, METRIC_KEYS, SMALL_FILE_SHARE, SMALL_FILES_WARNING_MERGES,
                       SMALL_FILES_WARNING_SHARE, Action, HealthFinding, TableHealth, deleted_share_finding, epoch_ms,
                       list_folder, size_histogram, ts_literal)
@@ -187,8 +188,8 @@ def delta_health(snap: DeltaSnapshot, now: Any = None, name: Optional[str] = Non
                else Severity.INFO)
         findings.append(HealthFinding(
             "health.small-files", sev,
-            f"{m['small_files']:,} of {m['data_files']:,} data files ({share:.0%}) are below {small_size:,} B "
-            f"({SMALL_FILE_SHARE:.0%} of the {target:,} B target); {before:,} of them in {len(cand):,} partitions "
+            f"{m['small_files']:,} of {plural(m['data_files'], 'data file')} ({share:.0%}) are below {small_size:,} B "
+            f"({SMALL_FILE_SHARE:.0%} of the {target:,} B target); {before:,} of them in {plural(len(cand), 'partition')} "
             f"merge into {after:,}",
             {"small_files": m["small_files"], "small_bytes": m["small_bytes"], "data_files": m["data_files"],
              "small_file_size": small_size, "target_file_size": target, "property": "delta.targetFileSize",
@@ -203,7 +204,7 @@ def delta_health(snap: DeltaSnapshot, now: Any = None, name: Optional[str] = Non
     if m["deleted_share"] > DELETED_SHARE_THRESHOLD:
         with_dv = files[files["has_dv"]]
         findings.append(deleted_share_finding(
-            m, f"apply {m['dvs']:,} deletion vectors",
+            m, f"apply {plural(m['dvs'], 'deletion vector')}",
             (Action("delta", f"REORG TABLE {ident} APPLY (PURGE)"),),
             {"data_files_rewritten": int(len(with_dv)), "rows_read": int(with_dv["num_records"].fillna(0).sum()),
              "deleted_rows_after": 0, "dvs_after": 0, "live_rows_after": m["live_rows"]}))
@@ -258,7 +259,7 @@ def delta_health(snap: DeltaSnapshot, now: Any = None, name: Optional[str] = Non
     if m["commits_since_checkpoint"] > interval:
         findings.append(HealthFinding(
             "health.delta-checkpoint-overdue", Severity.WARNING,
-            f"{m['commits_since_checkpoint']:,} commits since the last checkpoint (interval {interval}): every "
+            f"{plural(m['commits_since_checkpoint'], 'commit')} since the last checkpoint (interval {interval}): every "
             "reader replays them all",
             {"commits_since_checkpoint": m["commits_since_checkpoint"], "last_checkpoint": last_cp,
              "checkpoint_interval": interval, "property": "delta.checkpointInterval",
@@ -282,7 +283,7 @@ def delta_health(snap: DeltaSnapshot, now: Any = None, name: Optional[str] = Non
         if len(orphans):
             findings.append(HealthFinding(
                 "health.orphan-files", Severity.WARNING,
-                f"{len(orphans):,} files ({m['orphan_bytes']:,} B) under the table folder are referenced by no "
+                f"{plural(len(orphans), 'file')} ({m['orphan_bytes']:,} B) under the table folder are referenced by no "
                 "live file, deletion vector or remove action",
                 {"orphan_files": m["orphan_files"], "orphan_bytes": m["orphan_bytes"],
                  "older_than": ts_literal(cutoff), "grace": "delta.deletedFileRetentionDuration",

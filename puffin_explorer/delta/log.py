@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
+from .._text import plural
 from ..errors import NotInTableError, SourceError, TableNotFoundError
 from ..findings import make
 from ..iceberg.checks import TableFinding
@@ -135,7 +136,7 @@ class DeltaLog:
                 out.checkpoints.setdefault(version, [found[i] for i in sorted(found)])
             else:
                 self.findings.append(_lf("delta.checkpoint-incomplete", join(self.log_dir, next(iter(found.values()))),
-                                         f"checkpoint {version} has {len(found)} of {parts} parts"))
+                                         f"checkpoint {version} has {len(found)} of {plural(parts, 'part', sep='')}"))
         if "_last_checkpoint" in names:
             out.last_checkpoint = self._last_checkpoint(join(self.log_dir, "_last_checkpoint"), out.checkpoints)
         return out
@@ -179,7 +180,7 @@ class DeltaLog:
                                                f"names version {v:,}; the latest checkpoint is {max(checkpoints):,}"))
         elif is_count(hint.get("parts")) and hint["parts"] != len(checkpoints[v]):
             self.findings.append(place.finding("delta.last-checkpoint", "parts",
-                                               f"says {hint['parts']:,} parts; checkpoint {v:,} has "
+                                               f"says {plural(hint['parts'], 'part')}; checkpoint {v:,} has "
                                                f"{len(checkpoints[v]):,}"))
         return hint
 

@@ -6,6 +6,7 @@ from typing import Any, Mapping, Optional, Union
 from urllib.parse import unquote
 
 from .._repr import RichRepr
+from .._text import plural
 from ..errors import NotInTableError
 from ..health import DELETED_SHARE_THRESHOLD
 from ..iceberg.paths import PathMapper, TableIO, normalize
@@ -245,8 +246,8 @@ class DeltaTable(RichRepr):
 
     def summary(self) -> str:
         t = self.totals()
-        return (f"Delta table {self.name} at version {self.version}: {t['data_files']:,} data files, "
-                f"{t['records']:,} rows, {t['dvs']:,} DVs deleting {t['deleted_rows']:,}, {t['live_rows']:,} live")
+        return (f"Delta table {self.name} at version {self.version}: {plural(t['data_files'], 'data file')}, "
+                f"{plural(t['records'], 'row')}, {plural(t['dvs'], 'DV')} deleting {t['deleted_rows']:,}, {t['live_rows']:,} live")
 
     def __repr__(self) -> str:
         return f"DeltaTable({self.location!r}, version={self.version})"

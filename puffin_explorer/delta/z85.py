@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import uuid
 
+from .._text import plural
+
 ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-:+=^!/*?&<>()[]{}@%$#"
 _INDEX = {c: i for i, c in enumerate(ALPHABET)}
 #: Characters of a z85-encoded UUID (16 bytes).
@@ -21,7 +23,7 @@ class Z85Error(ValueError):
 def decode(text: str) -> bytes:
     """Z85 text (a multiple of 5 characters) → bytes (4 per 5 characters)."""
     if len(text) % 5:
-        raise Z85Error(f"Z85 text has {len(text)} characters, not a multiple of 5", len(text))
+        raise Z85Error(f"Z85 text has {plural(len(text), 'character', sep='')}, not a multiple of 5", len(text))
     out = bytearray()
     for i in range(0, len(text), 5):
         value = 0

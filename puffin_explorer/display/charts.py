@@ -18,6 +18,8 @@ from typing import Any, Optional
 
 import numpy as np
 
+from .._text import plural
+
 #: Vectors up to this many positions are histogrammed exactly from their positions.
 EXACT_LIMIT = 1 << 22
 DEFAULT_BINS = 200
@@ -121,7 +123,7 @@ def dv_figure(dv: Any, bins: int = DEFAULT_BINS, upper: Optional[int] = None, py
         ax.ticklabel_format(axis="both", style="plain", useOffset=False)
         ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: _short(v)))
         ax.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: _short(v)))
-        ax.set_title(f"{dv.cardinality:,} deleted rows ({method} binning, {len(counts)} bins)",
+        ax.set_title(f"{plural(dv.cardinality, 'deleted row')} ({method} binning, {plural(len(counts), 'bin', sep='')})",
                      fontsize=9, loc="left")
         fig.tight_layout(pad=0.4)
     return fig

@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from .._text import plural
 from ..delta import DeltaDVFile, DeltaTable
 from . import html as H
 from . import text as T
@@ -89,7 +90,7 @@ def dv_file_html(f: DeltaDVFile, opts: RenderOptions = RenderOptions()) -> str:
     df = f.to_pandas()
     facts = [("size", f"{f.size:,} B"), ("version byte", H.esc(f.version)), ("DVs", H.num(len(df))),
              ("positions", H.num(int(df.cardinality.sum()) if len(df) else 0)),
-             ("state", H.badge("valid", "ok") if f.is_valid else H.badge(f"{len(f.findings.errors)} errors", "error"))]
+             ("state", H.badge("valid", "ok") if f.is_valid else H.badge(f"{plural(len(f.findings.errors), 'error', sep='')}", "error"))]
     root = f.regions()
     cols = ["index", "offset", "size_in_bytes", "length", "cardinality", "min_position", "max_position", "crc_ok",
             "data_files"]

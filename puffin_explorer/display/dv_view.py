@@ -6,6 +6,7 @@ from typing import Any, Optional
 
 from . import html as H
 from . import text as T
+from .._text import plural
 from .tables import findings_html, findings_text, render_region_tree_html
 
 #: Positions listed at each end of the vector.
@@ -72,7 +73,7 @@ def _containers_html(dv: Any) -> str:
     ctab = H.table(["container", "count", "positions", "bytes", "bytes / position"], crows,
                    ["", "pe-num", "pe-num", "pe-num", "pe-num"])
     mean = dv.cardinality / runs["runs"] if runs["runs"] else 0
-    run_html = (f'<div class="pe-note">{runs["runs"]:,} runs of consecutive positions, '
+    run_html = (f'<div class="pe-note">{plural(runs["runs"], "run")} of consecutive positions, '
                 f'{mean:,.1f} positions per run on average</div>')
     first, last = dv.edge_positions(EDGE_POSITIONS)
     n = max(len(first), len(last))
@@ -94,7 +95,7 @@ def text(dv: Any, opts: Any = None, title: Optional[str] = None) -> str:
     lines = [f"DeletionVector  {T.printable(title or dv.referenced_data_file or '(no referenced data file)')}",
              f"  deleted rows {dv.cardinality:,}  positions "
              + ("none" if lo is None else f"{lo:,} … {hi:,}") + f"  CRC {crc}",
-             f"  buckets {len(dv.buckets):,}  blob {len(dv.to_bytes()):,} bytes"]
+             f"  buckets {len(dv.buckets):,}  blob {plural(len(dv.to_bytes()), 'byte')}"]
     runs = run_stats(dv)["runs"] if dv.cardinality else 0
     if runs:  # a malformed vector can claim positions its containers do not hold
         lines.append(f"  runs {runs:,} (mean {dv.cardinality / runs:,.1f} positions)")

@@ -6,6 +6,7 @@ from typing import Any
 
 from . import html as H
 from . import text as T
+from .._text import plural
 from .layout import strip_html
 from .registry import RenderOptions, register_view
 from .tables import findings_html, findings_text, region_tree_text, render_region_tree_html
@@ -25,7 +26,7 @@ def raw_html(raw: Any, opts: RenderOptions = RenderOptions()) -> str:
         txt = None  # valid UTF-8 but control bytes: show hex
     preview = (H.esc(H.clip(txt, 2000)) if txt is not None
                else H.esc(raw.data[:RAW_PREVIEW].hex(" ")) + (" …" if raw.size > RAW_PREVIEW else ""))
-    label = "UTF-8 text" if txt is not None else f"first {min(raw.size, RAW_PREVIEW)} bytes (hex)"
+    label = "UTF-8 text" if txt is not None else f"first {plural(min(raw.size, RAW_PREVIEW), 'byte', sep='')} (hex)"
     return (H.card("raw blob", (meta.type if meta is not None else None) or "blob", H.facts(facts))
             + findings_html(raw.findings, max_rows=opts.max_rows)
             + H.details(label, f'<pre class="pe-mono" style="white-space:pre-wrap">{preview}</pre>', True))

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any, Optional
 
+from .._text import plural
 from ..regions import Severity
 from . import html as H
 from . import text as T
@@ -40,10 +41,9 @@ def _status(pf: Any) -> tuple[str, str]:
     by_severity = Counter(f.severity for f in pf.findings)
     errors, warnings = by_severity[Severity.ERROR], by_severity[Severity.WARNING]
     if errors:
-        return f"invalid: {errors} error{'s' * (errors != 1)}" + (f", {warnings} warning{'s' * (warnings != 1)}"
-                                                                   if warnings else ""), "error"
+        return f"invalid: {plural(errors, 'error')}" + (f", {plural(warnings, 'warning')}" if warnings else ""), "error"
     if warnings:
-        return f"valid with {warnings} warning{'s' * (warnings != 1)}", "warning"
+        return f"valid with {plural(warnings, 'warning')}", "warning"
     return "valid", "ok"
 
 
@@ -84,7 +84,7 @@ def html_body(pf: Any, opts: Any) -> str:
                        ["pe-mono", "pe-wrap"], total=len(pf.properties), max_rows=opts.max_rows)
         parts.append(H.details("File properties", ptab, True, f" {len(pf.properties):,}"))
     if not opts.compact:
-        note = "" if opened else (f'<div class="pe-note">{len(pf.blobs):,} blobs: each shown as one region '
+        note = "" if opened else (f'<div class="pe-note">{plural(len(pf.blobs), "blob")}: each shown as one region '
                                   "(pf.blobs[i].decode().regions() has a blob's fields)</div>")
         parts.append(H.details("Byte regions", note + render_region_tree_html(root, max_rows=2 * opts.max_rows),
                                False, f" {sum(1 for _ in root.walk()) - 1:,}"))

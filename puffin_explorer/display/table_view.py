@@ -12,6 +12,7 @@ from typing import Any, Callable, Optional
 
 from . import html as H
 from . import text as T
+from .._text import plural
 from .registry import RenderOptions, register_view
 from .tables import findings_html, findings_text
 
@@ -39,6 +40,11 @@ def _n(v: Any) -> str:
         return f"{int(v):,}"
     except (TypeError, ValueError):
         return str(v)
+
+
+def _counted(v: Any, noun: str) -> str:
+    """``v`` and ``noun`` agreeing in number (``1 data file``); a missing count reads ``? data files``."""
+    return plural("?" if _missing(v) else v, noun)
 
 
 def _share(v: Any) -> str:
@@ -131,14 +137,14 @@ def warehouse_html(wh: Any, opts: RenderOptions = RenderOptions()) -> str:
         table = H.table([h for _, h, _ in _WH_COLUMNS], rows, [c for _, _, c in _WH_COLUMNS], total=len(sub),
                         more_hint="wh.summary() has all", raw_html_columns=tuple(range(len(_WH_COLUMNS))),
                         max_rows=opts.max_rows)
-        parts.append(H.details(H.esc(ns or "(no namespace)"), table, True, f" {len(sub):,} tables"))
+        parts.append(H.details(H.esc(ns or "(no namespace)"), table, True, f" {plural(len(sub), 'table')}"))
     problems = df[(df.health != "ok") & df.problem.fillna("").astype(bool)] if len(df) else df
     if len(problems):
         items = "".join(f'<li><span class="pe-mono">{H.esc(r["table"])}</span> '
                         f'<span class="{_HEALTH_CLASS.get(str(r["health"]), "")}">{H.esc(r["health"])}</span>: '
                         f'{H.esc(H.clip(r["problem"], 300))}</li>' for r in problems.head(opts.max_rows).to_dict("records"))
         parts.append(H.details("Health", f"<ul>{items}</ul>", bool((problems.health == "error").any()),
-                               f" {len(problems):,} tables"))
+                               f" {plural(len(problems), 'table')}"))
     if not len(df):
         parts.append('<div class="pe-note">no tables found</div>')
     return "".join(parts)
@@ -146,7 +152,7 @@ def warehouse_html(wh: Any, opts: RenderOptions = RenderOptions()) -> str:
 
 def warehouse_text(wh: Any, opts: RenderOptions = RenderOptions()) -> str:
     df = wh.summary()
-    lines = [f"Iceberg warehouse {T.printable(wh.root)}: {len(df):,} tables"]
+    lines = [f"Iceberg warehouse {T.printable(wh.root)}: {plural(len(df), 'table')}"]
     rows = [[r["table"], _n(r["format_version"]), _n(r["snapshots"]), _n(r["live_rows"]), _n(r["deleted_rows"]),
              _share(r["deleted_share"]), _n(r["data_files"]), _delete_kinds(r), _n(r["stats_files"]),
              _time(r["last_commit"]), r["health"] + (f": {r['problem']}" if r["problem"] and r["health"] != "ok" else "")]
@@ -198,7 +204,7 @@ def _timeline_html(t: Any, opts: RenderOptions) -> str:
     shown = shown.assign(files=[f"{_n(d)} / {_n(x)}" for d, x in zip(shown.data_files, shown.delete_files)])
     cols = _TIMELINE_COLUMNS + (_LINEAGE_COLUMNS if shown.first_row_id.notna().any() else [])
     table = _frame_table(shown, cols, opts, "t.timeline() has all")
-    return H.details("Snapshot timeline", chart + table, True, f" {len(df):,} commits")
+    return H.details("Snapshot timeline", chart + table, True, f" {plural(len(df), 'commit')}")
 
 
 def _schema_html(t: Any, opts: RenderOptions) -> str:
@@ -223,7 +229,7 @@ def _schema_html(t: Any, opts: RenderOptions) -> str:
         body += "<div><i>sort order</i></div>" + _frame_table(
             order, [("source", "column", "pe-mono"), ("transform", "transform", "pe-mono"),
                     ("direction", "direction", ""), ("null_order", "nulls", "")], opts, "t.sort_order()")
-    return H.details("Schema", body, not opts.compact, f" {len(df):,} fields")
+    return H.details("Schema", body, not opts.compact, f" {plural(len(df), 'field')}")
 
 
 def _properties_html(t: Any, opts: RenderOptions) -> str:
@@ -239,9 +245,9 @@ def _debt_html(debt: Any, opts: RenderOptions) -> str:
     from .tables import findings_html
 
     gone = findings_html(debt.findings, max_rows=opts.max_rows) if debt.findings else ""
-    facts = gone + H.facts([("deleted", f"<b>{debt.deleted_rows:,}</b> of {debt.records:,} rows ({debt.deleted_share:.1%})"),
+    facts = gone + H.facts([("deleted", f"<b>{debt.deleted_rows:,}</b> of {plural(debt.records, 'row')} ({debt.deleted_share:.1%})"),
                      ("threshold", f"{debt.threshold:.0%}"),
-                     ("compaction candidates", f"<b>{len(debt.candidates()):,}</b> of {len(debt.per_file):,} data files")])
+                     ("compaction candidates", f"<b>{len(debt.candidates()):,}</b> of {plural(len(debt.per_file), 'data file')}")])
     part = debt.per_partition().assign(deleted_share=lambda d: d.deleted_share.map(_share))
     body = facts + "<div><i>per partition</i></div>" + _frame_table(
         part, [("partition", "partition", "pe-mono"), ("data_files", "data files", "pe-num"),
@@ -324,7 +330,7 @@ def _no_card_health() -> str:
     """Why a card shows no health section: the table is above the card's doctor limit."""
     from ..health import CARD_HEALTH_UP_TO
 
-    return (f"more than {CARD_HEALTH_UP_TO:,} data files, the most the card runs the doctor on: t.health() runs "
+    return (f"more than {plural(CARD_HEALTH_UP_TO, 'data file')}, the most the card runs the doctor on: t.health() runs "
             "every check, with each finding's fix, and pes.health(spark, t) runs it on a Spark cluster")
 
 
@@ -392,17 +398,17 @@ def table_html(t: Any, opts: RenderOptions = RenderOptions()) -> str:
 
 def table_text(t: Any, opts: RenderOptions = RenderOptions()) -> str:
     md = t.metadata
-    lines = [f"Iceberg table {T.printable(t.name)}: format v{md.format_version}, {len(md.snapshots)} snapshots",
+    lines = [f"Iceberg table {T.printable(t.name)}: format v{md.format_version}, {plural(len(md.snapshots), 'snapshot', sep='')}",
              f"  location {T.printable(md.location)}"]
     if md.next_row_id is not None:
         lines.append(f"  next-row-id {md.next_row_id:,}")
 
     def totals() -> str:
         r = t.summary()
-        return (f"  {_n(r['records'])} records, {_n(r['live_rows'])} live, {_n(r['deleted_rows'])} deleted "
-                f"({_share(r['deleted_share'])}); {_n(r['data_files'])} data files, {_n(r['dvs'])} DVs, "
-                f"{_n(r['position_delete_files'])} position-delete files, {_n(r['equality_delete_files'])} "
-                f"equality-delete files; health {r['health']}")
+        return (f"  {_counted(r['records'], 'record')}, {_n(r['live_rows'])} live, {_n(r['deleted_rows'])} deleted "
+                f"({_share(r['deleted_share'])}); {_counted(r['data_files'], 'data file')}, {_counted(r['dvs'], 'DV')}, "
+                f"{_counted(r['position_delete_files'], 'position-delete file')}, "
+                f"{_counted(r['equality_delete_files'], 'equality-delete file')}; health {r['health']}")
 
     lines.append(_safe_text("  totals", totals))
 
@@ -533,8 +539,8 @@ def commit_deletes_html(c: Any, opts: RenderOptions = RenderOptions()) -> str:
 
 def commit_deletes_text(c: Any, opts: RenderOptions = RenderOptions()) -> str:
     df = c.to_pandas()
-    lines = [f"commit {c.snapshot_id} of {T.printable(c.table.name)} ({c.snapshot.operation}): {c.total:,} rows deleted "
-             f"in {int(df.data_file.notna().sum()):,} data files; {c.dv_bytes_read:,} DV bytes read"]
+    lines = [f"commit {c.snapshot_id} of {T.printable(c.table.name)} ({c.snapshot.operation}): {plural(c.total, 'row')} deleted "
+             f"in {plural(int(df.data_file.notna().sum()), 'data file')}; {plural(c.dv_bytes_read, 'DV byte')} read"]
     rows = [[_name(r["data_file"]), r["kind"], _n(r["added_positions"]), _n(r["replaced_cardinality"]),
              _n(r["cardinality"]), _n(r["first_added"]), _n(r["last_added"])] for r in df.to_dict("records")]
     lines.append(T.table(["data file", "kind", "rows deleted", "old DV", "new DV", "first", "last"], rows,
@@ -551,8 +557,8 @@ def debt_html(d: Any, opts: RenderOptions = RenderOptions()) -> str:
 
 def debt_text(d: Any, opts: RenderOptions = RenderOptions()) -> str:
     cand = d.candidates()
-    lines = [f"delete debt of {T.printable(d.table.name)}: {d.deleted_rows:,} of {d.records:,} rows deleted "
-             f"({d.deleted_share:.1%}); {len(cand):,} of {len(d.per_file):,} data files above {d.threshold:.0%}"]
+    lines = [f"delete debt of {T.printable(d.table.name)}: {d.deleted_rows:,} of {plural(d.records, 'row')} deleted "
+             f"({d.deleted_share:.1%}); {len(cand):,} of {plural(len(d.per_file), 'data file')} above {d.threshold:.0%}"]
     if d.findings:  # counted without the files that were gone: say so before any number is read as the whole
         lines[0] = "PARTIAL " + lines[0]
         lines += [T.printable(f"{f.severity.value} {f.code}: {f.message}") for f in d.findings]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Iterable, Optional, Sequence
 
+from .._text import plural
 from ..regions import Finding, Region, Severity, _short_value
 from . import html as H
 from . import text as T
@@ -56,7 +57,7 @@ def render_region_tree_html(root: Region, expand: Sequence[str] = EXPAND, open_:
                         max_rows=table_rows)
         summary = f"{H.swatch(colours.get(id(top), ''))}{H.esc(H.clip(top.name, 120))}"
         parts.append(H.details(summary, table, open_, f" {top.length:,} B @ {top.offset:,}"
-                               + (f", {total - 1:,} parts" if total > 1 else "")))
+                               + (f", {plural(total - 1, 'part')}" if total > 1 else "")))
     return "".join(parts)
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Optional
 
+from .._text import plural
 from ..errors import BlobDecodeError, UnsupportedCodecError
 from ..regions import clip
 
@@ -80,7 +81,7 @@ def _zstd(data: bytes, cap: int) -> bytes:
     if params.content_size not in (zstandard.CONTENTSIZE_UNKNOWN, zstandard.CONTENTSIZE_ERROR) \
             and params.content_size > cap:
         raise BlobDecodeError(
-            f"zstd frame declares {params.content_size:,} bytes, more than the {cap:,} bytes allowed",
+            f"zstd frame declares {plural(params.content_size, 'byte')}, more than the {plural(cap, 'byte')} allowed",
             code="blob.decompress")
     declared = params.content_size
     if declared not in (zstandard.CONTENTSIZE_UNKNOWN, zstandard.CONTENTSIZE_ERROR):
@@ -99,12 +100,12 @@ def _zstd(data: bytes, cap: int) -> bytes:
     except zstandard.ZstdError as exc:
         raise BlobDecodeError(f"zstd decompression failed: {exc}", code="blob.decompress") from exc
     if total > cap:
-        raise BlobDecodeError(f"zstd output exceeds the {cap:,} bytes allowed", code="blob.decompress")
+        raise BlobDecodeError(f"zstd output exceeds the {plural(cap, 'byte')} allowed", code="blob.decompress")
     out = b"".join(parts)
     if params.content_size not in (zstandard.CONTENTSIZE_UNKNOWN, zstandard.CONTENTSIZE_ERROR) \
             and len(out) != params.content_size:
         raise BlobDecodeError(
-            f"zstd frame declares {params.content_size:,} bytes but holds {len(out):,} (truncated?)",
+            f"zstd frame declares {plural(params.content_size, 'byte')} but holds {len(out):,} (truncated?)",
             code="blob.decompress")
     return out
 
@@ -119,7 +120,7 @@ def _lz4(data: bytes, cap: int) -> bytes:
     declared = info.get("content_size") or 0
     if declared > cap:
         raise BlobDecodeError(
-            f"lz4 frame declares {declared:,} bytes, more than the {cap:,} bytes allowed",
+            f"lz4 frame declares {plural(declared, 'byte')}, more than the {plural(cap, 'byte')} allowed",
             code="blob.decompress")
     if declared:
         cap = min(cap, declared)
@@ -138,11 +139,11 @@ def _lz4(data: bytes, cap: int) -> bytes:
     except RuntimeError as exc:
         raise BlobDecodeError(f"lz4 decompression failed: {exc}", code="blob.decompress") from exc
     if total > cap:
-        raise BlobDecodeError(f"lz4 output exceeds the {cap:,} bytes allowed", code="blob.decompress")
+        raise BlobDecodeError(f"lz4 output exceeds the {plural(cap, 'byte')} allowed", code="blob.decompress")
     out = b"".join(parts)
     if not dec.eof:
         raise BlobDecodeError("lz4 frame is truncated (no end mark)", code="blob.decompress")
     if declared and len(out) != declared:
-        raise BlobDecodeError(f"lz4 frame declares {declared:,} bytes but holds {len(out):,}",
+        raise BlobDecodeError(f"lz4 frame declares {plural(declared, 'byte')} but holds {len(out):,}",
                               code="blob.decompress")
     return out

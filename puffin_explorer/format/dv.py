@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Optional
 
 import numpy as np
 
+from .._text import plural
 from ..errors import BlobDecodeError
 from .._repr import RichRepr, make_view
 from ..regions import Finding, FindingList, Region, Severity, clip
@@ -141,13 +142,13 @@ class DeletionVector(RichRepr):
             # one finding, not a list of what these bytes would break if they were a vector
             self._add("dv.magic", Severity.ERROR, 4,
                       f"DV magic is {magic.hex(' ')}, expected d1 d3 39 64, and the length prefix says "
-                      f"{self.length_prefix:,} bytes where the blob holds {n - 8:,}: these bytes are not a "
+                      f"{plural(self.length_prefix, 'byte')} where the blob holds {n - 8:,}: these bytes are not a "
                       "deletion vector, so the vector is not read",
                       "the footer's offset or length for this blob is probably wrong")
             return
         if self.length_prefix != n - 8:
             self._add("dv.length-prefix", Severity.ERROR, 0,
-                      f"length prefix says {self.length_prefix:,} bytes of magic + vector; "
+                      f"length prefix says {plural(self.length_prefix, 'byte')} of magic + vector; "
                       f"the blob holds {n - 8:,}",
                       "the blob's length in the footer and the DV's own length prefix disagree")
         if not self.magic_ok:
@@ -174,7 +175,7 @@ class DeletionVector(RichRepr):
             bm = b.bitmap
             key_pos = b.key_offset - self.offset
             children = [self._region("key", "dv-bucket-key", key_pos, 4, b.key)] + bm.regions
-            vector.append(self._region(f"bucket key={b.key} ({bm.cardinality:,} positions)", "dv-bucket",
+            vector.append(self._region(f"bucket key={b.key} ({plural(bm.cardinality, 'position')})", "dv-bucket",
                                        key_pos, 4 + bm.length, bm.cardinality, children))
         if self._trailing is not None:
             vector.append(self._region("trailing bytes", "unclaimed", *self._trailing))
@@ -192,7 +193,7 @@ class DeletionVector(RichRepr):
         # Every bucket needs at least a key (4) and an empty bitmap (8) bytes.
         if count > (end - pos) // 12:
             self._add("dv.bucket-count", Severity.ERROR, 8,
-                      f"{count:,} buckets declared, but {end - pos:,} bytes can hold at most "
+                      f"{plural(count, 'bucket')} declared, but {plural(end - pos, 'byte')} can hold at most "
                       f"{(end - pos) // 12:,}")
             count = (end - pos) // 12
         prev_key = -1
@@ -224,7 +225,7 @@ class DeletionVector(RichRepr):
         else:
             if pos < end:
                 self._add("roaring.trailing-bytes", Severity.ERROR, pos,
-                          f"{end - pos:,} bytes after the last bucket, before the CRC")
+                          f"{plural(end - pos, 'byte')} after the last bucket, before the CRC")
                 self._trailing = (pos, end - pos)
 
     # ------------------------------------------------------------------ queries
@@ -529,7 +530,7 @@ class DeletionVector(RichRepr):
             else:
                 lo, hi = self.min_position, self.max_position
                 span = f", positions {lo:,}..{hi:,}" if lo is not None else ""
-                self._summary = f"{self.cardinality:,} deleted rows{span}, CRC {'ok' if self.crc_ok else 'BAD'}"
+                self._summary = f"{plural(self.cardinality, 'deleted row')}{span}, CRC {'ok' if self.crc_ok else 'BAD'}"
         return self._summary
 
     def __repr__(self) -> str:

@@ -16,6 +16,7 @@ import weakref
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
+from .._text import plural
 from ..errors import BlobDecodeError, InvalidFileError, PuffinError
 from ..io import ByteSource, Location, read_range
 from .._gc import gc_paused
@@ -224,11 +225,11 @@ class PuffinFile(RichRepr):
         size = self.size
         if size < 4:
             self._add("file.too-small", Severity.ERROR, 0,
-                      f"the file has {size} bytes, not even the 4-byte magic PFA1")
+                      f"the file has {plural(size, 'byte', sep='')}, not even the 4-byte magic PFA1")
             return
         if size < 4 + MIN_FOOTER:
             self._add("footer.missing", Severity.ERROR, 4 if size >= 4 else 0,
-                      f"the file has {size} bytes; a Puffin file needs at least {4 + MIN_FOOTER} "
+                      f"the file has {plural(size, 'byte', sep='')}; a Puffin file needs at least {4 + MIN_FOOTER} "
                       "(magic and footer)", "an interrupted write leaves a file like this", size - 4)
             return
         tail_start, tail = self.source.tail(min(tail_size, size))
@@ -254,11 +255,11 @@ class PuffinFile(RichRepr):
         if footer_start < 4:
             self._add("footer.payload-size-beyond-file", Severity.ERROR, size - 12,
                       f"footer payload size {payload_size:,} needs a {payload_size + MIN_FOOTER + 4:,}-byte "
-                      f"file, the file has {size:,} bytes")
+                      f"file, the file has {plural(size, 'byte')}")
             return
         if payload_size > self.max_footer_size:
             self._add("footer.too-large", Severity.ERROR, size - 12,
-                      f"footer payload of {payload_size:,} bytes is above the {self.max_footer_size:,}-byte limit",
+                      f"footer payload of {plural(payload_size, 'byte')} is above the {self.max_footer_size:,}-byte limit",
                       "open with a larger max_footer_size to read it")
             return
         if footer_start < tail_start:
@@ -447,7 +448,7 @@ class PuffinFile(RichRepr):
 
     def _add_gap(self, start: int, end: int) -> None:
         self._add("layout.unclaimed", Severity.WARNING, start,
-                  f"{end - start:,} bytes at [{start:,}, {end:,}) belong to no blob",
+                  f"{plural(end - start, 'byte')} at [{start:,}, {end:,}) belong to no blob",
                   "left over from a rewrite, or a blob missing from the footer", end - start)
 
     # ------------------------------------------------------------------ blobs
@@ -457,7 +458,7 @@ class PuffinFile(RichRepr):
             raise InvalidFileError(f"blob {blob.index} has no valid offset/length", blob.offset,
                                    "blob.out-of-bounds")
         if blob.length > self.max_blob_size:
-            raise BlobDecodeError(f"blob {blob.index} is {blob.length:,} bytes, above the "
+            raise BlobDecodeError(f"blob {blob.index} is {plural(blob.length, 'byte')}, above the "
                                   f"{self.max_blob_size:,}-byte limit (open with a larger max_blob_size)",
                                   blob.offset, "blob.decompress")
         return self.source.read(blob.offset, blob.length)
@@ -615,7 +616,7 @@ class PuffinFile(RichRepr):
         if self._other is not None:
             inner = self._other.regions()
             children = inner.children if isinstance(inner, Region) else [
-                Region(f"bare DV blob ({self._other.cardinality:,} positions)", "blob", 0, size, inner, value=0)]
+                Region(f"bare DV blob ({plural(self._other.cardinality, 'position')})", "blob", 0, size, inner, value=0)]
             return Region(self.location, "file", 0, size, children)
         if self.footer is None:
             if size > 4:
@@ -630,15 +631,15 @@ class PuffinFile(RichRepr):
         covered = 4
         for r in spans:
             if r.offset > covered:
-                children.append(Region(f"unclaimed ({r.offset - covered:,} bytes)", "unclaimed", covered,
+                children.append(Region(f"unclaimed ({plural(r.offset - covered, 'byte')})", "unclaimed", covered,
                                        r.offset - covered))
             children.append(r)
             covered = max(covered, r.end)
         f = self.footer
         if f.offset > covered:
-            children.append(Region(f"unclaimed ({f.offset - covered:,} bytes)", "unclaimed", covered,
+            children.append(Region(f"unclaimed ({plural(f.offset - covered, 'byte')})", "unclaimed", covered,
                                    f.offset - covered))
-        payload_desc = f"{'LZ4-compressed ' if f.compressed else ''}JSON, {f.payload_size:,} bytes"
+        payload_desc = f"{'LZ4-compressed ' if f.compressed else ''}JSON, {plural(f.payload_size, 'byte')}"
         footer_parts = [
             Region("footer magic", "magic", f.offset, 4, value="PFA1"),
             Region("footer payload", "footer-payload", f.payload_offset, f.payload_size, value=payload_desc),
@@ -664,7 +665,7 @@ class PuffinFile(RichRepr):
             region.children = inner
         else:
             region.children = [Region(f"{b.compression_codec} frame ({b.length:,} → "
-                                      f"{_decoded_size(decoded):,} bytes)", "compressed", b.offset, b.length,
+                                      f"{plural(_decoded_size(decoded), 'byte')})", "compressed", b.offset, b.length,
                                       inner)]
         return region
 

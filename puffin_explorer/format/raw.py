@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Optional
 
 from .._repr import RichRepr
+from .._text import plural
 from ..regions import Finding, FindingList, Region
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -54,8 +55,8 @@ class RawBlob(RichRepr):
         preview = self.text
         if preview is not None:
             preview = preview if len(preview) <= 40 else preview[:37] + "..."
-            return f"{self.size:,} bytes: {preview!r}"
-        return f"{self.size:,} bytes of binary data"
+            return f"{plural(self.size, 'byte')}: {preview!r}"
+        return f"{plural(self.size, 'byte')} of binary data"
 
     def __repr__(self) -> str:
         return f"RawBlob(size={self.size}, stored_size={self.stored_size})"

@@ -15,6 +15,7 @@ from typing import Optional, Union
 
 import numpy as np
 
+from .._text import plural
 from ..regions import Finding, Region, Severity
 
 SERIAL_COOKIE_NO_RUNCONTAINER = 12346
@@ -167,10 +168,10 @@ def parse_bitmap32(buf: memoryview, pos: int, base: int, space: str = "file",
                     "the bytes here are not a portable Roaring bitmap")
     if size > 1 << 16:
         return fail("roaring.container-count",
-                    f"{size:,} containers declared; a 32-bit bitmap has at most 65,536", pos - 4)
+                    f"{plural(size, 'container')} declared; a 32-bit bitmap has at most 65,536", pos - 4)
     if end - pos < 4 * size:
         return fail("roaring.truncated",
-                    f"{size:,} container headers declared but only {end - pos:,} bytes remain", pos)
+                    f"{plural(size, 'container header')} declared but only {plural(end - pos, 'byte')} remain", pos)
     header = np.frombuffer(buf, dtype="<u2", count=2 * size, offset=pos).astype(np.int64)
     keys = header[0::2]
     cards = header[1::2] + 1
@@ -231,7 +232,7 @@ def parse_bitmap32(buf: memoryview, pos: int, base: int, space: str = "file",
     over = np.flatnonzero(ends > end) if size and int(ends[-1]) > end else ()
     if len(over) and (trunc is None or int(over[0]) < trunc[0]):
         i = int(over[0])
-        trunc = (i, f"{_KINDS[int(kinds[i])]} container {i} needs {int(sizes[i]):,} bytes, "
+        trunc = (i, f"{_KINDS[int(kinds[i])]} container {i} needs {plural(int(sizes[i]), 'byte')}, "
                     f"only {end - int(starts[i]):,} remain", int(starts[i]))
     n_ok = size if trunc is None else trunc[0]
     per: list[tuple[int, int, Finding]] = []
@@ -294,7 +295,7 @@ def _check_containers(u8: np.ndarray, starts: np.ndarray, kinds: np.ndarray, car
         edges[1::2] = at - lo + BITMAP_BYTES
         counts = np.add.reduceat(per_byte, edges, dtype=np.int64)[0::2]
         for k in np.flatnonzero(np.asarray(counts) != cards[bmp]).tolist():
-            out.append((int(bmp[k]), f"header says {int(cards[bmp[k]]):,} values, the bitmap holds {int(counts[k]):,}"))
+            out.append((int(bmp[k]), f"header says {plural(int(cards[bmp[k]]), 'value')}, the bitmap holds {int(counts[k]):,}"))
     run = np.flatnonzero(kinds == RUN)
     if run.size:
         at, owner = _segments(starts[run] + 2, nruns[run], 4)
@@ -312,7 +313,7 @@ def _check_containers(u8: np.ndarray, starts: np.ndarray, kinds: np.ndarray, car
             elif overlap[k]:
                 out.append((int(run[k]), "runs overlap or are not ascending"))
             elif covered[k] != cards[run[k]]:
-                out.append((int(run[k]), f"header says {int(cards[run[k]]):,} values, the runs cover {int(covered[k]):,}"))
+                out.append((int(run[k]), f"header says {plural(int(cards[run[k]]), 'value')}, the runs cover {int(covered[k]):,}"))
     return out
 
 

@@ -12,6 +12,7 @@ import struct
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Optional
 
+from .._text import plural
 from ..errors import BlobDecodeError
 from .._repr import RichRepr
 from ..regions import Finding, FindingList, Region, Severity
@@ -104,14 +105,14 @@ class ThetaSketch(RichRepr):
                                         space=self.space))
             if count < 0 or head + 8 * count > n:
                 self._add("theta.truncated", Severity.ERROR, 8,
-                          f"preamble says {count:,} hashes ({8 * max(count, 0):,} bytes) but only "
-                          f"{max(0, n - head):,} bytes follow it")
+                          f"preamble says {plural(count, 'hash')} ({plural(8 * max(count, 0), 'byte')}) but only "
+                          f"{plural(max(0, n - head), 'byte')} follow it")
             elif count:
                 self._regions.append(self._r(f"hash array ({count:,} × uint64)", "theta-hashes", head,
                                              8 * count, count))
                 if head + 8 * count < n:
                     self._add("theta.trailing-bytes", Severity.WARNING, head + 8 * count,
-                              f"{n - head - 8 * count:,} bytes after the hash array")
+                              f"{plural(n - head - 8 * count, 'byte')} after the hash array")
         else:
             head = min(n, pre_longs * 8)
             self._regions.append(Region("sketch preamble", "theta-preamble", self.offset, head, pre,

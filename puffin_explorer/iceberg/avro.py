@@ -18,6 +18,8 @@ import zlib
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
+from .._text import plural
+
 MAGIC = b"Obj\x01"
 #: A deflate block may not inflate past this (a manifest block is a few MB at most).
 MAX_INFLATED_BLOCK = 256 << 20
@@ -81,13 +83,13 @@ def _header(data: bytes) -> tuple[dict[str, str], bytes, int]:
             count = -count
             _, pos = _varint(data, pos)
         if count * 2 > len(data) - pos:  # every entry needs a key length and a value length
-            raise _Stop(at, f"metadata map claims {count:,} entries in {len(data) - pos:,} bytes")
+            raise _Stop(at, f"metadata map claims {plural(count, 'entry')} in {plural(len(data) - pos, 'byte')}")
         for _ in range(count):
             parts = []
             for _part in (0, 1):
                 size, pos = _varint(data, pos)
                 if size < 0 or size > len(data) - pos:
-                    raise _Stop(pos, f"metadata string of {size:,} bytes with {len(data) - pos:,} left")
+                    raise _Stop(pos, f"metadata string of {plural(size, 'byte')} with {len(data) - pos:,} left")
                 parts.append(data[pos:pos + size])
                 pos += size
             meta[parts[0].decode("utf-8", "replace")] = parts[1].decode("utf-8", "replace")
@@ -139,7 +141,7 @@ def read_records(data: bytes, project: Optional[Callable[[Any], Any]] = None,
             count, pos = _varint(data, pos)
             size, pos = _varint(data, pos)
             if count < 0 or size < 0:
-                raise _Stop(block_at, f"block with {count:,} records and {size:,} bytes")
+                raise _Stop(block_at, f"block with {plural(count, 'record')} and {plural(size, 'byte')}")
             claimed += count
             present = min(size, end - pos)
             raw = data[pos:pos + present]
@@ -153,7 +155,7 @@ def read_records(data: bytes, project: Optional[Callable[[Any], Any]] = None,
                 body = raw
             if count > len(body):  # every manifest record holds at least one byte
                 if present == size:
-                    raise _Stop(block_at, f"block claims {count:,} records in {len(body):,} bytes")
+                    raise _Stop(block_at, f"block claims {plural(count, 'record')} in {plural(len(body), 'byte')}")
             buf = io.BytesIO(body)
             complete = present == size
             for i in range(count):
@@ -173,10 +175,10 @@ def read_records(data: bytes, project: Optional[Callable[[Any], Any]] = None,
             else:
                 i = count
             if not complete:
-                raise _Stop(block_at, f"block of {size:,} bytes at byte {block_at:,} runs past the end of the "
-                                      f"file ({end:,} bytes)")
+                raise _Stop(block_at, f"block of {plural(size, 'byte')} at byte {block_at:,} runs past the end of the "
+                                      f"file ({plural(end, 'byte')})")
             if i < count or buf.tell() != len(body):
-                raise _Stop(block_at, f"block claims {count:,} records but its bytes hold {i:,}")
+                raise _Stop(block_at, f"block claims {plural(count, 'record')} but its bytes hold {i:,}")
             pos += size
             if data[pos:pos + 16] != sync:
                 raise _Stop(pos, "sync marker differs from the header's" if end - pos >= 16 else
@@ -202,10 +204,10 @@ def scan(data: bytes) -> tuple[dict[str, str], int, Optional[AvroDamage]]:
             count, pos = _varint(data, pos)
             size, pos = _varint(data, pos)
             if count < 0 or size < 0 or count > size * ratio:  # a manifest record is at least one byte
-                raise _Stop(block_at, f"block claims {count:,} records in {size:,} bytes")
+                raise _Stop(block_at, f"block claims {plural(count, 'record')} in {plural(size, 'byte')}")
             if size > end - pos:
-                raise _Stop(block_at, f"block of {size:,} bytes at byte {block_at:,} runs past the end of the "
-                                      f"file ({end:,} bytes)")
+                raise _Stop(block_at, f"block of {plural(size, 'byte')} at byte {block_at:,} runs past the end of the "
+                                      f"file ({plural(end, 'byte')})")
             claimed += count
             pos += size
             if data[pos:pos + 16] != sync:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
+from .._text import plural
 from ..errors import PuffinError, StorageUnavailableError
 from ..regions import Finding, Severity
 from ..format import container
@@ -227,7 +228,7 @@ def _check_listed_twice(snap: Any, cols: _Columns, out: list[Finding]) -> None:
     names = sorted({basename(p or "") for p in paths})
     out.append(_f("iceberg.file-listed-twice", Severity.ERROR, paths[0] or "",
                   f"{twice.num_rows:,} {'file is' if twice.num_rows == 1 else 'files are'} named by more than one live entry of snapshot {snap.snapshot_id} "
-                  f"({extra:,} entries more than files): {', '.join(names[:3])}{' …' if len(names) > 3 else ''}; "
+                  f"({plural(extra, 'entry')} more than files): {', '.join(names[:3])}{' …' if len(names) > 3 else ''}; "
                   "engines read a data file once per entry; a delete file's deletes are counted once here"))
 
 
@@ -245,7 +246,7 @@ def _check_quirks(table: "Table", snap: Any, cols: _Columns, out: list[Finding],
                            .to_numpy(zero_copy_only=False))
     if len(empty):
         out.append(_f("iceberg.referenced-data-file-empty", Severity.INFO, cols.manifest_path(empty[0]) or "",
-                      f"{len(empty)} manifest entries of snapshot {snap.snapshot_id} have referenced_data_file \"\" "
+                      f"{plural(len(empty), 'manifest entry', sep='')} of snapshot {snap.snapshot_id} have referenced_data_file \"\" "
                       "instead of null; read as no reference"))
     by_path = {m["manifest_path"]: m for m in table.manifest_records(snap.snapshot_id)}
     earlier = np.array([by_path.get(m.get("manifest_path"), {}).get("added_snapshot_id") not in
@@ -269,7 +270,7 @@ def _check_quirks(table: "Table", snap: Any, cols: _Columns, out: list[Finding],
     covered = {k: rows[k] for k, h in zip(keys.to_pylist(), hit.tolist()) if h}
     if covered:
         out.append(_f("iceberg.position-deletes-superseded", Severity.INFO, "",
-                      f"{sum(covered.values()):,} position deletes of {len(covered)} data files that have a DV "
+                      f"{sum(covered.values()):,} position deletes of {plural(len(covered), 'data file', sep='')} with a DV "
                       f"are ignored in every count (the DV holds them): "
                       f"{', '.join(basename(k) for k in sorted(covered)[:3])}"
                       f"{' …' if len(covered) > 3 else ''}"))
@@ -357,7 +358,7 @@ def _check_dvs(table: "Table", snapshot_id: int, cols: _Columns, out: list[Findi
         for k, entries in groups.items():
             where = ", ".join(f"{path}@{off}" for path, off in entries)
             out.append(_f("iceberg.dv-duplicate", Severity.ERROR, entries[0][0],
-                          f"{len(entries)} DVs for data file {k} in snapshot {snapshot_id}: {where}",
+                          f"{plural(len(entries), 'DV', sep='')} for data file {k} in snapshot {snapshot_id}: {where}",
                           hint="a snapshot may hold at most one DV per data file"))
     if not read_files:
         return
@@ -385,19 +386,19 @@ def _check_dvs(table: "Table", snapshot_id: int, cols: _Columns, out: list[Findi
         first = members[0]
         if file_sizes[first] is not None and int(file_sizes[first]) != pf.size:
             out.append(_f("iceberg.file-size-mismatch", Severity.ERROR, path,
-                          f"manifest file_size_in_bytes {file_sizes[first]} but the file has {pf.size} bytes"))
+                          f"manifest file_size_in_bytes {file_sizes[first]} but the file has {plural(pf.size, 'byte', sep='')}"))
         blobs_by_offset = {b.offset: b for b in pf.blobs if _is_int(b.offset)}  # damaged footers: see findings
         kind = getattr(pf, "container", container.PUFFIN)
         if kind == container.DELTA_DV_FILE:
             dvf = pf.delta_file
             out.append(_f("iceberg.dv-in-delta-file", Severity.INFO, path,
-                          f"{len(members)} DV entries point into a Delta deletion-vector file (UniForm), not a Puffin "
+                          f"{plural(len(members), 'DV entry', sep='')} point into a Delta deletion-vector file (UniForm), not a Puffin "
                           f"file: {dvf.summary()}"))
             for fd in dvf.file_findings:
                 out.append(_f(fd.code, fd.severity, path, fd.message, fd.offset, fd.length, fd.hint))
         elif kind == container.BARE_DV:
             out.append(_f("iceberg.dv-bare-blob", Severity.WARNING, path,
-                          f"the DV file is a bare deletion-vector blob ({pf.size:,} bytes), not a Puffin file"))
+                          f"the DV file is a bare deletion-vector blob ({plural(pf.size, 'byte')}), not a Puffin file"))
         ready = _read_together(table, path, [i for i in members if offsets[i] is not None and sizes[i] is not None],
                                offsets, sizes, refs, file_sizes)
         for i in members:
@@ -436,7 +437,7 @@ def _check_dvs(table: "Table", snapshot_id: int, cols: _Columns, out: list[Findi
             if records is not None and int(dv_read.cardinality) != int(records):
                 out.append(_f("iceberg.dv-cardinality-mismatch", Severity.ERROR, path,
                               f"manifest record_count {records} but the DV at offset {off} holds "
-                              f"{dv_read.cardinality} positions", int(off), int(size)))
+                              f"{plural(dv_read.cardinality, 'position', sep='')}", int(off), int(size)))
             t = int(target[i])
             if t >= 0 and int(dv_read.cardinality) > 0 and data_records[t].is_valid:
                 highest = int(dv_read.positions()[-1])
@@ -444,7 +445,7 @@ def _check_dvs(table: "Table", snapshot_id: int, cols: _Columns, out: list[Findi
                 if highest >= limit:
                     out.append(_f("iceberg.dv-position-out-of-range", Severity.ERROR, path,
                                   f"DV at offset {off} deletes position {highest} but {data_paths[t].as_py()} has "
-                                  f"only {limit} rows", int(off), int(size)))
+                                  f"only {plural(limit, 'row', sep='')}", int(off), int(size)))
     if progress is not None:
         progress(done, len(rows))
 
@@ -530,7 +531,7 @@ def _check_other_container(pf: Any, kind: str, e: dict, off: int, size: int, pat
         elif d.length != size:
             out.append(_f("iceberg.dv-length-mismatch", Severity.ERROR, path,
                           f"manifest content_size_in_bytes {size} but DV {d.index} of the Delta DV file at offset "
-                          f"{off} is {d.length} bytes (sizeInBytes {d.size_in_bytes} + 8)", off, size))
+                          f"{off} is {plural(d.length, 'byte', sep='')} (sizeInBytes {d.size_in_bytes} + 8)", off, size))
         return
     if off != 0 or size != pf.size:
         out.append(_f("iceberg.dv-offset-mismatch", Severity.ERROR, path,
@@ -567,7 +568,7 @@ def _check_statistics(table: "Table", out: list[Finding]) -> None:
                               f"partition statistics file {table.locate(s.path)} does not exist"))
             elif s.file_size_in_bytes is not None and size != int(s.file_size_in_bytes):
                 out.append(_f("iceberg.stats-file-size-mismatch", Severity.ERROR, s.path,
-                              f"metadata file-size-in-bytes {s.file_size_in_bytes} but the file has {size} bytes"))
+                              f"metadata file-size-in-bytes {s.file_size_in_bytes} but the file has {plural(size, 'byte', sep='')}"))
             continue
         for b in s.blob_metadata:
             unknown = [fid for fid in b.get("fields", []) if int(fid) not in field_ids]
@@ -576,7 +577,7 @@ def _check_statistics(table: "Table", out: list[Finding]) -> None:
                               f"{b.get('type')} blob is for field id {fid}, which no schema of the table has"))
             if len(unknown) > FIELD_FINDINGS_PER_BLOB:  # a count read from the file never sizes the findings
                 out.append(_f("iceberg.stats-field-unknown", Severity.ERROR, s.path,
-                              f"{b.get('type')} blob names {len(unknown) - FIELD_FINDINGS_PER_BLOB:,} more field ids "
+                              f"{b.get('type')} blob names {plural(len(unknown) - FIELD_FINDINGS_PER_BLOB, 'more field id')} "
                               "no schema of the table has"))
         first_open = s.path not in opened
         if first_open:
@@ -586,15 +587,15 @@ def _check_statistics(table: "Table", out: list[Finding]) -> None:
             continue
         if s.file_size_in_bytes is not None and int(s.file_size_in_bytes) != pf.size:
             out.append(_f("iceberg.stats-file-size-mismatch", Severity.ERROR, s.path,
-                          f"metadata file-size-in-bytes {s.file_size_in_bytes} but the file has {pf.size} bytes"))
+                          f"metadata file-size-in-bytes {s.file_size_in_bytes} but the file has {plural(pf.size, 'byte', sep='')}"))
         footer = puffin_footer_size(pf)
         if s.file_footer_size_in_bytes is not None and footer is not None and footer != int(s.file_footer_size_in_bytes):
             out.append(_f("iceberg.stats-footer-size-mismatch", Severity.ERROR, s.path,
                           f"metadata file-footer-size-in-bytes {s.file_footer_size_in_bytes} but the footer is "
-                          f"{footer} bytes", pf.size - footer, footer))
+                          f"{plural(footer, 'byte', sep='')}", pf.size - footer, footer))
         if len(pf.blobs) != len(s.blob_metadata):
             out.append(_f("iceberg.stats-blob-mismatch", Severity.ERROR, s.path,
-                          f"metadata lists {len(s.blob_metadata)} blobs but the footer has {len(pf.blobs)}"))
+                          f"metadata lists {plural(len(s.blob_metadata), 'blob', sep='')} but the footer has {len(pf.blobs)}"))
         for i, (meta, blob) in enumerate(zip(s.blob_metadata, pf.blobs)):
             expected = {"type": meta.get("type"), "fields": _int_list(meta.get("fields", [])),
                         "snapshot-id": meta.get("snapshot-id"), "sequence-number": meta.get("sequence-number"),
@@ -676,7 +677,7 @@ def _check_files_exist(table: "Table", snapshot_id: int, cols: _Columns, out: li
                     out.append(_f("iceberg.file-missing", Severity.ERROR, w, f"{kind} {where} does not exist"))
         elif kind == "manifest":
             out.append(_f("iceberg.file-size-mismatch", Severity.ERROR, w,
-                          f"manifest list says manifest_length {claimed[i]} but {where} has {have[i]} bytes"))
+                          f"manifest list says manifest_length {claimed[i]} but {where} has {plural(have[i], 'byte', sep='')}"))
         elif kind.endswith("file") and "statistics" not in kind and kind != "dv file":
             out.append(_f("iceberg.file-size-mismatch", Severity.ERROR, w,
-                          f"manifest says file_size_in_bytes {claimed[i]} but {where} has {have[i]} bytes"))
+                          f"manifest says file_size_in_bytes {claimed[i]} but {where} has {plural(have[i], 'byte', sep='')}"))

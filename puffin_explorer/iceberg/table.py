@@ -6,6 +6,7 @@ import re
 from typing import Any, Callable, Mapping, Optional, Union
 
 from .._repr import RichRepr
+from .._text import plural
 from ..errors import (InvalidFileError, NotFoundError, NotInTableError, PuffinError, SourceError,
                       TableNotFoundError)
 from ..health import DELETED_SHARE_THRESHOLD
@@ -546,7 +547,7 @@ class Table(RichRepr):
                 raise vanished.dv_error(self, NotFoundError(f"no such file: {loc}", location=loc), snapshot_id)
             if offset < 0 or offset + length > real:
                 raise InvalidFileError(f"{e['file_path']}: DV range [{offset:,}, {offset + length:,}) from the "
-                                       f"manifest is beyond the end of the file ({real:,} bytes)", offset,
+                                       f"manifest is beyond the end of the file ({plural(real, 'byte')})", offset,
                                        "dv-range-beyond-file")
         try:
             return read_dv(self._source(loc, offset + length, claimed), offset=offset, length=length,
@@ -700,7 +701,7 @@ class Table(RichRepr):
         try:
             return pq.read_table(pa.BufferReader(data), columns=columns)
         except (pa.ArrowException, OSError, ValueError) as exc:
-            raise InvalidFileError(f"{loc}: not a readable Parquet position-delete file ({len(data):,} bytes): "
+            raise InvalidFileError(f"{loc}: not a readable Parquet position-delete file ({plural(len(data), 'byte')}): "
                                    f"{exc}", None, "iceberg.position-delete-unreadable") from exc
 
     def read_parquet_columns(self, path: str, columns: Optional[list[str]] = None):

@@ -14,6 +14,7 @@ import threading
 from typing import Any, Optional
 from urllib.parse import urlsplit
 
+from .._text import plural
 from ..errors import (AccessDeniedError, EndpointUnreachableError, NoCredentialsError, NotAFileError,
                       NotFoundError, SourceError, StorageUnavailableError)
 from .retry import cause, exception_chain, is_transient
@@ -53,7 +54,7 @@ def storage_error(exc: BaseException, location: str, action: str = "read", attem
 
     if is_transient(exc):
         why = cause(exc, policy)
-        tries = f"{attempts} attempt{'s' * (attempts != 1)}"
+        tries = plural(attempts, "attempt")
         if why == "connection refused":
             return EndpointUnreachableError(f"cannot connect to the storage endpoint for {location}: connection "
                                             f"refused ({tries})",

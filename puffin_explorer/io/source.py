@@ -9,6 +9,7 @@ import os
 import threading
 from typing import Any, Callable, Iterable, Optional, Sequence, TypeVar, Union
 
+from .._text import plural
 from ..errors import NotAFileError, SourceError
 from . import retry
 from .errors import check_endpoint, storage_error
@@ -142,7 +143,7 @@ class ByteSource:
         if chunk is None:
             chunk = self._fs.cat_file(self._path, start=offset, end=end)
         if self._size_measured and len(chunk) < min(end, self.size) - offset:
-            raise retry.ShortResponse(f"asked for {end - offset:,} bytes at {offset:,}, got {len(chunk):,}")
+            raise retry.ShortResponse(f"asked for {plural(end - offset, 'byte')} at {offset:,}, got {len(chunk):,}")
         return chunk
 
     def read(self, offset: int, length: int) -> bytes:
@@ -344,5 +345,5 @@ def read_range(location: Location, offset: int, length: int,
 
 def _short_read(location: str, offset: int, length: int, got: int, what: str) -> SourceError:
     return SourceError(f"{location} ends before {what or f'byte {offset + length:,}'} "
-                       f"(asked for [{offset:,}, {offset + length:,}), got {got:,} bytes)", offset,
+                       f"(asked for [{offset:,}, {offset + length:,}), got {plural(got, 'byte')})", offset,
                        location=location, code="source.short-read")

@@ -210,6 +210,7 @@ class ExecutorIndex:
         """The findings of reading and checking every manifest, merged as the driver's index merges them."""
         from pyspark.sql import functions as F
 
+        from .._text import plural
         from ..iceberg.index import FINDINGS_PER_CODE, _finding
         from ..regions import Severity
 
@@ -230,7 +231,7 @@ class ExecutorIndex:
         for code, n in seen.items():
             if n > FINDINGS_PER_CODE:
                 out.append(_finding(code, severities[code], "",
-                                    f"{n - FINDINGS_PER_CODE:,} more {code} findings like the ones above"))
+                                    f"{plural(n - FINDINGS_PER_CODE, f'more {code} finding')} like the ones above"))
         return out
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, Callable, Optional
 
 from . import table_views as views
+from .._text import plural
 
 MAX_FILE_OPTIONS = 500  # a select list longer than this is slow in the browser and useless to scroll
 KINDS = ["all", "data", "dv", "position-deletes", "equality-deletes", "stats"]
@@ -174,7 +175,7 @@ class WarehouseBrowser:
         shown = df.head(self.max_files)
         self._quietly(self.file, options=[(views.file_label(r), i) for i, r in shown.iterrows()], value=None)
         more = f" (the first {self.max_files:,} are listed: filter to narrow)" if len(df) > self.max_files else ""
-        self.detail.value = f"<p><i>{len(df):,} files{more}; select one</i></p>"
+        self.detail.value = f"<p><i>{plural(len(df), 'file')}{more}; select one</i></p>"
 
     def _on_file(self, change=None) -> None:
         if self._busy or self.file.value is None or self._files is None:
@@ -202,7 +203,7 @@ class WarehouseBrowser:
             matches = [v for label, v in self.file.options
                        if file in str(self._files.loc[v, "file_path"]) or file in label]
             if len(matches) != 1:
-                raise KeyError(f"{len(matches)} files match {file!r}")
+                raise KeyError(f"{plural(len(matches), 'file', sep='')} match {file!r}")
             self.file.value = matches[0]
         return self
 
