@@ -214,6 +214,9 @@ def test_numbers_beyond_a_long(shop):
         md["next-row-id"] = -1
     t = damage(shop, change)
     assert metadata_findings(t) == [
+        ("iceberg.metadata-number-range", "snapshots[1].timestamp-ms is 4611686018427387904, outside the times a "
+                                          "timestamp can hold (epoch milliseconds from 1677-09-21 to 2262-04-11); "
+                                          "the time is read as unknown"),
         ("iceberg.metadata-number-range", "statistics[0].file-size-in-bytes is 18446744073709551616, outside the "
                                           "range of a non-negative long"),
         ("iceberg.metadata-number-range", "next-row-id is -1, outside the range of a non-negative long"),

@@ -89,7 +89,7 @@ def commit_deletes_figure(commit: Any, pyplot: bool = True, _themable: bool = Fa
         ax2.xaxis.set_major_formatter(_fmt(matplotlib))
         ax2.yaxis.set_major_formatter(_fmt(matplotlib))
         ax2.set_ylabel(f"deleted / {_short(edges[1] - edges[0])} rows")
-        ax1.set_title(f"{commit.total:,} rows deleted by this commit", fontsize=9, loc="left")
+        ax1.set_title(f"{plural(commit.total, 'row')} deleted by this commit", fontsize=9, loc="left")
         fig.tight_layout(pad=0.4)
     return fig
 
@@ -202,7 +202,8 @@ def health_figure(health: Any, pyplot: bool = True, _themable: bool = False, top
             twin.spines["top"].set_visible(False)
             ax3.tick_params(axis="x", labelsize=6, labelrotation=30)
             _time_axis(ax3, t)
-            shown = f" ({plural(left_out, 'undated commit')} left out)" if left_out else ""
+            # on a second line: one line of this width would cut the note off at the figure's edge
+            shown = f"\n({plural(left_out, 'undated commit')} left out)" if left_out else ""
             ax3.set_title(f"snapshots and manifest bytes{shown}", fontsize=8, loc="left")
         elif snaps is not None and len(snaps):
             ax3.set_axis_off()

@@ -30,6 +30,7 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Optional
 
+from .._text import plural
 from ..errors import PuffinError
 from ..health import (CLUSTERING_DEPTH_THRESHOLD, DAY_MS, DEFAULTS, DELETE_FILES_PER_DATA_FILE,
                       DELETED_SHARE_THRESHOLD, FIX_ORDER, METRIC_KEYS, MIB, SMALL_FILE_SHARE,
@@ -280,7 +281,8 @@ def _retained(snaps, refs: dict[str, dict[str, Any]], current: Optional[int], cu
     """Snapshot ids ``expire_snapshots(older_than => cutoff, retain_last => min_keep)`` keeps: every ref's
     snapshot, each branch's newest ``min_keep`` ancestors, and every snapshot at or after the cutoff."""
     parent = dict(zip(snaps["snapshot_id"].astype("int64"), snaps["parent_snapshot_id"]))
-    keep = set(snaps.loc[snaps["timestamp_ms"] >= cutoff_ms, "snapshot_id"].astype("int64"))
+    # a snapshot of unknown time is kept: the doctor never calls a snapshot old without knowing its age
+    keep = set(snaps.loc[(snaps["timestamp_ms"] >= cutoff_ms).fillna(True).astype(bool), "snapshot_id"].astype("int64"))
     heads = {int(r["snapshot-id"]): r.get("type", "branch") for r in refs.values() if "snapshot-id" in r}
     if current is not None:
         heads.setdefault(int(current), "branch")
@@ -523,12 +525,16 @@ def doctor(table: "Table", reads: Any, now: Any = None, older_than: Any = None, 
     # ---- snapshots -------------------------------------------------------------------------
     snaps = table.snapshots()
     if len(snaps):
+        # a commit time no datetime holds (a damaged timestamp-ms, a metadata finding) is NaT: an unknown time here
         epoch = pd.Timestamp(0, tz="UTC")
-        snaps = snaps.assign(timestamp_ms=((snaps["timestamp"] - epoch) // pd.Timedelta(milliseconds=1)).astype("int64"))
+        known = snaps["timestamp"].notna()
+        ms = pd.Series(pd.NA, index=snaps.index, dtype="Int64")
+        ms[known] = ((snaps.loc[known, "timestamp"] - epoch) // pd.Timedelta(milliseconds=1)).astype("int64")
+        snaps = snaps.assign(timestamp_ms=ms)
     else:
         snaps = pd.DataFrame({"snapshot_id": pd.Series(dtype="int64"), "parent_snapshot_id": pd.Series(dtype="Int64"),
                               "timestamp": pd.Series(dtype="datetime64[ns, UTC]"),
-                              "manifest_list": pd.Series(dtype=object), "timestamp_ms": pd.Series(dtype="int64")})
+                              "manifest_list": pd.Series(dtype=object), "timestamp_ms": pd.Series(dtype="Int64")})
     current = md.current_snapshot_id
     m["snapshots"] = int(len(snaps))
 
@@ -595,13 +601,14 @@ def doctor(table: "Table", reads: Any, now: Any = None, older_than: Any = None, 
             reads.add_file(s.snapshot_id, normalize(table.locate(s.path)), int(s.file_size_in_bytes or 0))
 
     # ---- snapshot age, rate and retention -------------------------------------------------------
-    if len(snaps):
-        ts = snaps["timestamp_ms"].to_numpy(dtype=np.int64)
+    ts = snaps["timestamp_ms"].dropna().to_numpy(dtype=np.int64)  # the commit times that are known
+    if len(ts):
         m["oldest_snapshot_age_days"] = round((now_ms - int(ts.min())) / DAY_MS, 3)
         m["newest_snapshot_age_days"] = round((now_ms - int(ts.max())) / DAY_MS, 3)
         span = (int(ts.max()) - int(ts.min())) / DAY_MS
         m["commits_per_day"] = round(len(ts) / max(span, 1.0), 3)
         m["commits_last_day"] = int((ts > int(ts.max()) - DAY_MS).sum())
+    if len(snaps):
         frames["expired_only"] = _retention(findings, table, snaps, reads, m, th, now_ms, call, spark_t, ident)
 
     # ---- metadata files ---------------------------------------------------------------------
@@ -640,7 +647,7 @@ def doctor(table: "Table", reads: Any, now: Any = None, older_than: Any = None, 
             cutoff_lit = ts_literal(orphan_cutoff)  # the statements name the zone: UTC
             findings.append(HealthFinding(
                 "health.orphan-files", Severity.WARNING,
-                f"{n_orphans:,} files ({m['orphan_bytes']:,} B) under the table location are referenced by no "
+                f"{plural(n_orphans, 'file')} ({m['orphan_bytes']:,} B) under the table location are referenced by no "
                 f"snapshot or metadata file",
                 {"orphan_files": m["orphan_files"], "orphan_bytes": m["orphan_bytes"],
                  "older_than": cutoff_lit, "grace": "3 days (remove_orphan_files default)" if older_than is None
@@ -691,8 +698,8 @@ def _small_files_finding(findings, by_part, m, th, target, small_size, call, spa
     src = th["write.target-file-size-bytes"]["source"]
     findings.append(HealthFinding(
         "health.small-files", sev,
-        f"{m['small_files']:,} of {m['data_files']:,} data files ({share:.0%}) are below {small_size:,} B "
-        f"({SMALL_FILE_SHARE:.0%} of the {target:,} B target); {before:,} of them in {len(cand):,} partitions "
+        f"{m['small_files']:,} of {plural(m['data_files'], 'data file')} ({share:.0%}) are below {small_size:,} B "
+        f"({SMALL_FILE_SHARE:.0%} of the {target:,} B target); {before:,} of them in {plural(len(cand), 'partition')} "
         f"merge into {files_after:,}",
         {"small_files": m["small_files"], "small_bytes": m["small_bytes"], "data_files": m["data_files"],
          "small_file_size": small_size, "target_file_size": int(target),
@@ -720,7 +727,7 @@ def _deletes_findings(findings, agg: FileAggregates, m, call, spark_t, ident, fo
     if m["deleted_share"] > DELETED_SHARE_THRESHOLD:
         touched = agg.touched
         findings.append(deleted_share_finding(
-            m, f"merge {m['delete_files']:,} delete files",
+            m, f"merge {plural(m['delete_files'], 'delete file')}",
             (Action("spark", f"{call}rewrite_data_files(table => {spark_t}, options => "
                              f"{_map({'delete-file-threshold': 1, 'remove-dangling-deletes': 'true'})})"),
              Action("trino", f"ALTER TABLE {ident} EXECUTE optimize(file_size_threshold => "
@@ -738,7 +745,7 @@ def _deletes_findings(findings, agg: FileAggregates, m, call, spark_t, ident, fo
                                               f"options => {_map({'rewrite-all': 'true'})})"))
         findings.append(HealthFinding(
             "health.read-amplification", Severity.WARNING,
-            f"{many['files']:,} data files each merge more than {DELETE_FILES_PER_DATA_FILE} delete file at scan time "
+            f"{plural(many['files'], 'data file')} each merge more than {plural(DELETE_FILES_PER_DATA_FILE, 'delete file')} at scan time "
             f"(at most {worst:,}; DVs {m['dvs']:,}, position-delete files {m['position_delete_files']:,}, "
             f"equality-delete files {m['equality_delete_files']:,})",
             {"data_files": many["files"], "max_delete_files_per_data_file": worst,
@@ -792,8 +799,8 @@ def _dangling_finding(findings, dangling: dict[str, int], m) -> None:
     eq = f", {dangling['equality_delete_files']:,} equality-delete files" if dangling["equality_delete_files"] else ""
     findings.append(HealthFinding(
         "health.dangling-deletes", Severity.INFO,
-        f"{n:,} delete entries apply to no live data file ({dangling['dvs']:,} DVs, "
-        f"{dangling['position_delete_files']:,} position-delete files{eq}): readers skip them, scan planning "
+        f"{plural(n, 'delete entry')} apply to no live data file ({plural(dangling['dvs'], 'DV')}, "
+        f"{plural(dangling['position_delete_files'], 'position-delete file')}{eq}): readers skip them, scan planning "
         "still reads them",
         {"dvs": dangling["dvs"], "position_delete_files": dangling["position_delete_files"],
          "equality_delete_files": dangling["equality_delete_files"],
@@ -935,7 +942,7 @@ def _clustering_finding(findings, clus, column: str, source: str, m, call, spark
     worst = poor.loc[poor["average_depth"].idxmax()]
     findings.append(HealthFinding(
         "health.poor-clustering", Severity.WARNING,
-        f"in {len(poor):,} of {len(measured):,} partitions the files' {column} ranges overlap "
+        f"in {len(poor):,} of {plural(len(measured), 'partition')} the files' {column} ranges overlap "
         f"{float(worst['average_depth']):.2f} deep on average at worst (partition {worst['partition']}): a filter on "
         f"{column} reads that many files per value",
         {"column": column, "column_source": source, "clustering_depth": m["clustering_depth"],
@@ -1004,7 +1011,7 @@ def _column_findings(findings, cols, m, spark_t, catalog, ident) -> None:
                           for c in no_bounds["column"])
         findings.append(HealthFinding(
             "health.columns-without-bounds", Severity.INFO,
-            f"{len(no_bounds):,} columns have no lower/upper bounds in any data file ({', '.join(no_bounds['column'])}): "
+            f"{plural(len(no_bounds), 'column')} have no lower/upper bounds in any data file ({', '.join(no_bounds['column'])}): "
             "filters on them prune no file",
             {"columns": no_bounds["column"].tolist(), "property": "write.metadata.metrics.default",
              "source": "the manifests' metrics"},
@@ -1031,7 +1038,7 @@ def _manifest_checks(findings, mans, m, th, call, spark_t, ident) -> None:
         after = max(1, math.ceil(int(small_data["manifest_length"].sum()) / target))
         findings.append(HealthFinding(
             "health.manifest-fragmentation", Severity.WARNING,
-            f"{len(small_data):,} data manifests are below the {target:,} B target (average "
+            f"{plural(len(small_data), 'data manifest')} are below the {target:,} B target (average "
             f"{int(small_data['manifest_length'].mean()):,} B); every scan plan opens each",
             {"data_manifests": m["data_manifests"], "small_data_manifests": int(len(small_data)),
              "manifest_bytes": int(small_data["manifest_length"].sum()), "target": target,
@@ -1062,8 +1069,8 @@ def _retention(findings, table, snaps, reads, m, th, now_ms, call, spark_t, iden
     ids = ", ".join(str(s) for s in expired)
     findings.append(HealthFinding(
         "health.snapshots-past-retention", Severity.WARNING,
-        f"{len(expired):,} of {len(snaps):,} snapshots are older than {_duration(max_age)} (before {cutoff_lit} "
-        f"UTC); {n_freed:,} files ({m['bytes_only_in_expired_snapshots']:,} B) are held only by them",
+        f"{len(expired):,} of {plural(len(snaps), 'snapshot')} are older than {_duration(max_age)} (before {cutoff_lit} "
+        f"UTC); {plural(n_freed, 'file')} ({m['bytes_only_in_expired_snapshots']:,} B) are held only by them",
         {"snapshots": int(len(snaps)), "snapshots_past_retention": len(expired), "max_snapshot_age_ms": max_age,
          "max_age_source": th["history.expire.max-snapshot-age-ms"]["source"], "min_snapshots_to_keep": min_keep,
          "min_keep_source": th["history.expire.min-snapshots-to-keep"]["source"], "older_than": cutoff_lit,
@@ -1088,7 +1095,7 @@ def _metadata_findings(findings, m, th, catalog, ident) -> None:
     sev = Severity.WARNING if m["metadata_files"] > keep_max + 1 else Severity.INFO
     findings.append(HealthFinding(
         "health.metadata-cleanup-disabled", sev,
-        f"write.metadata.delete-after-commit.enabled is off: {m['metadata_files']:,} metadata files kept "
+        f"write.metadata.delete-after-commit.enabled is off: {plural(m['metadata_files'], 'metadata file')} kept "
         f"({m['metadata_files_tracked']:,} in the metadata log), growing by one per commit",
         {"metadata_files": m["metadata_files"], "metadata_files_tracked": m["metadata_files_tracked"],
          "previous_versions_max": keep_max,
@@ -1134,13 +1141,13 @@ def _statistics_findings(findings, table, snaps, current, m, call, spark_t, iden
         findings.append(HealthFinding(
             "health.statistics-stale", Severity.WARNING,
             "the newest statistics file is for a snapshot outside the current one's history" if behind is None
-            else f"the newest statistics file is {behind:,} commits behind the current snapshot",
+            else f"the newest statistics file is {plural(behind, 'commit')} behind the current snapshot",
             {"commits_behind": behind, "statistics_snapshot_id": int(stats["snapshot_id"].iloc[-1]),
              "current_snapshot_id": int(current)}, (compute,), {"statistics_commits_behind_after": 0}))
     if missing and behind is not None:
         findings.append(HealthFinding(
             "health.statistics-columns-missing", Severity.INFO,
-            f"{len(missing):,} columns have no NDV in the statistics file: {', '.join(missing)}",
+            f"{plural(len(missing), 'column')} have no NDV in the statistics file: {', '.join(missing)}",
             {"columns": missing, "statistics_snapshot_id": int(sid)},
             (Action("spark", f"{call}compute_table_stats(table => {spark_t}, columns => array("
                              f"{', '.join(_sql_str(c) for c in missing)}))"),),

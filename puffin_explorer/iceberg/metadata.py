@@ -8,12 +8,13 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterator, Optional, Union
 
+from .._text import plural
 from ..errors import InvalidFileError, TableNotFoundError
 from ..findings import lookup
 from ..io.locations import control_character, describe
 from ..regions import MAX_FINDINGS_PER_CODE, Finding, cap_per_code
 from .findings import TableFinding
-from .numbers import in_range, is_integer
+from .numbers import datable_ms, in_range, is_integer
 
 
 @dataclass(frozen=True)
@@ -93,7 +94,7 @@ class Snapshot:
     snapshot_id: int
     parent_snapshot_id: Optional[int]
     sequence_number: int
-    timestamp_ms: int
+    timestamp_ms: Optional[int]  # None: missing, or no datetime can hold it (a finding says which)
     manifest_list: Optional[str]
     manifests: list[str]  # v1 tables without a manifest list
     summary: dict[str, str]
@@ -224,7 +225,7 @@ class MetadataReader:
             if f.code == "findings.capped":
                 code = f.message.split(" more ", 1)[1].split(" ", 1)[0]
                 n = self._counts[code]
-                f = replace(f, message=f"{n - MAX_FINDINGS_PER_CODE:,} more {code} findings are not listed "
+                f = replace(f, message=f"{plural(n - MAX_FINDINGS_PER_CODE, f'more {code} finding')} are not listed "
                                        f"({n:,} in all; a file lists at most {MAX_FINDINGS_PER_CODE:,} of one code)")
             out.append(f)
         return out
@@ -234,8 +235,9 @@ class MetadataReader:
             what: str = "") -> Any:
         """``obj[key]`` when it has the JSON type ``kind`` (int, str, dict, list, bool), else None with a finding.
 
-        ``int`` values must fit int64 (``what`` ``"size"`` or ``"count"``: also not negative); a ``str`` with
-        ``what`` ``"path"`` is checked by :meth:`path`.
+        ``int`` values must fit int64 (``what`` ``"size"`` or ``"count"``: also not negative; ``"timestamp"``:
+        epoch milliseconds a datetime can hold, 1677 to 2262); a ``str`` with ``what`` ``"path"`` is checked by
+        :meth:`path`.
         """
         value = obj.get(key, _MISSING)
         where = f"{path}.{key}" if path else key
@@ -261,6 +263,11 @@ class MetadataReader:
                 self.add("iceberg.metadata-number-range",
                          f"{where} is {_show(value)}, outside the range of a "
                          f"{'non-negative ' if low == 0 else ''}long")
+                return None
+            if what == "timestamp" and not datable_ms(value):
+                self.add("iceberg.metadata-number-range",
+                         f"{where} is {_show(value)}, outside the times a timestamp can hold (epoch milliseconds "
+                         "from 1677-09-21 to 2262-04-11); the time is read as unknown")
                 return None
         return value
 
@@ -345,12 +352,12 @@ class MetadataReader:
             self.add("iceberg.metadata-field-type", f"{path}.manifests has {len(manifests) - len(kept_manifests)} "
                      "entries that are not strings; skipped")
         seq = self.get(d, "sequence-number", path, "int", required=version >= 2)
-        ts = self.get(d, "timestamp-ms", path, "int", required=True)
+        ts = self.get(d, "timestamp-ms", path, "int", required=True, what="timestamp")
         return Snapshot(
             snapshot_id=sid,
             parent_snapshot_id=self.get(d, "parent-snapshot-id", path, "int"),
             sequence_number=seq or 0,
-            timestamp_ms=ts or 0,
+            timestamp_ms=ts,
             manifest_list=manifest_list,
             manifests=kept_manifests,
             summary=summary,
@@ -513,7 +520,7 @@ class TableMetadata:
             current = None
         if current is not None and current not in by_id:
             r.add("iceberg.metadata-id-unresolved", f"current-snapshot-id {current} is not the id of any snapshot "
-                  f"({len(snapshots)} snapshots); the table is read as having no current snapshot")
+                  f"({plural(len(snapshots), 'snapshot', sep='')}); the table is read as having no current snapshot")
             current = None
         self._current = current
 
@@ -542,10 +549,12 @@ class TableMetadata:
         self._next_row_id = r.get(raw, "next-row-id", "", "int", required=v >= 3, what="count")
         for key in ("snapshot-log", "metadata-log"):
             log = r.get(raw, key, "", "list")
-            if key == "metadata-log":
-                for i, e in enumerate((log or [])[:100_000]):
-                    if isinstance(e, dict):
-                        r.path(e.get("metadata-file"), f"metadata-log[{i}].metadata-file")
+            for i, e in enumerate((log or [])[:100_000]):
+                if not isinstance(e, dict):
+                    continue
+                r.get(e, "timestamp-ms", f"{key}[{i}]", "int", what="timestamp")
+                if key == "metadata-log":
+                    r.path(e.get("metadata-file"), f"metadata-log[{i}].metadata-file")
         self.findings = r.findings
 
     # ---- what was read -------------------------------------------------------------------

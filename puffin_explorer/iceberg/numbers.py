@@ -45,6 +45,15 @@ def in_range(value: int, kind: str = "long", low: Optional[int] = None) -> bool:
     return max(lo, low if low is not None else lo) <= value <= hi
 
 
+#: Epoch milliseconds a nanosecond datetime (pandas, NumPy ``datetime64[ns]``) can hold: 1677-09-21 to 2262-04-11.
+TIMESTAMP_MS_RANGE = (-((1 << 63) // 1_000_000 - 1), (1 << 63) // 1_000_000 - 1)
+
+
+def datable_ms(value: Any) -> bool:
+    """An epoch-millisecond integer a datetime column can hold (anything else is an unknown time)."""
+    return is_integer(value) and TIMESTAMP_MS_RANGE[0] <= value <= TIMESTAMP_MS_RANGE[1]
+
+
 def out_of_range(value: Any, kind: str = "long") -> bool:
     """An integer outside its type's range (anything that is not an integer is not this check's business)."""
     return is_integer(value) and not in_range(value, kind)

@@ -13,9 +13,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Optional
 
 from .._repr import RichRepr
+from .._text import plural
 from ..errors import PuffinError
 from ..health import DELETED_SHARE_THRESHOLD
 from .metadata import Snapshot
+from .numbers import datable_ms
 
 if TYPE_CHECKING:  # pragma: no cover
     from .table import Table
@@ -102,10 +104,6 @@ def snapshot_frame(table: "Table"):
     return df
 
 
-#: Epoch milliseconds a nanosecond timestamp can hold (1677-09-21 to 2262-04-11).
-_NS_RANGE_MS = (1 << 63) // 1_000_000 - 1
-
-
 def timestamp_ms(ms: Optional[int]):
     """A UTC timestamp from epoch milliseconds; ``NaT`` when pandas cannot hold it (a damaged ``timestamp-ms``)."""
     import pandas as pd
@@ -113,9 +111,9 @@ def timestamp_ms(ms: Optional[int]):
     if ms is None:
         return pd.NaT
     try:
-        if not -_NS_RANGE_MS <= int(ms) <= _NS_RANGE_MS:  # pandas 2 holds it at ms resolution, then a column wraps it
+        if not datable_ms(int(ms)):  # pandas 2 holds it at ms resolution, then a column wraps it
             return pd.NaT
-        return pd.Timestamp(ms, unit="ms", tz="UTC")
+        return pd.Timestamp(int(ms), unit="ms", tz="UTC")
     except (OverflowError, ValueError, TypeError, pd.errors.OutOfBoundsDatetime):
         return pd.NaT
 
@@ -257,7 +255,7 @@ def timeline(table: "Table"):
 
     rows = []
     current = table.metadata.current_snapshot_id
-    for s in sorted(table.metadata.snapshots, key=lambda s: (s.sequence_number, s.timestamp_ms)):
+    for s in sorted(table.metadata.snapshots, key=lambda s: (s.sequence_number, s.timestamp_ms or 0)):
         sm = s.summary
         records, deleted = _num(sm, "total-records"), _num(sm, "total-position-deletes")
         rows.append({
@@ -364,7 +362,7 @@ def type_text(t: Any) -> str:
     if kind == "map":
         return f"map<{type_text(t.get('key'))}, {type_text(t.get('value'))}>"
     if kind == "struct":
-        return f"struct<{len(t.get('fields') or [])} fields>"
+        return f"struct<{plural(len(t.get('fields') or []), 'field', sep='')}>"
     return str(kind)
 
 

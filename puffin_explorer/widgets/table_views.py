@@ -10,6 +10,8 @@ import html
 import io
 from typing import Any, Optional
 
+from .._text import plural
+
 MAX_ROWS = 50
 
 
@@ -46,13 +48,17 @@ def rich_html(obj: Any) -> Optional[str]:
 
 def snapshot_label(row) -> str:
     """One line for the snapshot timeline: time, operation and what changed."""
-    parts = [row["timestamp"].strftime("%Y-%m-%d %H:%M:%S"), str(row["operation"])]
-    for col, text in (("added_data_files", "+{} data files"), ("added_dvs", "+{} DVs"),
-                      ("removed_dvs", "-{} DVs"), ("added_position_deletes", "{:,} deleted rows added"),
-                      ("total_position_deletes", "{:,} deleted rows in total")):
+    import pandas as pd
+
+    when = row["timestamp"]
+    parts = ["time unknown" if when is None or when is pd.NaT else when.strftime("%Y-%m-%d %H:%M:%S"),
+             str(row["operation"])]
+    for col, text in (("added_data_files", "+{}"), ("added_dvs", "+{}"), ("removed_dvs", "-{}"),
+                      ("added_position_deletes", "{} added"), ("total_position_deletes", "{} in total")):
         value = row.get(col)
         if value is not None and str(value) != "<NA>" and int(value) > 0:
-            parts.append(text.format(int(value)))
+            noun = {"added_data_files": "data file", "added_dvs": "DV", "removed_dvs": "DV"}.get(col, "deleted row")
+            parts.append(text.format(plural(int(value), noun)))
     return " · ".join(parts) + f" · {row['snapshot_id']}"
 
 
@@ -61,7 +67,7 @@ def snapshots_html(table) -> str:
     df = table.snapshots()
     cols = ["snapshot_id", "timestamp", "operation", "added_data_files", "added_dvs", "removed_dvs",
             "added_position_deletes", "total_position_deletes", "total_records", "is_current"]
-    return frame_html(df[cols], title=f"{table.name}: {len(df)} snapshots")
+    return frame_html(df[cols], title=f"{table.name}: {plural(len(df), 'snapshot', sep='')}")
 
 
 def files_frame(table, snapshot_id: Optional[int]):
@@ -85,10 +91,10 @@ def file_label(row) -> str:
     kind = row["kind"]
     if kind == "dv":
         ref = str(row.get("referenced_data_file") or "").rsplit("/", 1)[-1]
-        return f"[dv] {name} @{row['content_offset']} -> {ref} ({int(row['record_count']):,} rows)"
+        return f"[dv] {name} @{row['content_offset']} -> {ref} ({plural(int(row['record_count']), 'row')})"
     if kind in ("stats", "partition-stats"):
         return f"[{kind}] {name}"
-    return f"[{kind}] {name} ({int(row['record_count']):,} rows)"
+    return f"[{kind}] {name} ({plural(int(row['record_count']), 'row')})"
 
 
 def positions_ranges(positions):
@@ -138,7 +144,7 @@ def data_file_html(table, row, snapshot_id: Optional[int], spark: Any = None,
     n = int(row["record_count"] or 0)
     share = (len(positions) / n) if n else 0.0
     parts = [f"<h4>data file {esc(row['file_path'])}</h4>",
-             f"<p>{n:,} rows · <b>{len(positions):,} deleted</b> ({share:.1%}) · "
+             f"<p>{plural(n, 'row')} · <b>{len(positions):,} deleted</b> ({share:.1%}) · "
              f"{n - len(positions):,} live</p>"]
     parts.append(frame_html(positions_ranges(positions), title="deleted positions (runs)"))
     parts.append(bounds_html(table, row))
@@ -170,7 +176,7 @@ def puffin_html(table, path: str) -> str:
         pf = table.puffin(path)
     except Exception as exc:
         return f"<p><b>cannot open {esc(path)}</b>: {esc(exc)}</p>"
-    head = (f"<h4>Puffin file {esc(path)}</h4><p>{pf.size:,} bytes · {len(pf.blobs)} blobs · "
+    head = (f"<h4>Puffin file {esc(path)}</h4><p>{plural(pf.size, 'byte')} · {plural(len(pf.blobs), 'blob', sep='')} · "
             f"properties {esc(pf.properties)}</p>")
     rich = rich_html(pf)
     if rich:
@@ -185,7 +191,7 @@ def dv_html(table, row) -> str:
     """One DV (read by its range) and the Puffin file that holds it."""
     parts = [f"<h4>deletion vector for {esc(row.get('referenced_data_file'))}</h4>",
              f"<p>in {esc(row['file_path'])} at offset {int(row['content_offset']):,}, "
-             f"{int(row['content_size_in_bytes']):,} bytes · manifest record_count {int(row['record_count']):,}</p>"]
+             f"{plural(int(row['content_size_in_bytes']), 'byte')} · manifest record_count {int(row['record_count']):,}</p>"]
     try:
         dv = table.read_dv(row)
         rich = rich_html(dv)
@@ -211,7 +217,7 @@ def file_detail_html(table, row, snapshot_id: Optional[int] = None, spark: Any =
                 f"<p>partition statistics file {esc(row['file_path'])}</p>"
         contents = table.delete_file_contents(row["file_path"], snapshot_id)
         eq = row.get("equality_ids")
-        head = (f"<h4>{esc(kind)} file {esc(row['file_path'])}</h4><p>{len(contents):,} rows"
+        head = (f"<h4>{esc(kind)} file {esc(row['file_path'])}</h4><p>{plural(len(contents), 'row')}"
                 + (f" · equality field ids {esc(list(eq))}" if eq is not None and len(eq) else "") + "</p>")
         return head + frame_html(contents)
     except Exception as exc:
@@ -246,7 +252,7 @@ def deleted_rows_figure(table, snapshot_id: Optional[int] = None, per_file=None,
         ax2.set_xlabel("data files (by share deleted)")
     else:
         ax1.hist(df.deleted_rows, bins=40, color="#c0392b")
-        ax1.set_title(f"deleted rows per data file ({len(df):,} files)")
+        ax1.set_title(f"deleted rows per data file ({plural(len(df), 'file')})")
         ax1.set_xlabel("deleted rows")
         ax1.set_ylabel("data files")
         ax2.hist(df.deleted_share * 100, bins=np.linspace(0, 100, 21), color="#2c7fb8")
@@ -277,7 +283,7 @@ def warehouse_health_html(health) -> str:
         df["deleted_share"] = df["deleted_share"].map(lambda v: "" if v is None or v != v else f"{float(v):.1%}")
     df["findings"] = df["findings"].astype("Int64")
     bad = int((health["status"] != "ok").sum()) if len(health) else 0
-    return frame_html(df, title=f"doctor: {len(health):,} tables, {bad:,} with warnings or errors "
+    return frame_html(df, title=f"doctor: {plural(len(health), 'table')}, {bad:,} with warnings or errors "
                                 f"(no storage listing: orphan files: t.health())")
 
 
