@@ -965,8 +965,12 @@ def _columns(data):
     import pandas as pd
 
     def wide(col: str):
-        return pd.DataFrame.from_records(data[col].map(lambda d: d if isinstance(d, dict) else {}).tolist(),
-                                         index=data.index)
+        records = data[col].map(lambda d: d if isinstance(d, dict) else {}).tolist()
+        # a row per entry even when no entry has metrics; the index set after, as pandas 2 cannot build
+        # records on an empty MultiIndex
+        out = pd.DataFrame.from_records(records) if any(records) else pd.DataFrame(index=range(len(records)))
+        out.index = data.index
+        return out
 
     values, nulls, nans, sizes = wide("value_counts"), wide("null_value_counts"), wide("nan_value_counts"), \
         wide("column_sizes")
