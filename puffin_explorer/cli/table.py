@@ -99,16 +99,7 @@ def run(args: argparse.Namespace, shared: Shared) -> int:
     if view == "check":
         with Progress("checking DVs", minimum=200) as progress:
             findings = t.check(sid, progress=progress)
-        check_strict(findings, shared)
-        if shared.format == "text":
-            for f in findings:
-                out(str(f))
-            out(_findings_line(findings))
-        else:
-            from ..iceberg.checks import findings_frame
-
-            frame(findings_frame(findings), shared.format, args.max_rows)
-        return EXIT_FINDINGS if has_errors(findings) else EXIT_OK
+        return _print_check(findings, shared, args.max_rows)
     df = {
         "snapshots": lambda: t.snapshots().drop(columns=["summary"]),
         "files": lambda: t.files(sid),
@@ -120,6 +111,20 @@ def run(args: argparse.Namespace, shared: Shared) -> int:
     status = _opening_findings(t, shared)
     frame(df[view](), shared.format, args.max_rows)
     return status
+
+
+def _print_check(findings, shared: Shared, max_rows: Optional[int]) -> int:
+    """A check's findings in the chosen format, and its exit code (1 when one is an error)."""
+    check_strict(findings, shared)
+    if shared.format == "text":
+        for f in findings:
+            out(str(f))
+        out(_findings_line(findings))
+    else:
+        from ..iceberg.checks import findings_frame
+
+        frame(findings_frame(findings), shared.format, max_rows)
+    return EXIT_FINDINGS if has_errors(findings) else EXIT_OK
 
 
 def _findings_line(findings) -> str:
@@ -189,16 +194,7 @@ def _delta(args: argparse.Namespace, shared: Shared) -> int:
         return _delta_summary(t, shared)
     if view == "check":
         findings = t.check()
-        check_strict(findings, shared)
-        if shared.format == "text":
-            for f in findings:
-                out(str(f))
-            out(_findings_line(findings))
-        else:
-            from ..iceberg.checks import findings_frame
-
-            frame(findings_frame(findings), shared.format, args.max_rows)
-        return EXIT_FINDINGS if has_errors(findings) else EXIT_OK
+        return _print_check(findings, shared, args.max_rows)
     status = _opening_findings(t, shared)
     frame(t.files() if view == "files" else t.dvs(), shared.format, args.max_rows)
     return status
