@@ -40,6 +40,15 @@ def copy_warehouse(dest: Path) -> Path:
     return target
 
 
+def copy_fixture_table(fixtures: Path, name: str, tmp_path: Path) -> Path:
+    """A writable copy (``tmp_path/t``) of the fixture table ``fixtures/name`` (the fixtures are read-only)."""
+    dst = tmp_path / "t"
+    shutil.copytree(fixtures / name, dst)
+    for p in dst.rglob("*"):
+        os.chmod(p, 0o755 if p.is_dir() else 0o644)
+    return dst
+
+
 def rewrite_avro(path: Path, change: Callable[[list[dict]], list[dict]]) -> int:
     """Rewrite an Iceberg Avro file with fastavro, keeping its schema, codec and key-value metadata.
 

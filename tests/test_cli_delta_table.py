@@ -5,27 +5,22 @@ from __future__ import annotations
 
 import io
 import json
-import os
-import shutil
 
 import pandas as pd
 import pytest
 
 from puffin_explorer.cli import main
 
+try:
+    from _warehouse_fixtures import copy_fixture_table as _copy
+except ImportError:  # tests/ imported as a package
+    from tests._warehouse_fixtures import copy_fixture_table as _copy
+
 SMALL = "engines/delta/kernel-rs-table-with-dv-small"
 LARGE = "engines/delta/delta-spark-table-with-dv-large"
 #: The large table per version (its README): data files, live rows, sum of DV cardinalities.
 LARGE_VERSIONS = {0: (20, 2000, 0), 1: (20, 1995, 5), 2: (21, 1997, 5), 3: (21, 1991, 11), 4: (22, 1993, 11)}
 CUT_DV_FILE = "deletion_vector_afcbf9f8-7558-4a5a-b1e2-7432c30bf452.bin"
-
-
-def _copy(fixtures, name, tmp_path):
-    dst = tmp_path / "t"
-    shutil.copytree(fixtures / name, dst)
-    for p in dst.rglob("*"):
-        os.chmod(p, 0o755 if p.is_dir() else 0o644)
-    return dst
 
 
 def test_summary_of_the_latest_version(fixtures, capsys):

@@ -21,6 +21,11 @@ from puffin_explorer.findings import is_known
 
 from delta_tables import write_delta_table
 
+try:
+    from _warehouse_fixtures import copy_fixture_table as _copy
+except ImportError:  # tests/ imported as a package
+    from tests._warehouse_fixtures import copy_fixture_table as _copy
+
 SMALL = "engines/delta/kernel-rs-table-with-dv-small"
 LARGE = "engines/delta/delta-spark-table-with-dv-large"
 #: The large table at version 4 (its README): data files, records, deleted rows, live rows, DVs.
@@ -28,14 +33,6 @@ LARGE_V4 = {"data_files": 22, "records": 2004, "deleted_rows": 11, "live_rows": 
 PART_00001 = "part-00001-5dbf0ba2-220a-4770-8e26-18a77cf875f0-c000.snappy.parquet"
 PART_00012 = "part-00012-9b83c213-31ff-4b2c-a5d9-be1a2bc2431d-c000.snappy.parquet"
 NEW_AT_V4 = "part-00000-7c52eadd-8da7-4782-a5d5-621cd92cab11-c000.snappy.parquet"
-
-
-def _copy(fixtures, name, tmp_path):
-    dst = tmp_path / "t"
-    shutil.copytree(fixtures / name, dst)
-    for p in dst.rglob("*"):
-        os.chmod(p, 0o755 if p.is_dir() else 0o644)
-    return dst
 
 
 def _edit(root, version: int, line: int, change) -> None:

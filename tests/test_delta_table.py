@@ -17,6 +17,11 @@ from puffin_explorer.findings import is_known
 
 from delta_tables import write_delta_table
 
+try:
+    from _warehouse_fixtures import copy_fixture_table as _copy
+except ImportError:  # tests/ imported as a package
+    from tests._warehouse_fixtures import copy_fixture_table as _copy
+
 SMALL = "engines/delta/kernel-rs-table-with-dv-small"
 LARGE = "engines/delta/delta-spark-table-with-dv-large"
 #: README facts of the large table: version → (live rows, sum of value, data files, sum of DV cardinalities)
@@ -209,14 +214,6 @@ def test_descriptor_paths():
     assert p.absolute_path("ignored").endswith("d3fe2512ff61.bin")
     with pytest.raises(z85.Z85Error):
         z85.decode_uuid("not-z85~~~~~~~~~~~~~")
-
-
-def _copy(fixtures, name, tmp_path):
-    dst = tmp_path / "t"
-    shutil.copytree(fixtures / name, dst)
-    for p in dst.rglob("*"):
-        os.chmod(p, 0o755 if p.is_dir() else 0o644)
-    return dst
 
 
 def test_broken_dv_file_and_descriptors_are_findings(fixtures, tmp_path):
