@@ -148,3 +148,14 @@ def test_readme_links_to_pages_that_exist():
     links = re.findall(r"\]\((docs/[^)#\s]+)", text)
     assert len(links) >= 10
     assert [link for link in links if not (ROOT / link).exists()] == []
+
+
+def test_stored_outputs_name_no_folder_of_the_machine_that_ran_them():
+    """The tours' outputs are published as pages: a path they show is a temporary folder or the demo's
+    neutral one (/tmp/...), never a checkout or home folder of whoever stored them."""
+    private = re.compile(r"(?<![\w.])/(?:work|home|root|Users|mnt|opt|srv|var/lib)/[\w.-]+")
+    for name, path in NOTEBOOKS.items():
+        nb = json.loads(path.read_text(encoding="utf-8"))
+        hits = sorted({m.group(0) for cell in nb["cells"] for out in cell.get("outputs", [])
+                       for m in private.finditer(json.dumps(out))})
+        assert hits == [], f"{name}.ipynb stores outputs naming {hits}"
