@@ -187,8 +187,10 @@ def _damaged(tmp_path: Path) -> Path:
 def test_a_damaged_warehouse_still_renders_every_card(tmp_path):
     wh = Warehouse(str(_damaged(tmp_path)))
     df = wh.summary()
-    assert df.health.tolist() == ["error", "error", "compact"]
+    assert df.health.tolist() == ["error", "error", "error"]
     assert df.problem[0].startswith("manifest list unreadable")
+    assert df.problem[2].endswith("(see the findings), so its deleted rows are not known")  # a delete manifest gone
+    assert df.deleted_rows.isna().tolist() == [False, True, True] and df.records[2] == 121_964
     assert "not valid JSON table metadata" in df.problem[1] and "(at byte 34)" in df.problem[1]
     html = wh.to_html()
     assert "shop.legacy" in html and "not valid JSON" in html

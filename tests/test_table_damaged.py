@@ -323,7 +323,11 @@ def test_a_position_delete_file_that_is_not_parquet(shop):
     cd = t.commit_deletes()
     assert [f.code for f in cd.findings] == ["iceberg.position-delete-unreadable"]
     assert "Traceback" not in cd.to_html()
-    assert len(t.snapshots()) == 2 and t.summary()["live_rows"] == 18_000
+    assert len(t.snapshots()) == 2
+    row = t.summary()  # no deleted-row count rather than one that misses the unreadable file's 2,000
+    assert (row["records"], row["deleted_rows"], row["live_rows"], row["health"]) == (20_000, None, None, "error")
+    assert "deleted rows are not known" in row["problem"]
+    assert t.timeline().live_rows.isna().tolist() == [False, True]
 
 
 def test_the_cli_shows_the_findings_first_and_what_could_be_read(shop, capsys):
@@ -388,8 +392,11 @@ def test_a_damaged_duckdb_table(tmp_path):
     ]
     snaps = t.snapshots()
     assert len(snaps) == 4 and snaps.operation.tolist()[-1] == "" and snaps.first_row_id.isna().tolist()[-1]
+    # the live rows the fixture's README lists after each step (DuckDB's own summary of step 3 says 67,142:
+    # it adds the merged DV's 22,858 to the superseded one's 10,000); the damaged summary of step 4 does not
+    # matter, its manifests are read
     live = t.timeline().live_rows
-    assert live.tolist()[:3] == [100_000, 90_000, 67_142] and live.isna().tolist() == [False, False, False, True]
+    assert live.tolist() == [100_000, 90_000, 77_142, 77_111]
     html = t.to_html()
     assert "Traceback" not in html and "snapshots[3].summary" in html
     assert [f.code for f in t.check()][:2] == ["iceberg.metadata-field-type", "iceberg.metadata-field-type"]

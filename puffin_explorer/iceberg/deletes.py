@@ -9,7 +9,7 @@ Equality deletes are counted as files only.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, NamedTuple, Optional
 
 from ..errors import NotFoundError, PuffinError
 from ..regions import Finding, Severity
@@ -69,14 +69,35 @@ def position_delete_counts(table: "Table", index: "EntryIndex",
             "files": {normalize(k): int(v) for k, v in total_files.items()}}
 
 
-def deleted_rows_per_file(table: "Table", index: "EntryIndex", partition_text: bool = False):
-    """Per live data file: rows, deleted rows, share deleted and how many delete files touch it.
+class RowCounts(NamedTuple):
+    """Per live data file of one index (numpy arrays, the index's data-row order): its records, the rows
+    its DVs delete and how many DVs, the rows its live Parquet position-delete files name and how many
+    files, and those that its DV supersedes. ``deleted = dv_rows + pos_rows - superseded``."""
 
-    ``partition_text`` gives the partition as ``name=value, ...`` text (one string per distinct
-    partition), else the partition record.
-    """
+    data: Any
+    keys: Any
+    records: Any
+    dv_rows: Any
+    dvs: Any
+    pos_rows: Any
+    pos_files: Any
+    superseded: Any
+    equality_delete_files: int
+    #: position-delete files that could not be read (each one a finding): their rows are not counted
+    unread_delete_files: int = 0
+
+    @property
+    def deleted(self):
+        return self.dv_rows + (self.pos_rows - self.superseded)
+
+
+def row_counts(table: "Table", index: "EntryIndex") -> RowCounts:
+    """The one definition of which deletes apply to which live data file, and so of deleted rows: a DV
+    counts for the data file it references (``referenced_data_file``), a Parquet position-delete file for
+    each data file it names, a DV supersedes its file's position deletes (v3), and a delete whose data file
+    is not live in the snapshot (dangling, after a rewrite) counts for nothing. Equality deletes are
+    counted as files only. A position-delete file that cannot be read is a finding, its rows not counted."""
     import numpy as np
-    import pandas as pd
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -95,12 +116,16 @@ def deleted_rows_per_file(table: "Table", index: "EntryIndex", partition_text: b
     has_dv = joined.column("rows_count").is_valid().to_numpy(zero_copy_only=False)
     kinds = index.rows(index.mask(deletes=True)).column("kind")
     eq_files = int(pc.sum(pc.equal(kinds, "equality-deletes")).as_py() or 0)
+    unread: list[str] = []
     if int(pc.sum(pc.equal(kinds, "position-deletes")).as_py() or 0):
         try:
             counts = table.position_delete_counts(index.snapshot_id)
         except PuffinError:  # the delete files that read are counted; each one that does not is a finding
-            counts = position_delete_counts(table, index, on_error=lambda path, exc: _unreadable(
-                table, index.snapshot_id, path, exc))
+            def on_error(path: str, exc: Exception) -> None:
+                unread.append(path)
+                _unreadable(table, index.snapshot_id, path, exc)
+
+            counts = position_delete_counts(table, index, on_error=on_error)
         mapped = keys.to_pandas()
         pos_rows = mapped.map(counts["rows"]).fillna(0).to_numpy().astype(np.int64)
         pos_files = mapped.map(counts["files"]).fillna(0).to_numpy().astype(np.int64)
@@ -108,15 +133,55 @@ def deleted_rows_per_file(table: "Table", index: "EntryIndex", partition_text: b
         pos_rows = pos_files = np.zeros(n, dtype=np.int64)
     superseded = np.where(has_dv, pos_rows, 0)
     records = pc.fill_null(data.column("record_count"), 0).to_numpy().astype(np.int64)
-    deleted = dv_rows + (pos_rows - superseded)
+    return RowCounts(data, keys, records, dv_rows, dv_count, pos_rows, pos_files, superseded, eq_files,
+                     len(unread))
+
+
+#: Index findings that mean entries of the snapshot were not read, so its counts miss them.
+MISSING_ENTRIES = frozenset({"iceberg.manifest-damaged", "iceberg.manifest-unreadable", vanished.CODE})
+
+
+class SnapshotRows(NamedTuple):
+    """A snapshot's records, deleted rows (by :func:`row_counts`) and live rows; ``partial`` when a file
+    of the snapshot was gone or unreadable, so the counts miss what it held (its finding says which)."""
+
+    records: int
+    deleted_rows: int
+    live_rows: int
+    partial: bool
+
+
+def snapshot_rows(table: "Table", index: "EntryIndex") -> SnapshotRows:
+    """Totals of :func:`row_counts` over a snapshot: the number the table card, the warehouse card, the
+    timeline, delete debt and the doctor all show."""
+    c = row_counts(table, index)
+    records, deleted = int(c.records.sum()), int(c.deleted.sum())
+    partial = bool(c.unread_delete_files or vanished.snapshot_findings(table, index.snapshot_id)
+                   or any(f.code in MISSING_ENTRIES for f in index.findings))
+    return SnapshotRows(records, deleted, records - deleted, partial)
+
+
+def deleted_rows_per_file(table: "Table", index: "EntryIndex", partition_text: bool = False):
+    """Per live data file: rows, deleted rows, share deleted and how many delete files touch it.
+
+    ``partition_text`` gives the partition as ``name=value, ...`` text (one string per distinct
+    partition), else the partition record.
+    """
+    import numpy as np
+    import pandas as pd
+
+    c = row_counts(table, index)
+    n, records, deleted = len(c.records), c.records, c.deleted
     with np.errstate(divide="ignore", invalid="ignore"):
         share = np.where(records != 0, deleted / np.where(records != 0, records, 1), 0.0)
+    data = c.data
     part = partition_texts(index, data) if partition_text else partitions(index, data)
     return vanished.mark(pd.DataFrame({
         "file_path": strings(data.column("file_path")), "location": located_strings(table, data.column("file_path")),
         "partition": part, "record_count": records, "deleted_rows": deleted, "live_rows": records - deleted,
-        "deleted_share": share.astype(np.float64), "dvs": dv_count, "position_delete_files": pos_files,
-        "superseded_position_deletes": superseded, "equality_delete_files": np.full(n, eq_files, dtype=np.int64),
+        "deleted_share": share.astype(np.float64), "dvs": c.dvs, "position_delete_files": c.pos_files,
+        "superseded_position_deletes": c.superseded,
+        "equality_delete_files": np.full(n, c.equality_delete_files, dtype=np.int64),
     }, index=pd.RangeIndex(n), columns=PER_FILE_COLUMNS), vanished.snapshot_findings(table, index.snapshot_id))
 
 
@@ -138,8 +203,8 @@ def partition_texts(index: "EntryIndex", rows):
     return texts[c]
 
 
-__all__ = ["deleted_rows_per_file", "normalized", "partition_text", "partition_texts",
-           "position_delete_counts"]
+__all__ = ["RowCounts", "SnapshotRows", "deleted_rows_per_file", "normalized", "partition_text", "partition_texts",
+           "position_delete_counts", "row_counts", "snapshot_rows"]
 
 
 def _unreadable(table: "Table", snapshot_id: Optional[int], path: str, exc: Exception) -> None:

@@ -1,8 +1,8 @@
 """What a table card and a warehouse card show, computed from metadata (views only format it).
 
-* :func:`summary_row`: one warehouse-card row per table from the metadata file and the
-  current snapshot's manifest list only (no manifest, no Puffin file);
-* :func:`timeline`: per commit, live and deleted rows from the snapshot summaries;
+* :func:`summary_row`: one warehouse-card row per table from the metadata file, the current
+  snapshot's manifest list and, when it lists delete manifests, its manifests (no Puffin file);
+* :func:`timeline`: per commit, records, deleted and live rows;
 * :class:`DeleteDebt`: deleted share per data file and per partition, compaction candidates
   and position-delete files still live, from the manifests;
 * :func:`schema_frame`, :func:`partition_frame`, :func:`sort_order_frame`.
@@ -171,7 +171,9 @@ def delete_file_kinds(table: "Table", snap: Snapshot) -> dict[str, Optional[int]
 
 
 def summary_row(table: "Table") -> dict[str, Any]:
-    """One row of the warehouse card (reads the metadata file and the current manifest list only)."""
+    """One row of the warehouse card: from the metadata file and the current manifest list, and when that
+    lists delete manifests, deleted rows by :func:`~.deletes.snapshot_rows` (the manifests, no Puffin
+    byte): the deletes that apply to live data files, never a summary's total that counts dangling ones."""
     import pandas as pd
 
     md = table.metadata
@@ -214,8 +216,22 @@ def summary_row(table: "Table") -> dict[str, Any]:
         counts = {"data_files": _num(sm, "total-data-files"), "records": _num(sm, "total-records"),
                   "delete_files": _num(sm, "total-delete-files"),
                   "deleted_rows": _num(sm, "total-position-deletes")}
-    pos = _num(sm, "total-position-deletes")
-    deleted = pos if pos is not None else counts["deleted_rows"]
+    if manifests is None:  # no list to read: the writer's summary, said unverified by the problem above
+        pos = _num(sm, "total-position-deletes")
+        deleted = pos if pos is not None else counts["deleted_rows"]
+    elif not any(m.get("content") == 1 for m in manifests):
+        deleted = 0
+    else:  # deletes that apply to live data files only: a summary also counts dangling ones (after a rewrite)
+        exact = _snapshot_rows(table, snap.snapshot_id)
+        if exact is None:
+            deleted = None
+            row.update(health="error", problem=f"the manifests of snapshot {snap.snapshot_id} cannot be read")
+        else:
+            counts["records"], deleted = exact.records, exact.deleted_rows
+            if exact.partial:  # no number rather than a smaller one: the problem says why
+                deleted = None
+                row.update(health="error", problem=f"files of snapshot {snap.snapshot_id} are gone or unreadable "
+                                                   "(see the findings), so its deleted rows are not known")
     row.update({k: None if v is None else _long(v) for k, v in counts.items()})
     row["deleted_rows"] = deleted
     if row["records"] is not None and deleted is not None:
@@ -229,6 +245,33 @@ def summary_row(table: "Table") -> dict[str, Any]:
     if row["health"] == "ok" and (row["deleted_share"] or 0) > DELETED_SHARE_THRESHOLD:
         row.update(health="compact", problem=f"{row['deleted_share']:.1%} of the rows are deleted")
     return row
+
+
+def _commit_rows(table: "Table", snap: Snapshot) -> tuple[Optional[int], Optional[int]]:
+    """Records and deleted rows of one snapshot for the timeline: the manifest list's counts when it lists
+    no delete manifest, else :func:`_snapshot_rows`; (None, None) when its files cannot all be read."""
+    try:
+        manifests = table.manifest_records(snap.snapshot_id)
+    except PuffinError:
+        manifests = None
+    if manifests is not None and not any(m.get("content") == 1 for m in manifests) and all(
+            m.get("added_rows_count") is not None and m.get("existing_rows_count") is not None for m in manifests):
+        return sum(int(m["added_rows_count"]) + int(m["existing_rows_count"]) for m in manifests), 0
+    exact = _snapshot_rows(table, snap.snapshot_id)
+    if exact is None or exact.partial:
+        return None, None
+    return exact.records, exact.deleted_rows
+
+
+def _snapshot_rows(table: "Table", snapshot_id: int):
+    """:func:`~.deletes.snapshot_rows` of one snapshot (its index is built and cached), None when its
+    manifests cannot be read at all."""
+    from .deletes import snapshot_rows
+
+    try:
+        return snapshot_rows(table, table.index(snapshot_id))
+    except PuffinError:
+        return None
 
 
 def _long(n: int) -> Optional[int]:
@@ -246,10 +289,13 @@ def failed_row(name: str, exc: BaseException) -> dict[str, Any]:
 
 
 def timeline(table: "Table"):
-    """One row per commit, oldest first: operation, rows added, deleted rows and live rows after it.
+    """One row per commit, oldest first: operation, rows added, and records, deleted rows and live rows
+    after it.
 
-    From the snapshot summaries (metadata only); ``deleted_rows`` counts position
-    deletes and DV positions (equality deletes are not resolved).
+    The operation and what it added come from the snapshot summaries; records and deleted rows from
+    the snapshot's manifest list, and when it lists delete manifests from :func:`~.deletes.snapshot_rows`
+    (DV positions and position deletes that apply to live data files; equality deletes are not
+    resolved). A snapshot whose files are gone or unreadable has None there, and its finding.
     """
     import pandas as pd
 
@@ -257,7 +303,7 @@ def timeline(table: "Table"):
     current = table.metadata.current_snapshot_id
     for s in sorted(table.metadata.snapshots, key=lambda s: (s.sequence_number, s.timestamp_ms or 0)):
         sm = s.summary
-        records, deleted = _num(sm, "total-records"), _num(sm, "total-position-deletes")
+        records, deleted = _commit_rows(table, s)
         rows.append({
             "snapshot_id": s.snapshot_id, "parent_snapshot_id": s.parent_snapshot_id,
             "sequence_number": s.sequence_number,
@@ -265,7 +311,7 @@ def timeline(table: "Table"):
             "added_records": _num(sm, "added-records"), "deleted_records": _num(sm, "deleted-records"),
             "added_deletes": _num(sm, "added-position-deletes"),
             "records": records, "deleted_rows": deleted,
-            "live_rows": _long(records - (deleted or 0)) if records is not None else None,
+            "live_rows": _long(records - deleted) if records is not None and deleted is not None else None,
             "data_files": _num(sm, "total-data-files"), "delete_files": _num(sm, "total-delete-files"),
             "added_dvs": _num(sm, "added-dvs"), "removed_dvs": _num(sm, "removed-dvs"),
             "first_row_id": s.first_row_id, "added_rows": s.added_rows,

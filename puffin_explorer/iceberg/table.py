@@ -178,7 +178,8 @@ class Table(RichRepr):
         return CommitDeletes(self, snapshot_id)
 
     def timeline(self):
-        """Per commit, oldest first: operation, records, deleted and live rows (from the snapshot summaries)."""
+        """Per commit, oldest first: operation, records, deleted and live rows (deletes that apply to live
+        data files, as on the card and in :meth:`delete_debt`)."""
         from .overview import timeline
 
         return timeline(self)
