@@ -119,7 +119,7 @@ def row_counts(table: "Table", index: "EntryIndex") -> RowCounts:
     unread: list[str] = []
     if int(pc.sum(pc.equal(kinds, "position-deletes")).as_py() or 0):
         try:
-            counts = table.position_delete_counts(index.snapshot_id)
+            counts = table.position_delete_counts(index.snapshot_id, index)
         except PuffinError:  # the delete files that read are counted; each one that does not is a finding
             def on_error(path: str, exc: Exception) -> None:
                 unread.append(path)

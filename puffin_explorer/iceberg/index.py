@@ -725,7 +725,8 @@ def check_chunk(chunk, manifest: dict[str, Any], partition_specs: dict, cache: "
 
 
 def build_index(table: "Table", snapshot_id: Optional[int] = None, content: Optional[str] = None,
-                metrics: bool = False, progress: Optional[bool] = None, strict: bool = False) -> EntryIndex:
+                metrics: bool = False, progress: Optional[bool] = None, strict: bool = False,
+                keep: bool = True) -> EntryIndex:
     """Read a snapshot's manifests (current by default) into an :class:`EntryIndex`, or only its
     ``content`` ``"data"`` or ``"deletes"`` manifests; cached on the table per (snapshot, content, metrics).
 
@@ -733,7 +734,8 @@ def build_index(table: "Table", snapshot_id: Optional[int] = None, content: Opti
     is decoded into a column chunk as soon as its batch is in.  ``progress`` True / False shows or
     hides a bar; None shows it from ``PROGRESS_FROM`` manifests on in a terminal or notebook kernel.
     Ctrl-C stops the build, closes the bar and re-raises (the manifests decoded so far stay cached).
-    ``strict`` raises the first error finding as a :class:`PuffinError`.
+    ``strict`` raises the first error finding as a :class:`PuffinError`. ``keep=False`` builds an index
+    that is not kept on the table (the decoded manifests still are): one answer about a past snapshot.
     """
     import pyarrow as pa
 
@@ -819,7 +821,8 @@ def build_index(table: "Table", snapshot_id: Optional[int] = None, content: Opti
                     f"({', '.join(names[:3])}{', …' if len(names) > 3 else ''}); readers read their files "
                     "once per listing; this index holds their entries once", None))
     index.findings = vanished.as_noted(table, snap.snapshot_id, _capped(raw))
-    cache.indexes[key] = index
+    if keep:
+        cache.indexes[key] = index
     _raise_if_strict(index, strict)
     return index
 

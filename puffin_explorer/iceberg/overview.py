@@ -257,19 +257,21 @@ def _commit_rows(table: "Table", snap: Snapshot) -> tuple[Optional[int], Optiona
     if manifests is not None and not any(m.get("content") == 1 for m in manifests) and all(
             m.get("added_rows_count") is not None and m.get("existing_rows_count") is not None for m in manifests):
         return sum(int(m["added_rows_count"]) + int(m["existing_rows_count"]) for m in manifests), 0
-    exact = _snapshot_rows(table, snap.snapshot_id)
+    # a past snapshot's index is built for this answer and not kept (its manifests' entries are)
+    exact = _snapshot_rows(table, snap.snapshot_id, keep=snap.snapshot_id == table.metadata.current_snapshot_id)
     if exact is None or exact.partial:
         return None, None
     return exact.records, exact.deleted_rows
 
 
-def _snapshot_rows(table: "Table", snapshot_id: int):
-    """:func:`~.deletes.snapshot_rows` of one snapshot (its index is built and cached), None when its
-    manifests cannot be read at all."""
+def _snapshot_rows(table: "Table", snapshot_id: int, keep: bool = True):
+    """:func:`~.deletes.snapshot_rows` of one snapshot (its index kept on the table when ``keep``), None
+    when its manifests cannot be read at all."""
     from .deletes import snapshot_rows
+    from .index import build_index
 
     try:
-        return snapshot_rows(table, table.index(snapshot_id))
+        return snapshot_rows(table, build_index(table, snapshot_id, keep=keep))
     except PuffinError:
         return None
 

@@ -778,13 +778,15 @@ class Table(RichRepr):
             return np.zeros(0, dtype=np.int64)
         return np.unique(np.concatenate(parts))
 
-    def position_delete_counts(self, snapshot_id: Optional[int] = None) -> dict[str, dict[str, int]]:
-        """Per data file (normalized path): rows its live Parquet position-delete files name, and how many files."""
+    def position_delete_counts(self, snapshot_id: Optional[int] = None,
+                               index: Optional[EntryIndex] = None) -> dict[str, dict[str, int]]:
+        """Per data file (normalized path): rows its live Parquet position-delete files name, and how many
+        files (from ``index`` when given: an index of that snapshot the caller holds)."""
         from .deletes import position_delete_counts
 
         key = f"pd:{self.snapshot(snapshot_id).snapshot_id}"
         if key not in self._cache:
-            self._cache[key] = position_delete_counts(self, self._deletes_index(snapshot_id))
+            self._cache[key] = position_delete_counts(self, index or self._deletes_index(snapshot_id))
         return self._cache[key]
 
     def deleted_rows_per_file(self, snapshot_id: Optional[int] = None):
