@@ -180,35 +180,3 @@ def update_readme(path: str = DOCS_PAGE) -> bool:
         with open(path, "w", encoding="utf-8") as fh:
             fh.write(new)
     return new != text
-
-
-def main(argv: Optional[list[str]] = None) -> int:
-    """``python -m puffin_explorer.findings [--page docs/findings.md]``: print or write the catalogue table."""
-    import argparse
-
-    ap = argparse.ArgumentParser(prog="python -m puffin_explorer.findings", description=main.__doc__)
-    ap.add_argument("--page", "--readme", dest="page", nargs="?", const=DOCS_PAGE, metavar="PATH",
-                    help=f"rewrite the table between the markers of this Markdown page (default {DOCS_PAGE}); "
-                         "--readme is the older name of this option")
-    args = ap.parse_args(argv)
-    # Run as ``-m`` this module is ``__main__``; the layers register into the imported one.
-    from puffin_explorer import findings as catalogue_module
-
-    if args.page:
-        import os
-
-        if not os.path.isfile(args.page):
-            ap.error(f"no such page: {args.page} (run from the repository root)")
-        with open(args.page, encoding="utf-8") as fh:
-            text = fh.read()
-        if README_START not in text or README_END not in text.split(README_START, 1)[1]:
-            ap.error(f"{args.page} has no {README_START} ... {README_END} markers")
-        changed = catalogue_module.update_readme(args.page)
-        print("updated" if changed else "unchanged", args.page)
-    else:
-        print(catalogue_module.markdown_table())
-    return 0
-
-
-if __name__ == "__main__":  # pragma: no cover
-    raise SystemExit(main())

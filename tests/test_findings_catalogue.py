@@ -89,19 +89,30 @@ def test_docs_findings_table_is_the_catalogue():
     start, end = "<!-- findings-table:start -->", "<!-- findings-table:end -->"
     assert start in text and end in text, f"{F.DOCS_PAGE} lost its generated Findings table markers"
     table = text.split(start, 1)[1].split(end, 1)[0].strip()
-    assert table == F.markdown_table(), f"regenerate with: python -m puffin_explorer.findings --page {F.DOCS_PAGE}"
+    assert table == F.markdown_table(), f"regenerate with: python -m puffin_explorer.findings_page --page {F.DOCS_PAGE}"
 
 
 def test_the_regeneration_command_rewrites_only_the_table(tmp_path):
     page = tmp_path / "findings.md"
     page.write_text("# Findings\n\nbefore\n<!-- findings-table:start -->\nold\n<!-- findings-table:end -->\nafter\n")
-    assert F.main(["--page", str(page)]) == 0
+    from puffin_explorer.findings_page import main
+
+    assert main(["--page", str(page)]) == 0
     assert page.read_text() == ("# Findings\n\nbefore\n<!-- findings-table:start -->\n" + F.markdown_table()
                                 + "\n<!-- findings-table:end -->\nafter\n")
     assert F.update_readme(str(page)) is False
     with pytest.raises(SystemExit) as exc:
-        F.main(["--page", str(tmp_path / "README.md")])
+        main(["--page", str(tmp_path / "README.md")])
     assert exc.value.code == 2
+
+
+def test_the_regeneration_command_runs_without_a_warning():
+    import subprocess
+    import sys
+
+    p = subprocess.run([sys.executable, "-W", "error", "-m", "puffin_explorer.findings_page"], cwd=ROOT,
+                       capture_output=True, text=True, timeout=300)
+    assert (p.returncode, p.stderr) == (0, "") and p.stdout.strip() == F.markdown_table()
 
 
 def _emitted(resources, fixtures):

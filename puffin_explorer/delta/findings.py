@@ -15,8 +15,9 @@ _CODES = [
     ("delta.action-field", E, "a field of a log action is missing or has the wrong type: the action is skipped when "
      "the field says which file or DV it is (path, deletionVector), otherwise only the field is ignored",
      "the writer or an edit of the log broke the action; other readers reject the table"),
-    ("delta.log-gap", E, "a commit needed to reach the version is missing and no checkpoint covers it",
-     "the log was cleaned up past the version asked for"),
+    ("delta.log-gap", E, "a commit needed to reach the version is missing, or listed but gone or unreadable when "
+     "read, and no checkpoint covers it: the version's counts miss its actions",
+     "the log was cleaned up past the version asked for, or while it was read"),
     ("delta.last-checkpoint", W, "_last_checkpoint is not JSON, has a field of the wrong type, or names a checkpoint "
      "that is missing, unreadable or not the latest",
      "readers fall back to listing the log"),
