@@ -57,7 +57,7 @@ MAX_READER_RESTARTS = 5  # a reader that hung is restarted this often at most
 ICEBERG_TABLES = ("db.v3", "db.v2")
 DELTA_NAME = "delta.events"
 CATALOG = "soak"
-DOCUMENTED_CODES = ("table.file-vanished", "delta.file-missing")
+DOCUMENTED_CODES = ("table.file-vanished", "delta.file-missing", "delta.log-gap")
 #: Error findings that describe the table as it is (not a read gone wrong): a DV whose data file a rewrite
 #: removed (Iceberg 1.9's rewrite_data_files leaves such DVs in v3 tables).
 TABLE_STATE_CODES = ("iceberg.dv-orphan",)

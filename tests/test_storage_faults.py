@@ -241,6 +241,27 @@ def test_a_refusing_endpoint_then_a_fresh_read_works(s3_server, proxy, remote, f
     assert table_answer(remote["table"], opts) == fault_free["table"]
 
 
+# ---------------------------------------------------------------- a Delta log the storage does not return
+
+@pytest.mark.s3
+def test_a_delta_commit_the_storage_never_returns_is_an_error_not_a_smaller_table(s3_server, proxy):
+    """The soak's class: a version rebuilt without one commit's actions counted other live rows than the
+    version has. A commit the I/O layer gave up on now ends the open with the storage error."""
+    from puffin_explorer.delta import DeltaTable
+
+    url = s3_server.upload(FIXTURES / "engines" / "delta" / "kernel-rs-table-with-dv-small", "faults/delta")
+    opts = options(s3_server, proxy, timeout=2, retries=1)
+    proxy.arm("status", match=gets_of("00000000000000000001.json"))
+    with pytest.raises(StorageUnavailableError) as info:
+        DeltaTable(url, storage_options=opts)
+    assert info.value.code == "source.unavailable" and "00000000000000000001.json" in str(info.value)
+    assert proxy.count("GET", "status") == 2  # one retry, then the answer
+    proxy.disarm()
+    d = DeltaTable(url, storage_options=opts)
+    assert (d.version, d.totals()["live_rows"], d.totals()["deleted_rows"]) == (1, 8, 2)
+    assert [f.code for f in d.findings if f.severity.value == "error"] == []
+
+
 # ---------------------------------------------------------------- Ctrl-C
 
 _READ_SCRIPT = """

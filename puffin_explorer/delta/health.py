@@ -104,7 +104,7 @@ def _tombstones(snap: DeltaSnapshot) -> tuple[dict[str, dict[str, Any]], set[str
     for v in range(start, snap.version + 1):
         if v not in log.files.commits:
             continue
-        for kind, body in log.commit(v):
+        for kind, body in log.commit(v) or []:
             if kind == "remove":
                 removed(body)
             elif kind == "add":

@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
 from .._text import plural
-from ..errors import NotInTableError, SourceError, TableNotFoundError
+from ..errors import (EndpointUnreachableError, NotInTableError, SourceError, StorageUnavailableError,
+                      TableNotFoundError)
 from ..findings import make
 from ..iceberg.checks import TableFinding
 from ..iceberg.paths import TableIO, join
@@ -83,9 +84,11 @@ class State:
     protocol: dict[str, Any] = field(default_factory=dict)
     metadata: dict[str, Any] = field(default_factory=dict)
     files: dict[tuple[str, str], FileAction] = field(default_factory=dict)
+    #: True when a commit needed to reach the version was missing or unreadable (``delta.log-gap`` says which)
+    partial: bool = False
 
     def copy(self) -> "State":
-        return State(self.version, dict(self.protocol), dict(self.metadata), dict(self.files))
+        return State(self.version, dict(self.protocol), dict(self.metadata), dict(self.files), self.partial)
 
     def apply(self, version: int, actions: list[tuple[str, dict[str, Any]]]) -> None:
         """Apply one version's actions in order (a remove drops the logical file with the same path and DV).
@@ -185,10 +188,11 @@ class DeltaLog:
         return hint
 
     # ---- reading ---------------------------------------------------------------------------
-    def commit(self, version: int) -> list[tuple[str, dict[str, Any]]]:
-        """The actions of one JSON commit as ``(kind, body)``; bad lines become findings."""
+    def commit(self, version: int) -> Optional[list[tuple[str, dict[str, Any]]]]:
+        """The actions of one JSON commit as ``(kind, body)``; bad lines become findings; None when the
+        file cannot be read (gone since the listing, or not a file: a finding says which)."""
         if version not in self._commits:
-            self._commits[version] = self._json_actions(join(self.log_dir, self.files.commits[version])) or []
+            self._commits[version] = self._json_actions(join(self.log_dir, self.files.commits[version]))
         return self._commits[version]
 
     def _json_actions(self, loc: str) -> Optional[list[tuple[str, dict[str, Any]]]]:
@@ -197,6 +201,7 @@ class DeltaLog:
         try:
             data = self.io.read(loc)
         except SourceError as exc:
+            _raise_outage(exc)
             self.findings.append(_lf("delta.log-unreadable", loc, str(exc)))
             return None
         at = 0
@@ -253,6 +258,7 @@ class DeltaLog:
         try:
             data = self.io.read(loc)  # counted, and storage failures explained, like every other read
         except SourceError as exc:
+            _raise_outage(exc)
             self.findings.append(_lf("delta.log-unreadable", loc, str(exc)))
             return None
         try:
@@ -295,11 +301,14 @@ class DeltaLog:
                 start = base + 1
                 break
         for v in range(start, target + 1):
-            if v not in self.files.commits:
+            actions = self.commit(v) if v in self.files.commits else None
+            if actions is None:  # not listed, or listed and unreadable: the version is not what the log says
+                why = "is missing" if v not in self.files.commits else "cannot be read"
                 self.findings.append(_lf("delta.log-gap", join(self.log_dir, f"{v:020d}.json"),
-                                         f"commit {v} is missing: version {target} cannot be rebuilt exactly"))
+                                         f"commit {v} {why}: version {target} cannot be rebuilt exactly"))
+                state.partial = True
                 continue
-            state.apply(v, self.commit(v))
+            state.apply(v, actions)
         state.version = target
         return state
 
@@ -322,9 +331,16 @@ class DeltaLog:
         for v in commits:
             if v < first:
                 continue
-            actions = self.commit(v)
+            actions = self.commit(v) or []
             state.apply(v, actions)
             each(v, state, actions)
+
+
+def _raise_outage(exc: SourceError) -> None:
+    """A storage outage (the I/O layer gave up: timeouts, refusals, 5xx) while reading the log is raised, not
+    made a finding: the version would be rebuilt without that file's actions, and counted wrong."""
+    if isinstance(exc, (StorageUnavailableError, EndpointUnreachableError)):
+        raise exc
 
 
 def is_count(value: Any) -> bool:
