@@ -30,12 +30,51 @@ def out(text: str = "") -> None:
 
 
 def clip(text: Any, limit: int = MAX_CELL) -> str:
-    """``text`` on one line, at most ``limit`` characters (the middle cut out)."""
-    text = " ".join(str(text).split())
+    """``text`` on one line, at most ``limit`` characters (the middle cut out).
+
+    The work is bounded by ``limit``, not by the value: a string is cut before its whitespace is
+    folded, and a container (a dict of column metrics keyed by a field name a damaged file made
+    megabytes long) is written by :func:`short_repr`, which shortens what it could not show anyway."""
+    if not isinstance(text, str):
+        text = short_repr(text, limit) if isinstance(text, (dict, list, tuple, set, frozenset)) else str(text)
+    if len(text) > 4 * limit:
+        text = text[:2 * limit] + " … " + text[-2 * limit:]
+    text = " ".join(text.split())
     if len(text) <= limit:
         return text
     keep = limit - 1
     return text[:keep - keep // 2] + "…" + text[len(text) - keep // 2:]  # paths keep their file name
+
+
+def short_repr(value: Any, limit: int = MAX_CELL, _level: int = 0) -> str:
+    """``str(value)`` of a container, except that a string or bytes longer than ``4 * limit`` keeps its
+    first ``2 * limit`` characters and a container its first ``limit`` items (then ``…``): the same text
+    for every value a cell can show whole, in time bounded by ``limit``."""
+    if isinstance(value, (str, bytes, bytearray)):
+        return repr(value) if len(value) <= 4 * limit else repr(value[:2 * limit]) + "…"
+    if not isinstance(value, (dict, list, tuple, set, frozenset)):
+        return repr(value)
+    if _level >= 8:
+        return "…"
+    import itertools
+
+    def part(v: Any) -> str:
+        return short_repr(v, limit, _level + 1)
+
+    items = list(itertools.islice(value.items() if isinstance(value, dict) else value, limit))
+    parts = [f"{part(k)}: {part(v)}" for k, v in items] if isinstance(value, dict) else [part(v) for v in items]
+    if len(value) > limit:
+        parts.append("…")
+    inner = ", ".join(parts)
+    if isinstance(value, dict):
+        return "{" + inner + "}"
+    if isinstance(value, list):
+        return "[" + inner + "]"
+    if isinstance(value, tuple):
+        return "(" + inner + ("," if len(value) == 1 else "") + ")"
+    if not value:
+        return f"{type(value).__name__}()"
+    return "{" + inner + "}" if isinstance(value, set) else "frozenset({" + inner + "})"
 
 
 def json_default(value: Any) -> Any:
