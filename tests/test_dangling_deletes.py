@@ -60,3 +60,13 @@ def test_every_answer_counts_the_rows_spark_reads(rewritten):
     assert (h.metrics["records"], h.metrics["deleted_rows"], h.metrics["live_rows"]) == (9_000, 1_000, live)
     assert h.finding("health.dangling-deletes").evidence["dvs"] == 1
     assert f"{live:,}" in t.to_text()
+
+
+def test_the_browser_labels_each_snapshot_with_the_same_count(rewritten):
+    pytest.importorskip("ipywidgets")
+    folder, _live, _ = rewritten
+    b = Warehouse(str(folder)).browse()
+    newest, middle, first = (label for label, _ in b.snapshot.options)
+    assert " · replace · " in newest and newest.split(" · ")[-2] == "1,000 deleted rows in total"
+    assert " · delete · " in middle and middle.split(" · ")[-2] == "2,000 deleted rows in total"
+    assert "deleted rows in total" not in first

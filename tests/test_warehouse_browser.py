@@ -215,3 +215,26 @@ def test_static_view_dates_the_selected_card_as_the_doctor_rows():
     row = b.doctor_frame.set_index("table").loc["shop.orders"]
     assert (row["snapshots_past_retention"], row["snapshots"]) == (4, 5)
     assert "4 of 5 snapshots past retention" in b.static_html()
+
+
+def test_refresh_moves_to_what_writers_committed_since(tmp_path):
+    """The refresh button: a table opened at v5, then a writer's v6 and v7 land; refresh shows v7's snapshot."""
+    pytest.importorskip("ipywidgets")
+    root = copy_warehouse(tmp_path)
+    meta = root / "shop" / "orders" / "metadata"
+    later = {name: (meta / name).read_bytes() for name in ("v6.metadata.json", "v7.metadata.json")}
+    for name in later:
+        (meta / name).unlink()
+    (meta / "version-hint.text").write_text("5")
+    b = Warehouse(str(root)).browse()
+    b.select(table="shop.orders", kind="dv")
+    assert b.snapshot.value == 4843015790835191333 and len(b.snapshot.options) == 4
+    assert "v5.metadata.json" in b.status.value
+    for name, data in later.items():  # the writer commits
+        (meta / name).write_bytes(data)
+    (meta / "version-hint.text").write_text("7")
+    b.refresh_button.click()
+    assert (b.table.value, b.kind.value) == ("shop.orders", "dv")
+    assert b.snapshot.value == ORDERS_SNAPSHOT and len(b.snapshot.options) == 5
+    assert "v7.metadata.json" in b.status.value and "v5.metadata.json" not in b.status.value
+    assert f"{ORDERS_SNAPSHOT}" in b.static_html()

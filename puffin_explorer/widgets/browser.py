@@ -49,9 +49,11 @@ class WarehouseBrowser:
         self.doctor = w.HTML()
         self.table_health = w.HTML()
         self.list_storage = w.Checkbox(description="list storage (orphan files)", value=False)
+        self.refresh_button = w.Button(description="refresh", icon="refresh",
+                                       tooltip="read the newest metadata of every table (writers may have committed)")
         self.widget = w.VBox([
             w.Accordion(children=[self.doctor], titles=("doctor: every table",), selected_index=0),
-            w.HBox([self.namespace, self.table]), self.status,
+            w.HBox([self.namespace, self.table, self.refresh_button]), self.status,
             w.Accordion(children=[w.VBox([self.list_storage, self.table_health])], titles=("doctor: this table",)),
             w.Accordion(children=[self.timeline], titles=("snapshot timeline",)), self.snapshot,
             w.Accordion(children=[w.VBox([self.chart, self.per_file])], titles=("deleted rows per data file",),
@@ -65,6 +67,7 @@ class WarehouseBrowser:
         self.search.observe(self._on_filter, names="value")
         self.file.observe(self._on_file, names="value")
         self.list_storage.observe(self._on_health, names="value")
+        self.refresh_button.on_click(lambda _button: self.refresh())
         self._on_doctor()
         self._on_namespace()
 
@@ -134,7 +137,12 @@ class WarehouseBrowser:
                              + "".join(f"<br><i>{views.esc(f.code)}: {views.esc(f.message)}</i>" for f in t.findings) + "</p>")
         snaps = t.snapshots()
         self.timeline.value = views.snapshots_html(t)
-        options = [(views.snapshot_label(r), int(r["snapshot_id"])) for _, r in snaps.iloc[::-1].iterrows()]
+        try:  # each snapshot's deleted rows as the card counts them (not its summary's total)
+            deleted = t.timeline().set_index("snapshot_id")["deleted_rows"].to_dict()
+        except Exception:  # noqa: BLE001 - the labels then say what the commits added only
+            deleted = {}
+        options = [(views.snapshot_label(r, deleted.get(int(r["snapshot_id"]))), int(r["snapshot_id"]))
+                   for _, r in snaps.iloc[::-1].iterrows()]
         self._quietly(self.snapshot, options=options, value=t.metadata.current_snapshot_id)
         self._on_snapshot()
 
@@ -185,6 +193,22 @@ class WarehouseBrowser:
         spark_id = self.spark_table(name) if callable(self.spark_table) else None  # else the Table itself
         self.detail.value = views.file_detail_html(self.current_table, row, self.snapshot.value,
                                                    self.spark, spark_id)
+
+    def refresh(self) -> "WarehouseBrowser":
+        """Read the warehouse again (the refresh button): the tables it now holds and each one's newest
+        metadata, the doctor, and the selected table at its new current snapshot. The namespace, table
+        and file kind stay selected while they exist; nothing read before is shown again."""
+        namespace, table = self.namespace.value, self.table.value
+        self.warehouse.refresh()
+        self._on_doctor()
+        namespaces = self.warehouse.namespaces() or [""]
+        self._quietly(self.namespace, options=namespaces,
+                      value=namespace if namespace in namespaces else namespaces[0])
+        names = [n for n in self.warehouse.table_names()
+                 if n.rsplit(".", 1)[0] == self.namespace.value or (not self.namespace.value and "." not in n)]
+        self._quietly(self.table, options=names, value=table if table in names else (names[0] if names else None))
+        self._on_table()
+        return self
 
     # ---- selection helpers for scripts and tests -------------------------------------
     def select(self, table: Optional[str] = None, snapshot_id: Optional[int] = None,

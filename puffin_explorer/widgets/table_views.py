@@ -46,19 +46,22 @@ def rich_html(obj: Any) -> Optional[str]:
     return None
 
 
-def snapshot_label(row) -> str:
-    """One line for the snapshot timeline: time, operation and what changed."""
+def snapshot_label(row, deleted_rows: Optional[int] = None) -> str:
+    """One line for the snapshot timeline: time, operation, what the commit added and removed (its summary),
+    and ``deleted_rows``, the snapshot's deleted rows as ``timeline()`` counts them."""
     import pandas as pd
 
     when = row["timestamp"]
     parts = ["time unknown" if when is None or when is pd.NaT else when.strftime("%Y-%m-%d %H:%M:%S"),
              str(row["operation"])]
     for col, text in (("added_data_files", "+{}"), ("added_dvs", "+{}"), ("removed_dvs", "-{}"),
-                      ("added_position_deletes", "{} added"), ("total_position_deletes", "{} in total")):
+                      ("added_position_deletes", "{} added")):
         value = row.get(col)
         if value is not None and str(value) != "<NA>" and int(value) > 0:
             noun = {"added_data_files": "data file", "added_dvs": "DV", "removed_dvs": "DV"}.get(col, "deleted row")
             parts.append(text.format(plural(int(value), noun)))
+    if deleted_rows is not None and str(deleted_rows) != "<NA>" and int(deleted_rows) > 0:
+        parts.append(f"{plural(int(deleted_rows), 'deleted row')} in total")
     return " · ".join(parts) + f" · {row['snapshot_id']}"
 
 
