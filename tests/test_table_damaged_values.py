@@ -252,3 +252,27 @@ def test_csv_output_writes_a_control_character_of_a_path_as_an_escape(tmp_path, 
     assert main(["table", str(root), "files", "--format", "csv"]) in (0, 1)
     out = capsys.readouterr().out
     assert "\x00" not in out and "/da\\x00ta/" in out
+
+
+def test_a_past_snapshots_manifest_list_of_thousands_of_bad_records_is_read_once_and_its_findings_capped(tmp_path):
+    """Table fuzzer, seed 37 case 2419: v5's manifest list, its records repeated and every number pushed past
+    its type. timeline() reads each snapshot's list; each record's findings were noted one by one against
+    every finding noted before (a list lookup), tens of seconds for one card."""
+    from puffin_explorer.regions import MAX_FINDINGS_PER_CODE
+
+    shop = copy_warehouse(tmp_path) / "shop"
+    v5_list = shop / "orders" / "metadata" / "snap-4843015790835191333-1-6b045a58-7556-49ca-ac2d-a31e10ee71ca.avro"
+    copies = 1_500
+
+    def change(rs):
+        rs[:] = [dict(r, partition_spec_id=2 ** 40) for r in rs] * copies
+    rewrite(v5_list, change, widen=("partition_spec_id",))
+    t = Warehouse(str(shop.parent)).table("shop.orders")
+    timeline = t.timeline()
+    assert timeline.snapshot_id.tolist()[3] == 4843015790835191333
+    found = t.manifest_list_findings(4843015790835191333)
+    n = copies * 3  # the list names three manifests
+    assert [f.code for f in found] == ["iceberg.manifest-number-range"] * MAX_FINDINGS_PER_CODE + ["findings.capped"]
+    assert f"{n - MAX_FINDINGS_PER_CODE:,} more iceberg.manifest-number-range findings" in found[-1].message
+    assert sum(f.code == "iceberg.manifest-number-range" for f in t.findings) == MAX_FINDINGS_PER_CODE
+    assert timeline.live_rows.tolist()[4] == 94_040  # the current snapshot is read as it is

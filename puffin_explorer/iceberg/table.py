@@ -11,7 +11,7 @@ from ..errors import (InvalidFileError, NotFoundError, NotInTableError, PuffinEr
                       TableNotFoundError)
 from ..health import DELETED_SHARE_THRESHOLD
 from ..io import storage_options_from_pyiceberg
-from ..regions import Finding, FindingList, Severity
+from ..regions import Finding, FindingList, Severity, cap_per_code
 from . import manifests as mf, vanished
 from .files import FILE_COLUMNS  # noqa: F401 - the files() columns, importable from here as before
 from .index import EntryCache, EntryIndex, build_index, manifest_chunk
@@ -267,6 +267,7 @@ class Table(RichRepr):
                 loc = self.locate(snap.manifest_list)
                 found: list[Finding] = []
                 self._cache[key] = mf.read_manifest_list(self.io.read(loc), loc, found)
+                found = cap_per_code(found)  # a list of many damaged records names each problem so often
                 self._cache[f"ml-findings:{snap.snapshot_id}"] = found
                 for f in found:
                     self.note(f)
@@ -436,9 +437,15 @@ class Table(RichRepr):
         return puffin_frame(self, self._deletes_index(snap.snapshot_id), snap.snapshot_id)
 
     def note(self, finding: Finding) -> None:
-        """Add a finding met while answering a question (once): it shows with the opening findings."""
-        if finding not in self.findings:
+        """Add a finding met while answering a question (once): it shows with the opening findings.
+        Findings are frozen, so "once" is a set lookup, however many a damaged table yields."""
+        seen = self.__dict__.get("_noted")
+        if seen is None or seen[1] != len(self.findings):  # findings appended elsewhere: count them in
+            seen = self._noted = (set(self.findings), len(self.findings))
+        if finding not in seen[0]:
             self.findings.append(finding)
+            seen[0].add(finding)
+            self._noted = (seen[0], len(self.findings))
 
     def puffin(self, path: str, strict: bool = False):
         """Open a Puffin file the metadata names (its footer only)."""
