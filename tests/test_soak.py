@@ -59,9 +59,6 @@ def test_soak_local(tmp_path):
 
 @pytest.mark.spark
 @pytest.mark.s3
-@pytest.mark.xfail(strict=False, reason="open: under faults, a Delta version read from the mirrored bucket can count "
-                                       "other live rows than the writer logged for it (delta_card/check/dvs); not yet "
-                                       "known whether the mirror or the reader is wrong")
 def test_soak_s3_with_faults(tmp_path):
     from _s3server import find_weed
 
