@@ -84,11 +84,9 @@ class State:
     protocol: dict[str, Any] = field(default_factory=dict)
     metadata: dict[str, Any] = field(default_factory=dict)
     files: dict[tuple[str, str], FileAction] = field(default_factory=dict)
-    #: True when a commit needed to reach the version was missing or unreadable (``delta.log-gap`` says which)
-    partial: bool = False
 
     def copy(self) -> "State":
-        return State(self.version, dict(self.protocol), dict(self.metadata), dict(self.files), self.partial)
+        return State(self.version, dict(self.protocol), dict(self.metadata), dict(self.files))
 
     def apply(self, version: int, actions: list[tuple[str, dict[str, Any]]]) -> None:
         """Apply one version's actions in order (a remove drops the logical file with the same path and DV).
@@ -306,7 +304,6 @@ class DeltaLog:
                 why = "is missing" if v not in self.files.commits else "cannot be read"
                 self.findings.append(_lf("delta.log-gap", join(self.log_dir, f"{v:020d}.json"),
                                          f"commit {v} {why}: version {target} cannot be rebuilt exactly"))
-                state.partial = True
                 continue
             state.apply(v, actions)
         state.version = target
