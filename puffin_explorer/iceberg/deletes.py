@@ -49,17 +49,21 @@ def position_delete_counts(table: "Table", index: "EntryIndex",
     rows = index.rows(index.mask(["position-deletes"]))
     total_rows: Optional[pd.Series] = None
     total_files: Optional[pd.Series] = None
+    # a delete file never changes: its counts are read once per table, however many snapshots list it
+    per_file: dict[str, pd.Series] = table._cache.setdefault("position-delete-file-counts", {})
     for path in pc.unique(rows.column("file_path").drop_null()).to_pylist():
-        try:
-            t = table.read_parquet_columns(path, ["file_path"])
-        except PuffinError as exc:
-            if on_error is None:
-                raise
-            on_error(path, exc)
-            continue
-        counts = normalized(t.column("file_path")).value_counts()
-        s = pd.Series(counts.field("counts").to_numpy(), index=counts.field("values").to_pylist(), dtype="int64")
-        s = s.groupby(level=0).sum()
+        s = per_file.get(path)
+        if s is None:
+            try:
+                t = table.read_parquet_columns(path, ["file_path"])
+            except PuffinError as exc:
+                if on_error is None:
+                    raise
+                on_error(path, exc)
+                continue
+            counts = normalized(t.column("file_path")).value_counts()
+            s = per_file[path] = pd.Series(counts.field("counts").to_numpy(), index=counts.field("values").to_pylist(),
+                                           dtype="int64").groupby(level=0).sum()
         total_rows = s if total_rows is None else total_rows.add(s, fill_value=0)
         ones = pd.Series(1, index=s.index, dtype="int64")
         total_files = ones if total_files is None else total_files.add(ones, fill_value=0)
