@@ -179,10 +179,13 @@ class Table(RichRepr):
 
     def timeline(self):
         """Per commit, oldest first: operation, records, deleted and live rows (deletes that apply to live
-        data files, as on the card and in :meth:`delete_debt`)."""
+        data files, as on the card and in :meth:`delete_debt`). Computed once per table (a past snapshot's
+        index is not kept, and the card's HTML and text forms and the browser all ask)."""
         from .overview import timeline
 
-        return timeline(self)
+        if "timeline" not in self._cache:
+            self._cache["timeline"] = timeline(self)
+        return self._cache["timeline"].copy()
 
     def delete_debt(self, threshold: float = DELETED_SHARE_THRESHOLD, snapshot_id: Optional[int] = None):
         """Deleted share per data file and per partition, compaction candidates (share above
