@@ -70,6 +70,7 @@ class Table(RichRepr):
         self.mapper = mapper
         self.name = name or basename(metadata.location or parent(parent(metadata_location)))
         self.findings: list[Finding] = list(metadata.findings)
+        self._noted: set[Finding] = set(self.findings)  # findings are frozen: note() adds each once by a set lookup
         self._cache: dict[str, Any] = {}
         self.entry_cache = EntryCache()  # decoded manifests and entry indexes (see index.py)
         self._dv_ready: dict[tuple[str, int, int], Any] = {}  # DVs read_dv decoded ahead, until asked for
@@ -148,7 +149,7 @@ class Table(RichRepr):
         if self.mapper.map(written_root) == actual_root:
             return
         self.mapper.add(written_root, actual_root)
-        self.findings.append(Finding(
+        self.note(Finding(
             "iceberg.table-relocated", Severity.INFO, None,
             f"table location {written_root} differs from where its metadata was found "
             f"({actual_root}); reading {written_root}/… from {actual_root}/…",
@@ -440,15 +441,10 @@ class Table(RichRepr):
         return puffin_frame(self, self._deletes_index(snap.snapshot_id), snap.snapshot_id)
 
     def note(self, finding: Finding) -> None:
-        """Add a finding met while answering a question (once): it shows with the opening findings.
-        Findings are frozen, so "once" is a set lookup, however many a damaged table yields."""
-        seen = self.__dict__.get("_noted")
-        if seen is None or seen[1] != len(self.findings):  # findings appended elsewhere: count them in
-            seen = self._noted = (set(self.findings), len(self.findings))
-        if finding not in seen[0]:
+        """Add a finding met while answering a question (once): it shows with the opening findings."""
+        if finding not in self._noted:
+            self._noted.add(finding)
             self.findings.append(finding)
-            seen[0].add(finding)
-            self._noted = (seen[0], len(self.findings))
 
     def puffin(self, path: str, strict: bool = False):
         """Open a Puffin file the metadata names (its footer only)."""
