@@ -100,7 +100,11 @@ def row_counts(table: "Table", index: "EntryIndex") -> RowCounts:
     counts for the data file it references (``referenced_data_file``), a Parquet position-delete file for
     each data file it names, a DV supersedes its file's position deletes (v3), and a delete whose data file
     is not live in the snapshot (dangling, after a rewrite) counts for nothing. Equality deletes are
-    counted as files only. A position-delete file that cannot be read is a finding, its rows not counted."""
+    counted as files only. A position-delete file that cannot be read is a finding, its rows not counted.
+    Computed once per index: the card, the timeline and delete debt of one snapshot share it."""
+    known = index.derived.get("row-counts")
+    if known is not None:
+        return known
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -137,8 +141,9 @@ def row_counts(table: "Table", index: "EntryIndex") -> RowCounts:
         pos_rows = pos_files = np.zeros(n, dtype=np.int64)
     superseded = np.where(has_dv, pos_rows, 0)
     records = pc.fill_null(data.column("record_count"), 0).to_numpy().astype(np.int64)
-    return RowCounts(data, keys, records, dv_rows, dv_count, pos_rows, pos_files, superseded, eq_files,
-                     len(unread))
+    counts = index.derived["row-counts"] = RowCounts(data, keys, records, dv_rows, dv_count, pos_rows, pos_files,
+                                                     superseded, eq_files, len(unread))
+    return counts
 
 
 #: Index findings that mean entries of the snapshot were not read, so its counts miss them.

@@ -140,6 +140,8 @@ class EntryIndex:
     partitions: list[Any]
     findings: list[Finding] = field(default_factory=list)
     metrics: bool = False
+    #: what analyses derived from these entries (the index never changes once built), by name
+    derived: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def __len__(self) -> int:
         return self.table.num_rows

@@ -225,7 +225,8 @@ class Table(RichRepr):
         return card_health(self, int(self.summary().get("data_files") or 0), now, self._cache)
 
     def summary(self) -> dict[str, Any]:
-        """The warehouse-card row of this table (reads only the metadata file and the current manifest list)."""
+        """The warehouse-card row of this table (the metadata file, the current manifest list, and its manifests
+        when it lists delete manifests: deleted rows are those of :func:`~.deletes.snapshot_rows`)."""
         from .overview import summary_row
 
         if "summary" not in self._cache:
