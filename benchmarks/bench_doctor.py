@@ -30,7 +30,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path[:0] = [str(ROOT), str(HERE), str(ROOT / "tests")]
-FIXTURE_WH = ROOT.parent / "shared" / "fixtures" / "warehouse"
+FIXTURE_WH = ROOT / "resources" / "fixtures" / "warehouse"
 WRITTEN_ROOT = "/data/warehouse"
 BENCH_TABLE = "bench/dv_10000/metadata/v3.metadata.json"
 

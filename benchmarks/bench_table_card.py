@@ -22,7 +22,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path[:0] = [str(ROOT), str(HERE)]
-FIXTURE_WH = ROOT.parent / "shared" / "fixtures" / "warehouse"
+FIXTURE_WH = ROOT / "resources" / "fixtures" / "warehouse"
 
 _opened: list[str] = []
 

@@ -1,7 +1,7 @@
 """Shared pytest fixtures for the Spark pipeline tests: one real Spark session with the
 Iceberg runtime, the demo warehouse built by it, and the reference warehouse relocated.
 
-The reference warehouse under ``shared/fixtures/warehouse`` was written at
+The reference warehouse under ``resources/fixtures/warehouse`` was written at
 ``/data/warehouse``; every path in its metadata (metadata.json, manifest lists,
 manifests, the Parquet position-delete file) is absolute under that root.
 :func:`relocate_warehouse` copies it and rewrites those paths (and the sizes and
@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 FIXTURES = Path(os.environ.get("PUFFIN_EXPLORER_FIXTURES",
-                              Path(__file__).resolve().parents[1].parent / "shared" / "fixtures"))
+                              Path(__file__).resolve().parents[1] / "resources" / "fixtures"))
 FIXTURE_WAREHOUSE = FIXTURES / "warehouse"
 FIXTURE_ROOT = "/data/warehouse"
 

@@ -10,7 +10,7 @@ import shutil
 from pathlib import Path
 from typing import Callable
 
-FIXTURES = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[1] / "resources" / "fixtures"
 WAREHOUSE = FIXTURES / "warehouse"
 WRITTEN_ROOT = "/data/warehouse"
 

@@ -10,8 +10,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 RESOURCES = ROOT / "resources"
-#: Reference files written by other implementations (read-only), beside the repository.
-FIXTURES = Path(os.environ.get("PUFFIN_EXPLORER_FIXTURES", ROOT.parent / "shared" / "fixtures"))
+#: Reference files written by other implementations (treat as read-only; tests copy before they change one).
+FIXTURES = Path(os.environ.get("PUFFIN_EXPLORER_FIXTURES", RESOURCES / "fixtures"))
 
 sys.path.insert(0, str(RESOURCES))
 

@@ -12,7 +12,7 @@ from puffin_explorer import DeletionVector, PuffinFile, PuffinWriter, Region
 from puffin_explorer import display
 from puffin_explorer.display import charts, dv_view, hexview, layout
 
-FIX = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures"
+FIX = Path(__file__).resolve().parents[1] / "resources" / "fixtures"
 TRINO_DV = FIX / "puffin/trino/deletion-vector-v1.puffin"
 TRINO_THETA = FIX / "puffin/trino/apache-datasketches-theta-v1.puffin"
 SHAPES = FIX / "puffin/iceberg-java-writer/java-dv-shapes.puffin"
@@ -21,7 +21,7 @@ NO_FOOTER = FIX / "puffin/truncated/blobs-without-footer.puffin"
 MAGIC_ONLY = FIX / "puffin/truncated/magic-only.puffin"
 ALL = sorted(p for p in (FIX / "puffin").rglob("*") if p.is_file())
 
-pytestmark = pytest.mark.skipif(not FIX.is_dir(), reason="shared fixtures not found beside the repo")
+pytestmark = pytest.mark.skipif(not FIX.is_dir(), reason="reference fixtures not found")
 
 
 class TagCollector(html.parser.HTMLParser):

@@ -108,7 +108,7 @@ def test_parquet_layout_through_view():
     assert display.render_text(display.view(pl)).startswith("ParquetLayout(")
 
 
-FIX = ROOT.parent / "shared" / "fixtures"
+FIX = ROOT / "resources" / "fixtures"
 
 
 def test_every_finding_list_is_one_type_with_one_view():

@@ -159,3 +159,29 @@ def test_stored_outputs_name_no_folder_of_the_machine_that_ran_them():
         hits = sorted({m.group(0) for cell in nb["cells"] for out in cell.get("outputs", [])
                        for m in private.finditer(json.dumps(out))})
         assert hits == [], f"{name}.ipynb stores outputs naming {hits}"
+
+
+def _relative_paths(text: str) -> set[str]:
+    return set(re.findall(r"(?<![\w/.])(\.\./[^\s\"'`),]+)", text))
+
+
+def test_examples_and_tours_read_only_files_of_a_fresh_clone():
+    """What the README, the pages and the tours open is in the repository (``resources/``) or made by
+    ``make demo`` (``./demo-warehouse``): a fresh clone has nothing beside it, so a path that climbs out of
+    the repository is a dead end for a new user."""
+    outside = []
+    for page in ["README.md", *sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "docs").glob("*.md"))]:
+        blocks = "\n".join(re.findall(r"```(?:python|bash)\n(.*?)```", (ROOT / page).read_text(encoding="utf-8"),
+                                      re.S))
+        for rel in _relative_paths(blocks):
+            if not (ROOT / rel).resolve().is_relative_to(ROOT):
+                outside.append((page, rel))
+    for name, path in NOTEBOOKS.items():
+        nb = json.loads(path.read_text(encoding="utf-8"))
+        code = "\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code")
+        for rel in _relative_paths(code):
+            if not (path.parent / rel).resolve().is_relative_to(ROOT):
+                outside.append((name, rel))
+    assert outside == []
+    tour = "".join("".join(c["source"]) for c in json.loads(NOTEBOOKS["tour"].read_text(encoding="utf-8"))["cells"])
+    assert '"../resources/fixtures/engines"' in tour  # the tour's Delta and DuckDB tables, shipped

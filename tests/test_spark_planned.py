@@ -1,6 +1,6 @@
 """The Spark functions on tables this package plans: the reference warehouse opened where it lies.
 
-The warehouse under ``shared/fixtures/warehouse`` was written at ``/data/warehouse``;
+The warehouse under ``resources/fixtures/warehouse`` was written at ``/data/warehouse``;
 nothing here copies or rewrites it.  Each test runs on every session kind the
 installed PySpark offers: Spark 3.5 classic with the Iceberg runtime (the main
 environment), Spark 4.0 classic without any Iceberg jar and a Spark Connect session

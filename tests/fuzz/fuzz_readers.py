@@ -2,7 +2,7 @@
 
 It mutates the project's samples (``resources/*.puffin``, ``resources/*.parquet``,
 ``resources/parquet-testing/*.parquet``) and the reference fixtures
-(``../shared/fixtures``): byte-level (bit flips, byte values, truncation, cut
+(``resources/fixtures``): byte-level (bit flips, byte values, truncation, cut
 heads, deletions, insertions, duplications, splices of two files) and
 structure-aware (footer JSON rewrites: deep nesting, huge integers, long
 strings, thousands of blob entries, blob offsets / lengths / codecs / types /
@@ -63,7 +63,7 @@ if str(ROOT) not in sys.path:
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import fuzz_pool  # noqa: E402
 from fuzz_pool import GIB, Outcome, Report, Stall, describe  # noqa: E402
-FIXTURES = Path(os.environ.get("PUFFIN_EXPLORER_FIXTURES", ROOT.parent / "shared" / "fixtures"))
+FIXTURES = Path(os.environ.get("PUFFIN_EXPLORER_FIXTURES", ROOT / "resources" / "fixtures"))
 
 OUTCOMES = ("ok", "documented", "crash", "stall", "memory")
 #: Corpus files above this size are skipped (the fuzzer rewrites whole files).

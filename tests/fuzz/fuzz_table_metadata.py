@@ -1,6 +1,6 @@
 """Mutation fuzzer for Iceberg table metadata: one field of a real table's ``metadata.json`` damaged per case.
 
-The fixture warehouse (``../shared/fixtures/warehouse``, Spark 3.5 + Iceberg 1.9.2) is copied once; each
+The fixture warehouse (``resources/fixtures/warehouse``, Spark 3.5 + Iceberg 1.9.2) is copied once; each
 case rewrites the current metadata file of one table with one JSON value changed (removed, null, a string,
 -1, 2**64, an empty array, an empty object, a huge array, a deeply nested value, a snapshot id that is not
 there) and then does what a user does: open the table (``Table.from_folder``) and the warehouse, render
@@ -35,7 +35,7 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-WAREHOUSE = ROOT.parent / "shared" / "fixtures" / "warehouse"
+WAREHOUSE = ROOT / "resources" / "fixtures" / "warehouse"
 TABLES = {"shop.orders": "orders/metadata/v7.metadata.json", "shop.events": "events/metadata/v6.metadata.json",
           "shop.legacy": "legacy/metadata/v3.metadata.json"}
 

@@ -1,7 +1,7 @@
 """Mutation fuzzer for tables: Iceberg warehouses and tables, Delta tables, and every lenient path over them.
 
 Bases are real tables: the Spark-written warehouse and the DuckDB-written v3 table of the reference
-fixtures (``../shared/fixtures``), the two Delta tables (and a copy of the larger one with a Parquet
+fixtures (``resources/fixtures``), the two Delta tables (and a copy of the larger one with a Parquet
 checkpoint written by delta-rs), and ``./demo-warehouse`` when ``make demo`` has built it.  A case
 copies one base into a temporary folder (metadata copied, data files hard-linked) and replaces one
 file with a damaged version:
