@@ -25,6 +25,11 @@ def plural_noun(noun: str, n: object = 2) -> str:
     return noun + "s"
 
 
+def are(n: object) -> str:
+    """The verb that agrees with a count: ``is`` for 1, ``are`` otherwise."""
+    return "is" if n == 1 else "are"
+
+
 def plural(n: object, noun: str, many: Optional[str] = None, sep: str = ",") -> str:
     """``n`` and ``noun`` agreeing: ``1 file``, ``2 files``, ``12,345 rows``; ``many`` for an irregular plural.
 

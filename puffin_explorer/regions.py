@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Callable, Iterator, Optional, Sequence
 
-from ._text import plural
+from ._text import are, plural
 from ._repr import RichRepr
 
 
@@ -186,7 +186,7 @@ def cap_per_code(findings: list[Finding], limit: int = MAX_FINDINGS_PER_CODE) ->
     for code, f in first_left.items():
         where = "" if f.offset is None else f" from byte {f.offset:,} on"
         out.append(Finding("findings.capped", Severity.INFO, f.offset,
-                           f"{plural(counts[code] - limit, f'more {code} finding')}{where} are not listed "
+                           f"{plural(counts[code] - limit, f'more {code} finding')}{where} {are(counts[code] - limit)} not listed "
                            f"({counts[code]:,} in all; a file lists at most {limit:,} of one code)",
                            "the same problem repeated this often usually means a damaged or hostile footer",
                            space=f.space))

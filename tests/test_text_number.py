@@ -54,3 +54,12 @@ def test_the_table_card_text_counts_one_data_file_and_eight():
     orders = wh.table("shop.orders")._repr_mimebundle_()["text/plain"]
     assert "; 1 data file, 1 DV, 0 position-delete files, 0 equality-delete files; health " in events
     assert "; 8 data files, 4 DVs, 0 position-delete files, 0 equality-delete files; health " in orders
+
+
+def test_verbs_agree_with_one_file():
+    """"1 file (4,438 B) is held only by them": the verb follows the count as the noun does."""
+    legacy = Warehouse(str(WAREHOUSE)).table("shop.legacy").health(now=NOW)
+    assert legacy.finding("health.snapshots-past-retention").message.endswith(
+        "; 1 file (4,438 B) is held only by them")
+    orders = Warehouse(str(WAREHOUSE)).table("shop.orders").health(now=NOW)
+    assert " 8 of 8 data files (100%) are below " in " " + orders.finding("health.small-files").message

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Optional
 
 from .._repr import RichRepr, hex_view
-from .._text import plural
+from .._text import are, plural
 from ..findings import make
 from ..io import ByteSource, Location
 from ..regions import Finding, FindingList, Region, Severity
@@ -89,7 +89,7 @@ class DeltaDVFile(RichRepr):
             if len(head) < 8:
                 self._tail = (pos, size - pos)
                 self._add("delta.dv-file-truncated", pos,
-                          f"{plural(size - pos, 'byte', sep='')} at the end are too few for another DV (size field and magic)",
+                          f"{plural(size - pos, 'byte', sep='')} at the end {are(size - pos)} too few for another DV (size field and magic)",
                           size - pos)
                 return
             (data_size,) = struct.unpack(">I", head[:4])

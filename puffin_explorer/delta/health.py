@@ -23,7 +23,7 @@ import math
 import re
 from typing import Any, Optional
 
-from .._text import plural
+from .._text import are, plural
 from ..health import (DELETED_SHARE_THRESHOLD, METRIC_KEYS, SMALL_FILE_SHARE, SMALL_FILES_WARNING_MERGES,
                       SMALL_FILES_WARNING_SHARE, Action, HealthFinding, TableHealth, deleted_share_finding, epoch_ms,
                       list_folder, size_histogram, ts_literal)
@@ -188,7 +188,7 @@ def delta_health(snap: DeltaSnapshot, now: Any = None, name: Optional[str] = Non
                else Severity.INFO)
         findings.append(HealthFinding(
             "health.small-files", sev,
-            f"{m['small_files']:,} of {plural(m['data_files'], 'data file')} ({share:.0%}) are below {small_size:,} B "
+            f"{m['small_files']:,} of {plural(m['data_files'], 'data file')} ({share:.0%}) {are(m['small_files'])} below {small_size:,} B "
             f"({SMALL_FILE_SHARE:.0%} of the {target:,} B target); {before:,} of them in {plural(len(cand), 'partition')} "
             f"merge into {after:,}",
             {"small_files": m["small_files"], "small_bytes": m["small_bytes"], "data_files": m["data_files"],

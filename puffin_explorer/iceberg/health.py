@@ -30,7 +30,7 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Optional
 
-from .._text import plural
+from .._text import are, plural
 from ..errors import PuffinError
 from ..health import (CLUSTERING_DEPTH_THRESHOLD, DAY_MS, DEFAULTS, DELETE_FILES_PER_DATA_FILE,
                       DELETED_SHARE_THRESHOLD, FIX_ORDER, METRIC_KEYS, MIB, SMALL_FILE_SHARE,
@@ -698,7 +698,7 @@ def _small_files_finding(findings, by_part, m, th, target, small_size, call, spa
     src = th["write.target-file-size-bytes"]["source"]
     findings.append(HealthFinding(
         "health.small-files", sev,
-        f"{m['small_files']:,} of {plural(m['data_files'], 'data file')} ({share:.0%}) are below {small_size:,} B "
+        f"{m['small_files']:,} of {plural(m['data_files'], 'data file')} ({share:.0%}) {are(m['small_files'])} below {small_size:,} B "
         f"({SMALL_FILE_SHARE:.0%} of the {target:,} B target); {before:,} of them in {plural(len(cand), 'partition')} "
         f"merge into {files_after:,}",
         {"small_files": m["small_files"], "small_bytes": m["small_bytes"], "data_files": m["data_files"],
@@ -1074,7 +1074,7 @@ def _retention(findings, table, snaps, reads, m, th, now_ms, call, spark_t, iden
     findings.append(HealthFinding(
         "health.snapshots-past-retention", Severity.WARNING,
         f"{len(expired):,} of {plural(len(snaps), 'snapshot')} are older than {_duration(max_age)} (before {cutoff_lit} "
-        f"UTC); {plural(n_freed, 'file')} ({m['bytes_only_in_expired_snapshots']:,} B) are held only by them",
+        f"UTC); {plural(n_freed, 'file')} ({m['bytes_only_in_expired_snapshots']:,} B) {are(n_freed)} held only by them",
         {"snapshots": int(len(snaps)), "snapshots_past_retention": len(expired), "max_snapshot_age_ms": max_age,
          "max_age_source": th["history.expire.max-snapshot-age-ms"]["source"], "min_snapshots_to_keep": min_keep,
          "min_keep_source": th["history.expire.min-snapshots-to-keep"]["source"], "older_than": cutoff_lit,

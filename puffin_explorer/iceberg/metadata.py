@@ -8,7 +8,7 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterator, Optional, Union
 
-from .._text import plural
+from .._text import are, plural
 from ..errors import InvalidFileError, TableNotFoundError
 from ..findings import lookup
 from ..io.locations import control_character, describe
@@ -225,7 +225,7 @@ class MetadataReader:
             if f.code == "findings.capped":
                 code = f.message.split(" more ", 1)[1].split(" ", 1)[0]
                 n = self._counts[code]
-                f = replace(f, message=f"{plural(n - MAX_FINDINGS_PER_CODE, f'more {code} finding')} are not listed "
+                f = replace(f, message=f"{plural(n - MAX_FINDINGS_PER_CODE, f'more {code} finding')} {are(n - MAX_FINDINGS_PER_CODE)} not listed "
                                        f"({n:,} in all; a file lists at most {MAX_FINDINGS_PER_CODE:,} of one code)")
             out.append(f)
         return out
