@@ -365,13 +365,15 @@ def _has_errors(t: Any) -> bool:
 
 
 def table_html(t: Any, opts: RenderOptions = RenderOptions()) -> str:
+    # The health section first: its doctor reads the entries with their column metrics, an index every later
+    # section reuses; asked for second, each manifest would be decoded twice (without metrics, then with).
+    has_snapshot = t.metadata.current_snapshot_id is not None
+    health = _safe("health", lambda: _health_html(t, opts)) if has_snapshot else ""
     head = _safe("facts", lambda: _table_facts(t)) + _safe("totals", lambda: _totals_html(t))
     parts = [H.card("Iceberg table", t.name, head)]
     found = _safe("checks", lambda: findings_html(t.card_findings(), title="Findings", max_rows=opts.max_rows)
                   or '<div class="pe-note pe-ok">no findings from the metadata (t.check() also reads every DV '
                      "and statistics file)</div>")
-    has_snapshot = t.metadata.current_snapshot_id is not None
-    health = _safe("health", lambda: _health_html(t, opts)) if has_snapshot else ""
     if _has_errors(t):  # damaged metadata: its findings first, then the health checks
         parts += [found, health]
     else:
@@ -410,8 +412,6 @@ def table_text(t: Any, opts: RenderOptions = RenderOptions()) -> str:
                 f"{_counted(r['position_delete_files'], 'position-delete file')}, "
                 f"{_counted(r['equality_delete_files'], 'equality-delete file')}; health {r['health']}")
 
-    lines.append(_safe_text("  totals", totals))
-
     def health() -> str:
         h = t.card_health(opts.now)
         if h is None:
@@ -421,8 +421,11 @@ def table_text(t: Any, opts: RenderOptions = RenderOptions()) -> str:
         return (f"health {h.status} (no storage listing: orphan files: run t.health())\n"
                 + T.table(["check", "status", "metric", "threshold", "source"], rows))
 
-    if md.current_snapshot_id is not None:
-        lines.append(_safe_text("health", health))
+    # health before the totals are computed (the index with column metrics, once; see table_html), shown after
+    health_text = _safe_text("health", health) if md.current_snapshot_id is not None else None
+    lines.append(_safe_text("  totals", totals))
+    if health_text is not None:
+        lines.append(health_text)
     lines.append(_safe_text("  checks", lambda: findings_text(t.card_findings()) or "  no findings from the metadata"))
 
     def tl() -> str:

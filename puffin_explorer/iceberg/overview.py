@@ -170,6 +170,24 @@ def delete_file_kinds(table: "Table", snap: Snapshot) -> dict[str, Optional[int]
     return out
 
 
+def listed_counts(manifests: list[dict[str, Any]]) -> Optional[dict[str, int]]:
+    """Data files, records, delete files and delete records as a manifest list counts them (its
+    ``added_*`` and ``existing_*`` fields), None when a manifest lacks the file counts (v1 writers)."""
+    if not all(m.get("added_files_count") is not None for m in manifests):
+        return None
+    counts = {"data_files": 0, "records": 0, "delete_files": 0, "deleted_rows": 0}
+    for m in manifests:
+        files = int(m.get("added_files_count") or 0) + int(m.get("existing_files_count") or 0)
+        rows = int(m.get("added_rows_count") or 0) + int(m.get("existing_rows_count") or 0)
+        if m.get("content") == 1:
+            counts["delete_files"] += files
+            counts["deleted_rows"] += rows
+        else:
+            counts["data_files"] += files
+            counts["records"] += rows
+    return counts
+
+
 def summary_row(table: "Table") -> dict[str, Any]:
     """One row of the warehouse card: from the metadata file and the current manifest list, and when that
     lists delete manifests, deleted rows by :func:`~.deletes.snapshot_rows` (the manifests, no Puffin
@@ -194,17 +212,9 @@ def summary_row(table: "Table") -> dict[str, Any]:
     except PuffinError as exc:
         row.update(health="error", problem=f"manifest list unreadable: {exc}")
         manifests = None
-    counts = {"data_files": 0, "records": 0, "delete_files": 0, "deleted_rows": 0}
-    if manifests is not None and all(m.get("added_files_count") is not None for m in manifests):
-        for m in manifests:
-            files = int(m.get("added_files_count") or 0) + int(m.get("existing_files_count") or 0)
-            rows = int(m.get("added_rows_count") or 0) + int(m.get("existing_rows_count") or 0)
-            if m.get("content") == 1:
-                counts["delete_files"] += files
-                counts["deleted_rows"] += rows
-            else:
-                counts["data_files"] += files
-                counts["records"] += rows
+    listed = None if manifests is None else listed_counts(manifests)
+    if listed is not None:
+        counts = listed
         claimed = {"data_files": "total-data-files", "records": "total-records",
                    "delete_files": "total-delete-files"}
         for key, skey in claimed.items():

@@ -219,10 +219,16 @@ class Table(RichRepr):
         data files (counted from the manifest list, as the warehouse card does); see
         :func:`~puffin_explorer.health.card_health`."""
         from ..health import card_health
+        from .overview import listed_counts
 
         if self.metadata.current_snapshot_id is None:
             return None
-        return card_health(self, int(self.summary().get("data_files") or 0), now, self._cache)
+        try:  # counted from the manifest list alone: the summary's exact deleted rows would build an index
+            listed = listed_counts(self.manifest_records(self.metadata.current_snapshot_id))
+        except PuffinError:
+            listed = None
+        data_files = (listed or self.summary())["data_files"]
+        return card_health(self, int(data_files or 0), now, self._cache)
 
     def summary(self) -> dict[str, Any]:
         """The warehouse-card row of this table (the metadata file, the current manifest list, and its manifests
