@@ -57,13 +57,14 @@ class TableSnapshot(Snapshot, RichRepr):
         return df
 
     def _own_entries(self) -> list[dict[str, Any]]:
-        out, seen = [], set()
-        for m in self.table.manifest_records(self.snapshot_id):
+        from .index import listed_once
+
+        out = []
+        listed = self.table.manifest_records(self.snapshot_id)
+        for i in listed_once(listed)[0]:  # one listed twice (a finding of the index): its entries are this commit's once
+            m = listed[i]
             if m.get("added_snapshot_id") not in (None, self.snapshot_id):
                 continue  # added/removed entries of this commit live only in manifests it wrote
-            if m.get("manifest_path") in seen:
-                continue  # listed twice (a finding of the index): its entries are this commit's once
-            seen.add(m.get("manifest_path"))
             for e in self.table.manifest_entries(m):
                 if e.get("snapshot_id") == self.snapshot_id and e["status_code"] in (1, 2):
                     out.append(e)

@@ -726,6 +726,26 @@ def check_chunk(chunk, manifest: dict[str, Any], partition_specs: dict, cache: "
     return list(_validate(EntryIndex(None, chunk, [manifest], cache.partitions), partition_specs, cache))
 
 
+def listed_once(manifests: list[dict[str, Any]], content: Optional[str] = None) -> tuple[list[int], list[dict]]:
+    """Which manifests of a manifest list a reader reads: the positions of those of ``content`` (``"data"``,
+    ``"deletes"`` or None for both), each manifest (:meth:`EntryCache.manifest_key`) once where first listed, and
+    the records the list names again (a finding of the index). The driver's index, the Spark index and a
+    commit's view all read this way."""
+    keep: list[int] = []
+    again: list[dict] = []
+    seen: set = set()
+    for i, m in enumerate(manifests):
+        if content is not None and ("deletes" if m.get("content") == 1 else "data") != content:
+            continue
+        key = EntryCache.manifest_key(m)
+        if key in seen:
+            again.append(m)
+            continue
+        seen.add(key)
+        keep.append(i)
+    return keep, again
+
+
 def build_index(table: "Table", snapshot_id: Optional[int] = None, content: Optional[str] = None,
                 metrics: bool = False, progress: Optional[bool] = None, strict: bool = False,
                 keep: bool = True) -> EntryIndex:
@@ -767,15 +787,8 @@ def build_index(table: "Table", snapshot_id: Optional[int] = None, content: Opti
                     for f in table.manifest_list_findings(snap.snapshot_id)]
     manifests = [m for m in listed
                  if content is None or ("deletes" if m.get("content") == 1 else "data") == content]
-    todo, listed_twice, seen = [], [], set()
-    for m in manifests:  # a manifest the list names more than once is decoded once, and said
-        mkey = cache.manifest_key(m)
-        if mkey in seen:
-            listed_twice.append(m)
-            continue
-        seen.add(mkey)
-        if cache.cached(m, metrics) is None:
-            todo.append(m)
+    once, listed_twice = listed_once(manifests)  # a manifest the list names more than once: decoded once, and said
+    todo = [manifests[i] for i in once if cache.cached(manifests[i], metrics) is None]
     duck: Any = None
     bar = _progress_bar(len(todo), f"{table.name}: manifests") if todo and _show_progress(
         progress, len(todo)) else None
@@ -802,11 +815,8 @@ def build_index(table: "Table", snapshot_id: Optional[int] = None, content: Opti
         if duck:
             duck.close()
     tables, raw = [], list(listed_found)
-    taken: set = set()
-    for i, m in enumerate(manifests):
-        if cache.manifest_key(m) in taken:
-            continue  # listed again: its entries once (a count in a manifest list never multiplies the rows)
-        taken.add(cache.manifest_key(m))
+    for i in once:  # a manifest listed again: its entries once (a count in a manifest list never multiplies rows)
+        m = manifests[i]
         chunk, found = cache.cached(m, metrics)
         raw += [vanished.manifest_raw(table, snap.snapshot_id, m, f, bool(chunk.num_rows))
                 if f[0] == vanished.CODE else f for f in found]
