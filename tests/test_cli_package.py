@@ -85,9 +85,9 @@ def test_each_command_says_what_a_file_of_another_kind_is(tmp_path):
 
 
 def test_table_on_a_folder_without_tables_and_on_a_file():
-    err = one_error_line(run("table", "resources"), "table")
-    assert err == ("puffin-explorer table: resources/ holds no Iceberg table (no metadata/ folder in it or in the "
-                   "folders below it): pass a table folder, a *.metadata.json, or a warehouse folder\n")
+    err = one_error_line(run("table", "resources/parquet-testing"), "table")
+    assert err == ("puffin-explorer table: resources/parquet-testing/ holds no Iceberg table (no metadata/ folder in "
+                   "it or in the folders below it): pass a table folder, a *.metadata.json, or a warehouse folder\n")
     err = one_error_line(run("table", "resources/multi-dv.puffin"), "table")
     assert err == ("puffin-explorer table: resources/multi-dv.puffin is a Puffin file, not an Iceberg table: "
                    "use puffin-explorer inspect resources/multi-dv.puffin\n")
