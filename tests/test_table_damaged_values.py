@@ -276,3 +276,20 @@ def test_a_past_snapshots_manifest_list_of_thousands_of_bad_records_is_read_once
     assert f"{n - MAX_FINDINGS_PER_CODE:,} more iceberg.manifest-number-range findings" in found[-1].message
     assert sum(f.code == "iceberg.manifest-number-range" for f in t.findings) == MAX_FINDINGS_PER_CODE
     assert timeline.live_rows.tolist()[4] == 94_040  # the current snapshot is read as it is
+
+
+def test_a_manifest_whose_entries_have_no_file_path(tmp_path):
+    """The schema's ``file_path`` field renamed in a manifest's header (same length, so the file still reads):
+    every entry lacks its path. ``check()`` says so per entry and looks for no file without a path (it called
+    ``parent(None)``, found by the table fuzzer, seed 41 case 3260)."""
+    shop = copy_warehouse(tmp_path) / "shop"
+    manifest = shop / "orders" / "metadata" / DATA_MANIFEST
+    data = manifest.read_bytes()
+    at = data.index(b'"name":"file_path"', data.index(b"avro.schema"))  # the Avro schema's, not Iceberg's
+    manifest.write_bytes(data[:at] + b'"name":"file_pat_"' + data[at + 18:])
+    t = Warehouse(str(shop.parent)).table("shop.orders")
+    found, files, _ = everything(t, "shop.orders", str(shop.parent), ["--table", "shop.orders"])
+    assert [(f.code, f.message) for f in found if f.code == "iceberg.entry-type"] == [
+        ("iceberg.entry-type", f"{DATA_MANIFEST} entry {i}: required field file_path is missing") for i in range(4)]
+    assert not [f for f in found if f.code == "iceberg.file-missing"]
+    assert len(files) == 12 and files.file_path.isna().sum() == 4

@@ -643,6 +643,9 @@ def _check_files_exist(table: "Table", snapshot_id: int, cols: _Columns, out: li
                             + [pc.binary_join_element_wise(pc.fill_null(f["kind"], "None"), " file", "")
                                for f in files] + [pa.array([t[2] for t in tail], pa.string())])
     loc = located_array(table, written)
+    if loc.null_count:  # an entry without a path (its manifest's finding says so): nothing to look for
+        named = pc.is_valid(loc)
+        loc, written, size, what = loc.filter(named), written.filter(named), size.filter(named), what.filter(named)
     # one row per location, the last written (as a dict keyed by location keeps), in location order
     # (UTF-8 byte order is code point order, Python's string order)
     n = len(loc)
