@@ -25,6 +25,15 @@ def plural_noun(noun: str, n: object = 2) -> str:
     return noun + "s"
 
 
+def middle(text: str, limit: int = 300) -> str:
+    """``text`` at most ``limit`` characters, its middle cut out (a path keeps its file name): for values read
+    from a file that go into a message, which a damaged file can make megabytes long."""
+    if len(text) <= limit:
+        return text
+    keep = limit - 1
+    return text[:keep - keep // 2] + "…" + text[len(text) - keep // 2:]
+
+
 def are(n: object) -> str:
     """The verb that agrees with a count: ``is`` for 1, ``are`` otherwise."""
     return "is" if n == 1 else "are"

@@ -293,3 +293,40 @@ def test_a_manifest_whose_entries_have_no_file_path(tmp_path):
         ("iceberg.entry-type", f"{DATA_MANIFEST} entry {i}: required field file_path is missing") for i in range(4)]
     assert not [f for f in found if f.code == "iceberg.file-missing"]
     assert len(files) == 12 and files.file_path.isna().sum() == 4
+
+
+def test_a_location_of_millions_of_characters_builds_no_pattern_from_it(tmp_path, monkeypatch, capsys):
+    """The table's ``location`` made 5,000,000 characters long (the table fuzzer, seed 41 case 3870): opened from
+    its folder, the location becomes a relocation prefix. Mapping paths column-wise escaped it into a regular
+    expression in every call (a dozen per card); prefixes are now plain prefix tests, so no pattern anywhere is
+    longer than the package's own."""
+    import pyarrow.compute as pc
+
+    shop = copy_warehouse(tmp_path) / "shop"
+    huge = "/data/" + "x" * 5_000_000
+    edit_json(shop / "legacy" / "metadata" / "v3.metadata.json", lambda md: md.__setitem__("location", huge))
+    patterns: list[int] = []
+    for name in ("match_substring_regex", "replace_substring_regex", "count_substring_regex", "split_pattern_regex"):
+        real = getattr(pc, name)
+
+        def spy(strings, pattern, *args, _real=real, **kwargs):
+            patterns.append(len(pattern))
+            return _real(strings, pattern, *args, **kwargs)
+
+        monkeypatch.setattr(pc, name, spy)
+    meta = shop / "legacy" / "metadata" / "v3.metadata.json"
+    # the files' paths still say /data/warehouse; the huge location becomes a second relocation prefix
+    t = Table.from_metadata(str(meta), relocate={"/data/warehouse": str(shop.parent)})
+    assert sorted(len(k) for k in t.mapper.prefixes) == [len("/data/warehouse"), len(huge)]
+    found, files, _ = everything(t, "shop.legacy", str(meta),
+                                 ["--relocate", f"/data/warehouse={shop.parent}"])
+    assert found == [] and [f.code for f in t.card_findings()] == ["iceberg.table-relocated"]
+    assert len(files) == 2 and files.location.str.startswith(str(shop / "legacy")).all()
+    assert patterns and max(patterns) < 100
+    bundle = t._repr_mimebundle_()
+    assert max(len(bundle["text/html"]), len(bundle["text/plain"])) < 200_000  # the location is shown clipped
+    capsys.readouterr()
+    assert main(["table", str(meta), "--relocate", f"/data/warehouse={shop.parent}", "summary"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[2].startswith("location   /data/xxx") and lines[2].endswith("xxx")
+    assert max(len(line) for line in lines) <= 820 and lines[0].startswith("table      xxx")

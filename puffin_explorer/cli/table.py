@@ -9,8 +9,11 @@ from typing import Any, Optional
 from .._text import plural
 from ._errors import EXIT_FINDINGS, EXIT_OK
 from ._options import Shared, UsageError, check_strict, has_errors
-from ._output import Progress, frame, out
+from ._output import Progress, clip, frame, out
 from ._sniff import is_delta_folder, sniff
+
+#: The most characters a summary line shows of a path (a damaged metadata file can hold one of megabytes).
+LINE = 400
 
 VIEWS = ("summary", "snapshots", "files", "dvs", "deletes", "stats", "puffin", "check")
 #: The views of a Delta table (a folder with ``_delta_log``); the others are Iceberg's alone.
@@ -159,12 +162,12 @@ def _summary(t, sid: Optional[int], shared: Shared) -> int:
         frame(pd.DataFrame([row]), shared.format)
         return EXIT_FINDINGS if unreadable or has_errors(t.findings) else EXIT_OK
     status = _opening_findings(t, shared)
-    out(f"table      {t.name} (format v{t.metadata.format_version})")
-    out(f"metadata   {t.metadata_location}")
-    out(f"location   {t.metadata.location}")
+    out(f"table      {clip(t.name, LINE)} (format v{t.metadata.format_version})")
+    out(f"metadata   {clip(t.metadata_location, LINE)}")
+    out(f"location   {clip(t.metadata.location, LINE)}")
     for f in t.findings:
         if f.severity.value == "info":
-            out(f"note       {f.message}")
+            out(f"note       {clip(f.message, 2 * LINE)}")
     out(f"snapshots  {len(t.metadata.snapshots)}; current {t.metadata.current_snapshot_id}")
     if unreadable:
         out(f"manifests  unreadable: {unreadable}")
@@ -216,13 +219,13 @@ def _delta_summary(t, shared: Shared) -> int:
         frame(pd.DataFrame([row]), shared.format)
         return EXIT_FINDINGS if has_errors(t.findings) else EXIT_OK
     status = _opening_findings(t, shared)
-    out(f"table      {t.name} (Delta, reader v{protocol.get('minReaderVersion', '?')}, "
+    out(f"table      {clip(t.name, LINE)} (Delta, reader v{protocol.get('minReaderVersion', '?')}, "
         f"writer v{protocol.get('minWriterVersion', '?')}"
         + (f"; features {', '.join(features)})" if features else ")"))
-    out(f"location   {t.location}")
+    out(f"location   {clip(t.location, LINE)}")
     for f in t.findings:
         if f.severity.value == "info":
-            out(f"note       {f.message}")
+            out(f"note       {clip(f.message, 2 * LINE)}")
     out(f"version    {t.version}; latest {t.log.files.latest}")
     out(f"  data files        {plural(totals['data_files'], 'file'):>13} {plural(totals['records'], 'row'):>19}")
     out(f"  DVs               {plural(totals['dvs'], 'DV'):>13} {plural(totals['deleted_rows'], 'row'):>19} deleted")

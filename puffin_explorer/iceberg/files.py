@@ -77,8 +77,6 @@ def plain(column):
 def located_array(table: "Table", column):
     """Where each location of an Arrow string column is now, as an Arrow string array: ``Table.locate``
     (``paths.normalize``, then the longest matching prefix of ``table.mapper`` replaced) column-wise."""
-    import re
-
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -90,11 +88,14 @@ def located_array(table: "Table", column):
     out = norm
     done = np.zeros(len(norm), dtype=bool)
     for old, new in sorted(table.mapper.prefixes.items(), key=lambda kv: -len(kv[0])):
-        head = "^" + re.escape(old)
-        hit = pc.fill_null(pc.match_substring_regex(norm, head if old.endswith("/") else head + "(/|$)"), False)
+        # plain prefix tests and slices (no pattern built from a prefix, which a table's metadata can make huge)
+        hit = pc.fill_null(pc.starts_with(norm, old), False)
+        if not old.endswith("/"):  # the prefix ends where a path segment does
+            after = pc.utf8_slice_codeunits(norm, len(old), len(old) + 1)
+            hit = pc.and_(hit, pc.fill_null(pc.is_in(after, value_set=pa.array(["/", ""])), False))
         hit = hit.to_numpy(zero_copy_only=False) & ~done
         if hit.any():
-            moved = pc.replace_substring_regex(norm, head, new.replace("\\", "\\\\"), max_replacements=1)
+            moved = pc.binary_join_element_wise(new, pc.utf8_slice_codeunits(norm, len(old)), "")
             out = pc.if_else(pa.array(hit), moved, out)
             done |= hit
     return out

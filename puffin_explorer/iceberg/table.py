@@ -6,7 +6,7 @@ import re
 from typing import Any, Callable, Mapping, Optional, Union
 
 from .._repr import RichRepr
-from .._text import plural
+from .._text import middle, plural
 from ..errors import (InvalidFileError, NotFoundError, NotInTableError, PuffinError, SourceError,
                       TableNotFoundError)
 from ..health import DELETED_SHARE_THRESHOLD
@@ -151,8 +151,8 @@ class Table(RichRepr):
         self.mapper.add(written_root, actual_root)
         self.note(Finding(
             "iceberg.table-relocated", Severity.INFO, None,
-            f"table location {written_root} differs from where its metadata was found "
-            f"({actual_root}); reading {written_root}/… from {actual_root}/…",
+            f"table location {middle(written_root)} differs from where its metadata was found "
+            f"({middle(actual_root)}); reading {middle(written_root)}/… from {middle(actual_root)}/…",
             hint="pass relocate={old: new} to map other prefixes (e.g. data written elsewhere)"))
 
     def locate(self, path: str) -> str:
