@@ -726,17 +726,21 @@ def check_chunk(chunk, manifest: dict[str, Any], partition_specs: dict, cache: "
     return list(_validate(EntryIndex(None, chunk, [manifest], cache.partitions), partition_specs, cache))
 
 
-def listed_once(manifests: list[dict[str, Any]], content: Optional[str] = None) -> tuple[list[int], list[dict]]:
-    """Which manifests of a manifest list a reader reads: the positions of those of ``content`` (``"data"``,
-    ``"deletes"`` or None for both), each manifest (:meth:`EntryCache.manifest_key`) once where first listed, and
-    the records the list names again (a finding of the index). The driver's index, the Spark index and a
-    commit's view all read this way."""
+def of_content(manifests: list[dict[str, Any]], content: Optional[str]) -> list[dict[str, Any]]:
+    """The records of a manifest list of one ``content`` kind (``"data"``, ``"deletes"``), or all for None."""
+    if content is None:
+        return list(manifests)
+    return [m for m in manifests if ("deletes" if m.get("content") == 1 else "data") == content]
+
+
+def listed_once(manifests: list[dict[str, Any]]) -> tuple[list[int], list[dict]]:
+    """Which manifests of a manifest list a reader reads: the positions of each manifest
+    (:meth:`EntryCache.manifest_key`) once, where first listed, and the records the list names again (a finding of
+    the index). The driver's index, the Spark index and a commit's view all read this way."""
     keep: list[int] = []
     again: list[dict] = []
     seen: set = set()
     for i, m in enumerate(manifests):
-        if content is not None and ("deletes" if m.get("content") == 1 else "data") != content:
-            continue
         key = EntryCache.manifest_key(m)
         if key in seen:
             again.append(m)
@@ -785,8 +789,7 @@ def build_index(table: "Table", snapshot_id: Optional[int] = None, content: Opti
         return index  # not cached: a later call reads the list again
     listed_found = [(f.code, f.severity, getattr(f, "file", ""), f.message, f.offset)
                     for f in table.manifest_list_findings(snap.snapshot_id)]
-    manifests = [m for m in listed
-                 if content is None or ("deletes" if m.get("content") == 1 else "data") == content]
+    manifests = of_content(listed, content)
     once, listed_twice = listed_once(manifests)  # a manifest the list names more than once: decoded once, and said
     todo = [manifests[i] for i in once if cache.cached(manifests[i], metrics) is None]
     duck: Any = None

@@ -76,12 +76,11 @@ def manifest_plan(table: Any, snapshot_id: Optional[int] = None, content: Option
     ``"deletes"`` or all), and the manifest-list records themselves; only the manifest list is read."""
     import pyarrow as pa
 
-    from ..iceberg.index import listed_once
+    from ..iceberg.index import listed_once, of_content
     from .arrow import executor_location
 
     snap = table.snapshot(snapshot_id)
-    manifests = [m for m in table.manifest_records(snap.snapshot_id)
-                 if content is None or ("deletes" if m.get("content") == 1 else "data") == content]
+    manifests = of_content(table.manifest_records(snap.snapshot_id), content)
     keep = listed_once(manifests)[0]  # a manifest listed again is read once, as the driver's index does
     locations = [table.locate(manifests[i].get("manifest_path") or "") for i in keep]
     return pa.table({

@@ -140,8 +140,9 @@ class TablePlan:
             listed = self.table.manifest_records(self.snapshot_id)
         except PuffinError:  # no readable manifest list: the driver's index says why, as a finding
             return "driver"
-        manifests = [m for m in listed if content is None or ("deletes" if m.get("content") == 1 else "data") == content]
-        return "executors" if len(manifests) >= EXECUTORS_INDEX_FROM_MANIFESTS else "driver"
+        from ..iceberg.index import of_content
+
+        return "executors" if len(of_content(listed, content)) >= EXECUTORS_INDEX_FROM_MANIFESTS else "driver"
 
     def executors_index(self, spark, content: Optional[str] = None):
         """The snapshot's :class:`~.index.ExecutorIndex` of ``content`` manifests (None without snapshots)."""
