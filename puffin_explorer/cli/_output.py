@@ -9,6 +9,8 @@ import shutil
 import sys
 from typing import Any, Iterable, Optional
 
+from .._text import middle
+
 #: Widest cell in a text table; longer values end in "…" (JSON and CSV keep them whole).
 MAX_CELL = 60
 #: Line width when stdout is not a terminal (and $COLUMNS is unset).
@@ -39,11 +41,7 @@ def clip(text: Any, limit: int = MAX_CELL) -> str:
         text = short_repr(text, limit) if isinstance(text, (dict, list, tuple, set, frozenset)) else str(text)
     if len(text) > 4 * limit:
         text = text[:2 * limit] + " … " + text[-2 * limit:]
-    text = " ".join(text.split())
-    if len(text) <= limit:
-        return text
-    keep = limit - 1
-    return text[:keep - keep // 2] + "…" + text[len(text) - keep // 2:]  # paths keep their file name
+    return middle(" ".join(text.split()), limit)  # paths keep their file name
 
 
 def short_repr(value: Any, limit: int = MAX_CELL, _level: int = 0) -> str:
