@@ -16,7 +16,7 @@ An operation that runs past ``--timeout`` seconds or above ``--max-rss-mb`` is s
 printed as such, with the time and memory it had reached.
 
     ours:  card (``Table.from_metadata(...)._repr_mimebundle_()``), dvs(), delete_debt(),
-           deleted_rows_per_file(), timeline(), check(), read_dvs() (every position decoded)
+           deleted_rows_per_file(), timeline(), check(), read_dvs() (every position decoded; read_dvs_columnar: the same as one Arrow table)
     peer:  PyIceberg 0.12 ``inspect.files()`` (beside the card), ``inspect.delete_files()``
            (beside dvs()), and every DV read with ``pyiceberg.table.puffin`` (beside read_dvs())
     --spark: ``dv_positions(spark, table).count()`` vs Iceberg's ``position_deletes`` count at
@@ -42,13 +42,15 @@ ROOT = HERE.parent
 sys.path[:0] = [str(ROOT), str(HERE)]
 
 MB = 1024 * 1024
-OURS = ["card", "dvs", "delete_debt", "deleted_rows_per_file", "timeline", "check", "read_dvs"]
-PEER = {"card": "pyiceberg_files", "dvs": "pyiceberg_delete_files", "read_dvs": "pyiceberg_read_dvs"}
+OURS = ["card", "dvs", "delete_debt", "deleted_rows_per_file", "timeline", "check", "read_dvs", "read_dvs_columnar"]
+PEER = {"card": "pyiceberg_files", "dvs": "pyiceberg_delete_files", "read_dvs": "pyiceberg_read_dvs",
+        "read_dvs_columnar": "pyiceberg_read_dvs"}
 PEER_LABEL = {"pyiceberg_files": "inspect.files()", "pyiceberg_delete_files": "inspect.delete_files()",
               "pyiceberg_read_dvs": "puffin reader, every DV"}
 # Targets at 1,000,000 data files: (seconds, MB); read_dvs: positions' bytes + 1 GB
 TARGETS_1M = {"card": (15, 1536), "dvs": (10, 1536), "delete_debt": (10, 1536), "deleted_rows_per_file": (10, 1536),
-              "timeline": (10, 1536), "check": (40, 2048), "read_dvs": (None, None)}
+              "timeline": (10, 1536), "check": (40, 2048), "read_dvs": (None, None),
+              "read_dvs_columnar": (None, None)}
 
 
 # ---------------------------------------------------------------- operations (run in the worker)
@@ -90,6 +92,11 @@ def _ours(op: str, loc: str) -> dict:
         positions = [dv.positions() for dv in dvs]
         return {"dvs": len(dvs), "positions": int(sum(len(p) for p in positions)),
                 "positions_bytes": int(sum(p.nbytes for p in positions))}
+    if op == "read_dvs_columnar":  # one Arrow table, a list of positions per DV: no object per DV
+        col = t.read_dvs(columnar=True)
+        values = col.column("positions")
+        return {"dvs": col.num_rows, "positions": int(sum(len(c.values) for c in values.chunks)),
+                "positions_bytes": int(sum(c.values.nbytes for c in values.chunks))}
     raise ValueError(f"unknown operation {op}")
 
 
@@ -297,7 +304,7 @@ def _disagreement(op: str, ours, peer):
         return f"{a['rows']} DVs vs {b['rows']} delete files"
     if op == "card" and b["rows"] % 2:
         return f"inspect.files() returned {b['rows']} rows, not a data file and a DV per data file"
-    if op == "read_dvs" and (a["dvs"], a["positions"]) != (b["dvs"], b["positions"]):
+    if op.startswith("read_dvs") and (a["dvs"], a["positions"]) != (b["dvs"], b["positions"]):
         return f"{a['dvs']} DVs / {a['positions']} positions vs {b['dvs']} / {b['positions']}"
     return None
 
@@ -339,7 +346,7 @@ def _target(op: str, size: int, ours) -> str:
     if size != 1_000_000 or op not in TARGETS_1M:
         return ""
     s, mb = TARGETS_1M[op]
-    if op == "read_dvs":
+    if op.startswith("read_dvs"):
         if ours and ours["status"] == "ok":
             limit = ours["result"]["positions_bytes"] / MB + 1024
             verdict = "met" if ours["peak_mb"] <= limit else "missed"

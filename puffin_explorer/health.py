@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from ._repr import RichRepr
-from ._text import plural
+from ._text import are, plural
 from .regions import Severity
 
 MIB = 1 << 20
@@ -403,6 +403,39 @@ def deleted_share_finding(m: dict, how_read: str, actions: tuple, effect: dict) 
          "threshold": DELETED_SHARE_THRESHOLD, "source": "default (the table card's compaction threshold)",
          "dvs": m["dvs"], "delete_files": m["delete_files"]},
         actions, effect)
+
+
+def small_files_finding(m: dict, by_part: Any, target: int, small_size: int, prop: str, source: str,
+                        actions: Any) -> Optional["HealthFinding"]:
+    """``health.small-files``, the one rule for every format: the partitions of ``by_part`` (columns
+    ``small_files``, ``small_bytes``, and ``small_rows`` when known) with two or more small files, each rewritten
+    into ceil(small bytes / target) files; None when that saves no file.  ``actions(candidates)`` gives the
+    statements; ``prop`` / ``source`` say where the target size came from."""
+    import numpy as np
+
+    cand = by_part[by_part["small_files"] >= 2]
+    if cand.empty:
+        return None
+    before = int(cand["small_files"].sum())
+    after = int(np.maximum(np.ceil(cand["small_bytes"].to_numpy() / target), 1).astype("int64").sum())
+    if before - after < 1:
+        return None
+    share = m["small_files"] / m["data_files"] if m["data_files"] else 0.0
+    sev = (Severity.WARNING if share >= SMALL_FILES_WARNING_SHARE or before - after >= SMALL_FILES_WARNING_MERGES
+           else Severity.INFO)
+    effect = {"data_files_before": m["data_files"], "data_files_after": m["data_files"] - before + after,
+              "files_rewritten": before, "bytes_rewritten": int(cand["small_bytes"].sum())}
+    if "small_rows" in cand:
+        effect["rows_read"] = int(cand["small_rows"].sum())
+    return HealthFinding(
+        "health.small-files", sev,
+        f"{m['small_files']:,} of {plural(m['data_files'], 'data file')} ({share:.0%}) {are(m['small_files'])} below "
+        f"{small_size:,} B ({SMALL_FILE_SHARE:.0%} of the {target:,} B target); {before:,} of them in "
+        f"{plural(len(cand), 'partition')} merge into {after:,}",
+        {"small_files": m["small_files"], "small_bytes": m["small_bytes"], "data_files": m["data_files"],
+         "small_file_size": small_size, "target_file_size": int(target), "property": prop, "source": source,
+         "partitions_to_rewrite": int(len(cand))},
+        actions(cand), effect)
 
 
 def card_health(table: Any, data_files: int, now: Any, kept: dict) -> Optional[TableHealth]:

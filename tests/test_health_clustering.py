@@ -89,7 +89,7 @@ def test_clustering_on_the_sort_order_column(sorted_table):
 
 
 def test_a_named_column_overrides_the_sort_order(sorted_table):
-    h = table_health(sorted_table, now=NOW, cluster_by="region")
+    h = table_health(sorted_table.source, now=NOW, cluster_by="region")
     # one region value per partition: every file of a partition holds the same single value
     assert h.clustering["average_depth"].tolist() == [4.0, 3.0]
     assert h.metrics["clustering_column"] == "region"
@@ -101,7 +101,7 @@ def test_fixture_orders_clustering_stays_within_buckets():
     # no sort order: nothing measured unless a column is named
     plain = t.health(now=NOW)
     assert plain.metrics["clustering_column"] is None and "clustering" not in plain.frames
-    h = table_health(t, now=NOW, cluster_by="order_id")
+    h = table_health(t.source, now=NOW, cluster_by="order_id")
     clus = h.clustering
     assert clus["partition"].tolist() == [f"{{'customer_id_bucket': {b}}}" for b in range(4)]
     assert clus["files"].tolist() == [2, 2, 2, 2]
@@ -132,7 +132,7 @@ def test_an_unknown_column_is_a_clear_error(sorted_table):
     from conftest import ROOT
 
     with pytest.raises(NotInTableError, match="no such column .*columns: region, x"):
-        table_health(sorted_table, now=NOW, cluster_by="nope")
+        table_health(sorted_table.source, now=NOW, cluster_by="nope")
     run = subprocess.run([sys.executable, "-m", "puffin_explorer", "doctor", str(WAREHOUSE), "--table", "shop.orders",
                           "--cluster-by", "nope"], capture_output=True, text=True,
                          env=dict(os.environ, PYTHONPATH=str(ROOT)))

@@ -209,17 +209,48 @@ def test_read_dvs_plans_one_request_per_puffin_file_and_loops_read_ahead():
     assert sum(d.cardinality for d in batch) == sum(int(e["record_count"]) for e in entries)
 
 
+def test_read_dvs_columnar_holds_every_position_in_one_arrow_table():
+    """read_dvs(columnar=True): a row per DV, positions as a list (per-DV offsets), the same values as the
+    objects, with the same one request per Puffin file and no DeletionVector kept."""
+    expected = read_delete_files_csv("orders_delete_files.csv")
+    t = Warehouse(str(WAREHOUSE)).table("shop.orders")
+    objects = t.read_dvs()
+    t.io.reset_counters()
+    col = t.read_dvs(columnar=True)
+    assert t.io.read_count == 1  # the four DVs of the one Puffin file in one request
+    fresh = Warehouse(str(WAREHOUSE)).table("shop.orders")
+    fresh.dvs()
+    fresh.io.reset_counters()
+    again = fresh.read_dvs(columnar=True, progress=False)
+    assert fresh.io.read_count == len({e[0] for e in expected}) == 1 and again.equals(col)
+    assert col.column_names == ["entry", "file_path", "content_offset", "content_size_in_bytes",
+                                "referenced_data_file", "cardinality", "positions"]
+    assert sorted(col.column("cardinality").to_pylist()) == [6889, 6953, 6977, 7105]
+    assert str(col.column("positions").type) == "large_list<item: int64>"
+    for row in col.to_pylist():
+        dv = objects[row["entry"]]
+        assert row["referenced_data_file"] == dv.referenced_data_file
+        assert row["positions"] == dv.positions().tolist() and row["cardinality"] == len(row["positions"])
+    some = t.dvs().iloc[[3, 1]]  # the entries asked for, in their order
+    picked = t.read_dvs(some, columnar=True)
+    assert sorted(picked.column("entry").to_pylist()) == [0, 1]
+    by_entry = {r["entry"]: r for r in picked.to_pylist()}
+    assert [by_entry[i]["referenced_data_file"] for i in (0, 1)] == list(some["referenced_data_file"])
+
+
 def test_a_read_dv_loop_decodes_the_next_dvs_of_a_file_together():
-    """After READ_DV_BATCH_AFTER calls on one Puffin file, read_dv decodes the following DVs of that
+    """After ``batch_after`` calls on one Puffin file, read_dv decodes the following DVs of that
     file in one planned read and hands them out as asked: same vectors, one request."""
+    from puffin_explorer.iceberg.dvreads import dv_reader
+
     expected = read_delete_files_csv("orders_delete_files.csv")
     t = Warehouse(str(WAREHOUSE)).table("shop.orders")
     entries = sorted((e for e in t.entries(content="deletes") if e["kind"] == "dv"),
                      key=lambda e: e["content_offset"])
-    t.READ_DV_BATCH_AFTER = 1  # this table only: batch from the first call
+    dv_reader(t.source).batch_after = 1  # this table only: batch from the first call
     t.io.reset_counters()
     looped = [t.read_dv(e) for e in entries]
-    assert t.io.read_count == 1 and not t._dv_ready  # one request; every decoded DV handed out
+    assert t.io.read_count == 1 and not dv_reader(t.source).ready  # one request; every decoded DV handed out
     fresh = Warehouse(str(WAREHOUSE)).table("shop.orders").read_dvs(entries)
     for e, a, b in zip(entries, looped, fresh):
         assert a.referenced_data_file == e["referenced_data_file"]
@@ -228,7 +259,7 @@ def test_a_read_dv_loop_decodes_the_next_dvs_of_a_file_together():
     assert sorted(d.cardinality for d in looped) == sorted(r[4] for r in expected) == [6889, 6953, 6977, 7105]
     # a table whose manifests were not read does not read them to read ahead
     other = Warehouse(str(WAREHOUSE)).table("shop.orders")
-    other.READ_DV_BATCH_AFTER = 1
+    dv_reader(other.source).batch_after = 1
     other.io.reset_counters()
     assert [other.read_dv(e).cardinality for e in entries] == [d.cardinality for d in looped]
     assert other.io.read_count == 2  # the DV reads only (exact, then read ahead): no manifest list, no manifest

@@ -112,10 +112,32 @@ def test_the_import_graph_sees_every_kind_of_import():
     assert "puffin_explorer.delta.z85" in graph["puffin_explorer.delta.snapshot"]  # from . import module
 
 
-# Layers whose modules import one another in one direction only; iceberg joins when its circles are gone.
-@pytest.mark.parametrize("packages", [("delta",), ("spark",), ("parquet", "display")])
+# Layers whose modules import one another in one direction only (the table doctor's health.py with iceberg).
+@pytest.mark.parametrize("packages", [("iceberg",), ("iceberg", "health"), ("delta",), ("spark",),
+                                      ("parquet", "display")])
 def test_no_import_circles(packages):
     assert import_cycles(*packages) == []
+
+
+#: Who may import ``iceberg/table.py``: the packages that hand a Table to the user, its views and the command
+#: line.  Every analysis takes ``(source, index)`` instead (``iceberg/source.py``).
+TABLE_IMPORTERS = {"puffin_explorer.iceberg", "puffin_explorer.iceberg.warehouse", "puffin_explorer.spark.tables",
+                   "puffin_explorer.display.table_view", "puffin_explorer.cli.spark", "puffin_explorer.cli.table"}
+
+
+def test_no_analysis_imports_the_table_facade():
+    graph = import_graph()
+    importers = {m for m, ts in graph.items() if "puffin_explorer.iceberg.table" in ts}
+    assert importers <= TABLE_IMPORTERS, sorted(importers - TABLE_IMPORTERS)
+    for m in ("checks", "commits", "deletes", "files", "overview", "health", "index", "dvreads", "vanished",
+              "columns", "source"):
+        assert "puffin_explorer.iceberg.table" not in graph[f"puffin_explorer.iceberg.{m}"], m
+
+
+def test_the_table_facade_stays_small():
+    """Table opens a source and delegates; what it answers is computed elsewhere."""
+    lines = (PACKAGE / "iceberg" / "table.py").read_text(encoding="utf-8").count("\n")
+    assert lines <= 450, lines
 
 
 def test_parquet_imports_nothing_from_display():

@@ -85,15 +85,14 @@ def _tables(args: argparse.Namespace, shared: Shared) -> list:
 def run(args: argparse.Namespace, shared: Shared) -> int:
     now, older = _time(args.now, "--now"), _time(args.older_than, "--older-than")
     from ..delta.table import DeltaTable
-    from ..iceberg.health import table_health
 
     tables = _tables(args, shared)
     if any(isinstance(t, DeltaTable) for t in tables) and (older is not None or args.cluster_by):
         raise UsageError("--older-than and --cluster-by apply to Iceberg tables: a Delta table's orphan cutoff is "
                          "its delta.deletedFileRetentionDuration, and it has no sort order")
     reports = [t.health(now=now, list_files=args.listing) if isinstance(t, DeltaTable) else
-               table_health(t, now=now, older_than=older, catalog=args.catalog, list_files=args.listing,
-                            cluster_by=args.cluster_by) for t in tables]
+               t.health(now=now, older_than=older, catalog=args.catalog, list_files=args.listing,
+                        cluster_by=args.cluster_by) for t in tables]
     if shared.format == "json":
         write_json([h.to_dict() for h in reports])
     elif shared.format == "csv":

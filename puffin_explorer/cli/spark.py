@@ -99,11 +99,11 @@ def _quiet_embedded_spark(master: str) -> None:
 def _manifest_list_readable(table: str, shared: Shared) -> None:
     """A table named by its location whose current manifest list cannot be read: one line naming it (the
     lenient planner would plan nothing and the scan would print no row), before any JVM starts."""
-    from ..iceberg.table import Table
-    from ..spark.planner import open_table
+    from ..iceberg.source import TableSource
+    from ..spark.tables import open_table
 
     opened = open_table(table, shared.storage_options_or_none, shared.relocate or None)
-    if isinstance(opened, Table) and opened.metadata.current_snapshot_id is not None:
+    if isinstance(opened, TableSource) and opened.metadata.current_snapshot_id is not None:
         opened.manifest_records()
 
 

@@ -19,14 +19,12 @@ Thresholds, from the table's ``configuration`` when set, else Delta's defaults:
 
 from __future__ import annotations
 
-import math
 import re
 from typing import Any, Optional
 
-from .._text import are, plural
-from ..health import (DELETED_SHARE_THRESHOLD, METRIC_KEYS, SMALL_FILE_SHARE, SMALL_FILES_WARNING_MERGES,
-                      SMALL_FILES_WARNING_SHARE, Action, HealthFinding, TableHealth, deleted_share_finding, epoch_ms,
-                      list_folder, size_histogram, ts_literal)
+from .._text import plural
+from ..health import (DELETED_SHARE_THRESHOLD, METRIC_KEYS, SMALL_FILE_SHARE, Action, HealthFinding, TableHealth,
+                      deleted_share_finding, epoch_ms, list_folder, size_histogram, small_files_finding, ts_literal)
 from ..errors import PuffinError
 from ..iceberg.paths import normalize
 from ..regions import Severity
@@ -179,26 +177,14 @@ def delta_health(snap: DeltaSnapshot, now: Any = None, name: Optional[str] = Non
     frames["size_histogram"] = size_histogram(sizes.to_numpy(), target, small_size)
     frames["partitions"] = by_part
     m["partitions"] = int(len(by_part))
-    cand = by_part[by_part["small_files"] >= 2]
-    after = int(sum(max(1, math.ceil(b / target)) for b in cand["small_bytes"]))
-    before = int(cand["small_files"].sum())
-    if len(cand) and before - after >= 1:
-        share = m["small_files"] / m["data_files"] if m["data_files"] else 0.0
-        sev = (Severity.WARNING if share >= SMALL_FILES_WARNING_SHARE or before - after >= SMALL_FILES_WARNING_MERGES
-               else Severity.INFO)
-        findings.append(HealthFinding(
-            "health.small-files", sev,
-            f"{m['small_files']:,} of {plural(m['data_files'], 'data file')} ({share:.0%}) {are(m['small_files'])} below {small_size:,} B "
-            f"({SMALL_FILE_SHARE:.0%} of the {target:,} B target); {before:,} of them in {plural(len(cand), 'partition')} "
-            f"merge into {after:,}",
-            {"small_files": m["small_files"], "small_bytes": m["small_bytes"], "data_files": m["data_files"],
-             "small_file_size": small_size, "target_file_size": target, "property": "delta.targetFileSize",
-             "source": th["delta.targetFileSize"]["source"], "partitions_to_rewrite": int(len(cand))},
-            (Action("delta", f"OPTIMIZE {ident}"),
-             Action("delta-rs", f"{_delta_rs(snap)}.optimize.compact(target_size={target})",
-                    "deltalake (Python); it applies the deletion vectors of the files it compacts")),
-            {"data_files_before": m["data_files"], "data_files_after": m["data_files"] - before + after,
-             "files_rewritten": before, "bytes_rewritten": int(cand["small_bytes"].sum())}))
+    found = small_files_finding(m, by_part, target, small_size, "delta.targetFileSize",
+                                th["delta.targetFileSize"]["source"],
+                                lambda cand: (Action("delta", f"OPTIMIZE {ident}"),
+                                              Action("delta-rs", f"{_delta_rs(snap)}.optimize.compact(target_size={target})",
+                                                     "deltalake (Python); it applies the deletion vectors of the files "
+                                                     "it compacts")))
+    if found is not None:
+        findings.append(found)
 
     # ---- deleted share: DVs purged by REORG ------------------------------------------------------------
     if m["deleted_share"] > DELETED_SHARE_THRESHOLD:

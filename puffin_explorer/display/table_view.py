@@ -458,7 +458,7 @@ def snapshot_html(s: Any, opts: RenderOptions = RenderOptions()) -> str:
     head = H.facts(items)
     if s.manifest_list:
         head += H.facts([("manifest list", f'<span class="pe-mono">{H.esc(_name(s.manifest_list))}</span>')])
-    parts = [H.card("snapshot", f"{s.table.name} @ {s.snapshot_id}", head)]
+    parts = [H.card("snapshot", f"{s.source.name} @ {s.snapshot_id}", head)]
     summary = H.table(["key", "value"], [[k, v] for k, v in s.summary.items()], ["pe-mono", "pe-mono pe-wrap"],
                       total=len(s.summary), max_rows=opts.max_rows)
     parts.append(H.details("Summary", summary, True, f" {len(s.summary)}"))
@@ -500,7 +500,7 @@ def _ts(ms: int):
 
 
 def snapshot_text(s: Any, opts: RenderOptions = RenderOptions()) -> str:
-    lines = [f"snapshot {s.snapshot_id} of {T.printable(s.table.name)}: {s.operation}, sequence {s.sequence_number}, "
+    lines = [f"snapshot {s.snapshot_id} of {T.printable(s.source.name)}: {s.operation}, sequence {s.sequence_number}, "
              f"committed {_time(_ts(s.timestamp_ms))} UTC, parent {s.parent_snapshot_id or 'none'}"]
     if s.first_row_id is not None:
         lines.append(f"  first-row-id {s.first_row_id:,}, added-rows {_n(s.added_rows)}")
@@ -527,7 +527,7 @@ def commit_deletes_html(c: Any, opts: RenderOptions = RenderOptions()) -> str:
     head = H.facts([("operation", H.esc(c.snapshot.operation)), ("rows deleted", f"<b>{c.total:,}</b>"),
                     ("data files", f"{int(df.data_file.notna().sum()):,}"),
                     ("DV bytes read", f"{c.dv_bytes_read:,}")])
-    parts = [H.card("commit deletes", f"{c.table.name} @ {c.snapshot_id}", head), findings_html(c.findings)]
+    parts = [H.card("commit deletes", f"{c.source.name} @ {c.snapshot_id}", head), findings_html(c.findings)]
     if not len(df):
         parts.append('<div class="pe-note">this commit added no delete file</div>')
         return "".join(parts)
@@ -542,7 +542,7 @@ def commit_deletes_html(c: Any, opts: RenderOptions = RenderOptions()) -> str:
 
 def commit_deletes_text(c: Any, opts: RenderOptions = RenderOptions()) -> str:
     df = c.to_pandas()
-    lines = [f"commit {c.snapshot_id} of {T.printable(c.table.name)} ({c.snapshot.operation}): {plural(c.total, 'row')} deleted "
+    lines = [f"commit {c.snapshot_id} of {T.printable(c.source.name)} ({c.snapshot.operation}): {plural(c.total, 'row')} deleted "
              f"in {plural(int(df.data_file.notna().sum()), 'data file')}; {plural(c.dv_bytes_read, 'DV byte')} read"]
     rows = [[_name(r["data_file"]), r["kind"], _n(r["added_positions"]), _n(r["replaced_cardinality"]),
              _n(r["cardinality"]), _n(r["first_added"]), _n(r["last_added"])] for r in df.to_dict("records")]
@@ -555,12 +555,12 @@ def commit_deletes_text(c: Any, opts: RenderOptions = RenderOptions()) -> str:
 
 # ---- delete debt ------------------------------------------------------------------------------
 def debt_html(d: Any, opts: RenderOptions = RenderOptions()) -> str:
-    return H.card("delete debt", f"{d.table.name} @ {d.snapshot_id}", "") + _debt_html(d, opts)
+    return H.card("delete debt", f"{d.source.name} @ {d.snapshot_id}", "") + _debt_html(d, opts)
 
 
 def debt_text(d: Any, opts: RenderOptions = RenderOptions()) -> str:
     cand = d.candidates()
-    lines = [f"delete debt of {T.printable(d.table.name)}: {d.deleted_rows:,} of {plural(d.records, 'row')} deleted "
+    lines = [f"delete debt of {T.printable(d.source.name)}: {d.deleted_rows:,} of {plural(d.records, 'row')} deleted "
              f"({d.deleted_share:.1%}); {len(cand):,} of {plural(len(d.per_file), 'data file')} above {d.threshold:.0%}"]
     if d.findings:  # counted without the files that were gone: say so before any number is read as the whole
         lines[0] = "PARTIAL " + lines[0]

@@ -10,15 +10,18 @@ from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from .._text import plural
 from ..errors import PuffinError, StorageUnavailableError
-from ..regions import Finding, Severity
+from ..regions import Finding, FindingList, Severity
 from ..format import container
 from . import vanished
+from .deletes import snapshot_position_delete_counts
+from .dvreads import dv_reader
 from .findings import TableFinding
+from .index import build_index
 from .metadata import _is_int  # a JSON integer within int64: a footer offset past it is no offset
 from .paths import basename, normalize, parent
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .table import Table
+    from .source import TableSource
 
 DV_BLOB_TYPE = "deletion-vector-v1"
 
@@ -51,19 +54,41 @@ def puffin_footer_size(pf: Any) -> Optional[int]:
     return payload_size + 16
 
 
-def _open_puffin(table: "Table", path: str, out: list[Finding]):
+def _open_puffin(source: "TableSource", path: str, out: list[Finding]):
     from .. import PuffinFile
 
     try:
-        return PuffinFile(table.locate(path), storage_options=table.io.storage_options)
+        return PuffinFile(source.locate(path), storage_options=source.io.storage_options)
     except (PuffinError, OSError, ValueError) as exc:
-        missing = not isinstance(exc, StorageUnavailableError) and not table.io.exists(table.locate(path))
+        missing = not isinstance(exc, StorageUnavailableError) and not source.io.exists(source.locate(path))
         out.append(_f("iceberg.file-missing" if missing else "iceberg.puffin-unreadable", Severity.ERROR, path,
-                      f"cannot open Puffin file {table.locate(path)}: {exc}", getattr(exc, "offset", None)))
+                      f"cannot open Puffin file {source.locate(path)}: {exc}", getattr(exc, "offset", None)))
         return None
 
 
-def check_table(table: "Table", snapshot_id: Optional[int] = None, check_files_exist: bool = True,
+#: Index findings that a check reading the files leaves to the checks that open them.
+_SAID_BY_FILE_CHECKS = ("iceberg.entry-range-beyond-file",)
+
+
+def check_snapshot(source: "TableSource", snapshot_id: Optional[int] = None, check_files_exist: bool = True,
+                   progress: Optional[Callable[[int, int], None]] = None, read_files: bool = True) -> FindingList:
+    """What ``Table.check()`` returns: what reading the manifests found (damage, impossible values), then the
+    cross-checks of :func:`check_table`, then the files of the snapshot that vanished while it was read."""
+    try:
+        found = build_index(source, snapshot_id).findings
+        if read_files:  # a DV range past its file: the checks that read the file say what is there instead
+            found = [f for f in found if f.code not in _SAID_BY_FILE_CHECKS]
+        out = FindingList(found)
+    except PuffinError:
+        out = FindingList()  # the manifest list itself: check_table reports it
+    out.extend(check_table(source, snapshot_id, check_files_exist=check_files_exist and read_files,
+                           progress=progress, read_files=read_files))
+    sid = source.metadata.current_snapshot_id if snapshot_id is None else snapshot_id
+    out.extend(dict.fromkeys(f for f in vanished.snapshot_findings(source, sid) if f not in out))
+    return out
+
+
+def check_table(source: "TableSource", snapshot_id: Optional[int] = None, check_files_exist: bool = True,
                 progress: Optional[Callable[[int, int], None]] = None, read_files: bool = True) -> list[Finding]:
     """Run every cross-check on one snapshot (current by default) and the table's statistics files.
 
@@ -73,21 +98,21 @@ def check_table(table: "Table", snapshot_id: Optional[int] = None, check_files_e
     The checks are queries over the snapshot's entry index: one Python step per finding, per
     manifest or per file read, none per entry.
     """
-    out: list[Finding] = list(table.metadata.findings)
-    if snapshot_id is None and table.metadata.current_snapshot_id is None:
+    out: list[Finding] = list(source.metadata.findings)
+    if snapshot_id is None and source.metadata.current_snapshot_id is None:
         if read_files:
-            _check_statistics(table, out)
+            _check_statistics(source, out)
         return out
-    snap = table.snapshot(snapshot_id)
+    snap = source.snapshot(snapshot_id)
     try:
-        ix = table.index(snap.snapshot_id)
+        ix = build_index(source, snap.snapshot_id)
     except PuffinError as exc:
         return out + [_f("iceberg.manifest-unreadable", Severity.ERROR, snap.manifest_list or "", str(exc),
                          exc.offset)]
     if not ix.manifests and any(f.code in ("iceberg.manifest-unreadable", "table.file-vanished")
                                 for f in ix.findings):
         if read_files:  # no manifest list to check against (the index's finding says why)
-            _check_statistics(table, out)
+            _check_statistics(source, out)
         return out
     cols = _Columns(ix)
     counts: dict[str, Any] = {}
@@ -96,14 +121,14 @@ def check_table(table: "Table", snapshot_id: Optional[int] = None, check_files_e
         """Per data file, rows named by the live position-delete files (read once; an unreadable one is a finding)."""
         if "v" not in counts:
             try:
-                counts["v"] = table.position_delete_counts(snap.snapshot_id)
+                counts["v"] = snapshot_position_delete_counts(source, ix)
             except (PuffinError, OSError) as exc:
                 counts["v"] = {"rows": {}, "files": {}}
                 code = "iceberg.position-delete-unreadable" if getattr(exc, "code", "") == \
                     "iceberg.position-delete-unreadable" else "iceberg.file-missing"
                 what = "" if code != "iceberg.file-missing" else "cannot read position deletes: "
                 paths = ix.table.column("file_path").filter(_arrow_mask(cols.deletes & cols.kind_is("position-deletes")))
-                named = [p for p in paths.to_pylist() if table.locate(p) in str(exc)]
+                named = [p for p in paths.to_pylist() if source.locate(p) in str(exc)]
                 out.append(_f(code, Severity.ERROR, named[0] if named else "", f"{what}{exc}"))
         return counts["v"]
 
@@ -112,15 +137,15 @@ def check_table(table: "Table", snapshot_id: Optional[int] = None, check_files_e
             _check_summary(snap, cols, out)
         if read_files:  # a hash of every live path: 2.5 s and 800 MB at 2,000,000 entries, kept out of the card
             _check_listed_twice(snap, cols, out)
-        _check_quirks(table, snap, cols, out, position_delete_counts)
-        _check_row_lineage(table, snap, out)
-        _check_dvs(table, snap.snapshot_id, cols, out, progress, read_files)
+        _check_quirks(source, snap, cols, out, position_delete_counts)
+        _check_row_lineage(source, snap, out)
+        _check_dvs(source, snap.snapshot_id, cols, out, progress, read_files)
         if read_files and (cols.deletes & cols.kind_is("position-deletes")).any():
             position_delete_counts()
         if read_files:
-            _check_statistics(table, out)
+            _check_statistics(source, out)
         if check_files_exist:
-            _check_files_exist(table, snap.snapshot_id, cols, out)
+            _check_files_exist(source, snap.snapshot_id, cols, out)
     except PuffinError as exc:  # what the checks read themselves (a manifest list, a statistics file)
         out.append(_f("iceberg.manifest-unreadable", Severity.ERROR, getattr(exc, "location", None) or "",
                       str(exc), exc.offset))
@@ -232,14 +257,14 @@ def _check_listed_twice(snap: Any, cols: _Columns, out: list[Finding]) -> None:
                   "engines read a data file once per entry; a delete file's deletes are counted once here"))
 
 
-def _check_quirks(table: "Table", snap: Any, cols: _Columns, out: list[Finding],
+def _check_quirks(source: "TableSource", snap: Any, cols: _Columns, out: list[Finding],
                   position_delete_counts: Callable[[], dict]) -> None:
     """Writer habits that change no number here but that a reader should know about."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from .deletes import normalized
+    from .columns import normalized
 
     ix = cols.ix
     empty = np.flatnonzero(pc.fill_null(ix.table.column("empty_referenced_data_file"), False)
@@ -248,7 +273,7 @@ def _check_quirks(table: "Table", snap: Any, cols: _Columns, out: list[Finding],
         out.append(_f("iceberg.referenced-data-file-empty", Severity.INFO, cols.manifest_path(empty[0]) or "",
                       f"{plural(len(empty), 'manifest entry', sep='')} of snapshot {snap.snapshot_id} have referenced_data_file \"\" "
                       "instead of null; read as no reference"))
-    by_path = {m["manifest_path"]: m for m in table.manifest_records(snap.snapshot_id)}
+    by_path = {m["manifest_path"]: m for m in source.manifest_records(snap.snapshot_id)}
     earlier = np.array([by_path.get(m.get("manifest_path"), {}).get("added_snapshot_id") not in
                         (None, snap.snapshot_id) for m in ix.manifests] or [False], dtype=bool)
     carried = np.flatnonzero((cols.status == 2) & earlier[cols.manifest]) if len(ix) else np.empty(0, np.int64)
@@ -276,9 +301,9 @@ def _check_quirks(table: "Table", snap: Any, cols: _Columns, out: list[Finding],
                       f"{' …' if len(covered) > 3 else ''}"))
 
 
-def _check_row_lineage(table: "Table", snap: Any, out: list[Finding]) -> None:
+def _check_row_lineage(source: "TableSource", snap: Any, out: list[Finding]) -> None:
     """v3 row lineage: next-row-id covers every row id assigned; delete manifests assign none."""
-    md = table.metadata
+    md = source.metadata
     if int(md.format_version or 0) < 3:
         return
     next_row_id = md.next_row_id
@@ -286,7 +311,7 @@ def _check_row_lineage(table: "Table", snap: Any, out: list[Finding]) -> None:
     for s in md.snapshots:
         if s.first_row_id is not None and s.added_rows is not None:
             assigned.append((int(s.first_row_id) + int(s.added_rows), f"snapshot {s.snapshot_id}"))
-    for m in table.manifest_records(snap.snapshot_id):
+    for m in source.manifest_records(snap.snapshot_id):
         frid = m.get("first_row_id")
         if frid is None:
             continue
@@ -301,11 +326,11 @@ def _check_row_lineage(table: "Table", snap: Any, out: list[Finding]) -> None:
         return
     top, who = max(assigned)
     if top > int(next_row_id):
-        out.append(_f("iceberg.row-lineage-next-row-id", Severity.WARNING, table.metadata_location,
+        out.append(_f("iceberg.row-lineage-next-row-id", Severity.WARNING, source.metadata_location,
                       f"next-row-id is {next_row_id} but {who} assigns row ids up to {top - 1}"))
 
 
-def _check_dvs(table: "Table", snapshot_id: int, cols: _Columns, out: list[Finding],
+def _check_dvs(source: "TableSource", snapshot_id: int, cols: _Columns, out: list[Finding],
                progress: Optional[Callable[[int, int], None]] = None, read_files: bool = True) -> None:
     """The live DVs' references (orphan, duplicate, none) as joins over the index; with ``read_files``
     each DV's Puffin footer entry and bytes, one Puffin file at a time."""
@@ -314,7 +339,7 @@ def _check_dvs(table: "Table", snapshot_id: int, cols: _Columns, out: list[Findi
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from .deletes import normalized
+    from .columns import normalized
 
     dv_mask = cols.deletes & cols.kind_is("dv")
     if not dv_mask.any():
@@ -377,10 +402,10 @@ def _check_dvs(table: "Table", snapshot_id: int, cols: _Columns, out: list[Findi
             progress(done, len(rows))
         done += len(members)
         said = len(out)
-        pf = _open_puffin(table, path, out)
+        pf = _open_puffin(source, path, out)
         if pf is None:
-            if out[said:] and out[-1].code == "iceberg.file-missing" and not vanished.looks_moved(table, path):
-                out[-1] = vanished.note(table, path, snapshot_id, "Puffin file",  # a DV file the snapshot needs
+            if out[said:] and out[-1].code == "iceberg.file-missing" and not vanished.looks_moved(source, path):
+                out[-1] = vanished.note(source, path, snapshot_id, "Puffin file",  # a DV file the snapshot needs
                                         "its DVs are not checked; their counts come from the manifests")
             continue
         first = members[0]
@@ -399,7 +424,7 @@ def _check_dvs(table: "Table", snapshot_id: int, cols: _Columns, out: list[Findi
         elif kind == container.BARE_DV:
             out.append(_f("iceberg.dv-bare-blob", Severity.WARNING, path,
                           f"the DV file is a bare deletion-vector blob ({plural(pf.size, 'byte')}), not a Puffin file"))
-        ready = _read_together(table, path, [i for i in members if offsets[i] is not None and sizes[i] is not None],
+        ready = _read_together(source, path, [i for i in members if offsets[i] is not None and sizes[i] is not None],
                                offsets, sizes, refs, file_sizes)
         for i in members:
             off, size, r, records = offsets[i], sizes[i], refs[i], record_counts[i]
@@ -423,7 +448,7 @@ def _check_dvs(table: "Table", snapshot_id: int, cols: _Columns, out: list[Findi
             else:
                 _check_blob(blob, e, path, out)
             try:
-                dv_read = ready[i] if i in ready else table.read_dv(e)
+                dv_read = ready[i] if i in ready else dv_reader(source).read_dv(e)
             except (PuffinError, OSError, ValueError) as exc:
                 out.append(_f("iceberg.dv-unreadable", Severity.ERROR, path,
                               f"DV at offset {off} length {size} (for {r}) cannot be read: {exc}",
@@ -465,7 +490,7 @@ def _int_list(v: Any) -> Any:
     return list(v) if isinstance(v, list) and all(_is_int(x) for x in v) else v
 
 
-def _read_together(table: "Table", path: str, members: list[int], offsets: list, sizes: list, refs: list,
+def _read_together(source: "TableSource", path: str, members: list[int], offsets: list, sizes: list, refs: list,
                    file_sizes: list) -> dict[int, Any]:
     """The DVs of one Puffin file read in one planned pass (``read_dvs``), by row; empty when any of
     them cannot be read, so that each is then read alone and its own error reported."""
@@ -482,7 +507,7 @@ def _read_together(table: "Table", path: str, members: list[int], offsets: list,
     from ..format.dv import validate_many
 
     try:
-        dvs = table.read_dvs(entries, progress=False)
+        dvs = dv_reader(source).read_dvs(entries, progress=False)
     except (PuffinError, OSError, ValueError):
         return {}
     validate_many(dvs)  # the common shape checked in one pass: its findings need no per-vector parse
@@ -543,16 +568,16 @@ def _check_other_container(pf: Any, kind: str, e: dict, off: int, size: int, pat
 FIELD_FINDINGS_PER_BLOB = 20
 
 
-def _check_statistics(table: "Table", out: list[Finding]) -> None:
+def _check_statistics(source: "TableSource", out: list[Finding]) -> None:
     import json
 
-    snapshot_ids = {s.snapshot_id for s in table.metadata.snapshots}
-    field_ids = table.metadata.all_field_ids()
+    snapshot_ids = {s.snapshot_id for s in source.metadata.snapshots}
+    field_ids = source.metadata.all_field_ids()
     # A damaged list may repeat one entry thousands of times: each distinct entry is checked once and each
     # file opened (and its own findings reported) once.
     entries_seen: set = set()
     opened: dict[str, Any] = {}
-    for s in table.metadata.statistics:
+    for s in source.metadata.statistics:
         entry = (s.kind, s.snapshot_id, s.path, s.file_size_in_bytes, s.file_footer_size_in_bytes,
                  json.dumps(s.blob_metadata, sort_keys=True, default=repr))
         if entry in entries_seen:
@@ -562,10 +587,10 @@ def _check_statistics(table: "Table", out: list[Finding]) -> None:
             out.append(_f("iceberg.stats-snapshot-missing", Severity.ERROR, s.path,
                           f"{s.kind} statistics file is for snapshot {s.snapshot_id}, which the table does not have"))
         if s.kind != "table":
-            size = table.io.size(table.locate(s.path))
+            size = source.io.size(source.locate(s.path))
             if size is None:
                 out.append(_f("iceberg.file-missing", Severity.ERROR, s.path,
-                              f"partition statistics file {table.locate(s.path)} does not exist"))
+                              f"partition statistics file {source.locate(s.path)} does not exist"))
             elif s.file_size_in_bytes is not None and size != int(s.file_size_in_bytes):
                 out.append(_f("iceberg.stats-file-size-mismatch", Severity.ERROR, s.path,
                               f"metadata file-size-in-bytes {s.file_size_in_bytes} but the file has {plural(size, 'byte', sep='')}"))
@@ -581,7 +606,7 @@ def _check_statistics(table: "Table", out: list[Finding]) -> None:
                               "no schema of the table has"))
         first_open = s.path not in opened
         if first_open:
-            opened[s.path] = _open_puffin(table, s.path, out)
+            opened[s.path] = _open_puffin(source, s.path, out)
         pf = opened[s.path]
         if pf is None:
             continue
@@ -615,23 +640,22 @@ def _check_statistics(table: "Table", out: list[Finding]) -> None:
                 out.append(_f(f.code, f.severity, s.path, f.message, f.offset, f.length, f.hint))
 
 
-def _check_files_exist(table: "Table", snapshot_id: int, cols: _Columns, out: list[Finding]) -> None:
+def _check_files_exist(source: "TableSource", snapshot_id: int, cols: _Columns, out: list[Finding]) -> None:
     """Every file the snapshot names (manifest list, manifests, live data and delete files, its
     statistics files) against one listing per folder: missing, or of another size than written."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from .deletes import normalized
-    from .files import located_array
+    from .columns import located_array, normalized
 
-    snap = table.snapshot(snapshot_id)
+    snap = source.snapshot(snapshot_id)
     head: list[tuple[str, Optional[int], str]] = []  # (path as written, size, what), in the order a dict keeps
     if snap.manifest_list:
         head.append((snap.manifest_list, None, "manifest list"))
-    for m in table.manifest_records(snapshot_id):
+    for m in source.manifest_records(snapshot_id):
         head.append((m["manifest_path"], m.get("manifest_length"), "manifest"))
-    tail = [(s.path, s.file_size_in_bytes, f"{s.kind} statistics file") for s in table.metadata.statistics
+    tail = [(s.path, s.file_size_in_bytes, f"{s.kind} statistics file") for s in source.metadata.statistics
             if s.snapshot_id == snapshot_id]
     files = [cols.select(["file_path", "file_size_in_bytes", "kind"], mask) for mask in (cols.data, cols.deletes)]
     written = pa.concat_arrays([pa.array([h[0] for h in head], pa.string())] + [f["file_path"] for f in files]
@@ -642,7 +666,7 @@ def _check_files_exist(table: "Table", snapshot_id: int, cols: _Columns, out: li
     what = pa.concat_arrays([pa.array([h[2] for h in head], pa.string())]
                             + [pc.binary_join_element_wise(pc.fill_null(f["kind"], "None"), " file", "")
                                for f in files] + [pa.array([t[2] for t in tail], pa.string())])
-    loc = located_array(table, written)
+    loc = located_array(source, written)
     if loc.null_count:  # an entry without a path (its manifest's finding says so): nothing to look for
         named = pc.is_valid(loc)
         loc, written, size, what = loc.filter(named), written.filter(named), size.filter(named), what.filter(named)
@@ -657,7 +681,7 @@ def _check_files_exist(table: "Table", snapshot_id: int, cols: _Columns, out: li
     folders = pc.replace_substring_regex(trimmed, r"/[^/]*$", "")  # parent() depends on this part alone
     one_each = trimmed.take(pc.index_in(pc.unique(folders), value_set=folders))
     unlisted: dict[str, Exception] = {}
-    sizes = table.io.sizes_in((parent(x) for x in one_each.to_pylist()), failed=unlisted)
+    sizes = source.io.sizes_in((parent(x) for x in one_each.to_pylist()), failed=unlisted)
     for folder, exc in sorted(unlisted.items()):
         out.append(_f("iceberg.folder-unlisted", Severity.WARNING, folder,
                       f"{exc}; the files in it are not checked"))
@@ -668,14 +692,14 @@ def _check_files_exist(table: "Table", snapshot_id: int, cols: _Columns, out: li
     have = pc.fill_null(actual, -1).to_numpy()
     odd = missing | (size.is_valid().to_numpy(zero_copy_only=False) & ~missing & (claimed != have))
     said = {getattr(f, "file", None) for f in out if f.code in ("iceberg.file-missing", "table.file-vanished")}
-    said |= {getattr(f, "file", None) for f in vanished.snapshot_findings(table, snapshot_id)}
+    said |= {getattr(f, "file", None) for f in vanished.snapshot_findings(source, snapshot_id)}
     for i in np.flatnonzero(odd).tolist():
         w, where, kind = written[i].as_py(), loc[i].as_py(), what[i].as_py()
         if missing[i]:
             if w not in said and parent(where) not in unlisted:
-                if vanished.newer_metadata(table) is not None and not vanished.looks_moved(table, w):
+                if vanished.newer_metadata(source) is not None and not vanished.looks_moved(source, w):
                     # the table's own file, gone while a newer metadata version exists: maintenance removed it
-                    out.append(vanished.note(table, w, snapshot_id, kind, ""))
+                    out.append(vanished.note(source, w, snapshot_id, kind, ""))
                 else:
                     out.append(_f("iceberg.file-missing", Severity.ERROR, w, f"{kind} {where} does not exist"))
         elif kind == "manifest":

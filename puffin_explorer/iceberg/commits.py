@@ -12,12 +12,13 @@ from typing import TYPE_CHECKING, Any, Optional
 from .._repr import RichRepr
 from ..errors import FileVanishedError, NotFoundError, PuffinError
 from ..regions import FindingList, Severity
+from .columns import int_columns
+from .dvreads import dv_reader
 from .metadata import Snapshot
-from .overview import int_columns
 from .paths import normalize
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .table import Table
+    from .source import TableSource
 
 CHANGE_COLUMNS = ["change", "kind", "file_path", "record_count", "file_size_in_bytes", "partition",
                   "referenced_data_file", "content_offset", "content_size_in_bytes", "first_row_id",
@@ -30,42 +31,44 @@ class TableSnapshot(Snapshot, RichRepr):
     Only the manifests this snapshot wrote are read for ``files_added()`` / ``files_removed()``.
     """
 
-    table: "Table"
+    source: "TableSource"
 
     @classmethod
-    def of(cls, table: "Table", snap: Snapshot) -> "TableSnapshot":
+    def of(cls, source: "TableSource", snap: Snapshot) -> "TableSnapshot":
         out = cls(**{k: getattr(snap, k) for k in Snapshot.__dataclass_fields__})
-        out.table = table
+        out.source = source
         return out
 
     @property
     def parent(self) -> Optional["TableSnapshot"]:
         """The parent commit (None for the first one, or when it was expired)."""
-        if self.parent_snapshot_id is None or self.table.metadata.snapshot(self.parent_snapshot_id) is None:
+        if self.parent_snapshot_id is None or self.source.metadata.snapshot(self.parent_snapshot_id) is None:
             return None
-        return self.table.snapshot(self.parent_snapshot_id)
+        return TableSnapshot.of(self.source, self.source.snapshot(self.parent_snapshot_id))
 
     @property
     def is_current(self) -> bool:
-        return self.snapshot_id == self.table.metadata.current_snapshot_id
+        return self.snapshot_id == self.source.metadata.current_snapshot_id
 
     def manifest_files(self):
         """The snapshot's manifest list as a DataFrame (one row per manifest, ``written_here`` marks its own)."""
-        df = self.table.manifests(self.snapshot_id)
+        from .overview import manifest_frame
+
+        df = manifest_frame(self.source, self.snapshot_id)
         if len(df) and "added_snapshot_id" in df:
             df["written_here"] = df["added_snapshot_id"] == self.snapshot_id
         return df
 
     def _own_entries(self) -> list[dict[str, Any]]:
-        from .index import listed_once
+        from .index import listed_once, manifest_entries
 
         out = []
-        listed = self.table.manifest_records(self.snapshot_id)
+        listed = self.source.manifest_records(self.snapshot_id)
         for i in listed_once(listed)[0]:  # one listed twice (a finding of the index): its entries are this commit's once
             m = listed[i]
             if m.get("added_snapshot_id") not in (None, self.snapshot_id):
                 continue  # added/removed entries of this commit live only in manifests it wrote
-            for e in self.table.manifest_entries(m):
+            for e in manifest_entries(self.source, m):
                 if e.get("snapshot_id") == self.snapshot_id and e["status_code"] in (1, 2):
                     out.append(e)
         return out
@@ -98,10 +101,10 @@ class TableSnapshot(Snapshot, RichRepr):
         return self.changes()
 
     def commit_deletes(self) -> "CommitDeletes":
-        return CommitDeletes(self.table, self.snapshot_id)
+        return CommitDeletes(self.source, self.snapshot_id)
 
     def __repr__(self) -> str:
-        return (f"TableSnapshot({self.table.name!r}, snapshot_id={self.snapshot_id}, "
+        return (f"TableSnapshot({self.source.name!r}, snapshot_id={self.snapshot_id}, "
                 f"operation={self.operation!r}, sequence_number={self.sequence_number})")
 
 
@@ -118,18 +121,20 @@ class CommitDeletes(RichRepr):
     Parquet position-delete file: its rows. Equality deletes are listed, not resolved.
     """
 
-    def __init__(self, table: "Table", snapshot_id: Optional[int] = None) -> None:
-        self.table = table
-        self.snapshot = table.snapshot(snapshot_id)
+    def __init__(self, source: "TableSource", snapshot_id: Optional[int] = None) -> None:
+        from .index import build_index
+
+        self.source = source
+        self.snapshot = TableSnapshot.of(source, source.snapshot(snapshot_id))
         self.snapshot_id = self.snapshot.snapshot_id
         self.findings = FindingList()
         self.dv_bytes_read = 0
         self._positions: dict[str, Any] = {}
-        table.index(self.snapshot_id, content="deletes")  # a delete manifest or list gone: a vanished-file finding
+        build_index(source, self.snapshot_id, content="deletes")  # a delete manifest or list gone: a vanished-file finding
         self._frame = self._compute()
         from .vanished import snapshot_findings  # files of this snapshot gone when read: the frame is partial
 
-        self.findings.extend(f for f in snapshot_findings(table, self.snapshot_id) if f not in self.findings)
+        self.findings.extend(f for f in snapshot_findings(source, self.snapshot_id) if f not in self.findings)
 
     def _previous_dvs(self, added: list[dict[str, Any]], removed: list[dict[str, Any]]) -> dict[str, dict]:
         """Data file -> the DV the commit replaced (its parent's live DV, else the entry it marked deleted)."""
@@ -138,9 +143,12 @@ class CommitDeletes(RichRepr):
             if e["kind"] == "dv" and e.get("referenced_data_file"):
                 out[normalize(e["referenced_data_file"])] = e
         parent = self.snapshot.parent_snapshot_id
-        if parent is not None and self.table.metadata.snapshot(parent) is not None and added:
+        if parent is not None and self.source.metadata.snapshot(parent) is not None and added:
+            from .index import build_index
+
             try:
-                for e in self.table.entries(parent, content="deletes"):
+                ix = build_index(self.source, parent, content="deletes")
+                for e in ix.to_dicts(ix.mask(live=True)):
                     if e["kind"] == "dv" and e.get("referenced_data_file"):
                         out[normalize(e["referenced_data_file"])] = e
             except PuffinError as exc:
@@ -154,7 +162,7 @@ class CommitDeletes(RichRepr):
                                           file=self.snapshot.manifest_list or ""))
 
     def _read(self, entry: dict[str, Any]):
-        dv = self.table.read_dv(entry, self.snapshot_id)
+        dv = dv_reader(self.source).read_dv(entry, self.snapshot_id)
         self.dv_bytes_read += int(entry["content_size_in_bytes"])
         return dv
 
@@ -201,7 +209,7 @@ class CommitDeletes(RichRepr):
                              "last_added": int(positions[-1]) if len(positions) else None})
             elif e["kind"] == "position-deletes":
                 try:
-                    t = self.table._read_parquet(e["file_path"], columns=["file_path", "pos"]).to_pandas()
+                    t = self.source.read_parquet(e["file_path"], columns=["file_path", "pos"]).to_pandas()
                 except (PuffinError, OSError, ValueError) as exc:
                     unreadable = getattr(exc, "code", "") == "iceberg.position-delete-unreadable"
                     self._finding("iceberg.position-delete-unreadable" if unreadable else "iceberg.file-missing",
@@ -249,4 +257,4 @@ class CommitDeletes(RichRepr):
         return commit_deletes_figure(self)
 
     def __repr__(self) -> str:
-        return f"CommitDeletes({self.table.name!r}, snapshot_id={self.snapshot_id}, data_files={len(self._frame)})"
+        return f"CommitDeletes({self.source.name!r}, snapshot_id={self.snapshot_id}, data_files={len(self._frame)})"

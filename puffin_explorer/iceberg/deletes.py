@@ -13,30 +13,20 @@ from typing import TYPE_CHECKING, Any, Callable, NamedTuple, Optional
 
 from ..errors import NotFoundError, PuffinError
 from ..regions import Finding, Severity
-from .files import located_strings, objects, partitions, strings
+from .columns import located_strings, normalized, objects, partitions, strings
 from . import vanished
 from .findings import TableFinding
 
 if TYPE_CHECKING:  # pragma: no cover
     from .index import EntryIndex
-    from .table import Table
+    from .source import TableSource
 
 PER_FILE_COLUMNS = ["file_path", "location", "partition", "record_count", "deleted_rows", "live_rows",
                     "deleted_share", "dvs", "position_delete_files", "superseded_position_deletes",
                     "equality_delete_files"]
 
 
-def normalized(column):
-    """``paths.normalize`` over an Arrow string column (``file:`` dropped, ``s3a://``/``s3n://`` as
-    ``s3://``, trailing slashes dropped)."""
-    import pyarrow.compute as pc
-
-    c = pc.replace_substring_regex(column, r"^file:(//)?", "")
-    c = pc.replace_substring_regex(c, r"^s3[an]://", "s3://")
-    return pc.replace_substring_regex(c, r"(.)/+$", r"\1")
-
-
-def position_delete_counts(table: "Table", index: "EntryIndex",
+def position_delete_counts(source: "TableSource", index: "EntryIndex",
                            on_error: Optional[Callable[[str, Exception], None]] = None) -> dict[str, dict[str, int]]:
     """Per data file (normalized path): rows its live Parquet position-delete files name, and how many files.
     A file that cannot be read raises, or with ``on_error(path, error)`` is told and left out. A delete file
@@ -50,12 +40,12 @@ def position_delete_counts(table: "Table", index: "EntryIndex",
     total_rows: Optional[pd.Series] = None
     total_files: Optional[pd.Series] = None
     # a delete file never changes: its counts are read once per table, however many snapshots list it
-    per_file: dict[str, pd.Series] = table._cache.setdefault("position-delete-file-counts", {})
+    per_file: dict[str, pd.Series] = source.caches.position_delete_files
     for path in pc.unique(rows.column("file_path").drop_null()).to_pylist():
         s = per_file.get(path)
         if s is None:
             try:
-                t = table.read_parquet_columns(path, ["file_path"])
+                t = source.read_parquet(path, ["file_path"])
             except PuffinError as exc:
                 if on_error is None:
                     raise
@@ -71,6 +61,14 @@ def position_delete_counts(table: "Table", index: "EntryIndex",
         return {"rows": {}, "files": {}}
     return {"rows": {normalize(k): int(v) for k, v in total_rows.items()},
             "files": {normalize(k): int(v) for k, v in total_files.items()}}
+
+
+def snapshot_position_delete_counts(source: "TableSource", index: "EntryIndex") -> dict[str, dict[str, int]]:
+    """:func:`position_delete_counts` of the index's snapshot, computed once per source (raises as it does)."""
+    kept = source.caches.position_delete_counts
+    if index.snapshot_id not in kept:
+        kept[index.snapshot_id] = position_delete_counts(source, index)
+    return kept[index.snapshot_id]
 
 
 class RowCounts(NamedTuple):
@@ -95,7 +93,7 @@ class RowCounts(NamedTuple):
         return self.dv_rows + (self.pos_rows - self.superseded)
 
 
-def row_counts(table: "Table", index: "EntryIndex") -> RowCounts:
+def row_counts(source: "TableSource", index: "EntryIndex") -> RowCounts:
     """The one definition of which deletes apply to which live data file, and so of deleted rows: a DV
     counts for the data file it references (``referenced_data_file``), a Parquet position-delete file for
     each data file it names, a DV supersedes its file's position deletes (v3), and a delete whose data file
@@ -127,13 +125,13 @@ def row_counts(table: "Table", index: "EntryIndex") -> RowCounts:
     unread: list[str] = []
     if int(pc.sum(pc.equal(kinds, "position-deletes")).as_py() or 0):
         try:
-            counts = table.position_delete_counts(index.snapshot_id, index)
+            counts = snapshot_position_delete_counts(source, index)
         except PuffinError:  # the delete files that read are counted; each one that does not is a finding
             def on_error(path: str, exc: Exception) -> None:
                 unread.append(path)
-                _unreadable(table, index.snapshot_id, path, exc)
+                _unreadable(source, index.snapshot_id, path, exc)
 
-            counts = position_delete_counts(table, index, on_error=on_error)
+            counts = position_delete_counts(source, index, on_error=on_error)
         mapped = keys.to_pandas()
         pos_rows = mapped.map(counts["rows"]).fillna(0).to_numpy().astype(np.int64)
         pos_files = mapped.map(counts["files"]).fillna(0).to_numpy().astype(np.int64)
@@ -160,17 +158,17 @@ class SnapshotRows(NamedTuple):
     partial: bool
 
 
-def snapshot_rows(table: "Table", index: "EntryIndex") -> SnapshotRows:
+def snapshot_rows(source: "TableSource", index: "EntryIndex") -> SnapshotRows:
     """Totals of :func:`row_counts` over a snapshot: the number the table card, the warehouse card, the
     timeline, delete debt and the doctor all show."""
-    c = row_counts(table, index)
+    c = row_counts(source, index)
     records, deleted = int(c.records.sum()), int(c.deleted.sum())
-    partial = bool(c.unread_delete_files or vanished.snapshot_findings(table, index.snapshot_id)
+    partial = bool(c.unread_delete_files or vanished.snapshot_findings(source, index.snapshot_id)
                    or any(f.code in MISSING_ENTRIES for f in index.findings))
     return SnapshotRows(records, deleted, records - deleted, partial)
 
 
-def deleted_rows_per_file(table: "Table", index: "EntryIndex", partition_text: bool = False):
+def deleted_rows_per_file(source: "TableSource", index: "EntryIndex", partition_text: bool = False):
     """Per live data file: rows, deleted rows, share deleted and how many delete files touch it.
 
     ``partition_text`` gives the partition as ``name=value, ...`` text (one string per distinct
@@ -179,19 +177,19 @@ def deleted_rows_per_file(table: "Table", index: "EntryIndex", partition_text: b
     import numpy as np
     import pandas as pd
 
-    c = row_counts(table, index)
+    c = row_counts(source, index)
     n, records, deleted = len(c.records), c.records, c.deleted
     with np.errstate(divide="ignore", invalid="ignore"):
         share = np.where(records != 0, deleted / np.where(records != 0, records, 1), 0.0)
     data = c.data
     part = partition_texts(index, data) if partition_text else partitions(index, data)
     return vanished.mark(pd.DataFrame({
-        "file_path": strings(data.column("file_path")), "location": located_strings(table, data.column("file_path")),
+        "file_path": strings(data.column("file_path")), "location": located_strings(source, data.column("file_path")),
         "partition": part, "record_count": records, "deleted_rows": deleted, "live_rows": records - deleted,
         "deleted_share": share.astype(np.float64), "dvs": c.dvs, "position_delete_files": c.pos_files,
         "superseded_position_deletes": c.superseded,
         "equality_delete_files": np.full(n, c.equality_delete_files, dtype=np.int64),
-    }, index=pd.RangeIndex(n), columns=PER_FILE_COLUMNS), vanished.snapshot_findings(table, index.snapshot_id))
+    }, index=pd.RangeIndex(n), columns=PER_FILE_COLUMNS), vanished.snapshot_findings(source, index.snapshot_id))
 
 
 def partition_text(value: Any) -> str:
@@ -216,12 +214,12 @@ __all__ = ["RowCounts", "SnapshotRows", "deleted_rows_per_file", "normalized", "
            "position_delete_counts", "row_counts", "snapshot_rows"]
 
 
-def _unreadable(table: "Table", snapshot_id: Optional[int], path: str, exc: Exception) -> None:
+def _unreadable(source: "TableSource", snapshot_id: Optional[int], path: str, exc: Exception) -> None:
     """Note the finding for a position-delete file whose deletes cannot be counted (gone: ``table.file-vanished``)."""
-    if isinstance(exc, NotFoundError) and not vanished.looks_moved(table, path):
-        vanished.note(table, path, snapshot_id, "position-delete file",
+    if isinstance(exc, NotFoundError) and not vanished.looks_moved(source, path):
+        vanished.note(source, path, snapshot_id, "position-delete file",
                       "the rows it deletes are not counted, so deleted rows are partial")
         return
     code = "iceberg.file-missing" if isinstance(exc, NotFoundError) else "iceberg.position-delete-unreadable"
-    table.note(TableFinding(code=code, severity=Severity.ERROR, offset=None, file=path,
+    source.note(TableFinding(code=code, severity=Severity.ERROR, offset=None, file=path,
                             message=f"{exc}; the rows it deletes are not counted"))

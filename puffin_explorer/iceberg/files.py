@@ -13,11 +13,11 @@ from ..regions import Severity
 from .bounds import decode_bounds
 from .findings import TableFinding
 from .manifests import STATUS_NAMES
-from .overview import int_columns
+from .columns import int_columns, located_strings, nullable_ints, objects, partitions, plain, strings
 
 if TYPE_CHECKING:  # pragma: no cover
     from .index import EntryIndex
-    from .table import Table
+    from .source import TableSource
 
 FILE_COLUMNS = [
     "kind", "content", "file_path", "location", "file_format", "record_count", "file_size_in_bytes",
@@ -33,100 +33,17 @@ _NULLABLE_INTS = ("first_row_id", "content_offset", "content_size_in_bytes", "se
                   "file_sequence_number", "sort_order_id")
 
 
-def objects(values: list):
-    """A numpy object array holding ``values`` as they are (dicts and lists stay one element each)."""
-    import numpy as np
+def live_files(source: "TableSource", snapshot_id: Optional[int] = None, include_deleted: bool = False,
+               decode: bool = True):
+    """Every live data and delete file of a snapshot in the ``files()`` shape, from its index with column metrics
+    (the one the doctor and the card share)."""
+    from .index import build_index
 
-    out = np.empty(len(values), dtype=object)
-    out[:] = values
-    return out
-
-
-def nullable_ints(column):
-    """An Arrow integer column as a pandas ``Int64`` array (exact above 2**53)."""
-    import numpy as np
-    import pandas as pd
-    import pyarrow.compute as pc
-
-    values = pc.fill_null(column, 0).to_numpy().astype(np.int64)
-    mask = column.is_null().to_numpy(zero_copy_only=False)
-    return pd.arrays.IntegerArray(values, mask)
+    ix = build_index(source, snapshot_id, metrics=True)
+    return file_frame(source, ix, ix.mask(live=not include_deleted), decode)
 
 
-def strings(column, empty_dtype=object):
-    """An Arrow string column as pandas builds one from Python values: ``str`` dtype, or ``None``
-    objects when every value is null."""
-    import numpy as np
-
-    if len(column) == 0:
-        return np.empty(0, dtype=empty_dtype)
-    if column.null_count == len(column):
-        return objects([None] * len(column))
-    return column.to_pandas().array
-
-
-def plain(column):
-    """An Arrow column as pandas would have built it from Python values (ints with nulls as float)."""
-    import pyarrow as pa
-
-    if pa.types.is_integer(column.type) and column.null_count == 0:
-        return column.to_numpy().astype("int64")
-    return column.to_pandas().to_numpy()
-
-
-def located_array(table: "Table", column):
-    """Where each location of an Arrow string column is now, as an Arrow string array: ``Table.locate``
-    (``paths.normalize``, then the longest matching prefix of ``table.mapper`` replaced) column-wise."""
-    import numpy as np
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    from .deletes import normalized
-
-    column = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
-    norm = normalized(column)
-    out = norm
-    done = np.zeros(len(norm), dtype=bool)
-    for old, new in sorted(table.mapper.prefixes.items(), key=lambda kv: -len(kv[0])):
-        # plain prefix tests and slices (no pattern built from a prefix, which a table's metadata can make huge)
-        hit = pc.fill_null(pc.starts_with(norm, old), False)
-        if not old.endswith("/"):  # the prefix ends where a path segment does
-            after = pc.utf8_slice_codeunits(norm, len(old), len(old) + 1)
-            hit = pc.and_(hit, pc.fill_null(pc.is_in(after, value_set=pa.array(["/", ""])), False))
-        hit = hit.to_numpy(zero_copy_only=False) & ~done
-        if hit.any():
-            moved = pc.binary_join_element_wise(new, pc.utf8_slice_codeunits(norm, len(old)), "")
-            out = pc.if_else(pa.array(hit), moved, out)
-            done |= hit
-    return out
-
-
-def located(table: "Table", column):
-    """:func:`located_array` as a numpy object array of Python strings (for lookups and comparisons)."""
-    return located_array(table, column).to_numpy(zero_copy_only=False)
-
-
-def located_strings(table: "Table", column):
-    """:func:`located_array` as a pandas ``str`` array (no Python object per row)."""
-    import numpy as np
-
-    if len(column) == 0:
-        return np.empty(0, dtype=object)
-    return located_array(table, column).to_pandas().array
-
-
-def partitions(index: "EntryIndex", rows):
-    """The partition records of the selected rows (one shared dict per distinct partition)."""
-    import numpy as np
-
-    codes = rows.column("partition")
-    table = objects(list(index.partitions) + [None])
-    c = codes.to_numpy(zero_copy_only=False)
-    c = np.where(codes.is_null().to_numpy(zero_copy_only=False), len(table) - 1, c).astype(np.int64)
-    return table[c]
-
-
-def file_frame(table: "Table", index: "EntryIndex", mask=None, decode: bool = True, limit: Optional[int] = None):
+def file_frame(source: "TableSource", index: "EntryIndex", mask=None, decode: bool = True, limit: Optional[int] = None):
     """Rows of the index in the ``files()`` shape (``FILE_COLUMNS``); metrics columns are empty
     without a ``metrics=True`` index; ``limit`` keeps the first rows only."""
     import numpy as np
@@ -145,7 +62,7 @@ def file_frame(table: "Table", index: "EntryIndex", mask=None, decode: bool = Tr
     for c in ("kind", "file_path", "file_format", "referenced_data_file"):
         data[c] = strings(rows.column(c))
     data["content"] = nullable_ints(rows.column("content"))  # null in a damaged entry: <NA>, not INT64_MIN
-    data["location"] = located_strings(table, rows.column("file_path"))
+    data["location"] = located_strings(source, rows.column("file_path"))
     for c in ("record_count", "file_size_in_bytes", "snapshot_id", "spec_id"):
         data[c] = plain(rows.column(c))
     data["partition"] = partitions(index, rows)
@@ -157,7 +74,7 @@ def file_frame(table: "Table", index: "EntryIndex", mask=None, decode: bool = Tr
         np.empty(0, dtype=object)
     data["manifest_entry_index"] = rows.column("entry").to_numpy().astype(np.int64)
     if index.metrics and n:
-        fields = table.fields_by_id()
+        fields = source.fields_by_id()
         for c in METRIC_COLUMNS:
             values = rows.column(c).to_pylist()
             if not decode:
@@ -181,7 +98,7 @@ def file_frame(table: "Table", index: "EntryIndex", mask=None, decode: bool = Tr
     return df[FILE_COLUMNS]
 
 
-def dv_frame(table: "Table", index: "EntryIndex"):
+def dv_frame(source: "TableSource", index: "EntryIndex"):
     """Only the live DVs: where each is and what it covers (``Table.dvs()``)."""
     import numpy as np
     import pandas as pd
@@ -189,7 +106,7 @@ def dv_frame(table: "Table", index: "EntryIndex"):
     rows = index.rows(index.mask(["dv"]))
     df = pd.DataFrame({
         "file_path": strings(rows.column("file_path"), np.float64),
-        "location": located_strings(table, rows.column("file_path")) if rows.num_rows else np.empty(0, np.float64),
+        "location": located_strings(source, rows.column("file_path")) if rows.num_rows else np.empty(0, np.float64),
         "referenced_data_file": strings(rows.column("referenced_data_file"), np.float64),
     }, index=pd.RangeIndex(rows.num_rows))
     for c in ("content_offset", "content_size_in_bytes", "record_count", "file_size_in_bytes"):
@@ -200,13 +117,16 @@ def dv_frame(table: "Table", index: "EntryIndex"):
     return df
 
 
-def puffin_frame(table: "Table", index: "EntryIndex", snapshot_id: int):
-    """Every Puffin file of the snapshot: its DV files (grouped from the index) and statistics files."""
+def puffin_frame(source: "TableSource", index: Optional["EntryIndex"], snapshot_id: Optional[int]):
+    """Every Puffin file of the snapshot: its DV files (grouped from the index) and statistics files; no rows
+    without an index (a table with no snapshot)."""
     import pandas as pd
 
-    rows = index.rows(index.mask(["dv"]))
     cols = ["role", "file_path", "location", "file_size_in_bytes", "blobs", "record_count", "snapshot_id",
             "sequence_number"]
+    if index is None:
+        return pd.DataFrame(columns=cols)
+    rows = index.rows(index.mask(["dv"]))
     parts = []
     if rows.num_rows:
         t = pd.DataFrame({"file_path": rows.column("file_path").to_pandas().to_numpy(),
@@ -218,7 +138,7 @@ def puffin_frame(table: "Table", index: "EntryIndex", snapshot_id: int):
         g = t.groupby("file_path", sort=False)
         first = g.head(1).set_index("file_path")
         df = pd.DataFrame({"role": "deletion-vectors", "file_path": first.index.to_numpy(dtype=object)})
-        df["location"] = [table.locate(p) for p in df.file_path]
+        df["location"] = [source.locate(p) for p in df.file_path]
         df["file_size_in_bytes"] = first.file_size_in_bytes.to_numpy()
         df["blobs"] = g.size().reindex(first.index).to_numpy()
         df["record_count"] = pd.array(g.record_count.sum().reindex(first.index).to_numpy(), dtype="Int64")
@@ -226,21 +146,31 @@ def puffin_frame(table: "Table", index: "EntryIndex", snapshot_id: int):
         for path in first.index[approx.to_numpy() >= 2.0 ** 63]:  # the int64 sum wrapped: <NA> and a finding
             df.loc[df.file_path == path, "record_count"] = pd.NA
             total = sum(int(v) for v in t.record_count[t.file_path == path])
-            table.note(TableFinding(code="iceberg.metadata-number-range", severity=Severity.ERROR, offset=None,
+            source.note(TableFinding(code="iceberg.metadata-number-range", severity=Severity.ERROR, offset=None,
                                     file=path, message=f"record_count of {path} adds up to {total:,}, beyond a "
                                     "long; shown as <NA>"))
         df["snapshot_id"] = first.snapshot_id.to_numpy()
         df["sequence_number"] = first.sequence_number.array
         parts = df.to_dict("records")
     seen = {r["file_path"] for r in parts}
-    for s in table.metadata.statistics:
+    for s in source.metadata.statistics:
         if s.snapshot_id != snapshot_id or s.kind != "table" or s.path in seen:
             continue
         seen.add(s.path)
-        parts.append({"role": "statistics", "file_path": s.path, "location": table.locate(s.path),
+        parts.append({"role": "statistics", "file_path": s.path, "location": source.locate(s.path),
                       "file_size_in_bytes": s.file_size_in_bytes, "blobs": len(s.blob_metadata),
                       "record_count": None, "snapshot_id": s.snapshot_id, "sequence_number": None})
     df = pd.DataFrame.from_records(parts, columns=cols)
     # from the row values: records mixing numbers and None infer float64, which cannot hold 2^62 + 1
     int_columns(df, parts, ("record_count", "sequence_number"))
     return df
+
+
+def kind_counts(index: "EntryIndex") -> dict[str, int]:
+    """Live files per kind (``data``, ``dv``, ``position-deletes``, ``equality-deletes``) of an index."""
+    import pyarrow as pa
+
+    counts = index.rows(index.mask()).column("kind").value_counts()
+    got = dict(zip(counts.field("values").to_pylist(), counts.field("counts").to_pylist())) \
+        if isinstance(counts, pa.StructArray) else {}
+    return {k: int(v) for k, v in got.items()}

@@ -1,8 +1,8 @@
 """The table doctor: every health check of an Iceberg table, each problem a finding with the statement that fixes it.
 
-:func:`table_health` computes a :class:`TableHealth` from a :class:`~.table.Table`'s public
-methods only (``files()``, ``manifests()``, ``snapshots()``, ``statistics_files()``, ``metadata``,
-the I/O layer's listing), so it reads what any other analysis reads and never a private cache.
+:func:`table_health` computes a :class:`TableHealth` over a :class:`~.source.TableSource` and the frames every
+other analysis builds from it (``files.live_files``, ``overview.manifest_frame``, ``snapshot_frame``,
+``statistics_frame``, the metadata, the I/O layer's listing), never a private cache.
 Views (``display/health_view.py``) only format it.
 
 Deletion vectors are counted the way the spec stores them: a DV is a range of a Puffin file, so
@@ -33,10 +33,13 @@ from typing import TYPE_CHECKING, Any, Optional
 from .._text import are, plural
 from ..errors import PuffinError
 from ..health import (CLUSTERING_DEPTH_THRESHOLD, DAY_MS, DEFAULTS, DELETE_FILES_PER_DATA_FILE,
-                      DELETED_SHARE_THRESHOLD, FIX_ORDER, METRIC_KEYS, MIB, SMALL_FILE_SHARE,
-                      SMALL_FILES_WARNING_MERGES, SMALL_FILES_WARNING_SHARE, Action, HealthFinding,
-                      TableHealth, deleted_share_finding, epoch_ms, list_tree, size_histogram, ts_literal)
+                      DELETED_SHARE_THRESHOLD, FIX_ORDER, METRIC_KEYS, MIB, SMALL_FILE_SHARE, Action, HealthFinding,
+                      TableHealth, deleted_share_finding, epoch_ms, list_tree, size_histogram, small_files_finding,
+                      ts_literal)
 from ..regions import Severity
+from .files import live_files
+from .index import build_index
+from .overview import manifest_frame, snapshot_frame, statistics_frame
 from .paths import join, normalize
 
 #: Index findings that mean a snapshot's file list is incomplete.
@@ -45,7 +48,7 @@ _MANIFEST_BROKEN = ("iceberg.manifest-unreadable", "iceberg.manifest-damaged", "
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
-    from .table import Table
+    from .source import TableSource
 
 
 #: Unreferenced files younger than this are in-flight writes, not orphans (``remove_orphan_files``' default).
@@ -254,12 +257,12 @@ def _amplification(parts: dict[str, Any]):
     return data.drop(columns=["key", "raw", "seq"])
 
 
-def _snapshot_files(table: "Table", snapshot_id: int, manifests, files=None) -> dict[str, int]:
+def _snapshot_files(source: "TableSource", snapshot_id: int, manifests, files=None) -> dict[str, int]:
     """Every file one snapshot references, normalized location -> size: live data and delete files
     (a Puffin file once), its manifests and its manifest list (size filled in later).  ``files`` is the
     snapshot's ``files()`` frame when the caller has it already."""
     if files is None:
-        files = table.files(snapshot_id, decode=False)
+        files = live_files(source, snapshot_id, decode=False)
     live = files.drop_duplicates("location")
     out = dict(zip(live["location"].map(normalize), live["file_size_in_bytes"].astype("int64")))
     if len(manifests):
@@ -401,18 +404,18 @@ def _current_findings(findings, frames, m, agg: FileAggregates, th, target, smal
 
 
 class DriverReads:
-    """The doctor's reads that grow with the table, done here through the Table's public methods: the current
+    """The doctor's reads that grow with the table, done here over the source and its index: the current
     snapshot's files, every snapshot's file set, the listing of the table location.  ``spark/health.py`` has
     the same methods running as Spark jobs."""
 
-    def __init__(self, table: "Table") -> None:
-        self.table = table
+    def __init__(self, source: "TableSource") -> None:
+        self.source = source
         self.files = None
         self.sets: dict[int, dict[str, int]] = {}
         self.listing = None
 
     def current_files(self, target: int, small_size: int, column: Optional[str]) -> FileAggregates:
-        self.files = self.table.files(decode=True)
+        self.files = live_files(self.source)
         return driver_file_aggregates(self.files, target, small_size, column)
 
     def snapshot_files(self, readable: list, current: Optional[int]) -> dict[int, str]:
@@ -421,8 +424,8 @@ class DriverReads:
         broken_by: dict[int, str] = {}
         for sid, mans in readable:
             try:
-                self.sets[sid] = _snapshot_files(self.table, sid, mans, self.files if sid == current else None)
-                broken = [f.message for f in self.table.index(sid).findings if f.code in _MANIFEST_BROKEN]
+                self.sets[sid] = _snapshot_files(self.source, sid, mans, self.files if sid == current else None)
+                broken = [f.message for f in build_index(self.source, sid).findings if f.code in _MANIFEST_BROKEN]
             except (PuffinError, KeyError) as exc:
                 broken = [str(exc)]
             if broken:  # the entries after the damage are unknown: counting from the rest would mislead
@@ -434,7 +437,7 @@ class DriverReads:
         self.sets.setdefault(sid, {})[location] = size
 
     def list(self, root: str):
-        self.listing = list_tree(self.table, root)
+        self.listing = list_tree(self.source, root)
         return self.listing
 
     def listed_sizes(self, locations) -> dict[str, Any]:
@@ -482,10 +485,10 @@ class DriverReads:
                 int(young.sum()))
 
 
-def table_health(table: "Table", now: Any = None, older_than: Any = None, catalog: str = "spark_catalog",
+def table_health(source: "TableSource", now: Any = None, older_than: Any = None, catalog: str = "spark_catalog",
                  name: Optional[str] = None, list_files: bool = True,
                  cluster_by: Optional[str] = None) -> TableHealth:
-    """Every health check of ``table``'s current snapshot (see the module docstring for the thresholds).
+    """Every health check of the table's current snapshot (see the module docstring for the thresholds).
 
     ``now`` (a timestamp, ``datetime`` or epoch ms; default the clock) dates snapshot ages and
     retention; files younger than ``older_than`` (default ``now`` minus 3 days) are in-flight writes,
@@ -494,11 +497,11 @@ def table_health(table: "Table", now: Any = None, older_than: Any = None, catalo
     listing (no orphan check, no manifest-list sizes).  Clustering is measured on ``cluster_by`` when
     given, else on the default sort order's first column (none when the table has no sort order).
     """
-    return doctor(table, DriverReads(table), now=now, older_than=older_than, catalog=catalog, name=name,
+    return doctor(source, DriverReads(source), now=now, older_than=older_than, catalog=catalog, name=name,
                   list_files=list_files, cluster_by=cluster_by)
 
 
-def doctor(table: "Table", reads: Any, now: Any = None, older_than: Any = None, catalog: str = "spark_catalog",
+def doctor(source: "TableSource", reads: Any, now: Any = None, older_than: Any = None, catalog: str = "spark_catalog",
            name: Optional[str] = None, list_files: bool = True, cluster_by: Optional[str] = None) -> TableHealth:
     """:func:`table_health` with the reads that grow with the table done by ``reads`` (:class:`DriverReads`,
     or the Spark jobs of ``puffin_explorer/spark/health.py``); everything else is read and decided here."""
@@ -507,8 +510,8 @@ def doctor(table: "Table", reads: Any, now: Any = None, older_than: Any = None, 
 
     now_ms = epoch_ms(now) if now is not None else int(pd.Timestamp.now(tz="UTC").timestamp() * 1000)
     orphan_cutoff = epoch_ms(older_than) if older_than is not None else now_ms - ORPHAN_GRACE_MS
-    ident = name or table.name
-    md = table.metadata
+    ident = name or source.name
+    md = source.metadata
     props = md.properties
     th = {k: _threshold(props, k) for k in DEFAULTS}
     target = th["write.target-file-size-bytes"]["value"] or DEFAULTS["write.target-file-size-bytes"]
@@ -523,7 +526,7 @@ def doctor(table: "Table", reads: Any, now: Any = None, older_than: Any = None, 
     call = f"CALL {catalog}.system."
 
     # ---- snapshots -------------------------------------------------------------------------
-    snaps = table.snapshots()
+    snaps = snapshot_frame(source)
     if len(snaps):
         # a commit time no datetime holds (a damaged timestamp-ms, a metadata finding) is NaT: an unknown time here
         epoch = pd.Timestamp(0, tz="UTC")
@@ -561,7 +564,7 @@ def doctor(table: "Table", reads: Any, now: Any = None, older_than: Any = None, 
     for sid, ml in zip(snaps["snapshot_id"].astype("int64"), snaps["manifest_list"]):
         sid = int(sid)
         try:
-            mans = table.manifests(sid)
+            mans = manifest_frame(source, sid)
         except (PuffinError, KeyError) as exc:
             why.append((sid, f"manifests unreadable ({exc})"))
             continue
@@ -572,7 +575,7 @@ def doctor(table: "Table", reads: Any, now: Any = None, older_than: Any = None, 
         readable.append((sid, mans))
         why.append((sid, None))
         if isinstance(ml, str) and ml:
-            manifest_lists[sid] = normalize(table.locate(ml))
+            manifest_lists[sid] = normalize(source.locate(ml))
         if sid == current:
             frames["manifests"] = mans
     broken = reads.snapshot_files(readable, current)
@@ -591,14 +594,14 @@ def doctor(table: "Table", reads: Any, now: Any = None, older_than: Any = None, 
     # ---- storage listing ----------------------------------------------------------------------
     listed = bool(list_files and md.location)
     if listed:
-        frames["listing"] = reads.list(table.locate(md.location))
+        frames["listing"] = reads.list(source.locate(md.location))
     sizes_on_storage = reads.listed_sizes(manifest_lists.values()) if listed else {}
     for sid, loc in manifest_lists.items():
         reads.add_file(sid, loc, int(sizes_on_storage.get(loc) or 0))
     known = {sid for sid, _ in readable}
     for s in md.statistics:
         if s.snapshot_id in known:
-            reads.add_file(s.snapshot_id, normalize(table.locate(s.path)), int(s.file_size_in_bytes or 0))
+            reads.add_file(s.snapshot_id, normalize(source.locate(s.path)), int(s.file_size_in_bytes or 0))
 
     # ---- snapshot age, rate and retention -------------------------------------------------------
     ts = snaps["timestamp_ms"].dropna().to_numpy(dtype=np.int64)  # the commit times that are known
@@ -609,13 +612,13 @@ def doctor(table: "Table", reads: Any, now: Any = None, older_than: Any = None, 
         m["commits_per_day"] = round(len(ts) / max(span, 1.0), 3)
         m["commits_last_day"] = int((ts > int(ts.max()) - DAY_MS).sum())
     if len(snaps):
-        frames["expired_only"] = _retention(findings, table, snaps, reads, m, th, now_ms, call, spark_t, ident)
+        frames["expired_only"] = _retention(findings, source, snaps, reads, m, th, now_ms, call, spark_t, ident)
 
     # ---- metadata files ---------------------------------------------------------------------
     log = md.raw.get("metadata-log") or []
-    tracked = {normalize(table.locate(e["metadata-file"])) for e in log
+    tracked = {normalize(source.locate(e["metadata-file"])) for e in log
                if isinstance(e, dict) and isinstance(e.get("metadata-file"), str)}
-    tracked.add(normalize(table.metadata_location))
+    tracked.add(normalize(source.metadata_location))
     m["metadata_files_tracked"] = len(tracked)
     m["metadata_files"] = reads.metadata_files() if listed else len(tracked)
     _metadata_findings(findings, m, th, catalog, ident)
@@ -624,19 +627,19 @@ def doctor(table: "Table", reads: Any, now: Any = None, older_than: Any = None, 
     # orphaned); then the orphan metrics are None, never a false 0 -------------------------------------
     if unreadable:
         m.update(orphan_files=None, orphan_bytes=None, in_flight_files=None)
-    newer = reads.newer_metadata(normalize(table.metadata_location), tracked) if listed else []
+    newer = reads.newer_metadata(normalize(source.metadata_location), tracked) if listed else []
     if newer:
         m.update(orphan_files=None, orphan_bytes=None, in_flight_files=None)
         findings.append(HealthFinding(
             "health.not-current-metadata", Severity.INFO,
             f"the table location holds {len(newer):,} newer metadata files than the one opened: files of later "
             "commits would look orphaned, so the orphan check is skipped",
-            {"opened": table.metadata_location, "newer": newer[:5]},
+            {"opened": source.metadata_location, "newer": newer[:5]},
             hint="open the table's current metadata file (its folder, or the catalog's metadata location)"))
     if listed and not unreadable and not newer:
         referenced = set(tracked)
-        referenced |= {normalize(table.locate(s.path)) for s in md.statistics}
-        meta_dir = normalize(join(table.locate(md.location), "metadata"))
+        referenced |= {normalize(source.locate(s.path)) for s in md.statistics}
+        meta_dir = normalize(join(source.locate(md.location), "metadata"))
         referenced.add(normalize(join(meta_dir, "version-hint.text")))
         orphans, n_orphans, orphan_bytes, in_flight = reads.orphans(referenced, orphan_cutoff)
         frames["orphans"] = orphans
@@ -662,14 +665,14 @@ def doctor(table: "Table", reads: Any, now: Any = None, older_than: Any = None, 
 
     # ---- statistics freshness ---------------------------------------------------------------------
     if current is not None:
-        _statistics_findings(findings, table, snaps, current, m, call, spark_t, ident)
+        _statistics_findings(findings, source, snaps, current, m, call, spark_t, ident)
 
     if current is not None:  # files of the snapshot gone when read: its numbers are partial, and say so
         from .vanished import snapshot_findings
 
         findings[:0] = [HealthFinding(f.code, f.severity, f.message, {"file": getattr(f, "file", ""),
                                                                       "snapshot_id": current}, hint=f.hint)
-                        for f in snapshot_findings(table, current)]
+                        for f in snapshot_findings(source, current)]
     thresholds = dict(th)
     thresholds["small-file-size"] = {"value": small_size, "property": "write.target-file-size-bytes",
                                      "source": f"{SMALL_FILE_SHARE:.0%} of the target "
@@ -680,38 +683,18 @@ def doctor(table: "Table", reads: Any, now: Any = None, older_than: Any = None, 
 
 
 def _small_files_finding(findings, by_part, m, th, target, small_size, call, spark_t, ident) -> None:
-    """Partitions with two or more small files: a rewrite merges them into ceil(bytes / target) files."""
-    import numpy as np
+    """:func:`~puffin_explorer.health.small_files_finding` with Iceberg's statements."""
+    def actions(cand):
+        min_input = int(min(cand["small_files"].min(), 5))
+        return (Action("spark", f"{call}rewrite_data_files(table => {spark_t}, options => "
+                                f"{_map({'min-input-files': min_input, 'remove-dangling-deletes': 'true'})})"),
+                Action("trino", f"ALTER TABLE {ident} EXECUTE optimize(file_size_threshold => "
+                                f"{_sql_str(_trino_size(small_size))})"))
 
-    cand = by_part[by_part["small_files"] >= 2]
-    if cand.empty:
-        return
-    after = np.maximum(np.ceil(cand["small_bytes"].to_numpy() / target), 1).astype("int64")
-    before = int(cand["small_files"].sum())
-    files_after = int(after.sum())
-    if before - files_after < 1:
-        return
-    share = m["small_files"] / m["data_files"] if m["data_files"] else 0.0
-    sev = (Severity.WARNING if share >= SMALL_FILES_WARNING_SHARE or before - files_after >= SMALL_FILES_WARNING_MERGES
-           else Severity.INFO)
-    min_input = int(min(cand["small_files"].min(), 5))
-    src = th["write.target-file-size-bytes"]["source"]
-    findings.append(HealthFinding(
-        "health.small-files", sev,
-        f"{m['small_files']:,} of {plural(m['data_files'], 'data file')} ({share:.0%}) {are(m['small_files'])} below {small_size:,} B "
-        f"({SMALL_FILE_SHARE:.0%} of the {target:,} B target); {before:,} of them in {plural(len(cand), 'partition')} "
-        f"merge into {files_after:,}",
-        {"small_files": m["small_files"], "small_bytes": m["small_bytes"], "data_files": m["data_files"],
-         "small_file_size": small_size, "target_file_size": int(target),
-         "property": "write.target-file-size-bytes", "source": src,
-         "partitions_to_rewrite": int(len(cand))},
-        (Action("spark", f"{call}rewrite_data_files(table => {spark_t}, options => "
-                         f"{_map({'min-input-files': min_input, 'remove-dangling-deletes': 'true'})})"),
-         Action("trino", f"ALTER TABLE {ident} EXECUTE optimize(file_size_threshold => "
-                         f"{_sql_str(_trino_size(small_size))})")),
-        {"data_files_before": m["data_files"], "data_files_after": m["data_files"] - before + files_after,
-         "files_rewritten": before, "bytes_rewritten": int(cand["small_bytes"].sum()),
-         "rows_read": int(cand["small_rows"].sum())}))
+    found = small_files_finding(m, by_part, target, small_size, "write.target-file-size-bytes",
+                                th["write.target-file-size-bytes"]["source"], actions)
+    if found is not None:
+        findings.append(found)
 
 
 def _trino_size(n: int) -> str:
@@ -1055,14 +1038,14 @@ def _manifest_checks(findings, mans, m, th, call, spark_t, ident) -> None:
              "data_manifests_after": m["data_manifests"] - len(small_data) + after}))
 
 
-def _retention(findings, table, snaps, reads, m, th, now_ms, call, spark_t, ident):
+def _retention(findings, source, snaps, reads, m, th, now_ms, call, spark_t, ident):
     """Snapshots past retention, and (returned) the files only they hold: location, size (``reads`` sums them)."""
     import pandas as pd
 
     max_age = th["history.expire.max-snapshot-age-ms"]["value"]
     min_keep = th["history.expire.min-snapshots-to-keep"]["value"]
     cutoff = now_ms - max_age
-    keep = _retained(snaps, table.metadata.refs, table.metadata.current_snapshot_id, cutoff, min_keep)
+    keep = _retained(snaps, source.metadata.refs, source.metadata.current_snapshot_id, cutoff, min_keep)
     expired = [int(s) for s in snaps["snapshot_id"].astype("int64") if int(s) not in keep]
     m["snapshots_past_retention"] = len(expired)
     if not expired:
@@ -1115,8 +1098,8 @@ def _metadata_findings(findings, m, th, catalog, ident) -> None:
          "metadata_files_after_next_commit": min(m["metadata_files"] + 1, keep_max + 1)}))
 
 
-def _statistics_findings(findings, table, snaps, current, m, call, spark_t, ident) -> None:
-    stats = table.statistics_files()
+def _statistics_findings(findings, source, snaps, current, m, call, spark_t, ident) -> None:
+    stats = statistics_frame(source)
     stats = stats[stats["kind"] == "table"]
     compute = Action("spark", f"{call}compute_table_stats(table => {spark_t})")
     if stats.empty:
@@ -1138,7 +1121,7 @@ def _statistics_findings(findings, table, snaps, current, m, call, spark_t, iden
     m["statistics_commits_behind"] = behind
     latest = stats[stats["snapshot_id"].astype("int64") == (sid if behind is not None else -1)]
     covered = {c for cols in latest["columns"] for c in cols} if len(latest) else set()
-    top_level = [f.name for f in table.metadata.fields() if isinstance(f.type, str) and "." not in f.name]
+    top_level = [f.name for f in source.metadata.fields() if isinstance(f.type, str) and "." not in f.name]
     missing = [c for c in top_level if c not in covered]
     m["columns_without_ndv"] = len(missing)
     if behind is None or behind > 0:
@@ -1167,7 +1150,7 @@ def warehouse_health(warehouse: Any, **kwargs: Any):
     rows, models = [], {}
     for name in warehouse.table_names():
         try:
-            h = table_health(warehouse.table(name), **kwargs)
+            h = warehouse.table(name).health(**kwargs)
         except (PuffinError, OSError, ValueError, KeyError) as exc:
             rows.append({"table": name, "status": "error", "findings": None, "top_problem": f"unreadable: {exc}"})
             continue

@@ -53,7 +53,7 @@ from .paths import basename
 if TYPE_CHECKING:  # pragma: no cover
     import pyarrow as pa
 
-    from .table import Table
+    from .source import TableSource
 
 #: CPU seconds and peak RSS (MiB) of decoding the 200,000 entries of the 100,000-file benchmark table's
 #: manifests, one fresh process each (decode only; the fastavro rows do not yet build columns).
@@ -682,20 +682,45 @@ class EntryCache:
         self.indexes.clear()
 
 
-def manifest_chunk(table: "Table", manifest: dict[str, Any], metrics: bool = False,
+def entry_cache(source: "TableSource") -> EntryCache:
+    """The source's decoded manifests and built indexes (one :class:`EntryCache` per source, made on first use)."""
+    if source.caches.entries is None:
+        source.caches.entries = EntryCache()
+    return source.caches.entries
+
+
+def built_index(source: "TableSource", snapshot_id: Optional[int], content: str = "deletes") -> Optional[EntryIndex]:
+    """An index of the snapshot's ``content`` manifests (or of all of them) that is already built, else None."""
+    if snapshot_id is None and source.metadata.current_snapshot_id is None:
+        return None
+    sid = source.snapshot(snapshot_id).snapshot_id
+    indexes = entry_cache(source).indexes
+    for key in ((sid, content, False), (sid, None, False), (sid, content, True), (sid, None, True)):
+        got = indexes.get(key)
+        if got is not None:
+            return got
+    return None
+
+
+def deletes_index(source: "TableSource", snapshot_id: Optional[int] = None) -> EntryIndex:
+    """The index that answers questions about delete files: the full one if built, else the delete manifests'."""
+    return built_index(source, snapshot_id, "deletes") or build_index(source, snapshot_id, content="deletes")
+
+
+def manifest_chunk(source: "TableSource", manifest: dict[str, Any], metrics: bool = False,
                    data: Optional[bytes] = None) -> tuple[Any, list]:
-    """One manifest's entries as a column chunk and the findings of reading it (cached on the table)."""
-    cache: EntryCache = table.entry_cache
+    """One manifest's entries as a column chunk and the findings of reading it (cached on the source)."""
+    cache: EntryCache = entry_cache(source)
     got = cache.cached(manifest, metrics)
     if got is None:
-        loc = table.locate(manifest.get("manifest_path") or "")
+        loc = source.locate(manifest.get("manifest_path") or "")
         if data is None:
-            fetched, failed = _fetch(table, [loc])
+            fetched, failed = _fetch(source, [loc])
             data = fetched.get(loc)
             if data is None:
                 got = (_schema(metrics).empty_table(), failed)
         if got is None:
-            got = decode_manifest(data, manifest, loc, metrics, table.metadata.partition_specs, cache)
+            got = decode_manifest(data, manifest, loc, metrics, source.metadata.partition_specs, cache)
         cache.chunks[(cache.manifest_key(manifest), metrics)] = got
     return got
 
@@ -716,9 +741,15 @@ def decode_manifest(data: bytes, manifest: dict[str, Any], location: str, metric
     return chunk, list(decoder.findings) + check_chunk(chunk, manifest, partition_specs or {}, cache)
 
 
-def validate_chunk(table: "Table", chunk, manifest: dict[str, Any]) -> list[tuple]:
+def manifest_entries(source: "TableSource", manifest: dict[str, Any], data: Optional[bytes] = None) -> list[dict[str, Any]]:
+    """Entries of one manifest (all statuses) as dicts, inheritance applied."""
+    chunk, _ = manifest_chunk(source, manifest, data=data)
+    return EntryIndex(None, chunk, [manifest], entry_cache(source).partitions).dicts_of(chunk)
+
+
+def validate_chunk(source: "TableSource", chunk, manifest: dict[str, Any]) -> list[tuple]:
     """The findings of one manifest's entries (checked once, when decoded)."""
-    return check_chunk(chunk, manifest, table.metadata.partition_specs, table.entry_cache)
+    return check_chunk(chunk, manifest, source.metadata.partition_specs, entry_cache(source))
 
 
 def check_chunk(chunk, manifest: dict[str, Any], partition_specs: dict, cache: "EntryCache") -> list[tuple]:
@@ -750,56 +781,56 @@ def listed_once(manifests: list[dict[str, Any]]) -> tuple[list[int], list[dict]]
     return keep, again
 
 
-def build_index(table: "Table", snapshot_id: Optional[int] = None, content: Optional[str] = None,
+def build_index(source: "TableSource", snapshot_id: Optional[int] = None, content: Optional[str] = None,
                 metrics: bool = False, progress: Optional[bool] = None, strict: bool = False,
                 keep: bool = True) -> EntryIndex:
     """Read a snapshot's manifests (current by default) into an :class:`EntryIndex`, or only its
-    ``content`` ``"data"`` or ``"deletes"`` manifests; cached on the table per (snapshot, content, metrics).
+    ``content`` ``"data"`` or ``"deletes"`` manifests; cached on the source per (snapshot, content, metrics).
 
     Manifests not decoded yet are fetched ``BATCH`` at a time through ``table.io.read_many`` and each
     is decoded into a column chunk as soon as its batch is in.  ``progress`` True / False shows or
     hides a bar; None shows it from ``PROGRESS_FROM`` manifests on in a terminal or notebook kernel.
     Ctrl-C stops the build, closes the bar and re-raises (the manifests decoded so far stay cached).
     ``strict`` raises the first error finding as a :class:`PuffinError`. ``keep=False`` builds an index
-    that is not kept on the table (the decoded manifests still are): one answer about a past snapshot.
+    that is not kept on the source (the decoded manifests still are): one answer about a past snapshot.
     """
     import pyarrow as pa
 
-    cache: EntryCache = table.entry_cache
-    if snapshot_id is None and table.metadata.current_snapshot_id is None:  # a new table: no files yet
+    cache: EntryCache = entry_cache(source)
+    if snapshot_id is None and source.metadata.current_snapshot_id is None:  # a new table: no files yet
         return EntryIndex(None, _schema(metrics).empty_table(), [], cache.partitions, metrics=metrics)
-    snap = table.snapshot(snapshot_id)
+    snap = source.snapshot(snapshot_id)
     key = (snap.snapshot_id, content, metrics)
     index = cache.indexes.get(key) or (None if metrics else cache.indexes.get((snap.snapshot_id, content, True)))
     if index is not None:
         _raise_if_strict(index, strict)
         return index
     try:
-        listed = table.manifest_records(snap.snapshot_id)
+        listed = source.manifest_records(snap.snapshot_id)
     except PuffinError as exc:  # no manifest list, or not one: an empty index that says why
-        where = table.locate(snap.manifest_list) if snap.manifest_list else table.metadata_location
+        where = source.locate(snap.manifest_list) if snap.manifest_list else source.metadata_location
         index = EntryIndex(snap.snapshot_id, _schema(metrics).empty_table(), [], cache.partitions, metrics=metrics)
-        index.findings = [vanished.manifest_list_finding(table, snap.snapshot_id, snap.manifest_list)
+        index.findings = [vanished.manifest_list_finding(source, snap.snapshot_id, snap.manifest_list)
                           if isinstance(exc, NotFoundError) and snap.manifest_list
-                          and not vanished.looks_moved(table, snap.manifest_list) else
+                          and not vanished.looks_moved(source, snap.manifest_list) else
                           _finding("iceberg.manifest-unreadable", Severity.ERROR, where,
                                    f"the manifest list of snapshot {snap.snapshot_id} cannot be read, so none of "
                                    f"its files are listed: {exc}", getattr(exc, "offset", None))]
         _raise_if_strict(index, strict)
         return index  # not cached: a later call reads the list again
     listed_found = [(f.code, f.severity, getattr(f, "file", ""), f.message, f.offset)
-                    for f in table.manifest_list_findings(snap.snapshot_id)]
+                    for f in source.manifest_list_findings(snap.snapshot_id)]
     manifests = of_content(listed, content)
     once, listed_twice = listed_once(manifests)  # a manifest the list names more than once: decoded once, and said
     todo = [manifests[i] for i in once if cache.cached(manifests[i], metrics) is None]
     duck: Any = None
-    bar = _progress_bar(len(todo), f"{table.name}: manifests") if todo and _show_progress(
+    bar = _progress_bar(len(todo), f"{source.name}: manifests") if todo and _show_progress(
         progress, len(todo)) else None
     read_bytes = 0  # DuckDB is chosen by the bytes read, never by a manifest_length the list claims
     try:
         for batch in _batches(todo):
-            locs = [table.locate(m.get("manifest_path") or "") for m in batch]
-            fetched, failed = _fetch(table, locs)
+            locs = [source.locate(m.get("manifest_path") or "") for m in batch]
+            fetched, failed = _fetch(source, locs)
             ok = [(m, loc) for m, loc in zip(batch, locs) if loc in fetched]
             for m, loc in zip(batch, locs):
                 if loc not in fetched:
@@ -808,7 +839,7 @@ def build_index(table: "Table", snapshot_id: Optional[int] = None, content: Opti
             read_bytes += sum(len(fetched[loc]) for _, loc in ok)
             if duck is None and read_bytes >= DUCKDB_FROM_BYTES:
                 duck = _duckdb() or False
-            _decode_batch(table, ok, fetched, metrics, duck or None)
+            _decode_batch(source, ok, fetched, metrics, duck or None)
             if bar is not None:
                 bar.update(len(batch))
             del fetched
@@ -821,7 +852,7 @@ def build_index(table: "Table", snapshot_id: Optional[int] = None, content: Opti
     for i in once:  # a manifest listed again: its entries once (a count in a manifest list never multiplies rows)
         m = manifests[i]
         chunk, found = cache.cached(m, metrics)
-        raw += [vanished.manifest_raw(table, snap.snapshot_id, m, f, bool(chunk.num_rows))
+        raw += [vanished.manifest_raw(source, snap.snapshot_id, m, f, bool(chunk.num_rows))
                 if f[0] == vanished.CODE else f for f in found]
         if chunk.num_rows:
             tables.append(chunk.set_column(chunk.schema.get_field_index("manifest"), "manifest",
@@ -829,13 +860,13 @@ def build_index(table: "Table", snapshot_id: Optional[int] = None, content: Opti
     tbl = pa.concat_tables(tables) if tables else _schema(metrics).empty_table()
     index = EntryIndex(snap.snapshot_id, tbl, manifests, cache.partitions, metrics=metrics)
     if listed_twice:
-        where = table.locate(snap.manifest_list) if snap.manifest_list else table.metadata_location
+        where = source.locate(snap.manifest_list) if snap.manifest_list else source.metadata_location
         names = sorted({basename(str(m.get("manifest_path") or "")) for m in listed_twice})
         raw.append(("iceberg.manifest-listed-twice", Severity.ERROR, where,
                     f"snapshot {snap.snapshot_id}'s manifest list names {len(listed_twice):,} manifests again "
                     f"({', '.join(names[:3])}{', …' if len(names) > 3 else ''}); readers read their files "
                     "once per listing; this index holds their entries once", None))
-    index.findings = vanished.as_noted(table, snap.snapshot_id, _capped(raw))
+    index.findings = vanished.as_noted(source, snap.snapshot_id, _capped(raw))
     if keep:
         cache.indexes[key] = index
     _raise_if_strict(index, strict)
@@ -863,7 +894,7 @@ def _batches(manifests: list[dict[str, Any]]) -> Iterable[list[dict[str, Any]]]:
         yield batch
 
 
-def _decode_batch(table: "Table", items: list[tuple[dict, str]], fetched: dict[str, bytes], metrics: bool,
+def _decode_batch(source: "TableSource", items: list[tuple[dict, str]], fetched: dict[str, bytes], metrics: bool,
                   duck: Optional[_DuckDB]) -> None:
     """Decode a fetched batch into cached chunks: intact manifests through DuckDB (one query per writer
     schema), the others — and any DuckDB refuses — through the lenient fastavro walker."""
@@ -873,7 +904,7 @@ def _decode_batch(table: "Table", items: list[tuple[dict, str]], fetched: dict[s
 
     from .avro import scan
 
-    cache: EntryCache = table.entry_cache
+    cache: EntryCache = entry_cache(source)
     groups: dict[str, list[tuple[dict, str, dict, int]]] = {}
     for m, loc in items:
         if duck is not None:
@@ -881,7 +912,7 @@ def _decode_batch(table: "Table", items: list[tuple[dict, str]], fetched: dict[s
             if damage is None and meta.get("avro.schema") and meta.get("avro.codec", "null") in ("null", "deflate"):
                 groups.setdefault(meta["avro.schema"], []).append((m, loc, meta, claimed))
                 continue
-        manifest_chunk(table, m, metrics, fetched[loc])
+        manifest_chunk(source, m, metrics, fetched[loc])
     decoder = cache.decoder(metrics)
     for text, members in groups.items():
         try:
@@ -912,10 +943,10 @@ def _decode_batch(table: "Table", items: list[tuple[dict, str]], fetched: dict[s
                 chunks.append((m, decoder.chunk_from_arrow(rows, m, meta, partitioned)))
         except Exception:  # noqa: BLE001 - DuckDB or a cast refused: the fastavro walker explains
             for m, loc, _, _ in members:
-                manifest_chunk(table, m, metrics, fetched[loc])
+                manifest_chunk(source, m, metrics, fetched[loc])
             continue
         for m, chunk in chunks:
-            cache.chunks[(cache.manifest_key(m), metrics)] = (chunk, validate_chunk(table, chunk, m))
+            cache.chunks[(cache.manifest_key(m), metrics)] = (chunk, validate_chunk(source, chunk, m))
 
 
 def _raise_if_strict(index: EntryIndex, strict: bool) -> None:
@@ -925,18 +956,18 @@ def _raise_if_strict(index: EntryIndex, strict: bool) -> None:
                 raise PuffinError(f"{f.code}: {f.message}", f.offset, f.code)
 
 
-def _fetch(table: "Table", locs: list[str]) -> tuple[dict[str, bytes], list[tuple]]:
+def _fetch(source: "TableSource", locs: list[str]) -> tuple[dict[str, bytes], list[tuple]]:
     """The bytes of a batch of manifests, and a finding for each one that cannot be read."""
     try:
-        return (dict(table.io.read_many(locs)) if len(locs) > 1 else {locs[0]: table.io.read(locs[0])}), []
+        return (dict(source.io.read_many(locs)) if len(locs) > 1 else {locs[0]: source.io.read(locs[0])}), []
     except SourceError:
         pass
     out, failed = {}, []
     for loc in dict.fromkeys(locs):
         try:
-            out[loc] = table.io.read(loc)
+            out[loc] = source.io.read(loc)
         except SourceError as exc:
-            if isinstance(exc, NotFoundError) and not vanished.looks_moved(table, loc):  # named by build_index
+            if isinstance(exc, NotFoundError) and not vanished.looks_moved(source, loc):  # named by build_index
                 failed.append((vanished.CODE, Severity.ERROR, loc, f"manifest {loc} is gone", None))
                 continue
             failed.append(("iceberg.manifest-unreadable", Severity.ERROR, loc, f"{basename(loc)}: {exc}", None))

@@ -1,4 +1,4 @@
-"""Manifest lists (Avro, read with fastavro) and the spec's inheritance rules for manifest entries.
+"""Manifest lists (Avro, through :mod:`.avro`) and the spec's inheritance rules for manifest entries.
 
 Manifests themselves are read into the entry index (:mod:`.index`), which applies these rules:
 
@@ -34,30 +34,18 @@ def file_kind(content: int, file_format: str) -> str:
     return f"content-{content}"
 
 
-_SCHEMAS: dict[str, Any] = {}  # Avro schema JSON -> fastavro's parsed schema (manifests of a table share one)
-_MAGIC = b"Obj\x01"
-
-
-def read_long(buf) -> int:
-    """One zig-zag varint (Avro ``long``)."""
-    shift = value = 0
-    while True:
-        b = buf.read(1)
-        if not b:
-            raise ValueError("truncated varint")
-        value |= (b[0] & 0x7F) << shift
-        if not b[0] & 0x80:
-            return (value >> 1) ^ -(value & 1)
-        shift += 7
-        if shift > 63:
-            raise ValueError("varint too long")
-
-
 def _avro_records(data: bytes, location: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    try:
-        return _avro_records_cached(data)
-    except Exception:  # noqa: BLE001 - anything unusual: fastavro's own reader decides (and explains)
-        pass
+    """Every record of a manifest list through the one container reader (:func:`.avro.read_records`); damage
+    raises with the byte it starts at (a list read in part would hide manifests).  A codec that reader does
+    not inflate goes to fastavro's own reader."""
+    from .avro import read_records
+
+    got = read_records(data)
+    if got.damage is None:
+        return got.metadata, got.records
+    if not got.damage.reason.startswith("codec "):
+        raise InvalidFileError(f"{location}: cannot read Avro from byte {got.damage.offset:,}: {got.damage.reason}",
+                               got.damage.offset, "avro-unreadable")
     import fastavro
 
     try:
@@ -68,47 +56,6 @@ def _avro_records(data: bytes, location: str) -> tuple[dict[str, Any], list[dict
     except Exception as exc:  # fastavro raises many types on corrupt input
         raise InvalidFileError(f"{location}: cannot read Avro: {type(exc).__name__}: {exc}",
                                None, "avro-unreadable") from exc
-    return meta, records
-
-
-def _avro_records_cached(data: bytes) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """Read an Avro object container file, parsing its schema once per distinct schema.
-
-    Parsing the schema is most of the cost of a small manifest; a table's manifests share
-    a handful of schemas.  Only the null and deflate codecs; anything else raises.
-    """
-    import zlib
-
-    import fastavro
-
-    buf = io.BytesIO(data)
-    if buf.read(4) != _MAGIC:
-        raise ValueError("not an Avro object container file")
-    meta = fastavro.schemaless_reader(buf, {"type": "map", "values": "bytes"}, None)
-    sync = buf.read(16)
-    meta = {k: v.decode("utf-8", "replace") for k, v in meta.items()}
-    codec = meta.get("avro.codec", "null")
-    if codec not in ("null", "deflate"):
-        raise ValueError(f"codec {codec}")
-    text = meta["avro.schema"]
-    schema = _SCHEMAS.get(text)
-    if schema is None:
-        import json
-
-        schema = _SCHEMAS[text] = fastavro.parse_schema(json.loads(text))
-    records: list[dict[str, Any]] = []
-    end = len(data)
-    while buf.tell() < end:
-        count = read_long(buf)
-        size = read_long(buf)
-        block = buf.read(size)
-        if len(block) != size or buf.read(16) != sync:
-            raise ValueError("truncated block")
-        if codec == "deflate":
-            block = zlib.decompress(block, -15)
-        inner = io.BytesIO(block)
-        for _ in range(count):
-            records.append(fastavro.schemaless_reader(inner, schema, None))
     return meta, records
 
 

@@ -17,35 +17,17 @@ from .._text import plural
 from ..errors import PuffinError
 from ..health import DELETED_SHARE_THRESHOLD
 from .metadata import Snapshot
+from .columns import int_columns, long_or_none
 from .numbers import datable_ms
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .table import Table
+    from .source import TableSource
 
 SUMMARY_COLUMNS = [
     "table", "namespace", "format_version", "snapshots", "current_snapshot_id", "records", "deleted_rows",
     "live_rows", "deleted_share", "data_files", "delete_files", "dvs", "position_delete_files",
     "equality_delete_files", "stats_files", "last_commit", "operation", "health", "problem",
 ]
-
-
-def int_columns(df, rows: list[dict[str, Any]], columns) -> None:
-    """Set nullable-integer columns from the row values themselves (a detour through float64 would
-    round snapshot ids above 2**53)."""
-    import pandas as pd
-
-    for col in columns:
-        df[col] = pd.array([_as_long(r.get(col)) for r in rows], dtype="Int64")
-
-
-def _as_long(value: Any) -> Optional[int]:
-    """An integer cell: None when absent, not an integer, or beyond int64 (a damaged count never breaks a frame)."""
-    if value is None or isinstance(value, float):
-        return None if value is None or value != value or not value.is_integer() else _long(int(value))
-    try:
-        return _long(int(value))
-    except (TypeError, ValueError):
-        return None
 
 
 #: Columns of ``Table.snapshots()``, in order.
@@ -58,13 +40,13 @@ SNAPSHOT_COLUMNS = [
 ]
 
 
-def snapshot_frame(table: "Table"):
+def snapshot_frame(source: "TableSource"):
     """One row per snapshot: id, parent, sequence number, time, operation and summary counts."""
     import pandas as pd
 
-    current = table.metadata.current_snapshot_id
+    current = source.metadata.current_snapshot_id
     rows = []
-    for s in table.metadata.snapshots:
+    for s in source.metadata.snapshots:
         sm = s.summary
 
         def num(key: str) -> Optional[int]:
@@ -104,6 +86,56 @@ def snapshot_frame(table: "Table"):
     return df
 
 
+def manifest_frame(source: "TableSource", snapshot_id: Optional[int] = None):
+    """The manifest list of a snapshot as a DataFrame (``content`` data or deletes, ``location`` where it is now)."""
+    import pandas as pd
+
+    rows = []
+    for m in source.manifest_records(snapshot_id):
+        r = {k: v for k, v in m.items() if k != "partitions"}
+        r["content"] = "deletes" if m.get("content") == 1 else "data"
+        r["location"] = source.locate(m["manifest_path"])
+        rows.append(r)
+    return pd.DataFrame.from_records(rows)
+
+
+def statistics_frame(source: "TableSource"):
+    """Table and partition statistics files named by the metadata."""
+    import pandas as pd
+
+    fields = source.fields_by_id()
+    rows = []
+    for s in source.metadata.statistics:
+        rows.append({
+            "kind": s.kind,
+            "snapshot_id": s.snapshot_id,
+            "statistics_path": s.path,
+            "location": source.locate(s.path),
+            "file_size_in_bytes": s.file_size_in_bytes,
+            "file_footer_size_in_bytes": s.file_footer_size_in_bytes,
+            "blob_count": len(s.blob_metadata),
+            "blob_types": sorted({b["type"] for b in s.blob_metadata}),
+            "columns": [_column_names(fields, b["fields"]) for b in s.blob_metadata],
+            "ndv": [b["properties"].get("ndv") for b in s.blob_metadata],
+        })
+    df = pd.DataFrame.from_records(rows, columns=[
+        "kind", "snapshot_id", "statistics_path", "location", "file_size_in_bytes",
+        "file_footer_size_in_bytes", "blob_count", "blob_types", "columns", "ndv"])
+    int_columns(df, rows, ("snapshot_id", "file_size_in_bytes", "file_footer_size_in_bytes"))
+    return df
+
+
+#: Field names a statistics blob shows in ``statistics_files()`` before the rest are counted.
+COLUMNS_SHOWN = 100
+
+
+def _column_names(fields: dict, ids: list) -> str:
+    """The comma-joined names of a blob's field ids (``#id`` when no schema has it); a damaged blob naming
+    a million ids shows the first :data:`COLUMNS_SHOWN` and how many more."""
+    names = ",".join(fields.get(f, (f"#{f}",))[0] for f in ids[:COLUMNS_SHOWN])
+    return names if len(ids) <= COLUMNS_SHOWN else f"{names},… ({len(ids) - COLUMNS_SHOWN:,} more)"
+
+
 def timestamp_ms(ms: Optional[int]):
     """A UTC timestamp from epoch milliseconds; ``NaT`` when pandas cannot hold it (a damaged ``timestamp-ms``)."""
     import pandas as pd
@@ -133,9 +165,9 @@ def summary_number(summary: dict[str, str], key: str) -> Optional[int]:
 _num = summary_number
 
 
-def _ancestors(table: "Table", snap: Snapshot) -> tuple[list[Snapshot], bool]:
+def _ancestors(source: "TableSource", snap: Snapshot) -> tuple[list[Snapshot], bool]:
     """The snapshot and its ancestors (oldest last); False when the chain is cut by expiry."""
-    by_id = {s.snapshot_id: s for s in table.metadata.snapshots}
+    by_id = {s.snapshot_id: s for s in source.metadata.snapshots}
     chain, seen = [snap], {snap.snapshot_id}
     cur = snap
     while cur.parent_snapshot_id is not None:
@@ -148,13 +180,13 @@ def _ancestors(table: "Table", snap: Snapshot) -> tuple[list[Snapshot], bool]:
     return chain, True
 
 
-def delete_file_kinds(table: "Table", snap: Snapshot) -> dict[str, Optional[int]]:
+def delete_file_kinds(source: "TableSource", snap: Snapshot) -> dict[str, Optional[int]]:
     """Live DVs, position-delete files and equality-delete files from the summaries of the snapshot's ancestry.
 
     Each commit's summary says how many of each it added and removed; None when a
     count is missing or the ancestry was expired.
     """
-    chain, complete = _ancestors(table, snap)
+    chain, complete = _ancestors(source, snap)
     keys = {"dvs": ("added-dvs", "removed-dvs"),
             "position_delete_files": ("added-position-delete-files", "removed-position-delete-files"),
             "equality_delete_files": ("added-equality-delete-files", "removed-equality-delete-files")}
@@ -164,7 +196,7 @@ def delete_file_kinds(table: "Table", snap: Snapshot) -> dict[str, Optional[int]
         n = 0
         for s in chain:
             n += (_num(s.summary, add) or 0) - (_num(s.summary, rem) or 0)
-        out[name] = _long(n) if complete else None
+        out[name] = long_or_none(n) if complete else None
     if total is not None and complete and total == 0:
         out = {k: 0 for k in out}
     return out
@@ -188,16 +220,16 @@ def listed_counts(manifests: list[dict[str, Any]]) -> Optional[dict[str, int]]:
     return counts
 
 
-def summary_row(table: "Table") -> dict[str, Any]:
+def summary_row(source: "TableSource") -> dict[str, Any]:
     """One row of the warehouse card: from the metadata file and the current manifest list, and when that
     lists delete manifests, deleted rows by :func:`~.deletes.snapshot_rows` (the manifests, no Puffin
     byte): the deletes that apply to live data files, never a summary's total that counts dangling ones."""
     import pandas as pd
 
-    md = table.metadata
+    md = source.metadata
     snap = md.snapshot()
     row: dict[str, Any] = {c: None for c in SUMMARY_COLUMNS}
-    row.update(table=table.name, namespace=table.name.rsplit(".", 1)[0] if "." in table.name else "",
+    row.update(table=source.name, namespace=source.name.rsplit(".", 1)[0] if "." in source.name else "",
                format_version=md.format_version, snapshots=len(md.snapshots), health="ok", problem="")
     row["stats_files"] = sum(1 for s in md.statistics if snap is not None and s.snapshot_id == snap.snapshot_id)
     if snap is None:
@@ -208,7 +240,7 @@ def summary_row(table: "Table") -> dict[str, Any]:
     row.update(current_snapshot_id=snap.snapshot_id, operation=snap.operation,
                last_commit=timestamp_ms(snap.timestamp_ms))
     try:
-        manifests = table.manifest_records(snap.snapshot_id)
+        manifests = source.manifest_records(snap.snapshot_id)
     except PuffinError as exc:
         row.update(health="error", problem=f"manifest list unreadable: {exc}")
         manifests = None
@@ -232,7 +264,7 @@ def summary_row(table: "Table") -> dict[str, Any]:
     elif not any(m.get("content") == 1 for m in manifests):
         deleted = 0
     else:  # deletes that apply to live data files only: a summary also counts dangling ones (after a rewrite)
-        exact = _snapshot_rows(table, snap.snapshot_id)
+        exact = _snapshot_rows(source, snap.snapshot_id)
         if exact is None:
             deleted = None
             row.update(health="error", problem=f"the manifests of snapshot {snap.snapshot_id} cannot be read")
@@ -242,14 +274,14 @@ def summary_row(table: "Table") -> dict[str, Any]:
                 deleted = None
                 row.update(health="error", problem=f"files of snapshot {snap.snapshot_id} are gone or unreadable "
                                                    "(see the findings), so its deleted rows are not known")
-    row.update({k: None if v is None else _long(v) for k, v in counts.items()})
+    row.update({k: None if v is None else long_or_none(v) for k, v in counts.items()})
     row["deleted_rows"] = deleted
     if row["records"] is not None and deleted is not None:
-        row["live_rows"] = _long(row["records"] - deleted)
+        row["live_rows"] = long_or_none(row["records"] - deleted)
         row["deleted_share"] = (deleted / row["records"]) if row["records"] else 0.0
-    row.update(delete_file_kinds(table, snap))
-    if table.findings and row["health"] == "ok":
-        worst = max(table.findings, key=lambda f: {"error": 2, "warning": 1}.get(f.severity.value, 0))
+    row.update(delete_file_kinds(source, snap))
+    if source.findings and row["health"] == "ok":
+        worst = max(source.findings, key=lambda f: {"error": 2, "warning": 1}.get(f.severity.value, 0))
         if worst.severity.value != "info":
             row.update(health=worst.severity.value, problem=worst.message)
     if row["health"] == "ok" and (row["deleted_share"] or 0) > DELETED_SHARE_THRESHOLD:
@@ -257,37 +289,33 @@ def summary_row(table: "Table") -> dict[str, Any]:
     return row
 
 
-def _commit_rows(table: "Table", snap: Snapshot) -> tuple[Optional[int], Optional[int]]:
+def _commit_rows(source: "TableSource", snap: Snapshot) -> tuple[Optional[int], Optional[int]]:
     """Records and deleted rows of one snapshot for the timeline: the manifest list's counts when it lists
     no delete manifest, else :func:`_snapshot_rows`; (None, None) when its files cannot all be read."""
     try:
-        manifests = table.manifest_records(snap.snapshot_id)
+        manifests = source.manifest_records(snap.snapshot_id)
     except PuffinError:
         manifests = None
     if manifests is not None and not any(m.get("content") == 1 for m in manifests) and all(
             m.get("added_rows_count") is not None and m.get("existing_rows_count") is not None for m in manifests):
         return sum(int(m["added_rows_count"]) + int(m["existing_rows_count"]) for m in manifests), 0
     # a past snapshot's index is built for this answer and not kept (its manifests' entries are)
-    exact = _snapshot_rows(table, snap.snapshot_id, keep=snap.snapshot_id == table.metadata.current_snapshot_id)
+    exact = _snapshot_rows(source, snap.snapshot_id, keep=snap.snapshot_id == source.metadata.current_snapshot_id)
     if exact is None or exact.partial:
         return None, None
     return exact.records, exact.deleted_rows
 
 
-def _snapshot_rows(table: "Table", snapshot_id: int, keep: bool = True):
-    """:func:`~.deletes.snapshot_rows` of one snapshot (its index kept on the table when ``keep``), None
+def _snapshot_rows(source: "TableSource", snapshot_id: int, keep: bool = True):
+    """:func:`~.deletes.snapshot_rows` of one snapshot (its index kept on the source when ``keep``), None
     when its manifests cannot be read at all."""
     from .deletes import snapshot_rows
     from .index import build_index
 
     try:
-        return snapshot_rows(table, build_index(table, snapshot_id, keep=keep))
+        return snapshot_rows(source, build_index(source, snapshot_id, keep=keep))
     except PuffinError:
         return None
-
-
-def _long(n: int) -> Optional[int]:
-    return n if -(1 << 63) <= n < (1 << 63) else None
 
 
 def failed_row(name: str, exc: BaseException) -> dict[str, Any]:
@@ -300,7 +328,7 @@ def failed_row(name: str, exc: BaseException) -> dict[str, Any]:
     return row
 
 
-def timeline(table: "Table"):
+def timeline(source: "TableSource"):
     """One row per commit, oldest first: operation, rows added, and records, deleted rows and live rows
     after it.
 
@@ -312,10 +340,10 @@ def timeline(table: "Table"):
     import pandas as pd
 
     rows = []
-    current = table.metadata.current_snapshot_id
-    for s in sorted(table.metadata.snapshots, key=lambda s: (s.sequence_number, s.timestamp_ms or 0)):
+    current = source.metadata.current_snapshot_id
+    for s in sorted(source.metadata.snapshots, key=lambda s: (s.sequence_number, s.timestamp_ms or 0)):
         sm = s.summary
-        records, deleted = _commit_rows(table, s)
+        records, deleted = _commit_rows(source, s)
         rows.append({
             "snapshot_id": s.snapshot_id, "parent_snapshot_id": s.parent_snapshot_id,
             "sequence_number": s.sequence_number,
@@ -323,7 +351,7 @@ def timeline(table: "Table"):
             "added_records": _num(sm, "added-records"), "deleted_records": _num(sm, "deleted-records"),
             "added_deletes": _num(sm, "added-position-deletes"),
             "records": records, "deleted_rows": deleted,
-            "live_rows": _long(records - deleted) if records is not None and deleted is not None else None,
+            "live_rows": long_or_none(records - deleted) if records is not None and deleted is not None else None,
             "data_files": _num(sm, "total-data-files"), "delete_files": _num(sm, "total-delete-files"),
             "added_dvs": _num(sm, "added-dvs"), "removed_dvs": _num(sm, "removed-dvs"),
             "first_row_id": s.first_row_id, "added_rows": s.added_rows,
@@ -344,17 +372,18 @@ class DeleteDebt(RichRepr):
     count per data file (no Puffin byte is read).
     """
 
-    def __init__(self, table: "Table", snapshot_id: Optional[int] = None,
+    def __init__(self, source: "TableSource", snapshot_id: Optional[int] = None,
                  threshold: float = DELETED_SHARE_THRESHOLD) -> None:
-        self.table = table
+        self.source = source
         self.threshold = float(threshold)
         from .deletes import deleted_rows_per_file
+        from .index import build_index
 
-        if snapshot_id is None and table.metadata.current_snapshot_id is None:
+        if snapshot_id is None and source.metadata.current_snapshot_id is None:
             self.snapshot_id = None  # a table with no snapshot yet has no debt: every frame is empty
         else:
-            self.snapshot_id = table.snapshot(snapshot_id).snapshot_id
-        self.per_file = deleted_rows_per_file(table, table.index(self.snapshot_id), partition_text=True)
+            self.snapshot_id = source.snapshot(snapshot_id).snapshot_id
+        self.per_file = deleted_rows_per_file(source, build_index(source, self.snapshot_id), partition_text=True)
         #: ``table.file-vanished`` findings: files of the snapshot gone when read; the counts are then partial.
         self.findings = list(self.per_file.attrs.get("findings") or [])
 
@@ -391,7 +420,11 @@ class DeleteDebt(RichRepr):
 
     def position_delete_files(self):
         """Live Parquet position-delete files (v2 style; a v3 writer folds them into DVs)."""
-        df = self.table.delete_files(self.snapshot_id, decode=False)
+        from .files import file_frame
+        from .index import build_index
+
+        ix = build_index(self.source, self.snapshot_id, content="deletes")
+        df = file_frame(self.source, ix, ix.mask(), decode=False)
         df = df[df.kind == "position-deletes"]
         return df[["file_path", "record_count", "file_size_in_bytes", "partition", "sequence_number"]] \
             .reset_index(drop=True)
@@ -400,7 +433,7 @@ class DeleteDebt(RichRepr):
         return self.per_file.copy()
 
     def __repr__(self) -> str:
-        return (f"DeleteDebt({self.table.name!r}, deleted_share={self.deleted_share:.4f}, "
+        return (f"DeleteDebt({self.source.name!r}, deleted_share={self.deleted_share:.4f}, "
                 f"candidates={len(self.candidates())}{', partial' if self.partial else ''})")
 
 
@@ -424,7 +457,7 @@ def type_text(t: Any) -> str:
     return str(kind)
 
 
-def schema_frame(table: "Table", schema_id: Optional[int] = None):
+def schema_frame(source: "TableSource", schema_id: Optional[int] = None):
     """Every field (nested ones dotted): id, name, type, required, v3 defaults, doc."""
     import pandas as pd
 
@@ -439,7 +472,7 @@ def schema_frame(table: "Table", schema_id: Optional[int] = None):
             if isinstance(t, dict) and t.get("type") == "struct":
                 visit(t.get("fields") or [], prefix + str(f.get("name")) + ".")
 
-    visit(table.metadata.schema(schema_id).get("fields") or [], "")
+    visit(source.metadata.schema(schema_id).get("fields") or [], "")
     return pd.DataFrame.from_records(rows, columns=["id", "name", "type", "required", "initial_default",
                                                     "write_default", "doc"])
 
@@ -449,11 +482,11 @@ def _name(names: dict[int, str], field_id: Any) -> str:
     return names.get(field_id, "") if isinstance(field_id, int) else ""
 
 
-def partition_frame(table: "Table", spec_id: Optional[int] = None):
+def partition_frame(source: "TableSource", spec_id: Optional[int] = None):
     """The partition spec: field id, name, transform and the source column."""
     import pandas as pd
 
-    md = table.metadata
+    md = source.metadata
     sid = md.default_spec_id if spec_id is None else spec_id
     names = {f.id: f.name for f in md.fields()}
     rows = [{"field_id": f.get("field-id"), "name": f.get("name"), "transform": f.get("transform"),
@@ -462,11 +495,11 @@ def partition_frame(table: "Table", spec_id: Optional[int] = None):
     return pd.DataFrame.from_records(rows, columns=["field_id", "name", "transform", "source_id", "source"])
 
 
-def sort_order_frame(table: "Table"):
+def sort_order_frame(source: "TableSource"):
     """The default sort order: source column, transform, direction, null order."""
     import pandas as pd
 
-    md = table.metadata
+    md = source.metadata
     names = {f.id: f.name for f in md.fields()}
     fields = md.sort_orders.get(md.default_sort_order_id if md.default_sort_order_id is not None else 0, [])
     rows = [{"source_id": f.get("source-id"), "source": _name(names, f.get("source-id")),

@@ -3,7 +3,7 @@
 Maintenance jobs (``expire_snapshots``, ``remove_orphan_files``, ``rewrite_data_files``, Delta's
 ``VACUUM``) delete files that older metadata still names; a reader holding that metadata then
 meets a missing manifest list, manifest, Puffin DV file or position-delete file.  Each such file
-is one ``table.file-vanished`` finding, kept per ``(metadata file, snapshot id)`` on the table,
+is one ``table.file-vanished`` finding, kept per ``(metadata file, snapshot id)`` on the table's source,
 so every answer about that snapshot (delete debt, DVs, the doctor, ``check()``, the card) names
 it, and the counts computed without it are said to be partial.  When a vanished file is met the
 metadata folder is listed once: a newer metadata version means the table changed while it was
@@ -25,7 +25,7 @@ from .findings import TableFinding
 from .paths import basename, normalize, parent
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .table import Table
+    from .source import TableSource
 
 CODE = "table.file-vanished"
 
@@ -51,71 +51,71 @@ def newest_metadata(io: Any, meta_dir: str) -> Optional[str]:
     return None if best is None else f"{meta_dir.rstrip('/')}/{best[1]}"
 
 
-def newer_metadata(table: "Table") -> Optional[str]:
-    """The newest metadata file beside the one ``table`` opened when it is a later version, else None.
+def newer_metadata(source: "TableSource") -> Optional[str]:
+    """The newest metadata file beside the one ``source`` opened when it is a later version, else None.
     Lists the metadata folder once per table (only when a vanished file is met)."""
-    cache = table._cache
-    if "newer-metadata" not in cache:
+    caches = source.caches
+    if caches.newer_metadata == ():
         newer = None
-        opened = metadata_version(table.metadata_location)
+        opened = metadata_version(source.metadata_location)
         if opened is not None:
             try:
-                newest = newest_metadata(table.io, parent(table.metadata_location))
+                newest = newest_metadata(source.io, parent(source.metadata_location))
             except (SourceError, OSError):
                 newest = None
             if newest is not None and (metadata_version(newest) or 0) > opened:
                 newer = newest
-        cache["newer-metadata"] = newer
-    return cache["newer-metadata"]
+        caches.newer_metadata = newer
+    return caches.newer_metadata
 
 
-def looks_moved(table: "Table", path: str) -> bool:
+def looks_moved(source: "TableSource", path: str) -> bool:
     """Whether a path written in the metadata is read from outside the table's own location: the folder
     holding its ``metadata/`` folder (else where its written location is mapped to).  So a moved table opened
     without ``relocate`` looks moved, a deleted file of a table read where it is does not."""
-    meta_dir = parent(table.metadata_location)
-    root = parent(meta_dir) if basename(meta_dir) == "metadata" else table.locate(table.metadata.location or "")
-    p, r = normalize(table.locate(str(path))), normalize(root).rstrip("/")
+    meta_dir = parent(source.metadata_location)
+    root = parent(meta_dir) if basename(meta_dir) == "metadata" else source.locate(source.metadata.location or "")
+    p, r = normalize(source.locate(str(path))), normalize(root).rstrip("/")
     return not (r and (p == r or p.startswith(r + "/")))
 
 
-def snapshot_findings(table: "Table", snapshot_id: Optional[int]) -> list[Finding]:
+def snapshot_findings(source: "TableSource", snapshot_id: Optional[int]) -> list[Finding]:
     """The ``table.file-vanished`` findings met so far for one snapshot of the table's metadata file."""
-    return list(table._cache.get("vanished", {}).get((table.metadata_location, snapshot_id), {}).values())
+    return list(source.caches.vanished.get((source.metadata_location, snapshot_id), {}).values())
 
 
-def note(table: "Table", path: str, snapshot_id: Optional[int], what: str, partial: str) -> Finding:
+def note(source: "TableSource", path: str, snapshot_id: Optional[int], what: str, partial: str) -> Finding:
     """The finding for a file of ``snapshot_id`` (``what``: "manifest", "Puffin file", ...) that is gone;
-    ``partial`` says which counts are incomplete.  Kept per (metadata file, snapshot) and noted on the table."""
-    kept = table._cache.setdefault("vanished", {}).setdefault((table.metadata_location, snapshot_id), {})
+    ``partial`` says which counts are incomplete.  Kept per (metadata file, snapshot) and noted on the source."""
+    kept = source.caches.vanished.setdefault((source.metadata_location, snapshot_id), {})
     got = kept.get(path)
     if got is not None:
         return got
-    loc = table.locate(path)
-    newer = newer_metadata(table)
+    loc = source.locate(path)
+    newer = newer_metadata(source)
     changed = f"; the table changed while it was read; newer metadata: v{metadata_version(newer)}" if newer else ""
     where = loc if loc == normalize(path) else f"{loc} (written as {path})"
-    message = (f"{what} {where} of snapshot {snapshot_id} (metadata {basename(table.metadata_location)}) is gone"
+    message = (f"{what} {where} of snapshot {snapshot_id} (metadata {basename(source.metadata_location)}) is gone"
                f"{': ' + partial if partial else ''}{changed}")
     f = TableFinding(code=CODE, severity=Severity.ERROR, offset=None, message=message, hint=_HINT, file=path)
     kept[path] = f
-    table.note(f)
+    source.note(f)
     return f
 
 
-def error(table: "Table", exc: NotFoundError, path: str, snapshot_id: Optional[int], what: str,
+def error(source: "TableSource", exc: NotFoundError, path: str, snapshot_id: Optional[int], what: str,
           partial: str = "") -> NotFoundError:
-    """The error ``read_dv`` / ``read_dvs`` raise for a vanished file (its finding is noted on the table);
+    """The error ``read_dv`` / ``read_dvs`` raise for a vanished file (its finding is noted on the source);
     ``exc`` itself for a path that looks moved."""
-    if looks_moved(table, path):
+    if looks_moved(source, path):
         return exc
-    f = note(table, path, snapshot_id, what, partial)
-    err = FileVanishedError(f"{CODE}: {f.message}", None, CODE, location=table.locate(path), hint=f.hint)
+    f = note(source, path, snapshot_id, what, partial)
+    err = FileVanishedError(f"{CODE}: {f.message}", None, CODE, location=source.locate(path), hint=f.hint)
     err.finding = f  # type: ignore[attr-defined]
     return err
 
 
-def manifest_raw(table: "Table", snapshot_id: Optional[int], manifest: dict[str, Any], raw: tuple,
+def manifest_raw(source: "TableSource", snapshot_id: Optional[int], manifest: dict[str, Any], raw: tuple,
                  metrics_only: bool = False) -> tuple:
     """An index's raw ``(code, severity, file, message, offset)`` for a manifest that vanished, with the snapshot
     and the counts it leaves partial."""
@@ -126,20 +126,20 @@ def manifest_raw(table: "Table", snapshot_id: Optional[int], manifest: dict[str,
         partial = "deleted rows, DVs and delete files of the snapshot are partial (counted without its entries)"
     else:
         partial = "data files, rows and deleted shares of the snapshot are partial (counted without its entries)"
-    f = note(table, str(manifest.get("manifest_path") or raw[2]), snapshot_id, "manifest", partial)
+    f = note(source, str(manifest.get("manifest_path") or raw[2]), snapshot_id, "manifest", partial)
     return (f.code, f.severity, f.file, f.message, None)
 
 
-def manifest_list_finding(table: "Table", snapshot_id: int, path: str) -> Finding:
+def manifest_list_finding(source: "TableSource", snapshot_id: int, path: str) -> Finding:
     """The finding for a snapshot whose manifest list vanished: nothing of it can be counted."""
-    return note(table, path, snapshot_id, "manifest list",
+    return note(source, path, snapshot_id, "manifest list",
                 "none of the snapshot's files are listed, so every count of it is partial")
 
 
-def as_noted(table: "Table", snapshot_id: Optional[int], findings: list[Finding]) -> list[Finding]:
+def as_noted(source: "TableSource", snapshot_id: Optional[int], findings: list[Finding]) -> list[Finding]:
     """``findings`` with each vanished-file finding replaced by the one noted for the snapshot (one object, so
     an answer that gathers both lists it once)."""
-    kept = table._cache.get("vanished", {}).get((table.metadata_location, snapshot_id), {})
+    kept = source.caches.vanished.get((source.metadata_location, snapshot_id), {})
     return [kept.get(getattr(f, "file", ""), f) if f.code == CODE else f for f in findings]
 
 
@@ -154,12 +154,12 @@ __all__ = ["CODE", "as_noted", "error", "looks_moved", "manifest_list_finding", 
            "newer_metadata", "newest_metadata", "note", "dv_error", "snapshot_findings"]
 
 
-def dv_error(table: "Table", exc: NotFoundError, snapshot_id: Optional[int]) -> NotFoundError:
+def dv_error(source: "TableSource", exc: NotFoundError, snapshot_id: Optional[int]) -> NotFoundError:
     """What ``read_dv`` / ``read_dvs`` raise when a Puffin file they read is gone: the file named as the metadata
     writes it (found back through the table's remembered locations), the snapshot asked for (current by default)."""
     if isinstance(exc, FileVanishedError):
         return exc
     loc = exc.location or ""
-    written = next((p for p, l in table._cache.get("located", {}).items() if l == loc), loc)
-    sid = table.metadata.current_snapshot_id if snapshot_id is None else snapshot_id
-    return error(table, exc, written, sid, "Puffin file", "its DVs cannot be read")
+    written = next((p for p, l in source.caches.located.items() if l == loc), loc)
+    sid = source.metadata.current_snapshot_id if snapshot_id is None else snapshot_id
+    return error(source, exc, written, sid, "Puffin file", "its DVs cannot be read")

@@ -8,7 +8,8 @@ from .._repr import RichRepr
 from ..errors import NotInTableError, PuffinError, TableNotFoundError
 from .overview import summary_number
 from .paths import TableIO, join, normalize
-from .table import Table, current_metadata_location
+from .source import current_metadata_location
+from .table import Table
 
 
 class Warehouse(RichRepr):
@@ -138,7 +139,8 @@ class Warehouse(RichRepr):
         """
         import pandas as pd
 
-        from .overview import SUMMARY_COLUMNS, failed_row, int_columns
+        from .columns import int_columns
+        from .overview import SUMMARY_COLUMNS, failed_row
 
         key = "summary"
         if key not in self._cards:

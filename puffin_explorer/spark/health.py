@@ -55,7 +55,8 @@ def health(spark, table: Any, *, now: Any = None, older_than: Any = None, catalo
     A catalog name ``cat.ns.t`` is opened at its current metadata file; ``catalog`` and ``name`` then default
     to ``cat`` and ``ns.t``.  See the module docstring for what the driver keeps per file (bounded frames)."""
     from ..iceberg.health import doctor
-    from ..iceberg.table import Table
+    from ..iceberg.paths import TableIO
+    from ..iceberg.source import TableSource
     from .planner import plan_table
     from .tables import current_metadata_location
 
@@ -63,7 +64,7 @@ def health(spark, table: Any, *, now: Any = None, older_than: Any = None, catalo
         plan = plan_table(table, storage_options, relocate)
         if plan is None:
             parts = str(table).split(".")
-            opened = Table.from_metadata(current_metadata_location(spark, table), storage_options=storage_options)
+            opened = TableSource.open(current_metadata_location(spark, table), TableIO(storage_options))
             if len(parts) >= 3:
                 catalog = catalog or parts[0]
                 name = name or ".".join(parts[1:])
@@ -338,9 +339,9 @@ def _list_folders(storage_options: Optional[dict], root: str):
 class SparkReads:
     """:class:`~puffin_explorer.iceberg.health.DriverReads`' methods as Spark jobs (see the module docstring)."""
 
-    def __init__(self, spark, table: Any, storage_options: dict) -> None:
+    def __init__(self, spark, source: Any, storage_options: dict) -> None:
         self.spark = spark
-        self.table = table
+        self.source = source
         self.options = dict(storage_options or {})
         self.persisted: list = []
         self.entries = None  # (manifest id, location, size) of every distinct manifest's live entries
@@ -368,9 +369,9 @@ class SparkReads:
         from ..iceberg.health import FileAggregates, clustering_frame
         from .index import build_index_on_executors
 
-        ix = build_index_on_executors(self.spark, self.table, metrics=True, storage_options=self.options,
+        ix = build_index_on_executors(self.spark, self.source, metrics=True, storage_options=self.options,
                                       partitions="repr")
-        fields = self.table.fields_by_id()
+        fields = self.source.fields_by_id()
         live = ix.entries.where(F.coalesce(F.col("status") != 2, F.lit(True)))
         rows = self._keep(live.mapInArrow(_health_rows(fields, column), HEALTH_ROWS_SCHEMA))
         kind = F.col("kind")
@@ -583,7 +584,7 @@ class SparkReads:
         listed: dict[int, list[int]] = {}
         for sid, mans in readable:
             order = []
-            for m in self.table.manifest_records(sid):
+            for m in self.source.manifest_records(sid):
                 key = EntryCache.manifest_key(m)
                 if key not in ids:
                     ids[key] = len(records)
@@ -591,7 +592,7 @@ class SparkReads:
                 order.append(ids[key])
             listed[sid] = order
         if records:
-            locations = [self.table.locate(m.get("manifest_path") or "") for m in records]
+            locations = [self.source.locate(m.get("manifest_path") or "") for m in records]
             plan = pa.table({"manifest": pa.array(range(len(records)), pa.int32()),
                              "location": pa.array(locations, pa.string()),
                              "read_from": pa.array([executor_location(x) for x in locations], pa.string()),
@@ -600,14 +601,14 @@ class SparkReads:
             if len(records) > 1:
                 frame = frame.repartition(len(records))
             decoded = self._keep(frame.mapInArrow(
-                decode_manifests(self.options, self.table.metadata.partition_specs), index_schema(False)))
+                decode_manifests(self.options, self.source.metadata.partition_specs), index_schema(False)))
             bad = decoded.where(F.col("finding_code").isin(list(_MANIFEST_BROKEN))
                                 & (F.coalesce(F.col("finding_message"), F.lit("")) != "")) \
                 .select("manifest", "finding_order", "finding_message").collect()
             self.entries = self._keep(
                 decoded.where(F.col("finding_code").isNull() & F.coalesce(F.col("status") != 2, F.lit(True)))
                 .select("manifest", "file_path", "file_size_in_bytes")
-                .mapInArrow(_located_entries(self.table.mapper), "manifest int, location string, size bigint"))
+                .mapInArrow(_located_entries(self.source.mapper), "manifest int, location string, size bigint"))
         else:
             bad = []
         first_bad: dict[int, list] = {}
@@ -657,7 +658,7 @@ class SparkReads:
         from ..io.errors import storage_error
         from .planner import to_spark
 
-        fs, path = self.table.io.fs(root)
+        fs, path = self.source.io.fs(root)
         try:
             top = fs.ls(path, detail=True)
         except FileNotFoundError:

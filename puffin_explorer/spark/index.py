@@ -233,7 +233,7 @@ def build_index_on_executors(spark, table: Any, snapshot_id: Optional[int] = Non
                              metrics: bool = False, storage_options: Optional[dict] = None,
                              partitions: str = "json") -> ExecutorIndex:
     """The entry index of a snapshot (current by default; ``content`` ``"data"`` / ``"deletes"`` manifests
-    only) built on the executors, one task per manifest.  ``table`` is a :class:`~puffin_explorer.Table`;
+    only) built on the executors, one task per manifest.  ``table`` is a :class:`~puffin_explorer.iceberg.source.TableSource`;
     ``partitions="repr"`` spells the ``partition`` column as ``str(record)`` instead of JSON."""
     from .arrow import to_spark
 

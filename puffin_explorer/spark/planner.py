@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Optional
 
 from ..errors import PuffinError, UnsupportedTableError
+from ..iceberg.index import build_index
 from .arrow import executor_location, to_spark
 
 #: Schemas (Spark DDL) of the plans sent to the executors.
@@ -51,7 +52,8 @@ EXECUTORS_INDEX_FROM_MANIFESTS = 500
 class TablePlan:
     """What the driver read from a table's metadata, ready to send to Spark.
 
-    ``table`` is the :class:`~puffin_explorer.Table`; every ``location`` column is where
+    ``table`` is the Iceberg table's :class:`~puffin_explorer.iceberg.source.TableSource` (a
+    :class:`~puffin_explorer.DeltaTable` in a :class:`DeltaPlan`); every ``location`` column is where
     a file is now (relocated, absolute), every ``file_path`` / ``data_file`` column is the
     path as the metadata writes it (as Iceberg's metadata tables show it).
     """
@@ -79,13 +81,14 @@ class TablePlan:
     def _deletes(self) -> list[dict]:
         if self.table.metadata.snapshot(self.snapshot_id) is None:
             return []  # a table without snapshots has no files
-        return self.table.entries(self.snapshot_id, content="deletes")
+        ix = build_index(self.table, self.snapshot_id, content="deletes")
+        return ix.to_dicts(ix.mask(live=True))
 
     def _index(self, content: str):
         """The snapshot's entry index of ``content`` manifests (None for a table without snapshots)."""
         if self.table.metadata.snapshot(self.snapshot_id) is None:
             return None
-        return self.table.index(self.snapshot_id, content=content)
+        return build_index(self.table, self.snapshot_id, content=content)
 
     def _locations(self, column) -> list:
         """:meth:`locate` once per distinct value of an Arrow string column."""
@@ -180,7 +183,9 @@ class TablePlan:
 
     def deletions(self, data_file: str):
         """Sorted deleted positions of one data file (as the metadata writes its path)."""
-        return self.table.deletions(data_file, self.snapshot_id)
+        from ..iceberg.dvreads import deletions
+
+        return deletions(self.table, data_file, self.snapshot_id)
 
     #: Iceberg's own reader could compare with this plan (not a Delta table)
     iceberg = True
@@ -222,7 +227,8 @@ class TablePlan:
             current = self.table.metadata.snapshot(self.snapshot_id)
             snapshots = [current.snapshot_id] if current is not None else []
         for sid in snapshots:
-            for e in self.table.entries(sid, content="deletes"):
+            ix = build_index(self.table, sid, content="deletes")
+            for e in ix.to_dicts(ix.mask(live=True)):
                 if e["kind"] == "dv":
                     files.setdefault(e["file_path"], ("deletes", e.get("file_size_in_bytes")))
         for s in self.table.metadata.statistics:
@@ -370,72 +376,6 @@ def _total(table, column: str) -> int:
     return int(value or 0)
 
 
-def open_table(table: Any, storage_options: Optional[dict[str, Any]] = None,
-               relocate: Optional[Mapping[str, str]] = None):
-    """A :class:`~puffin_explorer.Table` (or :class:`~puffin_explorer.DeltaTable`) for ``table``, or None when
-    ``table`` is a catalog name.
-
-    Accepts a Table, a DeltaTable, a pyiceberg table, a ``*.metadata.json`` location or a table folder
-    (Iceberg, or Delta when it has only a ``_delta_log``).
-    ``relocate`` adds prefixes to the table's own mapping; ``storage_options`` opens locations.
-    """
-    from ..iceberg.paths import PathMapper
-    from ..iceberg.table import Table
-    from .tables import is_location
-
-    from ..delta.table import DeltaTable
-
-    if isinstance(table, DeltaTable):
-        if relocate:  # a copy with more prefixes: the caller's table keeps its own
-            import copy
-
-            table = copy.copy(table)
-            table.mapper = PathMapper(table.mapper.prefixes)
-            for old, new in relocate.items():
-                table.mapper.add(old, new)
-        return table
-    if isinstance(table, Table):
-        if relocate:
-            mapper = PathMapper(table.mapper.prefixes)
-            for old, new in relocate.items():
-                mapper.add(old, new)
-            table = Table(table.metadata, table.metadata_location, table.io, mapper, table.name)
-        return table
-    if hasattr(table, "metadata_location") and hasattr(table, "io"):  # a pyiceberg table
-        return Table.from_pyiceberg(table, relocate=relocate, storage_options=storage_options)
-    if isinstance(table, os.PathLike):
-        table = os.fspath(table)
-    if not isinstance(table, str):
-        raise TypeError(f"a table is a Table, a DeltaTable, a pyiceberg table, a metadata location or a catalog name, "
-                        f"not {type(table).__name__}")
-    if not is_location(table):
-        if relocate:
-            raise ValueError(f"relocate= needs a table opened by this package, not the catalog name {table!r}: "
-                             "pass Table.from_metadata(..., relocate=...) or a metadata location")
-        return None
-    name = table.rstrip("/")
-    if name.endswith((".metadata.json", ".metadata.json.gz")):
-        return Table.from_metadata(name, storage_options=storage_options, relocate=relocate)
-    try:
-        return Table.from_folder(name, storage_options=storage_options, relocate=relocate)
-    except Exception:
-        # a folder with a Delta log (and no Iceberg metadata: a UniForm table opens as Iceberg)
-        if not _has_delta_log(name, storage_options):
-            raise
-    from ..delta.table import DeltaTable
-
-    return DeltaTable(name, storage_options=storage_options, relocate=relocate)
-
-
-def _has_delta_log(folder: str, storage_options: Optional[dict[str, Any]]) -> bool:
-    from ..iceberg.paths import TableIO, join
-
-    try:
-        return any(kind == "file" for _, kind, _ in TableIO(storage_options).listdir(join(folder, "_delta_log")))
-    except Exception:  # no such folder: the Iceberg error above is the one to show
-        return False
-
-
 def plan_table(table: Any, storage_options: Optional[dict[str, Any]] = None,
                relocate: Optional[Mapping[str, str]] = None, snapshot_id: Optional[int] = None,
                index_on: str = "auto") -> Optional[TablePlan]:
@@ -445,6 +385,7 @@ def plan_table(table: Any, storage_options: Optional[dict[str, Any]] = None,
     if index_on not in MODES:
         raise ValueError(f"index_on must be one of {', '.join(MODES)}, not {index_on!r}")
     from ..delta.table import DeltaTable
+    from .tables import open_table
 
     opened = open_table(table, storage_options, relocate)
     if opened is None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any, Optional
+from typing import Any, Mapping, Optional
 
 
 def is_location(table: str) -> bool:
@@ -70,3 +70,68 @@ def _read_text(location: str, storage_options: Optional[dict[str, Any]] = None) 
     from ..io import FileIO
 
     return FileIO(storage_options).read_text(fsspec_location(location))
+
+
+def open_table(table: Any, storage_options: Optional[dict[str, Any]] = None,
+               relocate: Optional[Mapping[str, str]] = None):
+    """What the Spark functions read ``table`` through: an Iceberg table's :class:`~puffin_explorer.iceberg.source.
+    TableSource`, a :class:`~puffin_explorer.DeltaTable`, or None when ``table`` is a catalog name.
+
+    Accepts a Table (its source, shared: what it has read is reused), a TableSource, a DeltaTable, a pyiceberg
+    table, a ``*.metadata.json`` location or a table folder (Iceberg, or Delta when it has only a ``_delta_log``).
+    ``relocate`` adds prefixes to the table's own mapping (on a copy); ``storage_options`` opens locations.
+    """
+    from ..delta.table import DeltaTable
+    from ..iceberg.paths import PathMapper
+    from ..iceberg.source import TableSource
+    from ..iceberg.table import Table
+
+    if isinstance(table, DeltaTable):
+        if relocate:  # a copy with more prefixes: the caller's table keeps its own
+            import copy
+
+            table = copy.copy(table)
+            table.mapper = PathMapper(table.mapper.prefixes)
+            for old, new in relocate.items():
+                table.mapper.add(old, new)
+        return table
+    if isinstance(table, Table):
+        table = table.source
+    if isinstance(table, TableSource):
+        if relocate:
+            mapper = PathMapper(table.mapper.prefixes)
+            for old, new in relocate.items():
+                mapper.add(old, new)
+            table = table.with_mapper(mapper)
+        return table
+    if hasattr(table, "metadata_location") and hasattr(table, "io"):  # a pyiceberg table
+        return Table.from_pyiceberg(table, relocate=relocate, storage_options=storage_options).source
+    if isinstance(table, os.PathLike):
+        table = os.fspath(table)
+    if not isinstance(table, str):
+        raise TypeError(f"a table is a Table, a DeltaTable, a pyiceberg table, a metadata location or a catalog name, "
+                        f"not {type(table).__name__}")
+    if not is_location(table):
+        if relocate:
+            raise ValueError(f"relocate= needs a table opened by this package, not the catalog name {table!r}: "
+                             "pass Table.from_metadata(..., relocate=...) or a metadata location")
+        return None
+    name = table.rstrip("/")
+    if name.endswith((".metadata.json", ".metadata.json.gz")):
+        return Table.from_metadata(name, storage_options=storage_options, relocate=relocate).source
+    try:
+        return Table.from_folder(name, storage_options=storage_options, relocate=relocate).source
+    except Exception:
+        # a folder with a Delta log (and no Iceberg metadata: a UniForm table opens as Iceberg)
+        if not _has_delta_log(name, storage_options):
+            raise
+    return DeltaTable(name, storage_options=storage_options, relocate=relocate)
+
+
+def _has_delta_log(folder: str, storage_options: Optional[dict[str, Any]]) -> bool:
+    from ..iceberg.paths import TableIO, join
+
+    try:
+        return any(kind == "file" for _, kind, _ in TableIO(storage_options).listdir(join(folder, "_delta_log")))
+    except Exception:  # no such folder: the Iceberg error above is the one to show
+        return False

@@ -1,0 +1,136 @@
+"""Arrow and pandas column helpers every table analysis shares: paths normalized and located column-wise,
+strings and nullable integers as pandas builds them, partition records by code, integer cells that never
+round or overflow.  Below every analysis (over a :class:`~.source.TableSource`), above nothing of theirs."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Optional
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .index import EntryIndex
+    from .source import TableSource
+
+
+def normalized(column):
+    """``paths.normalize`` over an Arrow string column (``file:`` dropped, ``s3a://``/``s3n://`` as
+    ``s3://``, trailing slashes dropped)."""
+    import pyarrow.compute as pc
+
+    c = pc.replace_substring_regex(column, r"^file:(//)?", "")
+    c = pc.replace_substring_regex(c, r"^s3[an]://", "s3://")
+    return pc.replace_substring_regex(c, r"(.)/+$", r"\1")
+
+
+def objects(values: list):
+    """A numpy object array holding ``values`` as they are (dicts and lists stay one element each)."""
+    import numpy as np
+
+    out = np.empty(len(values), dtype=object)
+    out[:] = values
+    return out
+
+
+def nullable_ints(column):
+    """An Arrow integer column as a pandas ``Int64`` array (exact above 2**53)."""
+    import numpy as np
+    import pandas as pd
+    import pyarrow.compute as pc
+
+    values = pc.fill_null(column, 0).to_numpy().astype(np.int64)
+    mask = column.is_null().to_numpy(zero_copy_only=False)
+    return pd.arrays.IntegerArray(values, mask)
+
+
+def strings(column, empty_dtype=object):
+    """An Arrow string column as pandas builds one from Python values: ``str`` dtype, or ``None``
+    objects when every value is null."""
+    import numpy as np
+
+    if len(column) == 0:
+        return np.empty(0, dtype=empty_dtype)
+    if column.null_count == len(column):
+        return objects([None] * len(column))
+    return column.to_pandas().array
+
+
+def plain(column):
+    """An Arrow column as pandas would have built it from Python values (ints with nulls as float)."""
+    import pyarrow as pa
+
+    if pa.types.is_integer(column.type) and column.null_count == 0:
+        return column.to_numpy().astype("int64")
+    return column.to_pandas().to_numpy()
+
+
+def located_array(source: "TableSource", column):
+    """Where each location of an Arrow string column is now, as an Arrow string array: ``TableSource.locate``
+    (``paths.normalize``, then the longest matching prefix of ``source.mapper`` replaced) column-wise."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    column = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    norm = normalized(column)
+    out = norm
+    done = np.zeros(len(norm), dtype=bool)
+    for old, new in sorted(source.mapper.prefixes.items(), key=lambda kv: -len(kv[0])):
+        # plain prefix tests and slices (no pattern built from a prefix, which a table's metadata can make huge)
+        hit = pc.fill_null(pc.starts_with(norm, old), False)
+        if not old.endswith("/"):  # the prefix ends where a path segment does
+            after = pc.utf8_slice_codeunits(norm, len(old), len(old) + 1)
+            hit = pc.and_(hit, pc.fill_null(pc.is_in(after, value_set=pa.array(["/", ""])), False))
+        hit = hit.to_numpy(zero_copy_only=False) & ~done
+        if hit.any():
+            moved = pc.binary_join_element_wise(new, pc.utf8_slice_codeunits(norm, len(old)), "")
+            out = pc.if_else(pa.array(hit), moved, out)
+            done |= hit
+    return out
+
+
+def located(source: "TableSource", column):
+    """:func:`located_array` as a numpy object array of Python strings (for lookups and comparisons)."""
+    return located_array(source, column).to_numpy(zero_copy_only=False)
+
+
+def located_strings(source: "TableSource", column):
+    """:func:`located_array` as a pandas ``str`` array (no Python object per row)."""
+    import numpy as np
+
+    if len(column) == 0:
+        return np.empty(0, dtype=object)
+    return located_array(source, column).to_pandas().array
+
+
+def partitions(index: "EntryIndex", rows):
+    """The partition records of the selected rows (one shared dict per distinct partition)."""
+    import numpy as np
+
+    codes = rows.column("partition")
+    table = objects(list(index.partitions) + [None])
+    c = codes.to_numpy(zero_copy_only=False)
+    c = np.where(codes.is_null().to_numpy(zero_copy_only=False), len(table) - 1, c).astype(np.int64)
+    return table[c]
+
+
+def int_columns(df, rows: list[dict[str, Any]], columns) -> None:
+    """Set nullable-integer columns from the row values themselves (a detour through float64 would
+    round snapshot ids above 2**53)."""
+    import pandas as pd
+
+    for col in columns:
+        df[col] = pd.array([as_long(r.get(col)) for r in rows], dtype="Int64")
+
+
+def as_long(value: Any) -> Optional[int]:
+    """An integer cell: None when absent, not an integer, or beyond int64 (a damaged count never breaks a frame)."""
+    if value is None or isinstance(value, float):
+        return None if value is None or value != value or not value.is_integer() else long_or_none(int(value))
+    try:
+        return long_or_none(int(value))
+    except (TypeError, ValueError):
+        return None
+
+
+def long_or_none(n: int) -> Optional[int]:
+    """``n`` when it fits a long (int64), else None."""
+    return n if -(1 << 63) <= n < (1 << 63) else None

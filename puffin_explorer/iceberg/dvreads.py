@@ -1,0 +1,387 @@
+"""Reading deletion vectors and delete files of a table: one :class:`DVReader` per source.
+
+Ranges come from the entry index (``content_offset`` / ``content_size_in_bytes``) and are read as
+Iceberg's own reader does: only those bytes.  ``read_dvs`` plans the ranges per Puffin file, merges
+neighbours and fetches them concurrently on object stores, so 10,000 DVs packed in one file cost a
+few requests; a loop of ``read_dv`` calls on one file reads ahead.  ``deletions`` and
+``delete_file_contents`` resolve a data file's or a delete file's positions through it.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Callable, Optional, Union
+
+from .._text import plural
+from ..errors import InvalidFileError, NotFoundError, NotInTableError, PuffinError, SourceError
+from . import vanished
+from .index import EntryIndex, built_index, deletes_index
+from .paths import normalize
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .source import TableSource
+
+_DV_SIZE_WITHOUT_PROBE = 16 << 20  # bigger DV ranges are checked against the real file size first
+#: From this many DVs on, check() and read_dvs() in a terminal or notebook show a progress bar.
+PROGRESS_FROM_DVS = 10_000
+
+
+def positions_schema():
+    """The Arrow schema of ``read_dvs(columnar=True)``: one row per DV (``entry``: its place among the entries
+    asked for), its sorted positions as a ``large_list<int64>``."""
+    import pyarrow as pa
+
+    return pa.schema([
+        ("entry", pa.int64()), ("file_path", pa.string()), ("content_offset", pa.int64()),
+        ("content_size_in_bytes", pa.int64()), ("referenced_data_file", pa.string()),
+        ("cardinality", pa.int64()), ("positions", pa.large_list(pa.int64()))])
+
+
+def _positions_batch(idx: list, path: str, ranges: list, refs: list, dvs: list):
+    """One Puffin file's vectors as a record batch of :func:`positions_schema` (positions as int64)."""
+    import numpy as np
+    import pyarrow as pa
+
+    schema = positions_schema()
+    parts = [np.asarray(dv.positions(), dtype=np.int64) for dv in dvs]
+    counts = np.fromiter(map(len, parts), dtype=np.int64, count=len(parts))
+    offsets = np.zeros(len(parts) + 1, dtype=np.int64)
+    np.cumsum(counts, out=offsets[1:])
+    values = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+    return pa.record_batch([
+        pa.array(idx, pa.int64()), pa.array([path] * len(idx), pa.string()),
+        pa.array([o for o, _ in ranges], pa.int64()), pa.array([n for _, n in ranges], pa.int64()),
+        pa.array([refs[i] for i in idx], pa.string()), pa.array(counts),
+        pa.LargeListArray.from_arrays(pa.array(offsets), pa.array(values))], schema=schema)
+
+
+def dv_reader(source: "TableSource") -> "DVReader":
+    """The one :class:`DVReader` of a source (its read-ahead state and range readers live as long as it)."""
+    if source.caches.dv_reader is None:
+        source.caches.dv_reader = DVReader(source)
+    return source.caches.dv_reader
+
+
+class DVReader:
+    """The DVs of one table source: single reads with read-ahead, planned batch reads, lookups by data file."""
+
+    #: After this many ``read_dv`` calls on one Puffin file, the next DVs of that file (in file
+    #: order, within ``readahead`` bytes) are decoded together and handed out as asked.
+    READ_DV_BATCH_AFTER = 8
+    #: Reading DVs one by one from the same Puffin file, the second and later reads fetch this much ahead.
+    DV_READAHEAD = 1 << 20
+
+    def __init__(self, source: "TableSource") -> None:
+        self.source = source
+        self.batch_after = self.READ_DV_BATCH_AFTER
+        self.readahead = self.DV_READAHEAD
+        self.ready: dict[tuple[str, int, int], Any] = {}  # DVs read_dv decoded ahead, until asked for
+        self.calls: dict[str, int] = {}  # read_dv calls per Puffin file
+        self.reading = 0  # read_dvs calls running (read_dv reads no batch ahead while one is)
+        self.sources: dict[str, Any] = {}  # one counted range reader per Puffin file
+        self._by_data_file: Any = None  # (index, {data file: row}, rows, refs, {location: row} or None)
+        self._in_file_order: Any = None  # (index, rows, offsets, {location: (start, end)})
+
+    def entry(self, target: Union[str, dict, Any], snapshot_id: Optional[int]) -> dict[str, Any]:
+        if isinstance(target, dict):
+            return target
+        if hasattr(target, "to_dict"):  # a DataFrame row
+            return dict(target.to_dict())
+        ix = deletes_index(self.source, snapshot_id)
+        pos = self._position(ix, target)
+        if pos is None:
+            raise NotInTableError(f"{self.source.name}: no deletion vector for {target}")
+        return ix.row(int(pos))
+
+    def _position(self, ix: EntryIndex, target: Any) -> Optional[int]:
+        """Index position of the first live DV of a data file, by its normalized path or where it is now."""
+        import numpy as np
+
+        from .columns import located, normalized
+
+        got = self._by_data_file
+        if got is None or got[0] is not ix:
+            rows = np.flatnonzero(ix.mask(["dv"]))
+            refs = ix.table.column("referenced_data_file").take(rows)
+            valid = refs.is_valid().to_numpy(zero_copy_only=False)
+            rows, refs = rows[valid], refs.filter(refs.is_valid())
+            lookup: dict[str, int] = {}
+            for k, r in zip(normalized(refs).to_pylist(), rows.tolist()):
+                lookup.setdefault(k, r)
+            got = self._by_data_file = (ix, lookup, rows, refs, None)
+        wanted = normalize(str(target))
+        pos = got[1].get(wanted)
+        if pos is None:  # a data file named where it is now (relocated): look up by location, once built
+            if got[4] is None:
+                by_location: dict[str, int] = {}
+                for k, r in zip(located(self.source, got[3]).tolist(), got[2].tolist()):
+                    by_location.setdefault(k, r)
+                got = self._by_data_file = got[:4] + (by_location,)
+            pos = got[4].get(wanted)
+        return pos
+
+    def read_dv(self, target: Union[str, dict, Any], snapshot_id: Optional[int] = None):
+        """The DeletionVector of a data file (path) or of a DV delete-file row.
+
+        Reads only ``content_size_in_bytes`` at ``content_offset`` of the Puffin
+        file, as Iceberg's own reader does.  A loop over many DVs of one file reads
+        ahead: the following DVs are fetched and decoded together, then handed out.
+        """
+        e = target if isinstance(target, dict) else self.entry(target, snapshot_id)
+        offset, length = e.get("content_offset"), e.get("content_size_in_bytes")
+        if offset is None or length is None:
+            raise InvalidFileError(f"{e.get('file_path')}: DV entry without content_offset/content_size_in_bytes",
+                                   None, "dv-missing-range")
+        path, offset, length = e["file_path"], int(offset), int(length)
+        ready = self.ready
+        if ready:
+            dv = ready.pop((path, offset, length), None)
+            if dv is not None and dv._referenced == e.get("referenced_data_file"):
+                return dv
+        loc = self.source.located(path)
+        calls = self.calls[loc] = self.calls.get(loc, 0) + 1
+        # no read-ahead from inside read_dvs: its odd ranges come here one at a time, and a batch of them
+        # would come back to read_dvs, and so on without end
+        if calls >= self.batch_after and 0 <= offset and 0 <= length <= _DV_SIZE_WITHOUT_PROBE \
+                and not self.reading:
+            batch = self._dvs_after(loc, offset, snapshot_id)
+            if batch and int(batch[0]["content_offset"]) == offset and \
+                    int(batch[0]["content_size_in_bytes"]) == length and \
+                    batch[0].get("referenced_data_file") == e.get("referenced_data_file"):
+                try:
+                    dvs = self.read_dvs(batch, progress=False)
+                except (PuffinError, OSError):
+                    dvs = None  # a damaged neighbour: this DV is read alone below, each other one when asked
+                if dvs is not None:
+                    for k in [k for k in ready if k[0] == path]:  # what the last batch of this file left unasked
+                        del ready[k]
+                    for b, d in zip(batch[1:], dvs[1:]):
+                        ready[(b["file_path"], int(b["content_offset"]), int(b["content_size_in_bytes"]))] = d
+                    return dvs[0]
+        from .. import read_dv
+
+        claimed = e.get("file_size_in_bytes")
+        if length > _DV_SIZE_WITHOUT_PROBE or (claimed is not None and offset + length > int(claimed)):
+            real = self.source.io.size(loc)  # never allocate for a size read out of a manifest before checking it
+            if real is None:
+                raise vanished.dv_error(self.source, NotFoundError(f"no such file: {loc}", location=loc), snapshot_id)
+            if offset < 0 or offset + length > real:
+                raise InvalidFileError(f"{e['file_path']}: DV range [{offset:,}, {offset + length:,}) from the "
+                                       f"manifest is beyond the end of the file ({plural(real, 'byte')})", offset,
+                                       "dv-range-beyond-file")
+        try:
+            return read_dv(self._range_source(loc, offset + length, claimed), offset=offset, length=length,
+                           referenced_data_file=e.get("referenced_data_file"))
+        except NotFoundError as exc:
+            raise vanished.dv_error(self.source, exc, snapshot_id)
+
+    def _dvs_after(self, loc: str, offset: int, snapshot_id: Optional[int]) -> list[dict[str, Any]]:
+        """The snapshot's DV entries of the Puffin file ``loc`` from ``offset`` on, in file order,
+        within ``DV_READAHEAD`` bytes (at least the one at ``offset``).  Only from an index already
+        built: reading ahead never reads manifests the caller has not read."""
+        import numpy as np
+
+        from .columns import located
+
+        ix = built_index(self.source, snapshot_id)
+        if ix is None:
+            return []
+        got = self._in_file_order
+        if got is None or got[0] is not ix:
+            t = ix.table
+            rows = np.flatnonzero(ix.mask(["dv"]) & t.column("content_offset").is_valid().to_numpy(
+                zero_copy_only=False) & t.column("content_size_in_bytes").is_valid().to_numpy(zero_copy_only=False))
+            locs = located(self.source, t.column("file_path").take(rows))
+            offsets = ix.ints("content_offset")[rows]
+            order = np.lexsort((offsets, locs.astype(str)))
+            rows, locs, offsets = rows[order], locs[order], offsets[order]
+            spans: dict[str, tuple[int, int]] = {}
+            for i, l in enumerate(locs.tolist()):
+                a = spans.get(l)
+                spans[l] = (i, i + 1) if a is None else (a[0], i + 1)
+            got = self._in_file_order = (ix, rows, offsets, spans)
+        _, rows, offsets, spans = got
+        a, b = spans.get(loc, (0, 0))
+        i = a + int(np.searchsorted(offsets[a:b], offset, side="left"))
+        j = a + int(np.searchsorted(offsets[a:b], offset + self.readahead, side="left"))
+        j = min(j, i + 4096)
+        return ix.dicts_of(ix.table.take(rows[i:j])) if j > i else []
+
+    def read_dvs(self, entries: Optional[Any] = None, snapshot_id: Optional[int] = None,
+                 progress: Optional[bool] = None, columnar: bool = False):
+        """The DeletionVectors of many DV entries (default: every live DV of the snapshot), in order.
+
+        The ranges are planned per Puffin file, neighbours merged and fetched concurrently on
+        object stores, so 10,000 DVs packed in one file cost a few requests, not 10,000.  The
+        positions of small vectors are decoded together in one pass.  ``progress``: a bar of DVs
+        read (``True`` / ``False``; by default from ``PROGRESS_FROM_DVS`` DVs on in a terminal or
+        notebook).  ``columnar=True`` returns a ``pyarrow.Table`` instead (:func:`positions_schema`: one row per
+        DV, its sorted ``positions`` as a list whose offsets are the per-DV offsets; grouped by Puffin file,
+        ``entry`` is the row's place among the entries asked for): no object per DV is kept.
+        """
+        from ..progress import ProgressBar
+
+        with ProgressBar(f"{self.source.name}: DVs read", "DV", PROGRESS_FROM_DVS, progress) as bar:
+            self.reading += 1
+            try:
+                return self._read_dvs(entries, snapshot_id, bar, columnar)
+            except NotFoundError as exc:  # a Puffin file gone since the snapshot was written
+                raise vanished.dv_error(self.source, exc, snapshot_id)
+            finally:
+                self.reading -= 1
+
+    def _read_dvs(self, entries: Optional[Any], snapshot_id: Optional[int], bar: Callable[[int, int], None],
+                  columnar: bool = False):
+        import numpy as np
+        import pyarrow as pa
+
+        from ..format.dv import DeletionVector, decode_many
+
+        names = ("file_path", "content_offset", "content_size_in_bytes", "referenced_data_file", "file_size_in_bytes")
+        if entries is None:  # the index's columns as lists: no dict per DV
+            ix = deletes_index(self.source, snapshot_id)
+            at = np.flatnonzero(ix.mask(["dv"]))
+            t = ix.table.select(list(names)).take(pa.array(at))
+            paths, offsets, sizes, refs, claims = (t.column(n).to_pylist() for n in names)
+            del t
+
+            def entry(i: int) -> dict[str, Any]:
+                return ix.row(int(at[i]))
+        else:
+            if hasattr(entries, "to_dict") and hasattr(entries, "columns"):  # a DataFrame such as dvs()
+                entries = entries.to_dict("records")
+            rows = [self.entry(e, snapshot_id) for e in entries]
+            paths, offsets, sizes, refs, claims = ([e.get(n) for e in rows] for n in names)
+
+            def entry(i: int) -> dict[str, Any]:
+                return rows[i]
+        total = len(paths)
+        # per Puffin file: (row indexes, ranges, largest end, largest claimed file size, any odd range)
+        by_file: dict[str, list] = {}
+        for i, (path, o, n, claimed) in enumerate(zip(paths, offsets, sizes, claims)):
+            if o is None or n is None:
+                raise InvalidFileError(f"{path}: DV entry without content_offset/content_size_in_bytes", None,
+                                       "dv-missing-range")
+            o, n = int(o), int(n)
+            plan = by_file.get(path)
+            if plan is None:
+                plan = by_file[path] = [[], [], 0, None, False]
+            plan[0].append(i)
+            plan[1].append((o, n))
+            plan[2] = max(plan[2], o + n)
+            if o < 0 or n < 0 or n > _DV_SIZE_WITHOUT_PROBE:
+                plan[4] = True
+            if claimed is not None and (plan[3] is None or int(claimed) > plan[3]):
+                plan[3] = int(claimed)
+        del offsets, sizes, claims
+        out: list = [] if columnar else [None] * total
+        done = 0
+        for path, (idx, ranges, end, claimed, odd) in list(by_file.items()):
+            del by_file[path]  # each file's plan is dropped once read
+            bar(done, total)
+            done += len(idx)
+            loc = self.source.located(path)
+            if not odd and claimed is not None and end > claimed:
+                real = self.source.io.size(loc)
+                odd = real is None or end > real
+            if odd:  # odd ranges: one at a time, with read_dv's checks
+                read = [self.read_dv(entry(i)) for i in idx]
+            else:
+                src = self._range_source(loc, end)
+                read = []
+                for k, (i, (o, n), data) in enumerate(zip(idx, ranges, src.read_ranges(ranges, keep=False))):
+                    if k & 4095 == 4095:  # many DVs in one file move the bar too
+                        bar(done - len(idx) + k, total)
+                    if len(data) != n:
+                        raise SourceError(f"{loc} ends before the DV at [{o:,}, {o + n:,})", o, location=loc)
+                    read.append(DeletionVector(data, o, None, "file", refs[i]))
+            if columnar:  # this file's vectors become one batch of positions; the objects go
+                decode_many(read)
+                out.append(_positions_batch(idx, path, ranges, refs, read))
+            else:
+                for i, dv in zip(idx, read):
+                    out[i] = dv
+        bar(done, total)
+        if columnar:
+            return pa.Table.from_batches(out, positions_schema())
+        decode_many(out)  # small vectors' positions in one numpy pass rather than one call each
+        return out
+
+    def _range_source(self, loc: str, min_size: int, claimed_size: Optional[Any] = None):
+        """One counted range reader per file for the table's lifetime (no size probe: ranges come
+        from manifests and a short read is an error).  The first read is exact; later ones read
+        ahead, so a loop over the DVs of one file costs a request per MiB, not per DV."""
+        sources = self.sources
+        src = sources.get(loc)
+        if src is None or src.size < min_size:
+            size = max(min_size, src.size if src else 0, int(claimed_size or 0))
+            src = sources[loc] = self.source.io.source(loc, size=size)
+            src.readahead = self.readahead
+        return src
+
+
+def delete_file_contents(source: "TableSource", path: str, snapshot_id: Optional[int] = None):
+    """What a delete file says: ``(file_path, pos)`` rows for DVs and position deletes, the rows for equality deletes."""
+    import numpy as np
+    import pandas as pd
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from .columns import located, normalized
+
+    ix = deletes_index(source, snapshot_id)
+    live = ix.rows(ix.mask(deletes=True))
+    wanted = normalize(path)
+    paths = live.column("file_path")
+    hit = pc.equal(normalized(paths), wanted).to_numpy(zero_copy_only=False)
+    if not hit.any():
+        hit = located(source, paths) == wanted
+    entries = ix.dicts_of(live.filter(pa.array(hit)))
+    if not entries:
+        raise NotInTableError(f"{source.name}: {path} is not a live delete file of the snapshot")
+    kind = entries[0]["kind"]
+    if kind == "dv":
+        frames = []
+        for e in sorted(entries, key=lambda x: x.get("content_offset") or 0):
+            pos = np.asarray(dv_reader(source).read_dv(e).positions(), dtype=np.int64)
+            frames.append(pd.DataFrame({"file_path": e["referenced_data_file"], "pos": pos}))
+        return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=["file_path", "pos"])
+    return source.read_parquet(entries[0]["file_path"]).to_pandas()
+
+def deletions(source: "TableSource", data_file: str, snapshot_id: Optional[int] = None):
+    """Sorted deleted row positions of one data file: its DV, else its Parquet position deletes.
+
+    A data file with a DV ignores position deletes (the v3 spec: a DV holds every
+    older position delete of its file).  Equality deletes are not resolved to positions.
+    """
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from .columns import located, normalized
+
+    wanted = normalize(data_file)
+    ix = deletes_index(source, snapshot_id)
+    live = ix.rows(ix.mask(["dv", "position-deletes"], deletes=True))
+    refs = live.column("referenced_data_file")
+    ours = pc.fill_null(pc.equal(normalized(refs), wanted), False).to_numpy(zero_copy_only=False)
+    if not ours.any() and live.num_rows:
+        ours = located(source, refs) == wanted
+    is_dv = pc.equal(live.column("kind"), "dv").to_numpy(zero_copy_only=False)
+    def once(rows):  # an entry listed more than once is read once
+        seen: set = set()
+        return [e for e in ix.dicts_of(rows) if (e["file_path"], e.get("content_offset")) not in seen
+                and not seen.add((e["file_path"], e.get("content_offset")))]
+
+    parts = [np.asarray(dv_reader(source).read_dv(e).positions(), dtype=np.int64)
+             for e in once(live.filter(pa.array(ours & is_dv)))]
+    if not parts:  # position deletes count only for a data file without a DV
+        named = ours | refs.is_null().to_numpy(zero_copy_only=False)
+        for e in once(live.filter(pa.array(named & ~is_dv))):
+            t = source.read_parquet(e["file_path"], columns=["file_path", "pos"])
+            mask = pc.equal(normalized(t.column("file_path")), wanted).to_numpy(zero_copy_only=False)
+            if not mask.any():
+                mask = located(source, t.column("file_path")) == wanted
+            parts.append(t.column("pos").to_numpy().astype(np.int64)[mask])
+    if not parts:
+        return np.zeros(0, dtype=np.int64)
+    return np.unique(np.concatenate(parts))
