@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Callable, NamedTuple, Optional
 
 from ..errors import NotFoundError, PuffinError
-from ..regions import Finding, Severity
+from ..regions import Severity
 from .columns import located_strings, normalized, objects, partitions, strings
 from . import vanished
 from .findings import TableFinding
@@ -84,22 +84,19 @@ class RowCounts(NamedTuple):
     pos_rows: Any
     pos_files: Any
     superseded: Any
+    deleted: Any
     equality_delete_files: int
     #: position-delete files that could not be read (each one a finding): their rows are not counted
     unread_delete_files: int = 0
 
-    @property
-    def deleted(self):
-        return self.dv_rows + (self.pos_rows - self.superseded)
-
 
 def row_counts(source: "TableSource", index: "EntryIndex") -> RowCounts:
-    """The one definition of which deletes apply to which live data file, and so of deleted rows: a DV
-    counts for the data file it references (``referenced_data_file``), a Parquet position-delete file for
-    each data file it names, a DV supersedes its file's position deletes (v3), and a delete whose data file
-    is not live in the snapshot (dangling, after a rewrite) counts for nothing. Equality deletes are
-    counted as files only. A position-delete file that cannot be read is a finding, its rows not counted.
-    Computed once per index: the card, the timeline and delete debt of one snapshot share it."""
+    """Deleted rows per live data file by the one definition, :data:`.measures.DELETED_ROWS` (run by DuckDB
+    here, by Spark SQL in the Spark doctor): a DV counts for the data file it references, a Parquet
+    position-delete file for each data file it names (the files are read), a DV supersedes its file's position
+    deletes (v3), and a delete whose data file is not live in the snapshot counts for nothing. Equality deletes
+    are counted as files only. A position-delete file that cannot be read is a finding, its rows not counted.
+    Computed once per index: the card, the timeline, delete debt and the doctor of one snapshot share it."""
     known = index.derived.get("row-counts")
     if known is not None:
         return known
@@ -107,22 +104,16 @@ def row_counts(source: "TableSource", index: "EntryIndex") -> RowCounts:
     import pyarrow as pa
     import pyarrow.compute as pc
 
+    from .measures import DELETED_ROWS, run_local
+
     data = index.rows(index.mask(["data"], deletes=False))
     dvs = index.rows(index.mask(["dv"], deletes=True))
-    dvs = dvs.filter(pc.is_valid(dvs.column("referenced_data_file")))
     n = data.num_rows
     keys = normalized(data.column("file_path").combine_chunks())
-    left = pa.table({"key": keys, "i": pa.array(np.arange(n, dtype=np.int64))})
-    per_key = pa.table({"key": normalized(dvs.column("referenced_data_file").combine_chunks()),
-                        "rows": pc.fill_null(dvs.column("record_count"), 0).combine_chunks()}) \
-        .group_by("key", use_threads=False).aggregate([("rows", "sum"), ("rows", "count")])
-    joined = left.join(per_key, "key", join_type="left outer", use_threads=False).sort_by("i")
-    dv_rows = pc.fill_null(joined.column("rows_sum"), 0).to_numpy().astype(np.int64)
-    dv_count = pc.fill_null(joined.column("rows_count"), 0).to_numpy().astype(np.int64)
-    has_dv = joined.column("rows_count").is_valid().to_numpy(zero_copy_only=False)
     kinds = index.rows(index.mask(deletes=True)).column("kind")
     eq_files = int(pc.sum(pc.equal(kinds, "equality-deletes")).as_py() or 0)
     unread: list[str] = []
+    counts: dict[str, dict[str, int]] = {"rows": {}, "files": {}}
     if int(pc.sum(pc.equal(kinds, "position-deletes")).as_py() or 0):
         try:
             counts = snapshot_position_delete_counts(source, index)
@@ -132,16 +123,33 @@ def row_counts(source: "TableSource", index: "EntryIndex") -> RowCounts:
                 _unreadable(source, index.snapshot_id, path, exc)
 
             counts = position_delete_counts(source, index, on_error=on_error)
-        mapped = keys.to_pandas()
-        pos_rows = mapped.map(counts["rows"]).fillna(0).to_numpy().astype(np.int64)
-        pos_files = mapped.map(counts["files"]).fillna(0).to_numpy().astype(np.int64)
-    else:
-        pos_rows = pos_files = np.zeros(n, dtype=np.int64)
-    superseded = np.where(has_dv, pos_rows, 0)
+    named = list(counts["rows"])
+    per_key = run_local(DELETED_ROWS, data=pa.table({"key": keys}),
+                        dvs=pa.table({"ref_key": normalized(dvs.column("referenced_data_file").combine_chunks()),
+                                      "record_count": pc.fill_null(dvs.column("record_count"), 0)}),
+                        pos_rows=pa.table({"key": pa.array(named, pa.string()),
+                                           "rows": pa.array([counts["rows"][k] for k in named], pa.int64()),
+                                           "files": pa.array([counts["files"].get(k, 0) for k in named], pa.int64())}))
+    # back to the index's data rows (a data file listed twice gets its counts twice, as its rows count twice)
+    got = pa.table({"key": keys, "i": pa.array(np.arange(n, dtype=np.int64))}) \
+        .join(per_key, "key", join_type="left outer", use_threads=False).sort_by("i")
+
+    def col(name: str):
+        return pc.fill_null(got.column(name), 0).to_numpy().astype(np.int64)
+
     records = pc.fill_null(data.column("record_count"), 0).to_numpy().astype(np.int64)
-    counts = index.derived["row-counts"] = RowCounts(data, keys, records, dv_rows, dv_count, pos_rows, pos_files,
-                                                     superseded, eq_files, len(unread))
-    return counts
+    out = index.derived["row-counts"] = RowCounts(data, keys, records, col("dv_rows"), col("dvs"), col("pos_rows"),
+                                                  col("pos_files"), col("superseded"), col("deleted"), eq_files,
+                                                  len(unread))
+    return out
+
+
+def deleted_per_file(source: "TableSource", index: "EntryIndex"):
+    """:func:`row_counts`' deleted rows per live data file, as a pandas Series by normalized path."""
+    import pandas as pd
+
+    c = row_counts(source, index)
+    return pd.Series(c.deleted, index=c.keys.to_pylist(), dtype="int64").groupby(level=0).first()
 
 
 #: Index findings that mean entries of the snapshot were not read, so its counts miss them.

@@ -7,9 +7,10 @@ Views (``display/health_view.py``) only format it.
 
 Deletion vectors are counted the way the spec stores them: a DV is a range of a Puffin file, so
 the delete *files* are distinct Puffin files (one file holding four DVs is one delete file whose
-bytes count once), rows are live rows and deleted rows come from DV cardinalities and the
-``record_count`` of position-delete files (position deletes of a data file that has a DV are
-superseded and not counted).
+bytes count once).  Which deletes apply to which data file, and so the deleted rows, are the measures of
+:mod:`.measures` (one SQL text each, run by DuckDB here and by Spark SQL in the Spark doctor): the card, delete
+debt and the doctor show one number (``deletes.row_counts``: DV cardinalities, the rows live Parquet
+position-delete files name in live data files, position deletes of a data file that has a DV superseded).
 
 Thresholds come from the table's own properties, with Iceberg's defaults when a property is not
 set; every finding says which (``evidence["source"]``).  Defaults used:
@@ -53,8 +54,6 @@ if TYPE_CHECKING:  # pragma: no cover
 
 #: Unreferenced files younger than this are in-flight writes, not orphans (``remove_orphan_files``' default).
 ORPHAN_GRACE_MS = 3 * DAY_MS
-#: Data file x delete file pairs compared at once when scoping partition-wide deletes (bounds memory).
-PAIR_LIMIT = 2_000_000
 #: The largest partition holding this many times the median partition's bytes is skewed.
 SKEW_RATIO = 10.0
 #: Sort-order transforms that keep the source column's order (bounds of the source column still cluster).
@@ -126,43 +125,6 @@ def _delete_counts(parts: dict[str, Any]) -> dict[str, int]:
     }
 
 
-def _deleted_rows(parts: dict[str, Any], amp) -> tuple[int, "pd.Series"]:
-    """Deleted rows of the table, and per data file (normalized path) where the files say which.
-
-    A DV's cardinality counts for its live data file.  A position-delete file's ``record_count``
-    counts when it applies to at least one live data file without a DV (see :func:`_amplification`);
-    it is attributed to one data file when it names one (``referenced_data_file``) or applies to only
-    one.  Equality deletes are not resolved to rows.
-    """
-    import pandas as pd
-
-    live = set(amp["file_path"].map(normalize))
-    dv = parts["dv"]
-    dv = dv.assign(key=dv["referenced_data_file"].map(normalize, na_action="ignore"))
-    dv = dv[dv["key"].isin(live)]
-    per_file = [dv.groupby("key")["record_count"].sum()]
-    total = int(dv["record_count"].sum())
-    pos = parts["position-deletes"]
-    targets = amp.attrs.get("position_delete_targets")
-    if len(pos) and targets is not None:
-        used = pos[targets.reindex(pos.index, fill_value=0) > 0]
-        total += int(used["record_count"].sum())
-        ref = pd.Series(_path_scope(used)[0], index=used.index, dtype=object)
-        single = targets.reindex(used.index) == 1
-        named = used[ref != ""].assign(key=ref[ref != ""])
-        alone = used[(ref == "") & single]
-        if len(alone):  # the one data file it applies to: same partition, sequence number at most its own
-            cand = amp[(amp["dvs"] == 0)][["file_path", "pkey", "sequence_number"]]
-            a = alone.assign(pkey=_partition_key(alone))
-            hit = a.reset_index().merge(cand.assign(key=cand["file_path"].map(normalize)), on="pkey",
-                                        suffixes=("", "_data"))
-            hit = hit[hit["sequence_number_data"].astype("int64") <= hit["sequence_number"].astype("int64")]
-            named = pd.concat([named, hit.set_index("index")[["key", "record_count"]]])
-        per_file.append(named.groupby("key")["record_count"].sum())
-    rows = pd.concat(per_file).groupby(level=0).sum().astype("int64")
-    return total, rows
-
-
 def _path_scope(deletes) -> tuple[list, list, list]:
     """Per position-delete file: the data file it is scoped to (normalized; ``""`` when any), and the lower and
     upper bounds of its ``file_path`` column as written (``""`` when absent).
@@ -184,17 +146,9 @@ def _path_scope(deletes) -> tuple[list, list, list]:
     return refs, los, his
 
 
-def _amplification(parts: dict[str, Any]):
-    """Per data file: delete files a reader merges when scanning it (the spec's rules).
-
-    A DV applies to its referenced file (at most one).  A position-delete file applies to data
-    files of its partition (and spec) whose data sequence number is <= its own, and only to its
-    ``referenced_data_file`` when it names one; position deletes are ignored for a data file that
-    has a DV.  An equality-delete file applies to data files of its partition with a strictly
-    smaller data sequence number (an unpartitioned one to every partition).
-    """
-    import pandas as pd
-
+def data_frame(parts: dict[str, Any]):
+    """The live data files of ``parts`` with what the measures key them by: ``key`` (normalized path), ``raw``
+    (as written), ``pkey`` (spec and partition), ``seq`` (data sequence number), ``dvs`` (1 with a DV)."""
     data = parts["data"][["file_path", "partition", "spec_id", "sequence_number", "record_count",
                           "file_size_in_bytes"]].copy()
     data["key"] = data["file_path"].map(normalize)
@@ -203,54 +157,62 @@ def _amplification(parts: dict[str, Any]):
     data["seq"] = data["sequence_number"].astype("Int64").fillna(0).astype("int64")
     dv_targets = set(parts["dv"]["referenced_data_file"].dropna().map(normalize))
     data["dvs"] = data["key"].isin(dv_targets).astype("int64")
+    return data
 
-    dv_keys = data["key"][data["dvs"] > 0]
 
-    def applied(deletes, strict: bool, name: str):
+def measure_relations(parts: dict[str, Any], data) -> dict[str, Any]:
+    """The input relations of :mod:`.measures` (Arrow) from a snapshot's files by kind and its data files
+    (``rid`` is the data file's place in ``data``, ``did`` a delete file's in its kind's frame)."""
+    import numpy as np
+    import pyarrow as pa
+
+    def deletes(frame, eq: bool):
+        ref, lo, hi = _path_scope(frame)
+        cols = {"did": np.arange(len(frame), dtype=np.int64), "dpkey": _partition_key(frame).astype(str).tolist(),
+                "dseq": frame["sequence_number"].astype("Int64").fillna(0).astype("int64").to_numpy(),
+                "ref": ref, "lo": lo, "hi": hi}
+        if eq:
+            cols["partition_empty"] = [not p for p in frame["partition"]]
+        return pa.table(cols)
+
+    dv = parts["dv"]
+    return {"data": pa.table({"rid": np.arange(len(data), dtype=np.int64), "key": data["key"].tolist(),
+                              "raw": data["raw"].tolist(), "pkey": data["pkey"].astype(str).tolist(),
+                              "seq": data["seq"].to_numpy()}),
+            "dvs": pa.table({"ref_key": [normalize(v) if isinstance(v, str) else None
+                                         for v in dv["referenced_data_file"]],
+                             "record_count": dv["record_count"].astype("Int64").fillna(0).astype("int64").to_numpy()}),
+            "pos": deletes(parts["position-deletes"], False), "eq": deletes(parts["equality-deletes"], True)}
+
+
+def _amplification(parts: dict[str, Any]):
+    """Per data file: delete files a reader merges when scanning it, by the one definition of which deletes apply
+    (:data:`.measures.POSITION_DELETES_APPLIED`, :data:`.measures.EQUALITY_DELETES_APPLIED`, run by DuckDB here).
+    A DV applies to its referenced file (at most one)."""
+    import numpy as np
+    import pandas as pd
+
+    from .measures import EQUALITY_DELETES_APPLIED, POSITION_DELETES_APPLIED, run_local
+
+    data = data_frame(parts)
+    relations: dict[str, Any] = {}
+
+    def applied(measure, deletes, name: str):
         """Per data file: how many of ``deletes`` apply; per delete file: to how many data files."""
-        none = pd.Series(0, index=data.index, dtype="int64", name=name)
         if deletes.empty or data.empty:
-            return none, pd.Series(0, index=deletes.index, dtype="int64")
-        d = deletes[["file_path", "partition", "spec_id", "sequence_number", "referenced_data_file"]].copy()
-        d["pkey"] = _partition_key(d)
-        d["dseq"] = d["sequence_number"].astype("Int64").fillna(0).astype("int64")
-        d["ref"], d["lo"], d["hi"] = _path_scope(deletes)
-        global_eq = strict and d["partition"].map(lambda p: not p).all()
-        left = data[["key", "raw", "pkey", "seq"]].reset_index()
-        right = d[["pkey", "dseq", "ref", "lo", "hi"]].rename_axis("delete").reset_index()
+            return (pd.Series(0, index=data.index, dtype="int64", name=name),
+                    pd.Series(0, index=deletes.index, dtype="int64"))
+        if not relations:  # built once, and only for a table that has position or equality deletes
+            relations.update(measure_relations(parts, data))
+        pairs = run_local(measure, **relations)
+        per_data = np.bincount(pairs.column("rid").to_numpy(), minlength=len(data)).astype("int64")
+        per_delete = np.bincount(pairs.column("did").to_numpy(), minlength=len(deletes)).astype("int64")
+        return (pd.Series(per_data, index=data.index, name=name), pd.Series(per_delete, index=deletes.index))
 
-        def keep(pairs):
-            ok = (pairs["seq"] < pairs["dseq"]) if strict else (pairs["seq"] <= pairs["dseq"])
-            ok &= (pairs["lo"] == "") | (pairs["raw"] >= pairs["lo"])
-            ok &= (pairs["hi"] == "") | (pairs["raw"] <= pairs["hi"])
-            if not strict:  # a DV supersedes its data file's position deletes
-                ok &= ~pairs["key"].isin(dv_keys)
-            return pairs.loc[ok, ["index", "delete"]]
-
-        found = []
-        scoped, loose = right[right["ref"] != ""], right[right["ref"] == ""]
-        if len(scoped):  # scoped to one data file: a join on the path, never a partition's cross product
-            pairs = left.merge(scoped, left_on="key", right_on="ref", suffixes=("", "_delete"))
-            found.append(keep(pairs if global_eq else pairs[pairs["pkey"] == pairs["pkey_delete"]]))
-        if len(loose) and global_eq:
-            step = max(1, PAIR_LIMIT // len(loose))
-            for start in range(0, len(left), step):
-                found.append(keep(left.iloc[start:start + step].merge(loose.drop(columns="pkey"), how="cross")))
-        elif len(loose):  # partitions in chunks of at most PAIR_LIMIT pairs (a chunk holds one partition at least)
-            data_per = left.groupby("pkey").size()
-            per_part = data_per * loose.groupby("pkey").size().reindex(data_per.index, fill_value=0)
-            per_part = per_part[per_part > 0]
-            chunk = (per_part.cumsum() - per_part) // PAIR_LIMIT
-            for _, keys in chunk.groupby(chunk):
-                part = left[left["pkey"].isin(keys.index)]
-                found.append(keep(part.merge(loose[loose["pkey"].isin(keys.index)], on="pkey")))
-        hits = pd.concat(found) if found else pd.DataFrame(columns=["index", "delete"])
-        per_data = hits.groupby("index").size().reindex(data.index, fill_value=0).astype("int64").rename(name)
-        per_delete = hits.groupby("delete").size().reindex(deletes.index, fill_value=0).astype("int64")
-        return per_data, per_delete
-
-    data["position_delete_files"], pos_targets = applied(parts["position-deletes"], False, "position_delete_files")
-    data["equality_delete_files"], eq_targets = applied(parts["equality-deletes"], True, "equality_delete_files")
+    data["position_delete_files"], pos_targets = applied(POSITION_DELETES_APPLIED, parts["position-deletes"],
+                                                         "position_delete_files")
+    data["equality_delete_files"], eq_targets = applied(EQUALITY_DELETES_APPLIED, parts["equality-deletes"],
+                                                        "equality_delete_files")
     data["delete_files"] = data["dvs"] + data["position_delete_files"] + data["equality_delete_files"]
     data.attrs["position_delete_targets"] = pos_targets
     data.attrs["equality_delete_targets"] = eq_targets
@@ -330,8 +292,10 @@ class FileAggregates:
     amplification: Any = None
 
 
-def driver_file_aggregates(files, target: int, small_size: int, column: Optional[str]) -> FileAggregates:
-    """:class:`FileAggregates` from a snapshot's ``files(decode=True)`` frame, every file in memory here."""
+def driver_file_aggregates(files, target: int, small_size: int, column: Optional[str],
+                           deleted: "pd.Series") -> FileAggregates:
+    """:class:`FileAggregates` from a snapshot's ``files(decode=True)`` frame, every file in memory here;
+    ``deleted`` is the deleted rows per data file (normalized path) of :func:`~.deletes.row_counts`."""
     import pandas as pd
 
     parts = _files_by_kind(files)
@@ -342,8 +306,8 @@ def driver_file_aggregates(files, target: int, small_size: int, column: Optional
                                  "delete_bytes")})
     c["records"] = int(data["record_count"].sum())
     amp = _amplification(parts)
-    c["deleted_rows"], deleted = _deleted_rows(parts, amp)
     amp["deleted_rows"] = amp["file_path"].map(normalize).map(deleted).fillna(0).astype("int64").to_numpy()
+    c["deleted_rows"] = int(amp["deleted_rows"].sum())
     c["data_files_with_deletes"] = int((amp["delete_files"] > 0).sum())
     c["max_delete_files_per_data_file"] = int(amp["delete_files"].max()) if len(amp) else 0
 
@@ -415,8 +379,11 @@ class DriverReads:
         self.listing = None
 
     def current_files(self, target: int, small_size: int, column: Optional[str]) -> FileAggregates:
+        from .deletes import deleted_per_file
+
         self.files = live_files(self.source)
-        return driver_file_aggregates(self.files, target, small_size, column)
+        deleted = deleted_per_file(self.source, build_index(self.source, metrics=True))
+        return driver_file_aggregates(self.files, target, small_size, column, deleted)
 
     def snapshot_files(self, readable: list, current: Optional[int]) -> dict[int, str]:
         """Reads the file set of each ``(snapshot id, manifests frame)``; returns, per snapshot whose set is

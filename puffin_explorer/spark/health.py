@@ -312,6 +312,61 @@ def _located_entries(mapper):
     return run
 
 
+_POS_ROWS_SCHEMA = "key string, rows bigint, files bigint"
+
+
+def _position_delete_counts(mapper, storage_options: Optional[dict]):
+    """mapInArrow function: position-delete files (``file_path`` as written) → per file and data file (normalized)
+    the rows it names, read through this package's I/O layer; a file that cannot be read is one row with ``error``
+    (``missing`` when it is gone)."""
+
+    def run(batches):
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        from .._text import plural
+        from ..errors import InvalidFileError, NotFoundError, PuffinError
+        from ..iceberg.columns import normalized
+        from ..io import FileIO
+        from .tables import fsspec_location
+
+        io = FileIO(storage_options)
+        for batch in batches:
+            for path in batch.column("file_path").to_pylist():
+                if path is None:
+                    continue
+                loc = mapper.map(path)
+                try:  # the driver's reading and its messages (TableSource.read_parquet)
+                    data = io.read(fsspec_location(loc))
+                    try:
+                        names = pq.read_table(pa.BufferReader(data), columns=["file_path"]).column("file_path")
+                    except (pa.ArrowException, OSError, ValueError) as exc:
+                        raise InvalidFileError(f"{loc}: not a readable Parquet position-delete file "
+                                               f"({plural(len(data), 'byte')}): {exc}", None,
+                                               "iceberg.position-delete-unreadable") from exc
+                    counts = normalized(names.combine_chunks().cast(pa.string())).value_counts()
+                except PuffinError as exc:
+                    yield pa.RecordBatch.from_pydict({"file_path": [path], "key": [None], "rows": [None],
+                                                      "error": [str(exc)],
+                                                      "missing": [isinstance(exc, NotFoundError)]},
+                                                     schema=_counts_schema())
+                    continue
+                keys, rows = counts.field("values"), counts.field("counts").cast(pa.int64())
+                yield pa.RecordBatch.from_arrays([pa.array([path] * len(keys), pa.string()), keys, rows,
+                                                  pa.nulls(len(keys), pa.string()), pa.nulls(len(keys), pa.bool_())],
+                                                 schema=_counts_schema())
+
+    return run
+
+
+def _counts_schema():
+    """The Arrow schema :func:`_position_delete_counts` yields."""
+    import pyarrow as pa
+
+    return pa.schema([("file_path", pa.string()), ("key", pa.string()), ("rows", pa.int64()), ("error", pa.string()),
+                      ("missing", pa.bool_())])
+
+
 def _list_folders(storage_options: Optional[dict], root: str):
     """mapInArrow function: folder rows → every file under each folder (:data:`LISTING_SCHEMA`), listed
     through this package's I/O layer as the driver doctor lists the whole location."""
@@ -403,8 +458,16 @@ class SparkReads:
                          "sequence_number", "seq", "record_count", "file_size_in_bytes")
              .join(dv_keys, "key", "left").withColumn("dvs", F.coalesce(F.col("_dv"), F.lit(0)).cast("long"))
              .drop("_dv"))
-        pos_per_data, pos_targets = self._applied(d, pos, strict=False, any_rows=c["position_delete_files"] > 0)
-        eq_per_data, eq_targets = self._applied(d, eq, strict=True, any_rows=c["equality_delete_files"] > 0)
+        from ..iceberg.measures import DELETED_ROWS, EQUALITY_DELETES_APPLIED, POSITION_DELETES_APPLIED, run_spark
+
+        deletes = {name: frame.select(F.col("rid").alias("did"), F.col("pkey").alias("dpkey"), F.col("seq").alias("dseq"),
+                                      F.col("scope_ref").alias("ref"), F.col("scope_lo").alias("lo"),
+                                      F.col("scope_hi").alias("hi"), "partition_empty")
+                   for name, frame in (("pos", pos), ("eq", eq))}
+        rel = {"data": d.select("rid", "key", "raw", "pkey", "seq"), "dvs": dv.select("ref_key", "record_count"),
+               **deletes}
+        pos_per_data, pos_targets = self._applied(POSITION_DELETES_APPLIED, rel, c["position_delete_files"] > 0)
+        eq_per_data, eq_targets = self._applied(EQUALITY_DELETES_APPLIED, rel, c["equality_delete_files"] > 0)
         amp = d
         for counted, col in ((pos_per_data, "position_delete_files"), (eq_per_data, "equality_delete_files")):
             if counted is None:
@@ -415,30 +478,19 @@ class SparkReads:
         amp = amp.withColumn("delete_files", F.col("dvs") + F.col("position_delete_files")
                              + F.col("equality_delete_files"))
 
-        # ---- deleted rows: DV cardinalities, position-delete files that apply (as _deleted_rows counts them) --
-        live_keys = d.select("key").distinct()
-        dv_live = dv.join(live_keys.withColumnRenamed("key", "ref_key"), "ref_key", "left_semi")
-        per_file = [dv_live.select(F.col("ref_key").alias("key"), "record_count")]
-        total = int(dv_live.agg(F.sum("record_count")).first()[0] or 0)
+        # ---- deleted rows: the one definition (measures.DELETED_ROWS), position-delete files read on the executors --
         if pos_targets is not None:
             pos_t = pos.join(pos_targets.withColumnRenamed("did", "rid").withColumnRenamed("n", "targets"), "rid",
                              "left").withColumn("targets", F.coalesce(F.col("targets"), F.lit(0)))
         else:
             pos_t = pos.withColumn("targets", F.lit(0).cast("long"))
-        used = pos_t.where(F.col("targets") > 0)
-        total += int(used.agg(F.sum("record_count")).first()[0] or 0)
-        per_file.append(used.where(F.col("scope_ref") != "").select(F.col("scope_ref").alias("key"), "record_count"))
-        alone = used.where((F.col("scope_ref") == "") & (F.col("targets") == 1)) \
-            .select("pkey", F.col("seq").alias("dseq"), "record_count")
-        cand = d.where(F.col("dvs") == 0).select("key", "pkey", "seq")
-        per_file.append(alone.join(cand, "pkey").where(F.col("seq") <= F.col("dseq")).select("key", "record_count"))
-        deleted = per_file[0]
-        for more in per_file[1:]:
-            deleted = deleted.unionByName(more)
-        deleted = deleted.groupBy("key").agg(F.sum("record_count").alias("deleted_rows"))
+        rel["pos_rows"] = self._position_delete_rows(pos) if c["position_delete_files"] else \
+            self.spark.createDataFrame([], _POS_ROWS_SCHEMA)
+        deleted = run_spark(self.spark, DELETED_ROWS, **rel).select("key", F.col("deleted").alias("deleted_rows"))
         amp = self._keep(amp.join(deleted, "key", "left")
                          .withColumn("deleted_rows", F.coalesce(F.col("deleted_rows"), F.lit(0)).cast("long")))
-        c["deleted_rows"] = total
+        c["deleted_rows"] = int(amp.agg(F.sum("deleted_rows")).first()[0] or 0)
+        live_keys = d.select("key").distinct()
 
         # ---- sums over the data files ---------------------------------------------------------------
         has, many = F.col("delete_files") > 0, F.col("delete_files") > DELETE_FILES_PER_DATA_FILE
@@ -535,36 +587,36 @@ class SparkReads:
             mean_delete_files=float(s["mean_deletes"] or 0.0), dangling=dangling,
             columns=_columns_frame(partials), clustering=clustering, amplification=top)
 
-    @staticmethod
-    def _applied(d, deletes, strict: bool, any_rows: bool):
-        """Pairs (data file, delete file) where the delete applies (``_amplification``'s rules as Spark joins):
-        per data file ``(rid, n)`` and per delete file ``(did, n)``, or (None, None) without delete files."""
+    def _applied(self, measure, relations: dict, any_rows: bool):
+        """The (data file, delete file) pairs of ``measure`` (:mod:`~puffin_explorer.iceberg.measures`, run by Spark
+        SQL) counted per data file ``(rid, n)`` and per delete file ``(did, n)``; (None, None) without delete files."""
         from pyspark.sql import functions as F
+
+        from ..iceberg.measures import run_spark
 
         if not any_rows:
             return None, None
-        dl = deletes.select(F.col("rid").alias("did"), F.col("pkey").alias("dpkey"), F.col("seq").alias("dseq"),
-                            F.col("scope_ref").alias("ref"), F.col("scope_lo").alias("lo"),
-                            F.col("scope_hi").alias("hi"), "partition_empty")
-        global_eq = strict and dl.where(~F.col("partition_empty")).limit(1).count() == 0
-        left = d.select("rid", "key", "raw", "pkey", "seq", "dvs")
-        scoped, loose = dl.where(F.col("ref") != ""), dl.where(F.col("ref") == "")
-        on = F.col("key") == F.col("ref")
-        if not global_eq:
-            on = on & (F.col("pkey") == F.col("dpkey"))
-        pairs = left.join(scoped, on)
-        if global_eq:
-            pairs = pairs.unionByName(left.crossJoin(loose))
-        else:
-            pairs = pairs.unionByName(left.join(loose, F.col("pkey") == F.col("dpkey")))
-        ok = (F.col("seq") < F.col("dseq")) if strict else (F.col("seq") <= F.col("dseq"))
-        ok = ok & ((F.col("lo") == "") | (F.col("raw") >= F.col("lo")))
-        ok = ok & ((F.col("hi") == "") | (F.col("raw") <= F.col("hi")))
-        if not strict:  # a DV supersedes its data file's position deletes
-            ok = ok & (F.col("dvs") == 0)
-        hits = pairs.where(ok).select("rid", "did")
+        hits = run_spark(self.spark, measure, **relations)
         return (hits.groupBy("rid").agg(F.count(F.lit(1)).alias("n")),
                 hits.groupBy("did").agg(F.count(F.lit(1)).alias("n")))
+
+    def _position_delete_rows(self, pos):
+        """``pos_rows`` of :mod:`~puffin_explorer.iceberg.measures`: rows each live Parquet position-delete file names
+        per data file, read on the executors (each file once); one that cannot be read is a finding, as on the
+        driver, and its rows are not counted."""
+        from pyspark.sql import functions as F
+
+        from ..errors import NotFoundError, PuffinError
+        from ..iceberg.deletes import _unreadable
+
+        counted = self._keep(pos.select("file_path").distinct()
+                             .mapInArrow(_position_delete_counts(self.source.mapper, self.options),
+                                         "file_path string, key string, rows bigint, error string, missing boolean"))
+        for r in counted.where(F.col("error").isNotNull()).select("file_path", "error", "missing").collect():
+            exc = NotFoundError(r["error"]) if r["missing"] else PuffinError(r["error"])
+            _unreadable(self.source, self.source.metadata.current_snapshot_id, r["file_path"], exc)
+        return (counted.where(F.col("error").isNull()).groupBy("key")
+                .agg(F.sum("rows").alias("rows"), F.count(F.lit(1)).alias("files")))
 
     # ---- every snapshot's files ----------------------------------------------------------------------
     def snapshot_files(self, readable: list, current: Optional[int]) -> dict[int, str]:

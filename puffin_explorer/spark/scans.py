@@ -208,7 +208,9 @@ def deletion_report(spark, table: Any, storage_options: Optional[dict[str, Any]]
 
     ``deleted`` counts our decode of the DV plus, for v2 tables, the rows of
     Parquet position-delete files (read by this package for a planned table,
-    counted by Iceberg's ``position_deletes`` for a catalog name).
+    counted by Iceberg's ``position_deletes`` for a catalog name), by the one
+    definition of deleted rows (:data:`~puffin_explorer.iceberg.measures.DELETED_ROWS`:
+    a DV supersedes its data file's position deletes).
     """
     from pyspark.sql import functions as F
 
@@ -242,8 +244,18 @@ def deletion_report(spark, table: Any, storage_options: Optional[dict[str, Any]]
             report = report.join(counted, "data_file", "left")
         else:
             report = report.withColumn("file_deleted", F.lit(None).cast("bigint"))
-        deleted = F.coalesce(F.col("dv_deleted"), F.lit(0)) + F.coalesce(F.col("file_deleted"), F.lit(0))
-        return (report.withColumn("deleted", deleted)
+        # deleted rows by the one definition (iceberg/measures.py): the decoded DVs and the position-delete rows,
+        # a DV superseding its file's position deletes, keyed by the data file as the metadata writes it
+        from ..iceberg.measures import DELETED_ROWS, run_spark
+
+        pos_rows = (counted.select(F.col("data_file").alias("key"), F.col("file_deleted").alias("rows"),
+                                   F.lit(None).cast("bigint").alias("files"))  # rows per data file, not files
+                    if counted is not None else spark.createDataFrame([], "key string, rows bigint, files bigint"))
+        per_file = run_spark(spark, DELETED_ROWS, data=data.select(F.col("data_file").alias("key")),
+                             dvs=facts.select(F.col("data_file").alias("ref_key"),
+                                              F.col("dv_deleted").alias("record_count")), pos_rows=pos_rows)
+        report = report.join(per_file.select(F.col("key").alias("data_file"), "deleted"), "data_file", "left")
+        return (report.withColumn("deleted", F.coalesce(F.col("deleted"), F.lit(0)))
                 .withColumn("live", F.col("rows") - F.col("deleted"))
                 .withColumn("deleted_share", F.when(F.col("rows") > 0, F.col("deleted") / F.col("rows")))
                 .select("data_file", "rows", "deleted", "live", "deleted_share", "dv_deleted",

@@ -1,0 +1,68 @@
+"""The per-file measures (``iceberg/measures.py``) on the driver: exact answers on a v2 table's files written
+out by hand, and the one definition behind deleted rows everywhere (card, timeline, delete debt, the doctor).
+Their parity with Spark SQL is ``test_spark_planned.py::test_every_measure_answers_the_same_on_spark``."""
+
+from __future__ import annotations
+
+import pytest
+
+from _measure_relations import V2_EVERYWHERE_EQUALITY, V2_EXPECTED, rows, v2_relations
+from _spark import FIXTURE_WAREHOUSE
+from puffin_explorer import Warehouse
+from puffin_explorer.iceberg import measures as M
+
+NOW = "2026-11-28T00:00:00Z"
+
+
+@pytest.mark.parametrize("name", sorted(M.MEASURES))
+def test_each_measure_answers_exactly_on_a_v2_table_written_by_hand(name):
+    assert set(V2_EXPECTED) == set(M.MEASURES)  # a new measure needs its expected answer here
+    measure = M.MEASURES[name]
+    got = M.run_local(measure, **v2_relations())
+    assert got.column_names == list(measure.columns)
+    assert rows(got) == V2_EXPECTED[name]
+
+
+def test_unpartitioned_equality_deletes_apply_to_every_partition():
+    got = M.run_local(M.EQUALITY_DELETES_APPLIED, **v2_relations(everywhere=True))
+    assert rows(got) == V2_EVERYWHERE_EQUALITY
+
+
+def test_no_rows_in_no_rows_out():
+    empty = {name: M.empty(name) for name in M.RELATIONS}
+    for measure in M.MEASURES.values():
+        assert M.run_local(measure, **empty).num_rows == 0
+
+
+def _tables():
+    """Every reference Iceberg table: the Spark 3.5 + Iceberg 1.9.2 warehouse and the DuckDB-written v3 table."""
+    from puffin_explorer import Table
+
+    if not FIXTURE_WAREHOUSE.is_dir():
+        pytest.skip(f"reference fixtures not found at {FIXTURE_WAREHOUSE}")
+    wh = Warehouse(str(FIXTURE_WAREHOUSE))
+    rows = wh.summary().set_index("table")
+    out = [(wh.table(name), rows.loc[name]) for name in rows.index]
+    duck = Table.from_folder(str(FIXTURE_WAREHOUSE.parent / "engines" / "duckdb" / "dv_single"))
+    return out + [(duck, None)]
+
+
+def test_the_card_the_warehouse_card_the_timeline_and_the_doctor_count_the_same_deleted_rows():
+    """One number for deleted rows and deleted share wherever a table shows them."""
+    seen = []
+    for t, listed in _tables():
+        row = t.summary()
+        h = t.health(now=NOW, list_files=False)
+        debt = t.delete_debt()
+        timeline = t.timeline().set_index("snapshot_id")
+        per_file = t.deleted_rows_per_file()
+        counts = {row["deleted_rows"], h.metrics["deleted_rows"], debt.deleted_rows, int(per_file["deleted_rows"].sum()),
+                  int(timeline.loc[t.metadata.current_snapshot_id, "deleted_rows"])}
+        if listed is not None:
+            counts.add(int(listed["deleted_rows"]))
+        assert len(counts) == 1, (t.name, counts)
+        assert row["records"] == h.metrics["records"] == debt.records, t.name
+        assert round(row["deleted_share"], 9) == round(h.metrics["deleted_share"], 9) == round(debt.deleted_share, 9)
+        seen.append((t.name, row["deleted_rows"]))
+    # the fixtures' READMEs: 22,889 rows of 100,000 deleted in DuckDB's table (its last DV)
+    assert seen == [("shop.events", 55_878), ("shop.legacy", 2_000), ("shop.orders", 27_924), ("dv_single", 22_889)]
