@@ -471,7 +471,8 @@ def test_every_measure_answers_the_same_on_spark(any_spark, request):
     """Each measure of ``iceberg/measures.py`` is one SQL text: DuckDB runs it here, Spark SQL on the session
     (3.5 with Iceberg; 4.0 classic and Connect), over the same relations — the v2 table written by hand
     (position and equality deletes across partitions, a DV superseding position deletes) and the relations
-    the doctor builds from each reference table — and every answer is the same."""
+    the doctor builds from each reference table: the Spark-written warehouse, DuckDB's v3 table and, where
+    Spark 3.5 writes it, the demo warehouse — and every answer is the same."""
     import pyarrow as pa
 
     from _measure_relations import V2_EVERYWHERE_EQUALITY, V2_EXPECTED, rows, v2_relations
@@ -485,8 +486,11 @@ def test_every_measure_answers_the_same_on_spark(any_spark, request):
         return {name: to_spark(any_spark, relations[name], M.RELATIONS[name]) for name in M.RELATIONS}
 
     cases = [("v2 by hand", v2_relations()), ("v2, unpartitioned equality deletes", v2_relations(everywhere=True))]
+    from puffin_explorer import Table
+
     tables = [_table(meta) for meta in (ORDERS_META, EVENTS_META,
                                         FIXTURE_WAREHOUSE / "shop" / "legacy" / "metadata" / "v3.metadata.json")]
+    tables.append(Table.from_folder(str(FIXTURE_WAREHOUSE.parent / "engines" / "duckdb" / "dv_single")))
     if _major() < 4:  # the demo warehouse is written by Spark 3.5 with Iceberg (the session of this run)
         from puffin_explorer import Warehouse
 

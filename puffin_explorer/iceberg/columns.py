@@ -16,9 +16,17 @@ def normalized(column):
     ``s3://``, trailing slashes dropped)."""
     import pyarrow.compute as pc
 
-    c = pc.replace_substring_regex(column, r"^file:(//)?", "")
-    c = pc.replace_substring_regex(c, r"^s3[an]://", "s3://")
-    return pc.replace_substring_regex(c, r"(.)/+$", r"\1")
+    def some(mask) -> bool:  # a rewrite copies every path: only when one needs it
+        return bool(pc.any(mask).as_py())
+
+    c = column
+    if some(pc.starts_with(c, "file:")):
+        c = pc.replace_substring_regex(c, r"^file:(//)?", "")
+    if some(pc.or_(pc.starts_with(c, "s3a://"), pc.starts_with(c, "s3n://"))):
+        c = pc.replace_substring_regex(c, r"^s3[an]://", "s3://")
+    if some(pc.ends_with(c, "/")):
+        c = pc.replace_substring_regex(c, r"(.)/+$", r"\1")
+    return c
 
 
 def objects(values: list):

@@ -108,7 +108,6 @@ def row_counts(source: "TableSource", index: "EntryIndex") -> RowCounts:
 
     data = index.rows(index.mask(["data"], deletes=False))
     dvs = index.rows(index.mask(["dv"], deletes=True))
-    n = data.num_rows
     keys = normalized(data.column("file_path").combine_chunks())
     kinds = index.rows(index.mask(deletes=True)).column("kind")
     eq_files = int(pc.sum(pc.equal(kinds, "equality-deletes")).as_py() or 0)
@@ -124,18 +123,28 @@ def row_counts(source: "TableSource", index: "EntryIndex") -> RowCounts:
 
             counts = position_delete_counts(source, index, on_error=on_error)
     named = list(counts["rows"])
-    per_key = run_local(DELETED_ROWS, data=pa.table({"key": keys}),
-                        dvs=pa.table({"ref_key": normalized(dvs.column("referenced_data_file").combine_chunks()),
+    # the paths as codes into the distinct data files (a DV or delete naming no live data file gets none)
+    encoded = keys.dictionary_encode()
+    distinct = encoded.dictionary
+
+    def code(column):
+        return pc.cast(pc.index_in(column, value_set=distinct), pa.int64())
+
+    row_code = pc.cast(encoded.indices, pa.int64())
+    per_key = run_local(DELETED_ROWS, data=pa.table({"key": row_code}),
+                        dvs=pa.table({"ref_key": code(normalized(dvs.column("referenced_data_file").combine_chunks())),
                                       "record_count": pc.fill_null(dvs.column("record_count"), 0)}),
-                        pos_rows=pa.table({"key": pa.array(named, pa.string()),
+                        pos_rows=pa.table({"key": code(pa.array(named, pa.string())),
                                            "rows": pa.array([counts["rows"][k] for k in named], pa.int64()),
                                            "files": pa.array([counts["files"].get(k, 0) for k in named], pa.int64())}))
     # back to the index's data rows (a data file listed twice gets its counts twice, as its rows count twice)
-    got = pa.table({"key": keys, "i": pa.array(np.arange(n, dtype=np.int64))}) \
-        .join(per_key, "key", join_type="left outer", use_threads=False).sort_by("i")
+    rows_at = pc.fill_null(row_code, -1).to_numpy()
+    keyed = per_key.column("key").to_numpy()
 
     def col(name: str):
-        return pc.fill_null(got.column(name), 0).to_numpy().astype(np.int64)
+        dense = np.zeros(len(distinct) + 1, dtype=np.int64)  # the last slot: rows without a path
+        dense[keyed] = per_key.column(name).to_numpy()
+        return dense[rows_at]
 
     records = pc.fill_null(data.column("record_count"), 0).to_numpy().astype(np.int64)
     out = index.derived["row-counts"] = RowCounts(data, keys, records, col("dv_rows"), col("dvs"), col("pos_rows"),

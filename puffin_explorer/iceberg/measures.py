@@ -28,6 +28,9 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
+#: Columns that name a data file: strings, or on the driver integer codes of them (joins on codes need a
+#: fraction of the memory of joins on paths).
+KEYS = ("key", "ref_key")
 #: Spark DDL of each input relation (DuckDB reads the same columns from Arrow).
 RELATIONS = {
     "data": "rid bigint, key string, raw string, pkey string, seq bigint",
@@ -130,13 +133,19 @@ def arrow_schema(name: str, columns: Any = None):
 def run_local(measure: Measure, **relations: Any):
     """The measure run by DuckDB on this process over Arrow tables (one per input): a ``pyarrow.Table``."""
     import duckdb
+    import pyarrow as pa
 
-    con = duckdb.connect(config={"threads": 2})
+    con = duckdb.connect(config={"threads": 1})
     try:
         names = {}
         for name, columns in measure.inputs.items():
             names[name] = f"in_{name}"
-            con.register(names[name], relations[name].select(list(columns)).cast(arrow_schema(name, columns)))
+            table = relations[name].select(list(columns))
+            schema = arrow_schema(name, columns)
+            # keys may come as integer codes of the paths (the same codes in every relation of the call)
+            schema = pa.schema([table.schema.field(f.name) if f.name in KEYS
+                                and pa.types.is_integer(table.schema.field(f.name).type) else f for f in schema])
+            con.register(names[name], table.cast(schema))
         relation = con.sql(measure.sql.format(**names))
         table = relation.to_arrow_table() if hasattr(relation, "to_arrow_table") else relation.arrow()
         return table.select(list(measure.columns))
