@@ -66,3 +66,13 @@ def test_the_card_the_warehouse_card_the_timeline_and_the_doctor_count_the_same_
         seen.append((t.name, row["deleted_rows"]))
     # the fixtures' READMEs: 22,889 rows of 100,000 deleted in DuckDB's table (its last DV)
     assert seen == [("shop.events", 55_878), ("shop.legacy", 2_000), ("shop.orders", 27_924), ("dv_single", 22_889)]
+
+
+def test_a_delete_files_path_scope_is_read_one_way():
+    """The scope the ``pos`` / ``eq`` relations hold, on the driver and on the executors: the referenced data file,
+    else ``file_path`` bounds that name one path; the bounds as written."""
+    assert M.path_scope("file:/t/a.parquet", None, None) == ("/t/a.parquet", "", "")
+    assert M.path_scope("", "s3a://b/t/a.parquet", "s3a://b/t/a.parquet") == (
+        "s3://b/t/a.parquet", "s3a://b/t/a.parquet", "s3a://b/t/a.parquet")
+    assert M.path_scope(None, "s3://b/t/a", "s3://b/t/z") == ("", "s3://b/t/a", "s3://b/t/z")
+    assert M.path_scope(None, b"\x00", 7) == ("", "", "")  # bounds that are not text scope nothing

@@ -131,16 +131,13 @@ def _path_scope(deletes) -> tuple[list, list, list]:
 
     As Iceberg's delete index does: ``referenced_data_file`` when set, else the ``file_path`` bounds when the
     lower equals the upper one; a data file outside the bounds cannot have deletes in the file."""
+    from .measures import path_scope
+
     refs, los, his = [], [], []
     for ref, lower, upper in zip(deletes["referenced_data_file"], deletes["lower_bounds"], deletes["upper_bounds"]):
-        lo = lower.get("file_path") if isinstance(lower, dict) else None
-        hi = upper.get("file_path") if isinstance(upper, dict) else None
-        lo = lo if isinstance(lo, str) else ""
-        hi = hi if isinstance(hi, str) else ""
-        if isinstance(ref, str) and ref:
-            refs.append(normalize(ref))
-        else:
-            refs.append(normalize(lo) if lo and lo == hi else "")
+        scope, lo, hi = path_scope(ref, lower.get("file_path") if isinstance(lower, dict) else None,
+                                   upper.get("file_path") if isinstance(upper, dict) else None)
+        refs.append(scope)
         los.append(lo)
         his.append(hi)
     return refs, los, his

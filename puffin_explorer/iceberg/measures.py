@@ -116,6 +116,20 @@ DELETED_ROWS = Measure(
 MEASURES = {m.name: m for m in (POSITION_DELETES_APPLIED, EQUALITY_DELETES_APPLIED, DELETED_ROWS)}
 
 
+def path_scope(referenced_data_file: Any, lower: Any, upper: Any) -> tuple[str, str, str]:
+    """A delete file's path scope as the relations ``pos`` / ``eq`` hold it: ``(ref, lo, hi)`` from its
+    ``referenced_data_file`` and the lower and upper bounds of its ``file_path`` column (decoded values or None).
+    As Iceberg's delete index: the referenced file when set, else the bounds when they are one path; ``lo`` /
+    ``hi`` as written (``''`` when absent)."""
+    from .paths import normalize
+
+    lo = lower if isinstance(lower, str) else ""
+    hi = upper if isinstance(upper, str) else ""
+    if isinstance(referenced_data_file, str) and referenced_data_file:
+        return normalize(referenced_data_file), lo, hi
+    return (normalize(lo) if lo and lo == hi else ""), lo, hi
+
+
 def empty(name: str):
     """An empty Arrow table of the input relation ``name``."""
     return arrow_schema(name).empty_table()

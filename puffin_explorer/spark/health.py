@@ -96,6 +96,7 @@ def _health_rows(fields: dict, column: Optional[str]):
         import pyarrow as pa
 
         from ..iceberg.bounds import decode_bounds
+        from ..iceberg.measures import path_scope
         from ..iceberg.paths import normalize
         from .executors import _arrow_schema
 
@@ -121,9 +122,7 @@ def _health_rows(fields: dict, column: Optional[str]):
                     lows, highs = needed(r["lower_bounds"]), needed(r["upper_bounds"])
                 part = r["partition"]
                 ref = r["referenced_data_file"]
-                lo, hi = lows.get("file_path"), highs.get("file_path")
-                lo, hi = (lo if isinstance(lo, str) else ""), (hi if isinstance(hi, str) else "")
-                scope = normalize(ref) if isinstance(ref, str) and ref else (normalize(lo) if lo and lo == hi else "")
+                scope, lo, hi = path_scope(ref, lows.get("file_path"), highs.get("file_path"))
                 spec = r["spec_id"]
                 out["rid"].append(rid)
                 out["kind"].append(kind)
