@@ -74,10 +74,10 @@ def snapshot_position_delete_counts(source: "TableSource", index: "EntryIndex") 
 class RowCounts(NamedTuple):
     """Per live data file of one index (numpy arrays, the index's data-row order): its records, the rows
     its DVs delete and how many DVs, the rows its live Parquet position-delete files name and how many
-    files, and those that its DV supersedes. ``deleted = dv_rows + pos_rows - superseded``."""
+    files, and those that its DV supersedes. ``deleted = dv_rows + pos_rows - superseded``. ``rows`` are the
+    data rows' positions in the index (the counts keep no copy of their paths)."""
 
-    data: Any
-    keys: Any
+    rows: Any
     records: Any
     dv_rows: Any
     dvs: Any
@@ -106,10 +106,11 @@ def row_counts(source: "TableSource", index: "EntryIndex") -> RowCounts:
 
     from .measures import DELETED_ROWS, run_local
 
-    data = index.rows(index.mask(["data"], deletes=False))
-    dvs = index.rows(index.mask(["dv"], deletes=True))
-    keys = normalized(data.column("file_path").combine_chunks())
-    kinds = index.rows(index.mask(deletes=True)).column("kind")
+    at = np.flatnonzero(index.mask(["data"], deletes=False))
+    data = index.table.select(["file_path", "record_count"]).take(pa.array(at))
+    dvs = index.rows(index.mask(["dv"], deletes=True), ["referenced_data_file", "record_count"])
+    keys = normalized(data.column("file_path"))
+    kinds = index.rows(index.mask(deletes=True), ["kind"]).column("kind")
     eq_files = int(pc.sum(pc.equal(kinds, "equality-deletes")).as_py() or 0)
     unread: list[str] = []
     counts: dict[str, dict[str, int]] = {"rows": {}, "files": {}}
@@ -124,13 +125,12 @@ def row_counts(source: "TableSource", index: "EntryIndex") -> RowCounts:
             counts = position_delete_counts(source, index, on_error=on_error)
     named = list(counts["rows"])
     # the paths as codes into the distinct data files (a DV or delete naming no live data file gets none)
-    encoded = keys.dictionary_encode()
-    distinct = encoded.dictionary
+    distinct = pc.unique(keys)
 
     def code(column):
         return pc.cast(pc.index_in(column, value_set=distinct), pa.int64())
 
-    row_code = pc.cast(encoded.indices, pa.int64())
+    row_code = code(keys)
     per_key = run_local(DELETED_ROWS, data=pa.table({"key": row_code}),
                         dvs=pa.table({"ref_key": code(normalized(dvs.column("referenced_data_file").combine_chunks())),
                                       "record_count": pc.fill_null(dvs.column("record_count"), 0)}),
@@ -147,18 +147,27 @@ def row_counts(source: "TableSource", index: "EntryIndex") -> RowCounts:
         return dense[rows_at]
 
     records = pc.fill_null(data.column("record_count"), 0).to_numpy().astype(np.int64)
-    out = index.derived["row-counts"] = RowCounts(data, keys, records, col("dv_rows"), col("dvs"), col("pos_rows"),
+    out = index.derived["row-counts"] = RowCounts(at, records, col("dv_rows"), col("dvs"), col("pos_rows"),
                                                   col("pos_files"), col("superseded"), col("deleted"), eq_files,
                                                   len(unread))
     return out
 
 
-def deleted_per_file(source: "TableSource", index: "EntryIndex"):
-    """:func:`row_counts`' deleted rows per live data file, as a pandas Series by normalized path."""
-    import pandas as pd
+def deleted_rows_of(source: "TableSource", index: "EntryIndex", paths) -> Any:
+    """:func:`row_counts`' deleted rows of the data files ``paths`` (as written; a pandas Series or a list), in
+    their order: the counts of the index's live data rows when ``paths`` are those rows, else by path."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
 
     c = row_counts(source, index)
-    return pd.Series(c.deleted, index=c.keys.to_pylist(), dtype="int64").groupby(level=0).first()
+    written = index.table.column("file_path").take(pa.array(c.rows))
+    given = pa.array(list(paths) if not hasattr(paths, "array") else paths.array, pa.string())
+    if len(given) == len(written) and bool(pc.all(pc.equal(written, given)).as_py() in (True, None)):
+        return c.deleted.copy()
+    at = pc.index_in(normalized(given), value_set=normalized(written).combine_chunks()).to_numpy(zero_copy_only=False)
+    found = ~np.isnan(at) if at.dtype.kind == "f" else np.ones(len(given), dtype=bool)
+    return np.where(found, c.deleted[np.nan_to_num(at).astype(np.int64)] if len(c.deleted) else 0, 0).astype(np.int64)
 
 
 #: Index findings that mean entries of the snapshot were not read, so its counts miss them.
@@ -193,12 +202,13 @@ def deleted_rows_per_file(source: "TableSource", index: "EntryIndex", partition_
     """
     import numpy as np
     import pandas as pd
+    import pyarrow as pa
 
     c = row_counts(source, index)
     n, records, deleted = len(c.records), c.records, c.deleted
     with np.errstate(divide="ignore", invalid="ignore"):
         share = np.where(records != 0, deleted / np.where(records != 0, records, 1), 0.0)
-    data = c.data
+    data = index.table.select(["file_path", "partition"]).take(pa.array(c.rows))
     part = partition_texts(index, data) if partition_text else partitions(index, data)
     return vanished.mark(pd.DataFrame({
         "file_path": strings(data.column("file_path")), "location": located_strings(source, data.column("file_path")),

@@ -289,10 +289,9 @@ class FileAggregates:
     amplification: Any = None
 
 
-def driver_file_aggregates(files, target: int, small_size: int, column: Optional[str],
-                           deleted: "pd.Series") -> FileAggregates:
+def driver_file_aggregates(files, target: int, small_size: int, column: Optional[str], deleted) -> FileAggregates:
     """:class:`FileAggregates` from a snapshot's ``files(decode=True)`` frame, every file in memory here;
-    ``deleted`` is the deleted rows per data file (normalized path) of :func:`~.deletes.row_counts`."""
+    ``deleted`` is the deleted rows of each of its data files, in order (:func:`~.deletes.deleted_rows_of`)."""
     import pandas as pd
 
     parts = _files_by_kind(files)
@@ -303,7 +302,7 @@ def driver_file_aggregates(files, target: int, small_size: int, column: Optional
                                  "delete_bytes")})
     c["records"] = int(data["record_count"].sum())
     amp = _amplification(parts)
-    amp["deleted_rows"] = amp["file_path"].map(normalize).map(deleted).fillna(0).astype("int64").to_numpy()
+    amp["deleted_rows"] = deleted
     c["deleted_rows"] = int(amp["deleted_rows"].sum())
     c["data_files_with_deletes"] = int((amp["delete_files"] > 0).sum())
     c["max_delete_files_per_data_file"] = int(amp["delete_files"].max()) if len(amp) else 0
@@ -376,10 +375,11 @@ class DriverReads:
         self.listing = None
 
     def current_files(self, target: int, small_size: int, column: Optional[str]) -> FileAggregates:
-        from .deletes import deleted_per_file
+        from .deletes import deleted_rows_of
 
         self.files = live_files(self.source)
-        deleted = deleted_per_file(self.source, build_index(self.source, metrics=True))
+        data = self.files.loc[self.files["kind"] == "data", "file_path"]
+        deleted = deleted_rows_of(self.source, build_index(self.source, metrics=True), data)
         return driver_file_aggregates(self.files, target, small_size, column, deleted)
 
     def snapshot_files(self, readable: list, current: Optional[int]) -> dict[int, str]:

@@ -178,11 +178,13 @@ class EntryIndex:
             m &= manifest_deletes[self.ints("manifest")] == deletes
         return m
 
-    def rows(self, mask=None):
-        """A ``pyarrow.Table`` of the rows a boolean mask selects (all when None)."""
+    def rows(self, mask=None, columns: Optional[list[str]] = None):
+        """A ``pyarrow.Table`` of the rows a boolean mask selects (all when None), of ``columns`` only when given
+        (a filter copies what it keeps: the metrics of every row, unless they are left out)."""
         import pyarrow as pa
 
-        return self.table if mask is None else self.table.filter(pa.array(mask))
+        table = self.table if columns is None else self.table.select(columns)
+        return table if mask is None else table.filter(pa.array(mask))
 
     def partition_values(self, codes) -> list:
         """The partition records of ``codes`` (values of the ``partition`` column)."""
