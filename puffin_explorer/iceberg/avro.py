@@ -21,6 +21,8 @@ from typing import Any, Callable, Optional
 from .._text import plural
 
 MAGIC = b"Obj\x01"
+#: The block codecs this reader inflates (a container with another codec is damage here, ``codec …``).
+CODECS = ("null", "deflate")
 #: A deflate block may not inflate past this (a manifest block is a few MB at most).
 MAX_INFLATED_BLOCK = 256 << 20
 
@@ -129,8 +131,8 @@ def read_records(data: bytes, project: Optional[Callable[[Any], Any]] = None,
         writer, reader = parsed_schemas(text, project, project_key)
     except Exception as exc:  # noqa: BLE001 - fastavro raises many types on a bad schema
         return AvroRecords(meta, None, [], 0, AvroDamage(0, f"schema unreadable: {type(exc).__name__}: {exc}"))
-    if codec not in ("null", "deflate"):
-        return AvroRecords(meta, writer, [], 0, AvroDamage(pos, f"codec {codec!r} not supported (null, deflate)"))
+    if codec not in CODECS:
+        return AvroRecords(meta, writer, [], 0, AvroDamage(pos, f"codec {codec!r} not supported ({', '.join(CODECS)})"))
     out: list = []
     claimed = 0
     end = len(data)

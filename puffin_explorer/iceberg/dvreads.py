@@ -82,6 +82,7 @@ class DVReader:
         self._in_file_order: Any = None  # (index, rows, offsets, {location: (start, end)})
 
     def entry(self, target: Union[str, dict, Any], snapshot_id: Optional[int]) -> dict[str, Any]:
+        """The DV entry ``target`` names: the entry itself, a DataFrame row, or a data file's path."""
         if isinstance(target, dict):
             return target
         if hasattr(target, "to_dict"):  # a DataFrame row
@@ -120,12 +121,7 @@ class DVReader:
         return pos
 
     def read_dv(self, target: Union[str, dict, Any], snapshot_id: Optional[int] = None):
-        """The DeletionVector of a data file (path) or of a DV delete-file row.
-
-        Reads only ``content_size_in_bytes`` at ``content_offset`` of the Puffin
-        file, as Iceberg's own reader does.  A loop over many DVs of one file reads
-        ahead: the following DVs are fetched and decoded together, then handed out.
-        """
+        """:meth:`~.table.Table.read_dv`."""
         e = target if isinstance(target, dict) else self.entry(target, snapshot_id)
         offset, length = e.get("content_offset"), e.get("content_size_in_bytes")
         if offset is None or length is None:
@@ -208,16 +204,8 @@ class DVReader:
 
     def read_dvs(self, entries: Optional[Any] = None, snapshot_id: Optional[int] = None,
                  progress: Optional[bool] = None, columnar: bool = False):
-        """The DeletionVectors of many DV entries (default: every live DV of the snapshot), in order.
-
-        The ranges are planned per Puffin file, neighbours merged and fetched concurrently on
-        object stores, so 10,000 DVs packed in one file cost a few requests, not 10,000.  The
-        positions of small vectors are decoded together in one pass.  ``progress``: a bar of DVs
-        read (``True`` / ``False``; by default from ``PROGRESS_FROM_DVS`` DVs on in a terminal or
-        notebook).  ``columnar=True`` returns a ``pyarrow.Table`` instead (:func:`positions_schema`: one row per
-        DV, its sorted ``positions`` as a list whose offsets are the per-DV offsets; grouped by Puffin file,
-        ``entry`` is the row's place among the entries asked for): no object per DV is kept.
-        """
+        """:meth:`~.table.Table.read_dvs`; the columnar table is grouped by Puffin file, its ``entry`` the row's
+        place among the entries asked for (:func:`positions_schema`)."""
         from ..progress import ProgressBar
 
         with ProgressBar(f"{self.source.name}: DVs read", "DV", PROGRESS_FROM_DVS, progress) as bar:

@@ -38,12 +38,12 @@ def _avro_records(data: bytes, location: str) -> tuple[dict[str, Any], list[dict
     """Every record of a manifest list through the one container reader (:func:`.avro.read_records`); damage
     raises with the byte it starts at (a list read in part would hide manifests).  A codec that reader does
     not inflate goes to fastavro's own reader."""
-    from .avro import read_records
+    from .avro import CODECS, read_records
 
     got = read_records(data)
     if got.damage is None:
         return got.metadata, got.records
-    if not got.damage.reason.startswith("codec "):
+    if (got.metadata.get("avro.codec") or "null") in CODECS:
         raise InvalidFileError(f"{location}: cannot read Avro from byte {got.damage.offset:,}: {got.damage.reason}",
                                got.damage.offset, "avro-unreadable")
     import fastavro
