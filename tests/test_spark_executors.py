@@ -86,3 +86,23 @@ def test_inventory_of_a_stats_file_and_a_delete_file():
     missing = [r for r in out if r["puffin_file"].endswith("nope.puffin")]
     assert missing[0]["summary"] == "unreadable" and "no such file" in missing[0]["file_findings"][0]
     assert FIXTURE_ROOT not in dvs
+
+
+def test_the_doctors_position_delete_reader_reports_each_unreadable_file_as_a_row(tmp_path):
+    """The executors' side of deleted rows (spark/health._position_delete_counts): rows named per data file
+    (normalized), and a file that is not Parquet or is gone as one row saying why, as the driver's reader says it."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from puffin_explorer.iceberg.paths import PathMapper
+    from puffin_explorer.spark.health import _position_delete_counts
+
+    good, bad, gone = tmp_path / "good.parquet", tmp_path / "bad.parquet", tmp_path / "gone.parquet"
+    pq.write_table(pa.table({"file_path": ["file:/t/a.parquet"] * 3 + ["/t/b.parquet"], "pos": [1, 2, 3, 4]}), good)
+    bad.write_bytes(b"not parquet")
+    out = [r for b in _position_delete_counts(PathMapper(), None)(iter([pa.record_batch(
+        {"file_path": [str(good), str(bad), None, str(gone)]})])) for r in b.to_pylist()]
+    assert [(r["key"], r["rows"], r["error"] is None, r["missing"]) for r in out] == [
+        ("/t/a.parquet", 3, True, None), ("/t/b.parquet", 1, True, None), (None, None, False, False),
+        (None, None, False, True)]
+    assert out[2]["error"].startswith(f"{bad}: not a readable Parquet position-delete file (11 bytes): ")

@@ -14,6 +14,7 @@ from ..errors import FileVanishedError, NotFoundError, PuffinError
 from ..regions import FindingList, Severity
 from .columns import int_columns
 from .dvreads import dv_reader
+from .index import build_index, listed_once, manifest_entries
 from .metadata import Snapshot
 from .paths import normalize
 
@@ -60,8 +61,6 @@ class TableSnapshot(Snapshot, RichRepr):
         return df
 
     def _own_entries(self) -> list[dict[str, Any]]:
-        from .index import listed_once, manifest_entries
-
         out = []
         listed = self.source.manifest_records(self.snapshot_id)
         for i in listed_once(listed)[0]:  # one listed twice (a finding of the index): its entries are this commit's once
@@ -122,8 +121,6 @@ class CommitDeletes(RichRepr):
     """
 
     def __init__(self, source: "TableSource", snapshot_id: Optional[int] = None) -> None:
-        from .index import build_index
-
         self.source = source
         self.snapshot = TableSnapshot.of(source, source.snapshot(snapshot_id))
         self.snapshot_id = self.snapshot.snapshot_id
@@ -144,8 +141,6 @@ class CommitDeletes(RichRepr):
                 out[normalize(e["referenced_data_file"])] = e
         parent = self.snapshot.parent_snapshot_id
         if parent is not None and self.source.metadata.snapshot(parent) is not None and added:
-            from .index import build_index
-
             try:
                 ix = build_index(self.source, parent, content="deletes")
                 for e in ix.to_dicts(ix.mask(live=True)):

@@ -170,7 +170,7 @@ def kind_counts(index: "EntryIndex") -> dict[str, int]:
     """Live files per kind (``data``, ``dv``, ``position-deletes``, ``equality-deletes``) of an index."""
     import pyarrow as pa
 
-    counts = index.rows(index.mask()).column("kind").value_counts()
+    counts = index.rows(index.mask(), ["kind"]).column("kind").value_counts()
     got = dict(zip(counts.field("values").to_pylist(), counts.field("counts").to_pylist())) \
         if isinstance(counts, pa.StructArray) else {}
     return {k: int(v) for k, v in got.items()}

@@ -139,9 +139,10 @@ def arrow_schema(name: str, columns: Any = None):
     """The Arrow schema of the input relation ``name`` (:data:`RELATIONS`), or of its ``columns``."""
     import pyarrow as pa
 
-    types = {"bigint": pa.int64(), "string": pa.string(), "boolean": pa.bool_()}
-    fields = [(col, types[kind]) for col, kind in (part.split() for part in RELATIONS[name].split(", "))]
-    return pa.schema([f for f in fields if columns is None or f[0] in columns])
+    from ..arrow_ddl import arrow_schema as of_ddl
+
+    schema = of_ddl(RELATIONS[name])
+    return schema if columns is None else pa.schema([f for f in schema if f.name in columns])
 
 
 def run_local(measure: Measure, **relations: Any):

@@ -224,8 +224,6 @@ def summary_row(source: "TableSource") -> dict[str, Any]:
     """One row of the warehouse card: from the metadata file and the current manifest list, and when that
     lists delete manifests, deleted rows by :func:`~.deletes.snapshot_rows` (the manifests, no Puffin
     byte): the deletes that apply to live data files, never a summary's total that counts dangling ones."""
-    import pandas as pd
-
     md = source.metadata
     snap = md.snapshot()
     row: dict[str, Any] = {c: None for c in SUMMARY_COLUMNS}

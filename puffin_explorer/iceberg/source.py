@@ -53,6 +53,21 @@ def current_metadata_location(io: TableIO, table_root: str) -> str:
     return join(meta_dir, best[1])
 
 
+def read_parquet_at(io: Any, location: str, columns: Optional[list[str]] = None):
+    """Columns of the Parquet (position-delete) file at ``location``, read whole through ``io``; bytes that are not
+    Parquet raise ``InvalidFileError`` (``iceberg.position-delete-unreadable``). The driver and the executors read
+    position-delete files with it."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    data = io.read(location)
+    try:
+        return pq.read_table(pa.BufferReader(data), columns=columns)
+    except (pa.ArrowException, OSError, ValueError) as exc:
+        raise InvalidFileError(f"{location}: not a readable Parquet position-delete file ({plural(len(data), 'byte')}): "
+                               f"{exc}", None, "iceberg.position-delete-unreadable") from exc
+
+
 @dataclass
 class SourceCaches:
     """What the layers above computed for one source, one typed slot per kind."""
@@ -181,16 +196,7 @@ class TableSource:
 
     def read_parquet(self, path: str, columns: Optional[list[str]] = None):
         """Columns of a Parquet file the metadata names (a position-delete file), as a ``pyarrow.Table``."""
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-
-        loc = self.locate(path)
-        data = self.io.read(loc)
-        try:
-            return pq.read_table(pa.BufferReader(data), columns=columns)
-        except (pa.ArrowException, OSError, ValueError) as exc:
-            raise InvalidFileError(f"{loc}: not a readable Parquet position-delete file ({plural(len(data), 'byte')}): "
-                                   f"{exc}", None, "iceberg.position-delete-unreadable") from exc
+        return read_parquet_at(self.io, self.locate(path), columns)
 
     def __repr__(self) -> str:
         return f"TableSource({self.name!r}, metadata={self.metadata_location!r})"

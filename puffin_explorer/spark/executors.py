@@ -15,6 +15,8 @@ from typing import Any, Iterable, Iterator, Optional
 
 import numpy as np
 
+from ..arrow_ddl import arrow_schema as _arrow_schema
+
 #: Output schemas, as Spark DDL, of the functions below.
 POSITIONS_SCHEMA = "data_file string, pos bigint"
 #: The same positions a list per DV (cut into lists of at most LIST_MAX): Spark explodes them far faster
@@ -338,16 +340,3 @@ def _owning_blob(blobs, finding) -> Optional[int]:
     return None
 
 
-def _arrow_schema(ddl: str):
-    """The pyarrow schema of one of the DDL strings above (only the types they use)."""
-    import pyarrow as pa
-
-    simple = {"string": pa.string(), "bigint": pa.int64(), "int": pa.int32(), "double": pa.float64(),
-              "boolean": pa.bool_(), "array<string>": pa.list_(pa.string()), "array<int>": pa.list_(pa.int32()),
-              "array<bigint>": pa.list_(pa.int64()),
-              "map<string,string>": pa.map_(pa.string(), pa.string()), "binary": pa.binary()}
-    fields = []
-    for part in ddl.split(", "):
-        name, typ = part.split(" ", 1)
-        fields.append(pa.field(name, simple[typ]))
-    return pa.schema(fields)

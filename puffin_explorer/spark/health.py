@@ -311,59 +311,45 @@ def _located_entries(mapper):
     return run
 
 
-_POS_ROWS_SCHEMA = "key string, rows bigint, files bigint"
+#: What :func:`_position_delete_counts` yields: per position-delete file and data file, the rows it names.
+_COUNTS_SCHEMA = "file_path string, key string, rows bigint, error string, missing boolean"
 
 
 def _position_delete_counts(mapper, storage_options: Optional[dict]):
     """mapInArrow function: position-delete files (``file_path`` as written) → per file and data file (normalized)
-    the rows it names, read through this package's I/O layer; a file that cannot be read is one row with ``error``
-    (``missing`` when it is gone)."""
+    the rows it names, read as the driver reads them (``source.read_parquet_at``); a file that cannot be read is
+    one row with ``error`` (``missing`` when it is gone)."""
 
     def run(batches):
         import pyarrow as pa
-        import pyarrow.parquet as pq
 
-        from .._text import plural
-        from ..errors import InvalidFileError, NotFoundError, PuffinError
+        from ..arrow_ddl import arrow_schema
+        from ..errors import NotFoundError, PuffinError
         from ..iceberg.columns import normalized
+        from ..iceberg.source import read_parquet_at
         from ..io import FileIO
         from .tables import fsspec_location
 
         io = FileIO(storage_options)
+        schema = arrow_schema(_COUNTS_SCHEMA)
         for batch in batches:
             for path in batch.column("file_path").to_pylist():
                 if path is None:
                     continue
-                loc = mapper.map(path)
-                try:  # the driver's reading and its messages (TableSource.read_parquet)
-                    data = io.read(fsspec_location(loc))
-                    try:
-                        names = pq.read_table(pa.BufferReader(data), columns=["file_path"]).column("file_path")
-                    except (pa.ArrowException, OSError, ValueError) as exc:
-                        raise InvalidFileError(f"{loc}: not a readable Parquet position-delete file "
-                                               f"({plural(len(data), 'byte')}): {exc}", None,
-                                               "iceberg.position-delete-unreadable") from exc
-                    counts = normalized(names.combine_chunks().cast(pa.string())).value_counts()
+                try:
+                    names = read_parquet_at(io, fsspec_location(mapper.map(path)), ["file_path"]).column("file_path")
                 except PuffinError as exc:
                     yield pa.RecordBatch.from_pydict({"file_path": [path], "key": [None], "rows": [None],
                                                       "error": [str(exc)],
-                                                      "missing": [isinstance(exc, NotFoundError)]},
-                                                     schema=_counts_schema())
+                                                      "missing": [isinstance(exc, NotFoundError)]}, schema=schema)
                     continue
+                counts = normalized(names.combine_chunks().cast(pa.string())).value_counts()
                 keys, rows = counts.field("values"), counts.field("counts").cast(pa.int64())
                 yield pa.RecordBatch.from_arrays([pa.array([path] * len(keys), pa.string()), keys, rows,
                                                   pa.nulls(len(keys), pa.string()), pa.nulls(len(keys), pa.bool_())],
-                                                 schema=_counts_schema())
+                                                 schema=schema)
 
     return run
-
-
-def _counts_schema():
-    """The Arrow schema :func:`_position_delete_counts` yields."""
-    import pyarrow as pa
-
-    return pa.schema([("file_path", pa.string()), ("key", pa.string()), ("rows", pa.int64()), ("error", pa.string()),
-                      ("missing", pa.bool_())])
 
 
 def _list_folders(storage_options: Optional[dict], root: str):
@@ -457,7 +443,8 @@ class SparkReads:
                          "sequence_number", "seq", "record_count", "file_size_in_bytes")
              .join(dv_keys, "key", "left").withColumn("dvs", F.coalesce(F.col("_dv"), F.lit(0)).cast("long"))
              .drop("_dv"))
-        from ..iceberg.measures import DELETED_ROWS, EQUALITY_DELETES_APPLIED, POSITION_DELETES_APPLIED, run_spark
+        from ..iceberg.measures import (DELETED_ROWS, EQUALITY_DELETES_APPLIED, POSITION_DELETES_APPLIED, RELATIONS,
+                                        run_spark)
 
         deletes = {name: frame.select(F.col("rid").alias("did"), F.col("pkey").alias("dpkey"), F.col("seq").alias("dseq"),
                                       F.col("scope_ref").alias("ref"), F.col("scope_lo").alias("lo"),
@@ -484,7 +471,7 @@ class SparkReads:
         else:
             pos_t = pos.withColumn("targets", F.lit(0).cast("long"))
         rel["pos_rows"] = self._position_delete_rows(pos) if c["position_delete_files"] else \
-            self.spark.createDataFrame([], _POS_ROWS_SCHEMA)
+            self.spark.createDataFrame([], RELATIONS["pos_rows"])
         deleted = run_spark(self.spark, DELETED_ROWS, **rel).select("key", F.col("deleted").alias("deleted_rows"))
         amp = self._keep(amp.join(deleted, "key", "left")
                          .withColumn("deleted_rows", F.coalesce(F.col("deleted_rows"), F.lit(0)).cast("long")))
@@ -610,7 +597,7 @@ class SparkReads:
 
         counted = self._keep(pos.select("file_path").distinct()
                              .mapInArrow(_position_delete_counts(self.source.mapper, self.options),
-                                         "file_path string, key string, rows bigint, error string, missing boolean"))
+                                         _COUNTS_SCHEMA))
         for r in counted.where(F.col("error").isNotNull()).select("file_path", "error", "missing").collect():
             exc = NotFoundError(r["error"]) if r["missing"] else PuffinError(r["error"])
             _unreadable(self.source, self.source.metadata.current_snapshot_id, r["file_path"], exc)

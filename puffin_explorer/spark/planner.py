@@ -15,12 +15,11 @@ executor functions run right here and Spark gets their result as Arrow.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Optional
 
 from ..errors import PuffinError, UnsupportedTableError
-from ..iceberg.index import build_index
+from ..iceberg.index import build_index, of_content
 from .arrow import executor_location, to_spark
 
 #: Schemas (Spark DDL) of the plans sent to the executors.
@@ -143,8 +142,6 @@ class TablePlan:
             listed = self.table.manifest_records(self.snapshot_id)
         except PuffinError:  # no readable manifest list: the driver's index says why, as a finding
             return "driver"
-        from ..iceberg.index import of_content
-
         return "executors" if len(of_content(listed, content)) >= EXECUTORS_INDEX_FROM_MANIFESTS else "driver"
 
     def executors_index(self, spark, content: Optional[str] = None):
