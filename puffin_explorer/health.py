@@ -324,6 +324,17 @@ def size_histogram(sizes, target: int, small: int):
     })
 
 
+def sum_relations(target: int, small_size: int) -> dict[str, Any]:
+    """The ``params`` and ``size_classes`` relations of the measures' sums (:mod:`~.iceberg.measures`, Arrow):
+    small below ``small_size``, read amplification above :data:`DELETE_FILES_PER_DATA_FILE`, the size classes
+    of :func:`size_histogram`."""
+    from .iceberg.measures import params, size_classes
+
+    edges = size_histogram([], int(target), small_size)
+    return {"params": params(small_size, DELETE_FILES_PER_DATA_FILE),
+            "size_classes": size_classes([*edges["min_bytes"], edges["max_bytes"].iloc[-1]])}
+
+
 def list_tree(table: Any, root: str):
     """Every file under ``root`` with size and modification time (ms), through the I/O layer ``table.io``
     (of a :class:`~puffin_explorer.Table` or a Delta snapshot)."""

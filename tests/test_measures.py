@@ -4,6 +4,7 @@ Their parity with Spark SQL is ``test_spark_planned.py::test_every_measure_answe
 
 from __future__ import annotations
 
+import pyarrow as pa
 import pytest
 
 from _measure_relations import V2_EVERYWHERE_EQUALITY, V2_EXPECTED, rows, v2_relations
@@ -29,9 +30,31 @@ def test_unpartitioned_equality_deletes_apply_to_every_partition():
 
 
 def test_no_rows_in_no_rows_out():
+    """No files: no row from a per-row measure, one row of zeros from a table-wide one (the mean too; the largest
+    touched file is unknown)."""
     empty = {name: M.empty(name) for name in M.RELATIONS}
+    empty["size_classes"] = M.size_classes([0, 10, 20])
     for measure in M.MEASURES.values():
-        assert M.run_local(measure, **empty).num_rows == 0
+        got = M.run_local(measure, **empty).to_pylist()
+        if measure.name == "size_histogram":
+            assert got and all(r["files"] == r["bytes"] == 0 for r in got)
+        elif measure.grain == "table":
+            assert len(got) == 1 and set(got[0].values()) <= {0, 0.0, None}, measure.name
+        else:
+            assert got == [], measure.name
+
+
+def test_sums_past_a_long_are_clipped_not_raised():
+    """A damaged size or count near 2**63 (the file fuzzer writes them) gives the largest long, in both engines,
+    never an overflow error."""
+    rel = v2_relations()
+    big = 2 ** 63 - 1
+    rel["data"] = rel["data"].set_column(7, "file_size_in_bytes", pa.array([big, big, 1, 1, 1], pa.int64()))
+    rel["dvs"] = rel["dvs"].set_column(1, "record_count", pa.array([big, 4, 2], pa.int64()))
+    totals = M.run_local(M.FILE_TOTALS, **rel).to_pylist()[0]
+    assert (totals["data_bytes"], totals["small_files"], totals["small_bytes"]) == (big, 3, 3)  # 2 * big + 3
+    deleted = {r["key"]: r["deleted"] for r in M.run_local(M.DELETED_ROWS, **rel).to_pylist()}
+    assert deleted[rel["data"].column("key")[4].as_py()] == big  # 2**63 - 1 + 3 - 3, computed exactly
 
 
 def _tables():

@@ -1,56 +1,92 @@
 """The per-file measures of a table, each written once as SQL that both engines run.
 
-Which deletes apply to which data file, and so how many rows each data file has deleted, is decided
-here and nowhere else: DuckDB runs these texts over Arrow tables on the driver (:func:`run_local`),
-Spark SQL over DataFrames on the executors (:func:`run_spark`).  The texts use what both dialects
-read the same way (joins, ``UNION ALL``, ``CASE``, ``COALESCE``, string comparison, ``bool_and``; sums cast to ``BIGINT``, which DuckDB
-widens otherwise).
+Which deletes apply to which data file, how many rows each data file has deleted, and every sum the doctor and
+the cards make of them (per data file, per partition, per size class, per table, the delete files no data file
+needs) is decided here and nowhere else: DuckDB runs these texts over Arrow tables on the driver
+(:class:`LocalMeasures`), Spark SQL over DataFrames on the executors (:class:`SparkMeasures`).  The texts use
+what both dialects read the same way (joins, ``UNION ALL``, ``CASE``, ``COALESCE``, string comparison,
+``bool_and``); sums go through ``DECIMAL(38,0)`` and are clipped to a ``BIGINT`` (:func:`_total`), so a size or
+count damaged past a long gives the same number in both engines and never an overflow error.
 
 The relations a measure reads (a ``key`` names one data file: the path as :func:`~.paths.normalize` writes it
-on the driver and in the doctor, as the metadata writes it in ``spark.deletion_report``):
+on the driver and in the doctor, as the metadata writes it in ``spark.deletion_report``; a Delta table numbers
+its live files instead, a DV belonging to its ``add``):
 
-- ``data``: the live data files — ``rid`` (a row id), ``key`` (the path normalized), ``raw`` (the path as written, for the
-  ``file_path`` bounds), ``pkey`` (spec id and partition), ``seq`` (data sequence number);
-- ``dvs``: the live DVs — ``ref_key`` (the data file referenced), ``record_count`` (its cardinality);
-- ``pos`` / ``eq``: the live position / equality delete files — ``did``, ``dpkey``, ``dseq``, and their
-  path scope ``ref`` (one data file, ``''`` for any), ``lo`` / ``hi`` (``file_path`` bounds, ``''`` when
-  absent); ``eq`` also ``partition_empty`` (an unpartitioned one applies to every partition);
+- ``data``: the live data files — ``rid`` (a row id), ``key``, ``raw`` (the path as written, for the
+  ``file_path`` bounds), ``pkey`` (spec id and partition), ``partition`` (as shown), ``seq`` (data sequence
+  number), ``record_count``, ``file_size_in_bytes``;
+- ``dvs``: the live DVs — ``ref_key`` (the data file referenced), ``record_count`` (its cardinality),
+  ``file_path`` / ``file_size_in_bytes`` (the Puffin file holding it, None for a DV stored inline);
+- ``pos`` / ``eq``: the live position / equality delete files — ``did``, ``dpkey``, ``dseq``, their path scope
+  ``ref`` (one data file, ``''`` for any), ``lo`` / ``hi`` (``file_path`` bounds, ``''`` when absent), and
+  ``file_size_in_bytes``; ``eq`` also ``partition_empty`` (an unpartitioned one applies to every partition);
 - ``pos_rows``: rows that live Parquet position-delete files name, per data file — ``key``, ``rows``,
-  ``files`` (read from the files themselves).
+  ``files`` (read from the files themselves);
+- ``params``: one row — ``small_size`` (a data file below it is small), ``many`` (a data file merging more
+  delete files than this is read-amplified);
+- ``size_classes``: ``bucket``, ``lo`` / ``hi`` (bytes, None for unbounded) of the size histogram.
 
-Adding a measure is one :class:`Measure` in :data:`MEASURES`; ``tests/test_measures_parity.py`` runs every
-one of them on both engines over the same relations and compares the answers.
+A measure may read another measure's answer as a relation (its name); each is computed once per run.
+Adding a measure is one :class:`Measure` in :data:`MEASURES`; the parity test runs every one of them on both
+engines over the same relations and compares the answers.
 """
 
 from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Optional
 
 #: Columns that name a data file: strings, or on the driver integer codes of them (joins on codes need a
 #: fraction of the memory of joins on paths).
 KEYS = ("key", "ref_key")
 #: Spark DDL of each input relation (DuckDB reads the same columns from Arrow).
 RELATIONS = {
-    "data": "rid bigint, key string, raw string, pkey string, seq bigint",
-    "dvs": "ref_key string, record_count bigint",
-    "pos": "did bigint, dpkey string, dseq bigint, ref string, lo string, hi string",
-    "eq": "did bigint, dpkey string, dseq bigint, ref string, lo string, hi string, partition_empty boolean",
+    "data": "rid bigint, key string, raw string, pkey string, partition string, seq bigint, record_count bigint, "
+            "file_size_in_bytes bigint",
+    "dvs": "ref_key string, record_count bigint, file_path string, file_size_in_bytes bigint",
+    "pos": "did bigint, dpkey string, dseq bigint, ref string, lo string, hi string, file_size_in_bytes bigint",
+    "eq": "did bigint, dpkey string, dseq bigint, ref string, lo string, hi string, file_size_in_bytes bigint, "
+          "partition_empty boolean",
     "pos_rows": "key string, rows bigint, files bigint",
+    "params": "small_size bigint, many bigint",
+    "size_classes": "bucket bigint, lo bigint, hi bigint",
 }
 
 
 @dataclass(frozen=True)
 class Measure:
-    """One measure: its SQL (relations named ``{data}``, ``{dvs}``, …), the columns it reads of each relation
-    and the columns it returns, in order (its rows are compared sorted by them)."""
+    """One measure: its SQL (relations named ``{data}``, ``{dvs}``, …, or another measure's name), the columns
+    it reads of each input relation, the columns it returns, in order (its rows are compared sorted by them),
+    and its grain: ``"row"`` (a row per file, partition or class; none from no input) or ``"table"`` (one row)."""
 
     name: str
     inputs: dict
     columns: tuple[str, ...]
     sql: str
     doc: str
+    grain: str = "row"
+
+
+_LONG = "CAST('9223372036854775807' AS DECIMAL(38,0))"
+
+
+def _clip(expr: str) -> str:
+    """A ``DECIMAL(38,0)`` expression as a ``BIGINT``, clipped to the range of a long."""
+    return f"CAST(LEAST(GREATEST({expr}, -{_LONG} - 1), {_LONG}) AS BIGINT)"
+
+
+def _total(expr: str) -> str:
+    """``SUM(expr)`` of integers, 0 over no rows, exact as a decimal and clipped to a long."""
+    return _clip(f"COALESCE(SUM(CAST({expr} AS DECIMAL(38,0))), 0)")
+
+
+def _count(condition: str) -> str:
+    return f"CAST(COALESCE(SUM(CASE WHEN {condition} THEN 1 ELSE 0 END), 0) AS BIGINT)"
+
+
+def _total_if(condition: str, expr: str) -> str:
+    return _total(f"CASE WHEN {condition} THEN {expr} ELSE 0 END")
 
 
 # A delete file's path scope admits a data file: no bounds, or its written path within them.
@@ -95,16 +131,17 @@ EQUALITY_DELETES_APPLIED = Measure(
 DELETED_ROWS = Measure(
     "deleted_rows", {"data": ("key",), "dvs": ("ref_key", "record_count"), "pos_rows": ("key", "rows", "files")},
     ("key", "dv_rows", "dvs", "pos_rows", "pos_files", "superseded", "deleted"),
-    """
-    WITH per_dv AS (SELECT ref_key AS key, CAST(SUM(record_count) AS BIGINT) AS dv_rows, COUNT(*) AS dvs
-                    FROM {dvs} WHERE ref_key IS NOT NULL GROUP BY ref_key),
-    files AS (SELECT DISTINCT key FROM {data} WHERE key IS NOT NULL),
+    f"""
+    WITH per_dv AS (SELECT ref_key AS key, {_total('record_count')} AS dv_rows, COUNT(*) AS dvs
+                    FROM {{dvs}} WHERE ref_key IS NOT NULL GROUP BY ref_key),
+    files AS (SELECT DISTINCT key FROM {{data}} WHERE key IS NOT NULL),
     joined AS (
         SELECT d.key, COALESCE(v.dv_rows, 0) AS dv_rows, COALESCE(v.dvs, 0) AS dvs,
                COALESCE(p.rows, 0) AS pos_rows, COALESCE(p.files, 0) AS pos_files,
                CASE WHEN v.dvs IS NULL THEN 0 ELSE COALESCE(p.rows, 0) END AS superseded
-        FROM files d LEFT JOIN per_dv v ON d.key = v.key LEFT JOIN {pos_rows} p ON d.key = p.key)
-    SELECT key, dv_rows, dvs, pos_rows, pos_files, superseded, dv_rows + pos_rows - superseded AS deleted
+        FROM files d LEFT JOIN per_dv v ON d.key = v.key LEFT JOIN {{pos_rows}} p ON d.key = p.key)
+    SELECT key, dv_rows, dvs, pos_rows, pos_files, CAST(superseded AS BIGINT) AS superseded,
+           {_clip('CAST(dv_rows AS DECIMAL(38,0)) + pos_rows - superseded')} AS deleted
     FROM joined
     """,
     "Per live data file (by key): the rows its DVs delete (a DV counts for the data file it references), the rows live "
@@ -112,8 +149,143 @@ DELETED_ROWS = Measure(
     "rows - superseded. A delete whose data file is not live counts for nothing; equality deletes are not "
     "resolved to rows.")
 
+#: What :data:`DATA_FILE_DELETES` returns per data file (the doctor's ``amplification`` frame adds the rest).
+DATA_FILE_DELETE_COLUMNS = ("rid", "key", "pkey", "partition", "record_count", "file_size_in_bytes", "dvs",
+                            "position_delete_files", "equality_delete_files", "delete_files", "deleted_rows")
+DATA_FILE_DELETES = Measure(
+    "data_file_deletes",
+    {"data": ("rid", "key", "pkey", "partition", "record_count", "file_size_in_bytes"), "dvs": ("ref_key",),
+     "position_deletes_applied": ("rid",), "equality_deletes_applied": ("rid",), "deleted_rows": ("key", "deleted")},
+    DATA_FILE_DELETE_COLUMNS,
+    """
+    WITH dv_keys AS (SELECT DISTINCT ref_key AS key FROM {dvs} WHERE ref_key IS NOT NULL),
+    pa AS (SELECT rid, COUNT(*) AS n FROM {position_deletes_applied} GROUP BY rid),
+    ea AS (SELECT rid, COUNT(*) AS n FROM {equality_deletes_applied} GROUP BY rid),
+    per_file AS (
+        SELECT d.rid, d.key, d.pkey, d.partition, d.record_count, d.file_size_in_bytes,
+               CAST(CASE WHEN k.key IS NULL THEN 0 ELSE 1 END AS BIGINT) AS dvs,
+               CAST(COALESCE(pa.n, 0) AS BIGINT) AS position_delete_files,
+               CAST(COALESCE(ea.n, 0) AS BIGINT) AS equality_delete_files,
+               CAST(COALESCE(r.deleted, 0) AS BIGINT) AS deleted_rows
+        FROM {data} d LEFT JOIN dv_keys k ON d.key = k.key LEFT JOIN pa ON d.rid = pa.rid
+        LEFT JOIN ea ON d.rid = ea.rid LEFT JOIN {deleted_rows} r ON d.key = r.key)
+    SELECT rid, key, pkey, partition, record_count, file_size_in_bytes, dvs, position_delete_files,
+           equality_delete_files, dvs + position_delete_files + equality_delete_files AS delete_files, deleted_rows
+    FROM per_file
+    """,
+    "Per live data file: the delete files a reader merges when scanning it (its DV, at most one, and the position "
+    "and equality delete files that apply) and its deleted rows (deleted_rows).")
+
+FILE_TOTALS = Measure(
+    "file_totals",
+    {"data_file_deletes": ("record_count", "file_size_in_bytes", "delete_files", "deleted_rows"),
+     "params": ("small_size", "many")},
+    ("data_files", "data_bytes", "records", "deleted_rows", "data_files_with_deletes",
+     "max_delete_files_per_data_file", "mean_delete_files", "touched_max_size", "touched_rows",
+     "touched_deleted_rows", "many_files", "many_rows", "small_files", "small_bytes"),
+    f"""
+    SELECT COUNT(*) AS data_files, {_total('f.file_size_in_bytes')} AS data_bytes,
+           {_total('f.record_count')} AS records, {_total('f.deleted_rows')} AS deleted_rows,
+           {_count('f.delete_files > 0')} AS data_files_with_deletes,
+           CAST(COALESCE(MAX(f.delete_files), 0) AS BIGINT) AS max_delete_files_per_data_file,
+           CASE WHEN COUNT(*) = 0 THEN CAST(0 AS DOUBLE)
+                ELSE CAST(SUM(f.delete_files) AS DOUBLE) / COUNT(*) END AS mean_delete_files,
+           MAX(CASE WHEN f.delete_files > 0 THEN f.file_size_in_bytes END) AS touched_max_size,
+           {_total_if('f.delete_files > 0', 'f.record_count')} AS touched_rows,
+           {_total_if('f.delete_files > 0', 'f.deleted_rows')} AS touched_deleted_rows,
+           {_count('f.delete_files > p.many')} AS many_files,
+           {_total_if('f.delete_files > p.many', 'f.record_count')} AS many_rows,
+           {_count('f.file_size_in_bytes < p.small_size')} AS small_files,
+           {_total_if('f.file_size_in_bytes < p.small_size', 'f.file_size_in_bytes')} AS small_bytes
+    FROM {{data_file_deletes}} f CROSS JOIN {{params}} p
+    """,
+    "The live data files summed: files, bytes, records, deleted rows; those merging a delete file (touched: the "
+    "largest, its rows and deleted rows), those merging more than params.many (many), the most and the mean delete "
+    "files merged per data file, and the small files (below params.small_size).", grain="table")
+
+PARTITION_TOTALS = Measure(
+    "partition_totals",
+    {"data_file_deletes": ("pkey", "partition", "record_count", "file_size_in_bytes", "delete_files",
+                           "deleted_rows"), "params": ("small_size",)},
+    ("pkey", "partition", "files", "rows", "deleted_rows", "bytes", "delete_files", "small_files", "small_bytes",
+     "small_rows"),
+    f"""
+    SELECT f.pkey, MIN(f.partition) AS partition, COUNT(*) AS files, {_total('f.record_count')} AS rows,
+           {_total('f.deleted_rows')} AS deleted_rows, {_total('f.file_size_in_bytes')} AS bytes,
+           {_total('f.delete_files')} AS delete_files,
+           {_count('f.file_size_in_bytes < p.small_size')} AS small_files,
+           {_total_if('f.file_size_in_bytes < p.small_size', 'f.file_size_in_bytes')} AS small_bytes,
+           {_total_if('f.file_size_in_bytes < p.small_size', 'f.record_count')} AS small_rows
+    FROM {{data_file_deletes}} f CROSS JOIN {{params}} p
+    GROUP BY f.pkey
+    """,
+    "Per partition (spec and partition): data files, rows, deleted rows, bytes, delete files merged, and the small "
+    "files, their bytes and rows.")
+
+SIZE_HISTOGRAM = Measure(
+    "size_histogram",
+    {"data": ("rid", "file_size_in_bytes"), "size_classes": ("bucket", "lo", "hi")}, ("bucket", "files", "bytes"),
+    f"""
+    SELECT c.bucket, COUNT(d.rid) AS files, {_total('d.file_size_in_bytes')} AS bytes
+    FROM {{size_classes}} c LEFT JOIN {{data}} d
+      ON (c.lo IS NULL OR d.file_size_in_bytes >= c.lo) AND (c.hi IS NULL OR d.file_size_in_bytes < c.hi)
+    GROUP BY c.bucket
+    """,
+    "Live data files and their bytes per size class (lo inclusive, hi exclusive; None unbounded).")
+
+DELETE_TOTALS = Measure(
+    "delete_totals",
+    {"dvs": ("file_path", "file_size_in_bytes"), "pos": ("file_size_in_bytes",), "eq": ("file_size_in_bytes",)},
+    ("dvs", "dv_files", "position_delete_files", "equality_delete_files", "delete_files", "delete_bytes"),
+    f"""
+    WITH puffins AS (SELECT file_path, MAX(file_size_in_bytes) AS size FROM {{dvs}} WHERE file_path IS NOT NULL
+                     GROUP BY file_path),
+    v AS (SELECT COUNT(*) AS n FROM {{dvs}}),
+    f AS (SELECT COUNT(*) AS n, {_total('size')} AS bytes FROM puffins),
+    p AS (SELECT COUNT(*) AS n, {_total('file_size_in_bytes')} AS bytes FROM {{pos}}),
+    e AS (SELECT COUNT(*) AS n, {_total('file_size_in_bytes')} AS bytes FROM {{eq}})
+    SELECT v.n AS dvs, f.n AS dv_files, p.n AS position_delete_files, e.n AS equality_delete_files,
+           f.n + p.n + e.n AS delete_files,
+           {_clip('CAST(f.bytes AS DECIMAL(38,0)) + p.bytes + e.bytes')} AS delete_bytes
+    FROM v CROSS JOIN f CROSS JOIN p CROSS JOIN e
+    """,
+    "The live delete files counted as files: DVs, the distinct files holding them (a Puffin file once, its size "
+    "once; an inline DV is no file), position- and equality-delete files, and their bytes.", grain="table")
+
+DANGLING_DELETES = Measure(
+    "dangling_deletes",
+    {"data": ("key",), "dvs": ("ref_key", "file_path", "file_size_in_bytes"),
+     "pos": ("did", "ref", "file_size_in_bytes"), "eq": ("did", "file_size_in_bytes"),
+     "position_deletes_applied": ("did",), "equality_deletes_applied": ("did",)},
+    ("dvs", "position_delete_files", "equality_delete_files", "files_freed", "bytes_freed"),
+    f"""
+    WITH live AS (SELECT DISTINCT key FROM {{data}} WHERE key IS NOT NULL),
+    dead_dv AS (SELECT v.file_path FROM {{dvs}} v LEFT JOIN live l ON v.ref_key = l.key WHERE l.key IS NULL),
+    pos_hit AS (SELECT DISTINCT did FROM {{position_deletes_applied}}),
+    dead_pos AS (SELECT x.file_size_in_bytes FROM {{pos}} x LEFT JOIN live l ON x.ref = l.key
+                 LEFT JOIN pos_hit h ON x.did = h.did
+                 WHERE (x.ref <> '' AND l.key IS NULL) OR (x.ref = '' AND h.did IS NULL)),
+    eq_hit AS (SELECT DISTINCT did FROM {{equality_deletes_applied}}),
+    dead_eq AS (SELECT x.file_size_in_bytes FROM {{eq}} x LEFT JOIN eq_hit h ON x.did = h.did WHERE h.did IS NULL),
+    puffins AS (SELECT file_path, COUNT(*) AS total, MAX(file_size_in_bytes) AS size FROM {{dvs}}
+                WHERE file_path IS NOT NULL GROUP BY file_path),
+    dead_in AS (SELECT file_path, COUNT(*) AS dead FROM dead_dv WHERE file_path IS NOT NULL GROUP BY file_path),
+    gone AS (SELECT p.size FROM puffins p JOIN dead_in d ON p.file_path = d.file_path WHERE d.dead = p.total),
+    a AS (SELECT COUNT(*) AS n FROM dead_dv),
+    b AS (SELECT COUNT(*) AS n, {_total('file_size_in_bytes')} AS bytes FROM dead_pos),
+    c AS (SELECT COUNT(*) AS n, {_total('file_size_in_bytes')} AS bytes FROM dead_eq),
+    g AS (SELECT COUNT(*) AS n, {_total('size')} AS bytes FROM gone)
+    SELECT a.n AS dvs, b.n AS position_delete_files, c.n AS equality_delete_files,
+           g.n + b.n + c.n AS files_freed, {_clip('CAST(g.bytes AS DECIMAL(38,0)) + b.bytes + c.bytes')} AS bytes_freed
+    FROM a CROSS JOIN b CROSS JOIN c CROSS JOIN g
+    """,
+    "Delete files that apply to no live data file: DVs whose referenced data file is not live, position-delete "
+    "files scoped to a data file that is not live or (unscoped) applying to none, equality-delete files applying "
+    "to none; files_freed / bytes_freed count a Puffin file only when every DV in it dangles.", grain="table")
+
 #: Every measure, by name: what the parity test runs on both engines.
-MEASURES = {m.name: m for m in (POSITION_DELETES_APPLIED, EQUALITY_DELETES_APPLIED, DELETED_ROWS)}
+MEASURES = {m.name: m for m in (POSITION_DELETES_APPLIED, EQUALITY_DELETES_APPLIED, DELETED_ROWS, DATA_FILE_DELETES,
+                                FILE_TOTALS, PARTITION_TOTALS, SIZE_HISTOGRAM, DELETE_TOTALS, DANGLING_DELETES)}
 
 
 def path_scope(referenced_data_file: Any, lower: Any, upper: Any) -> tuple[str, str, str]:
@@ -145,34 +317,154 @@ def arrow_schema(name: str, columns: Any = None):
     return schema if columns is None else pa.schema([f for f in schema if f.name in columns])
 
 
-def run_local(measure: Measure, **relations: Any):
-    """The measure run by DuckDB on this process over Arrow tables (one per input): a ``pyarrow.Table``."""
-    import duckdb
+def params(small_size: int, many: int):
+    """The ``params`` relation (Arrow)."""
     import pyarrow as pa
 
-    con = duckdb.connect(config={"threads": 1})
-    try:
-        names = {}
-        for name, columns in measure.inputs.items():
-            names[name] = f"in_{name}"
-            table = relations[name].select(list(columns))
-            schema = arrow_schema(name, columns)
-            # keys may come as integer codes of the paths (the same codes in every relation of the call)
-            schema = pa.schema([table.schema.field(f.name) if f.name in KEYS
-                                and pa.types.is_integer(table.schema.field(f.name).type) else f for f in schema])
-            con.register(names[name], table.cast(schema))
-        relation = con.sql(measure.sql.format(**names))
+    return pa.table({"small_size": [int(small_size)], "many": [int(many)]}, schema=arrow_schema("params"))
+
+
+def size_classes(edges: list):
+    """The ``size_classes`` relation (Arrow) of histogram ``edges`` (class i is ``[edges[i], edges[i+1])``; the
+    first is open below, the last above)."""
+    import pyarrow as pa
+
+    n = len(edges) - 1
+    return pa.table({"bucket": list(range(n)), "lo": [None] + [int(e) for e in edges[1:n]],
+                     "hi": [int(e) for e in edges[1:n]] + [None]}, schema=arrow_schema("size_classes"))
+
+
+class _Run:
+    """Measures answered over one set of relations, each measure once (a measure read by others is kept)."""
+
+    def __init__(self, relations: dict[str, Any]) -> None:
+        self.relations = relations
+        self.names: dict[str, str] = {}
+        self.tag = uuid.uuid4().hex[:12]
+
+    def _name(self, name: str) -> str:
+        if name in self.names:
+            return self.names[name]
+        if name in self.relations:
+            self.names[name] = self._register(name, self.relations[name])
+        elif name in MEASURES:
+            measure = MEASURES[name]
+            sql = measure.sql.format(**{n: self._name(n) for n in measure.inputs})
+            self.names[name] = self._keep(name, sql)
+        else:
+            raise KeyError(f"measure input {name!r}: neither a relation given nor a measure")
+        return self.names[name]
+
+    def _sql(self, measure: Measure) -> str:
+        return measure.sql.format(**{n: self._name(n) for n in measure.inputs})
+
+
+class LocalMeasures(_Run):
+    """Measures run by DuckDB in this process over Arrow tables (``relations``: name → ``pyarrow.Table``, the
+    columns of :data:`RELATIONS` it has; keys may be integer codes of the paths, the same in every relation).
+    Use as a context manager, or :meth:`close`."""
+
+    def __init__(self, relations: dict[str, Any]) -> None:
+        import duckdb
+
+        super().__init__(relations)
+        self.con = duckdb.connect(config={"threads": 1})
+
+    def _register(self, name: str, table: Any) -> str:
+        import pyarrow as pa
+
+        view = f"in_{name}"
+        if name not in RELATIONS:  # a measure's answer given (computed already): as it is
+            self.con.register(view, table)
+            return view
+        schema = arrow_schema(name)
+        fields = []
+        for f in schema:
+            if f.name not in table.column_names:
+                continue
+            have = table.schema.field(f.name)
+            # keys may come as integer codes of the paths (the same codes in every relation of the run)
+            fields.append(have if f.name in KEYS and pa.types.is_integer(have.type) else f)
+        self.con.register(view, table.select([f.name for f in fields]).cast(pa.schema(fields)))
+        return view
+
+    def _keep(self, name: str, sql: str) -> str:
+        self.con.execute(f"CREATE TEMP TABLE m_{name} AS {sql}")
+        return f"m_{name}"
+
+    def arrow(self, measure: Measure):
+        """The measure's answer: a ``pyarrow.Table`` of its columns."""
+        relation = self.con.sql(self._sql(measure))
         table = relation.to_arrow_table() if hasattr(relation, "to_arrow_table") else relation.arrow()
         return table.select(list(measure.columns))
-    finally:
-        con.close()
+
+    def close(self) -> None:
+        self.con.close()
+
+    def __enter__(self) -> "LocalMeasures":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+class SparkMeasures(_Run):
+    """Measures run by Spark SQL over DataFrames (``relations``: name → DataFrame, columns as :data:`RELATIONS`);
+    a measure other measures read is persisted (``keep``, when given, is called with each such DataFrame and
+    returns the frame to use).  :meth:`close` drops the temporary views."""
+
+    def __init__(self, spark: Any, relations: dict[str, Any], keep: Optional[Any] = None) -> None:
+        super().__init__(relations)
+        self.spark = spark
+        self.keep = keep
+        self.views: list[str] = []
+
+    def _view(self, name: str, frame: Any) -> str:
+        view = f"pe_{name}_{self.tag}"
+        frame.createOrReplaceTempView(view)
+        self.views.append(view)
+        return view
+
+    def _register(self, name: str, frame: Any) -> str:
+        if name not in RELATIONS:  # a measure's answer given (computed already): as it is
+            return self._view(name, frame)
+        wanted = [f.split()[0] for f in RELATIONS[name].split(",")]
+        have = set(frame.columns)
+        return self._view(name, frame.select(*[c.strip() for c in wanted if c.strip() in have]))
+
+    def _keep(self, name: str, sql: str) -> str:
+        frame = self.spark.sql(sql)
+        if self.keep is not None:
+            frame = self.keep(frame)
+        return self._view(name, frame)
+
+    def frame(self, measure: Measure):
+        """The measure's answer: a DataFrame of its columns (valid until :meth:`close`)."""
+        return self.spark.sql(self._sql(measure)).select(*measure.columns)
+
+    def close(self) -> None:
+        catalog = self.spark.catalog
+        for view in self.views:
+            try:
+                catalog.dropTempView(view)
+            except Exception:  # noqa: BLE001 - a session already gone has no views to drop
+                pass
+        self.views.clear()
+
+
+def run_local(measure: Measure, **relations: Any):
+    """One measure (and those it reads) run by DuckDB here over Arrow tables: a ``pyarrow.Table``."""
+    with LocalMeasures(relations) as run:
+        return run.arrow(measure)
 
 
 def run_spark(spark: Any, measure: Measure, **relations: Any):
-    """The measure run by Spark SQL over DataFrames (one per input, columns as :data:`RELATIONS`): a DataFrame."""
-    tag = uuid.uuid4().hex[:12]
-    names = {}
-    for name, columns in measure.inputs.items():
-        names[name] = f"pe_{name}_{tag}"
-        relations[name].select(*columns).createOrReplaceTempView(names[name])
-    return spark.sql(measure.sql.format(**names)).select(*measure.columns)
+    """One measure (and those it reads) run by Spark SQL over DataFrames: a DataFrame.  On a classic session
+    its temporary views are dropped at once (the DataFrame holds the plan they named); Spark Connect resolves
+    a DataFrame each time it runs, so there they stay for as long as the session (:class:`SparkMeasures`
+    drops them when its answers are no longer needed)."""
+    run = SparkMeasures(spark, relations)
+    frame = run.frame(measure)
+    if not type(spark).__module__.startswith("pyspark.sql.connect"):
+        run.close()
+    return frame
