@@ -478,7 +478,10 @@ def test_every_measure_answers_the_same_on_spark(any_spark, request):
     from _measure_relations import V2_EVERYWHERE_EQUALITY, V2_EXPECTED, rows, v2_relations
     from puffin_explorer.iceberg import measures as M
     from puffin_explorer.iceberg.deletes import snapshot_position_delete_counts
-    from puffin_explorer.iceberg.health import _files_by_kind, data_frame, measure_relations
+    from puffin_explorer import DeltaTable
+    from puffin_explorer.delta.files import measure_relations as delta_relations
+    from puffin_explorer.health import sum_relations
+    from puffin_explorer.iceberg.relations import index_relations
     from puffin_explorer.iceberg.index import build_index
     from puffin_explorer.spark.arrow import to_spark
 
@@ -496,14 +499,17 @@ def test_every_measure_answers_the_same_on_spark(any_spark, request):
 
         demo = Warehouse(str(request.getfixturevalue("demo_warehouse")))
         tables += [demo.table(name) for name in demo.summary()["table"]]
+    sums = sum_relations(4_096, 3_072)  # the fixtures' files are KiBs: some small, some not
     for t in tables:
-        parts = _files_by_kind(t.files(decode=True))
-        relations = measure_relations(parts, data_frame(parts))
+        relations = index_relations(t.source, build_index(t.source, metrics=True))  # what the driver doctor runs
         counts = snapshot_position_delete_counts(t.source, build_index(t.source))
         named = sorted(counts["rows"])
         relations["pos_rows"] = pa.table({"key": named, "rows": [counts["rows"][k] for k in named],
                                           "files": [counts["files"][k] for k in named]})
-        cases.append((t.name, relations))
+        cases.append((t.name, {**relations, **sums}))
+    for name in ("kernel-rs-table-with-dv-small", "delta-spark-table-with-dv-large"):  # Delta: a DV is its add's
+        folder = FIXTURE_WAREHOUSE.parent / "engines" / "delta" / name
+        cases.append((name, {**delta_relations(DeltaTable(str(folder))._snap), **sums}))
     answered = {}
     for label, relations in cases:
         frames = on_spark(relations)
@@ -514,4 +520,4 @@ def test_every_measure_answers_the_same_on_spark(any_spark, request):
             answered[(label, name)] = here
     assert [answered[("v2 by hand", n)] for n in sorted(V2_EXPECTED)] == [V2_EXPECTED[n] for n in sorted(V2_EXPECTED)]
     assert answered[("v2, unpartitioned equality deletes", "equality_deletes_applied")] == V2_EVERYWHERE_EQUALITY
-    assert len(cases) == 2 + len(tables) >= 5  # the hand-written ones and the tables
+    assert len(cases) == 2 + len(tables) + 2 >= 7  # the hand-written ones, the Iceberg tables, the Delta ones

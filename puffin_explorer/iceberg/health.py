@@ -1,14 +1,15 @@
 """The table doctor: every health check of an Iceberg table, each problem a finding with the statement that fixes it.
 
 :func:`table_health` computes a :class:`TableHealth` over a :class:`~.source.TableSource` and the frames every
-other analysis builds from it (``files.live_files``, ``overview.manifest_frame``, ``snapshot_frame``,
+other analysis builds from it (the entry index, ``overview.manifest_frame``, ``snapshot_frame``,
 ``statistics_frame``, the metadata, the I/O layer's listing), never a private cache.
 Views (``display/health_view.py``) only format it.
 
 Deletion vectors are counted the way the spec stores them: a DV is a range of a Puffin file, so
 the delete *files* are distinct Puffin files (one file holding four DVs is one delete file whose
-bytes count once).  Which deletes apply to which data file, and so the deleted rows, are the measures of
-:mod:`.measures` (one SQL text each, run by DuckDB here and by Spark SQL in the Spark doctor): the card, delete
+bytes count once).  Which deletes apply to which data file, the deleted rows, and every sum over the files
+(per partition, per size class, dangling deletes, read amplification) are the measures of :mod:`.measures`
+(one SQL text each, run by DuckDB here and by Spark SQL in the Spark doctor): the card, delete
 debt and the doctor show one number (``deletes.row_counts``: DV cardinalities, the rows live Parquet
 position-delete files name in live data files, position deletes of a data file that has a DV superseded).
 
@@ -36,9 +37,8 @@ from ..errors import PuffinError
 from ..health import (CLUSTERING_DEPTH_THRESHOLD, DAY_MS, DEFAULTS, DELETE_FILES_PER_DATA_FILE,
                       DELETED_SHARE_THRESHOLD, FIX_ORDER, METRIC_KEYS, MIB, SMALL_FILE_SHARE, Action, HealthFinding,
                       TableHealth, deleted_share_finding, epoch_ms, list_tree, size_histogram, small_files_finding,
-                      ts_literal)
+                      sum_relations, ts_literal)
 from ..regions import Severity
-from .files import live_files
 from .index import build_index
 from .overview import manifest_frame, snapshot_frame, statistics_frame
 from .paths import join, normalize
@@ -47,8 +47,6 @@ from .paths import join, normalize
 _MANIFEST_BROKEN = ("iceberg.manifest-unreadable", "iceberg.manifest-damaged", "table.file-vanished")
 
 if TYPE_CHECKING:  # pragma: no cover
-    import pandas as pd
-
     from .source import TableSource
 
 
@@ -101,129 +99,60 @@ def _map(options: dict[str, Any]) -> str:
 
 
 # ---- the checks ---------------------------------------------------------------------------------
-def _partition_key(df) -> "pd.Series":
-    return df["spec_id"].astype("string").fillna("") + "|" + df["partition"].astype("string").fillna("{}")
+#: The measures whose answers make :class:`FileAggregates` (each one row, or one per partition or size class).
+SUM_MEASURES = ("file_totals", "delete_totals", "partition_totals", "size_histogram", "dangling_deletes")
+#: The per data file columns of ``frames["amplification"]``, in order.
+AMPLIFICATION_COLUMNS = ("file_path", "partition", "spec_id", "sequence_number", "record_count",
+                         "file_size_in_bytes", "pkey", "dvs", "position_delete_files", "equality_delete_files",
+                         "delete_files", "deleted_rows")
 
 
-def _files_by_kind(files) -> dict[str, Any]:
-    return {k: files[files["kind"] == k] for k in ("data", "dv", "position-deletes", "equality-deletes")}
-
-
-def _delete_counts(parts: dict[str, Any]) -> dict[str, int]:
-    """Delete files counted as files: DVs by distinct Puffin file, their size once per file."""
-    dv = parts["dv"]
-    dv_files = dv.drop_duplicates("file_path")
-    pos, eq = parts["position-deletes"], parts["equality-deletes"]
-    return {
-        "dvs": int(len(dv)),
-        "dv_files": int(len(dv_files)),
-        "position_delete_files": int(len(pos)),
-        "equality_delete_files": int(len(eq)),
-        "delete_files": int(len(dv_files) + len(pos) + len(eq)),
-        "delete_bytes": int(dv_files["file_size_in_bytes"].sum() + pos["file_size_in_bytes"].sum()
-                            + eq["file_size_in_bytes"].sum()),
-    }
-
-
-def _path_scope(deletes) -> tuple[list, list, list]:
-    """Per position-delete file: the data file it is scoped to (normalized; ``""`` when any), and the lower and
-    upper bounds of its ``file_path`` column as written (``""`` when absent).
-
-    As Iceberg's delete index does: ``referenced_data_file`` when set, else the ``file_path`` bounds when the
-    lower equals the upper one; a data file outside the bounds cannot have deletes in the file."""
-    from .measures import path_scope
-
-    refs, los, his = [], [], []
-    for ref, lower, upper in zip(deletes["referenced_data_file"], deletes["lower_bounds"], deletes["upper_bounds"]):
-        scope, lo, hi = path_scope(ref, lower.get("file_path") if isinstance(lower, dict) else None,
-                                   upper.get("file_path") if isinstance(upper, dict) else None)
-        refs.append(scope)
-        los.append(lo)
-        his.append(hi)
-    return refs, los, his
-
-
-def data_frame(parts: dict[str, Any]):
-    """The live data files of ``parts`` with what the measures key them by: ``key`` (normalized path), ``raw``
-    (as written), ``pkey`` (spec and partition), ``seq`` (data sequence number), ``dvs`` (1 with a DV)."""
-    data = parts["data"][["file_path", "partition", "spec_id", "sequence_number", "record_count",
-                          "file_size_in_bytes"]].copy()
-    data["key"] = data["file_path"].map(normalize)
-    data["raw"] = data["file_path"].astype(str)
-    data["pkey"] = _partition_key(data)
-    data["seq"] = data["sequence_number"].astype("Int64").fillna(0).astype("int64")
-    dv_targets = set(parts["dv"]["referenced_data_file"].dropna().map(normalize))
-    data["dvs"] = data["key"].isin(dv_targets).astype("int64")
-    return data
-
-
-def measure_relations(parts: dict[str, Any], data) -> dict[str, Any]:
-    """The input relations of :mod:`.measures` (Arrow) from a snapshot's files by kind and its data files
-    (``rid`` is the data file's place in ``data``, ``did`` a delete file's in its kind's frame)."""
-    import numpy as np
-    import pyarrow as pa
-
-    def deletes(frame, eq: bool):
-        ref, lo, hi = _path_scope(frame)
-        cols = {"did": np.arange(len(frame), dtype=np.int64), "dpkey": _partition_key(frame).astype(str).tolist(),
-                "dseq": frame["sequence_number"].astype("Int64").fillna(0).astype("int64").to_numpy(),
-                "ref": ref, "lo": lo, "hi": hi}
-        if eq:
-            cols["partition_empty"] = [not p for p in frame["partition"]]
-        return pa.table(cols)
-
-    dv = parts["dv"]
-    return {"data": pa.table({"rid": np.arange(len(data), dtype=np.int64), "key": data["key"].tolist(),
-                              "raw": data["raw"].tolist(), "pkey": data["pkey"].astype(str).tolist(),
-                              "seq": data["seq"].to_numpy()}),
-            "dvs": pa.table({"ref_key": [normalize(v) if isinstance(v, str) else None
-                                         for v in dv["referenced_data_file"]],
-                             "record_count": dv["record_count"].astype("Int64").fillna(0).astype("int64").to_numpy()}),
-            "pos": deletes(parts["position-deletes"], False), "eq": deletes(parts["equality-deletes"], True)}
-
-
-def _amplification(parts: dict[str, Any]):
-    """Per data file: delete files a reader merges when scanning it, by the one definition of which deletes apply
-    (:data:`.measures.POSITION_DELETES_APPLIED`, :data:`.measures.EQUALITY_DELETES_APPLIED`, run by DuckDB here).
-    A DV applies to its referenced file (at most one)."""
-    import numpy as np
+def file_aggregates(answers: dict[str, list], target: int, small_size: int, columns, clustering,
+                    amplification) -> "FileAggregates":
+    """:class:`FileAggregates` from the answers of :data:`SUM_MEASURES` (name -> rows as dicts), by whichever
+    engine ran them, and the column, clustering and amplification frames."""
     import pandas as pd
 
-    from .measures import EQUALITY_DELETES_APPLIED, POSITION_DELETES_APPLIED, run_local
+    totals, deletes, dangling = answers["file_totals"][0], answers["delete_totals"][0], answers["dangling_deletes"][0]
+    c = {k: int(totals[k]) for k in ("data_files", "data_bytes", "records", "deleted_rows", "data_files_with_deletes",
+                                     "max_delete_files_per_data_file", "small_files", "small_bytes")}
+    c.update({k: int(deletes[k]) for k in ("dvs", "position_delete_files", "equality_delete_files", "delete_files",
+                                           "delete_bytes")})
+    hist = size_histogram([], int(target), small_size)
+    counted = {int(r["bucket"]): r for r in answers["size_histogram"]}
+    hist["files"] = pd.array([int(counted[i]["files"]) if i in counted else 0 for i in range(len(hist))], "int64")
+    hist["bytes"] = pd.array([int(counted[i]["bytes"]) if i in counted else 0 for i in range(len(hist))], "int64")
+    parts = sorted(answers["partition_totals"], key=lambda r: r["pkey"])
+    by_part = pd.DataFrame({
+        "partition": pd.array([r["partition"] for r in parts], dtype="string"),
+        **{col: pd.array([int(r[col]) for r in parts], dtype="int64")
+           for col in ("files", "rows", "deleted_rows", "bytes", "delete_files", "small_files", "small_bytes",
+                       "small_rows")}})
+    return FileAggregates(
+        counts=c, size_histogram=hist, partitions=by_part,
+        touched={"files": c["data_files_with_deletes"],
+                 "max_size": None if totals["touched_max_size"] is None else int(totals["touched_max_size"]),
+                 "rows": int(totals["touched_rows"]), "deleted_rows": int(totals["touched_deleted_rows"])},
+        many={"files": int(totals["many_files"]), "rows": int(totals["many_rows"])},
+        mean_delete_files=float(totals["mean_delete_files"]),
+        dangling={k: int(dangling[k]) for k in ("dvs", "position_delete_files", "equality_delete_files",
+                                                 "files_freed", "bytes_freed")},
+        columns=columns, clustering=clustering, amplification=amplification)
 
-    data = data_frame(parts)
-    relations: dict[str, Any] = {}
 
-    def applied(measure, deletes, name: str):
-        """Per data file: how many of ``deletes`` apply; per delete file: to how many data files."""
-        if deletes.empty or data.empty:
-            return (pd.Series(0, index=data.index, dtype="int64", name=name),
-                    pd.Series(0, index=deletes.index, dtype="int64"))
-        if not relations:  # built once, and only for a table that has position or equality deletes
-            relations.update(measure_relations(parts, data))
-        pairs = run_local(measure, **relations)
-        per_data = np.bincount(pairs.column("rid").to_numpy(), minlength=len(data)).astype("int64")
-        per_delete = np.bincount(pairs.column("did").to_numpy(), minlength=len(deletes)).astype("int64")
-        return (pd.Series(per_data, index=data.index, name=name), pd.Series(per_delete, index=deletes.index))
-
-    data["position_delete_files"], pos_targets = applied(POSITION_DELETES_APPLIED, parts["position-deletes"],
-                                                         "position_delete_files")
-    data["equality_delete_files"], eq_targets = applied(EQUALITY_DELETES_APPLIED, parts["equality-deletes"],
-                                                        "equality_delete_files")
-    data["delete_files"] = data["dvs"] + data["position_delete_files"] + data["equality_delete_files"]
-    data.attrs["position_delete_targets"] = pos_targets
-    data.attrs["equality_delete_targets"] = eq_targets
-    return data.drop(columns=["key", "raw", "seq"])
-
-
-def _snapshot_files(source: "TableSource", snapshot_id: int, manifests, files=None) -> dict[str, int]:
+def _snapshot_files(source: "TableSource", snapshot_id: int, manifests) -> dict[str, int]:
     """Every file one snapshot references, normalized location -> size: live data and delete files
-    (a Puffin file once), its manifests and its manifest list (size filled in later).  ``files`` is the
-    snapshot's ``files()`` frame when the caller has it already."""
-    if files is None:
-        files = live_files(source, snapshot_id, decode=False)
-    live = files.drop_duplicates("location")
-    out = dict(zip(live["location"].map(normalize), live["file_size_in_bytes"].astype("int64")))
+    (a Puffin file once), its manifests and its manifest list (size filled in later)."""
+    import pyarrow.compute as pc
+
+    from .columns import located_strings
+
+    ix = build_index(source, snapshot_id)
+    rows = ix.rows(ix.mask(), ["file_path", "file_size_in_bytes"])
+    out: dict[str, int] = {}
+    sizes = pc.fill_null(rows.column("file_size_in_bytes"), 0).to_numpy(zero_copy_only=False)
+    for loc, size in zip(located_strings(source, rows.column("file_path")), sizes):
+        out.setdefault(normalize(loc), int(size))
     if len(manifests):
         out.update(zip(manifests["location"].map(normalize), manifests["manifest_length"].astype("int64")))
     return out
@@ -266,9 +195,10 @@ def _retained(snaps, refs: dict[str, dict[str, Any]], current: Optional[int], cu
 class FileAggregates:
     """What the doctor needs from the current snapshot's live files, already summed.
 
-    Computed from ``files()`` on the driver (:func:`driver_file_aggregates`) or by Spark jobs over the entry
-    index built on the executors (``puffin_explorer/spark/health.py``); one set of metric and finding builders
-    reads it (:func:`_current_findings`).  ``counts`` holds ``data_files``, ``data_bytes``, ``records``,
+    The answers of the measures of :mod:`.measures` (:data:`SUM_MEASURES`), run by DuckDB on the driver
+    (:func:`driver_file_aggregates`) or by Spark SQL over the entry index built on the executors
+    (``puffin_explorer/spark/health.py``), put together by :func:`file_aggregates`; one set of metric and
+    finding builders reads it (:func:`_current_findings`).  ``counts`` holds ``data_files``, ``data_bytes``, ``records``,
     ``dvs``, ``position_delete_files``, ``equality_delete_files``, ``delete_files``, ``delete_bytes``,
     ``deleted_rows``, ``data_files_with_deletes``, ``max_delete_files_per_data_file``, ``small_files`` and
     ``small_bytes``; ``touched`` the data files that merge at least one delete file (``files``, ``max_size``,
@@ -289,56 +219,73 @@ class FileAggregates:
     amplification: Any = None
 
 
-def driver_file_aggregates(files, target: int, small_size: int, column: Optional[str], deleted) -> FileAggregates:
-    """:class:`FileAggregates` from a snapshot's ``files(decode=True)`` frame, every file in memory here;
-    ``deleted`` is the deleted rows of each of its data files, in order (:func:`~.deletes.deleted_rows_of`)."""
+def driver_file_aggregates(source: "TableSource", index, target: int, small_size: int,
+                           column: Optional[str]) -> FileAggregates:
+    """:class:`FileAggregates` of a snapshot's entry index (with metrics), here: the measures of
+    :mod:`.measures` run by DuckDB over the index's columns (:func:`.relations.index_relations`; deleted rows
+    are :func:`~.deletes.row_counts`', the same measure computed once per index and shared with the card),
+    column metrics and clustering by the functions the Spark doctor runs per task and per partition."""
+    import numpy as np
     import pandas as pd
+    import pyarrow as pa
+    import pyarrow.compute as pc
 
-    parts = _files_by_kind(files)
-    data = parts["data"]
-    c: dict[str, Any] = {"data_files": int(len(data)), "data_bytes": int(data["file_size_in_bytes"].sum())}
-    dc = _delete_counts(parts)
-    c.update({k: dc[k] for k in ("dvs", "position_delete_files", "equality_delete_files", "delete_files",
-                                 "delete_bytes")})
-    c["records"] = int(data["record_count"].sum())
-    amp = _amplification(parts)
-    amp["deleted_rows"] = deleted
-    c["deleted_rows"] = int(amp["deleted_rows"].sum())
-    c["data_files_with_deletes"] = int((amp["delete_files"] > 0).sum())
-    c["max_delete_files_per_data_file"] = int(amp["delete_files"].max()) if len(amp) else 0
+    from .column_stats import METRIC_COLUMNS, ColumnPartial, columns_frame, decoded_maps
+    from .columns import nullable_ints, partitions, plain, strings
+    from .deletes import row_counts
+    from .measures import DATA_FILE_DELETES, MEASURES, LocalMeasures
+    from .relations import index_relations
 
-    sizes = data["file_size_in_bytes"].astype("int64")
-    hist = size_histogram(sizes.to_numpy(), int(target), small_size)
-    small = data[sizes < small_size]
-    c["small_files"] = int(len(small))
-    c["small_bytes"] = int(small["file_size_in_bytes"].sum())
-    by_part = amp.groupby("pkey", sort=True).agg(
-        partition=("partition", "first"), files=("file_path", "size"), rows=("record_count", "sum"),
-        deleted_rows=("deleted_rows", "sum"), bytes=("file_size_in_bytes", "sum"),
-        delete_files=("delete_files", "sum")).reset_index(drop=True)
-    by_part["partition"] = by_part["partition"].astype("string")
-    small_by_part = amp[amp["file_size_in_bytes"] < small_size].groupby("pkey").agg(
-        small_files=("file_path", "size"), small_bytes=("file_size_in_bytes", "sum"),
-        small_rows=("record_count", "sum"))
-    pk = amp.groupby("pkey", sort=True).size().index
-    by_part = pd.concat([by_part.set_index(pk),
-                         small_by_part.reindex(pk).fillna(0).astype("int64")], axis=1).reset_index(drop=True)
+    relations = index_relations(source, index)
+    relations.update(sum_relations(target, small_size))
+    counts = row_counts(source, index)  # DELETED_ROWS answered already: one row per data file key
+    keys = relations["data"].column("key")
+    if len(counts.rows) == len(keys):
+        relations["deleted_rows"] = pa.table({"key": keys, "deleted": pa.array(counts.deleted, pa.int64())}) \
+            .group_by("key").aggregate([("deleted", "max")]).rename_columns(["key", "deleted"])
+    with LocalMeasures(relations) as run:
+        answers = {name: run.arrow(MEASURES[name]).to_pylist() for name in SUM_MEASURES}
+        per_file = run.arrow(DATA_FILE_DELETES).sort_by("rid")
+    data = relations["data"]
+    del relations
 
-    touched = amp[amp["delete_files"] > 0]
-    many = amp[amp["delete_files"] > DELETE_FILES_PER_DATA_FILE]
+    at = np.flatnonzero(index.mask(["data"]))
+    rows = index.table.select(["file_path", "partition", "spec_id", "sequence_number", "record_count",
+                               "file_size_in_bytes"]).take(pa.array(at))
+    amp = pd.DataFrame({"file_path": strings(rows.column("file_path")), "partition": partitions(index, rows),
+                        "spec_id": plain(rows.column("spec_id")),
+                        "sequence_number": nullable_ints(rows.column("sequence_number")),
+                        "record_count": plain(rows.column("record_count")),
+                        "file_size_in_bytes": plain(rows.column("file_size_in_bytes")),
+                        "pkey": data.column("pkey").to_numpy(zero_copy_only=False)}, index=pd.RangeIndex(len(at)))
+    for col in AMPLIFICATION_COLUMNS[7:]:
+        amp[col] = per_file.column(col).to_numpy()
+
+    # column metrics and the clustering column's bounds, a batch of data files at a time
+    fields = source.fields_by_id()
+    partial = ColumnPartial()
+    lows: list = []
+    highs: list = []
+    if index.metrics:
+        metrics = index.table.select(list(METRIC_COLUMNS)).take(pa.array(at))
+        for start in range(0, len(at), 10_000):
+            for i, record in enumerate(metrics.slice(start, 10_000).to_pylist(), start):
+                maps = decoded_maps(record, fields)
+                partial.add(i, maps)
+                if column is not None:
+                    lows.append(maps["lows"].get(column))
+                    highs.append(maps["highs"].get(column))
     clustering = None
     if column is not None:
-        with_bounds = amp.assign(lower_bounds=data["lower_bounds"].to_numpy(),
-                                 upper_bounds=data["upper_bounds"].to_numpy())
-        clustering = _clustering(with_bounds, column)
-    return FileAggregates(
-        counts=c, size_histogram=hist, partitions=by_part,
-        touched={"files": int(len(touched)),
-                 "max_size": int(touched["file_size_in_bytes"].max()) if len(touched) else None,
-                 "rows": int(touched["record_count"].sum()), "deleted_rows": int(touched["deleted_rows"].sum())},
-        many={"files": int(len(many)), "rows": int(many["record_count"].sum())},
-        mean_delete_files=float(amp["delete_files"].mean()) if len(amp) else 0.0,
-        dangling=_dangling(parts, amp), columns=_columns(data), clustering=clustering, amplification=amp)
+        if not index.metrics:
+            lows = highs = [None] * len(at)
+        d = pd.DataFrame({"pkey": amp["pkey"].to_numpy(),
+                          "partition": pc.fill_null(data.column("partition"), "None").to_numpy(zero_copy_only=False),
+                          "lo": lows, "hi": highs,
+                          "bytes": amp["file_size_in_bytes"].astype("int64").to_numpy(),
+                          "rows": amp["record_count"].astype("int64").to_numpy()})
+        clustering = clustering_frame(clustering_by_partition(d), column)
+    return file_aggregates(answers, target, small_size, columns_frame([partial]), clustering, amp)
 
 
 def _current_findings(findings, frames, m, agg: FileAggregates, th, target, small_size, column, column_source,
@@ -370,17 +317,12 @@ class DriverReads:
 
     def __init__(self, source: "TableSource") -> None:
         self.source = source
-        self.files = None
         self.sets: dict[int, dict[str, int]] = {}
         self.listing = None
 
     def current_files(self, target: int, small_size: int, column: Optional[str]) -> FileAggregates:
-        from .deletes import deleted_rows_of
-
-        self.files = live_files(self.source)
-        data = self.files.loc[self.files["kind"] == "data", "file_path"]
-        deleted = deleted_rows_of(self.source, build_index(self.source, metrics=True), data)
-        return driver_file_aggregates(self.files, target, small_size, column, deleted)
+        return driver_file_aggregates(self.source, build_index(self.source, metrics=True), target, small_size,
+                                      column)
 
     def snapshot_files(self, readable: list, current: Optional[int]) -> dict[int, str]:
         """Reads the file set of each ``(snapshot id, manifests frame)``; returns, per snapshot whose set is
@@ -388,7 +330,7 @@ class DriverReads:
         broken_by: dict[int, str] = {}
         for sid, mans in readable:
             try:
-                self.sets[sid] = _snapshot_files(self.source, sid, mans, self.files if sid == current else None)
+                self.sets[sid] = _snapshot_files(self.source, sid, mans)
                 broken = [f.message for f in build_index(self.source, sid).findings if f.code in _MANIFEST_BROKEN]
             except (PuffinError, KeyError) as exc:
                 broken = [str(exc)]
@@ -704,41 +646,8 @@ def _deletes_findings(findings, agg: FileAggregates, m, call, spark_t, ident, fo
              "max_delete_files_per_data_file_after": 0}))
 
 
-def _dangling(parts, amp) -> dict[str, int]:
-    """Delete files that apply to no live data file: DVs and position deletes naming a data file that is no
-    longer live, position and equality deletes no data file's partition and sequence number lets apply."""
-    import numpy as np
-
-    live = set(amp["file_path"].map(normalize))
-
-    def names_live(col) -> "np.ndarray":
-        return np.array([isinstance(v, str) and normalize(v) in live for v in col], dtype=bool)
-
-    dv = parts["dv"]
-    dead_dv = dv[~names_live(dv["referenced_data_file"])]
-    pos = parts["position-deletes"]
-    targets = amp.attrs.get("position_delete_targets")
-    scope = np.asarray(_path_scope(pos)[0], dtype=object)
-    named = scope != ""
-    applies = (targets.reindex(pos.index, fill_value=0).to_numpy() > 0) if targets is not None else \
-        np.ones(len(pos), dtype=bool)
-    dead_pos = pos[(named & ~np.isin(scope, list(live))) | (~named & ~applies)]
-    eq = parts["equality-deletes"]
-    eq_targets = amp.attrs.get("equality_delete_targets")
-    dead_eq = eq[eq_targets.reindex(eq.index, fill_value=0).to_numpy() == 0] if eq_targets is not None else eq
-    # a Puffin file goes away only when every DV in it is dangling
-    dv_files = dv.groupby("file_path").agg(total=("file_path", "size"), size=("file_size_in_bytes", "first"))
-    dead_files = dead_dv.groupby("file_path").size()
-    gone = dv_files[dead_files.reindex(dv_files.index, fill_value=0) == dv_files["total"]]
-    return {"dvs": int(len(dead_dv)), "position_delete_files": int(len(dead_pos)),
-            "equality_delete_files": int(len(dead_eq)),
-            "files_freed": int(len(gone) + len(dead_pos) + len(dead_eq)),
-            "bytes_freed": int(gone["size"].sum() + dead_pos["file_size_in_bytes"].sum()
-                               + dead_eq["file_size_in_bytes"].sum())}
-
-
 def _dangling_finding(findings, dangling: dict[str, int], m) -> None:
-    """``health.dangling-deletes`` from :func:`_dangling`'s counts."""
+    """``health.dangling-deletes`` from :data:`.measures.DANGLING_DELETES`' counts."""
     n = dangling["dvs"] + dangling["position_delete_files"] + dangling["equality_delete_files"]
     m["dangling_deletes"] = int(n)
     if not n:
@@ -819,23 +728,10 @@ def overlap_depth(lows: list, highs: list) -> tuple[float, int]:
     return sum(depths) / len(depths), max(depths)
 
 
-def _clustering(amp_data, column: str):
-    """Per partition (never across partitions or buckets): files, files with bounds on ``column``, and the
-    average / largest overlap depth of those files' value ranges (a partition of one such file is 1.0 deep)."""
-    import pandas as pd
-
-    def bound(col) -> list:
-        return [b.get(column) if isinstance(b, dict) else None for b in amp_data[col]]
-
-    d = pd.DataFrame({"pkey": amp_data["pkey"].to_numpy(), "partition": amp_data["partition"].astype(str).to_numpy(),
-                      "lo": bound("lower_bounds"), "hi": bound("upper_bounds"),
-                      "bytes": amp_data["file_size_in_bytes"].astype("int64").to_numpy(),
-                      "rows": amp_data["record_count"].astype("int64").to_numpy()})
-    return clustering_frame(clustering_by_partition(d), column)
-
-
 def clustering_by_partition(d):
-    """:func:`_clustering`'s numbers per partition key (the index) from one row per data file: ``pkey``,
+    """Per partition key (the index; never across partitions or buckets): files, files with bounds on the
+    column, and the average / largest overlap depth of those files' value ranges (a partition of one such
+    file is 1.0 deep), from one row per data file: ``pkey``,
     ``partition`` (text), ``lo`` / ``hi`` (the file's bounds on the column, None when absent), ``bytes``,
     ``rows``.  Partitions are independent: any split of the rows by ``pkey`` gives the same rows."""
     import numpy as np
@@ -905,53 +801,6 @@ def _clustering_finding(findings, clus, column: str, source: str, m, call, spark
         {"files_in_poor_partitions": int(poor["files"].sum()), "bytes_in_poor_partitions": int(poor["bytes"].sum()),
          "data_files_rewritten": m["data_files"], "bytes_rewritten": m["data_bytes"], "rows_read": m["records"],
          "average_depth_after": 1.0}))
-
-
-def _columns(data):
-    """Per column: null and NaN rates, storage share and table-wide min/max from the manifests' metrics."""
-    import pandas as pd
-
-    def wide(col: str):
-        records = data[col].map(lambda d: d if isinstance(d, dict) else {}).tolist()
-        # a row per entry even when no entry has metrics; the index set after, as pandas 2 cannot build
-        # records on an empty MultiIndex
-        out = pd.DataFrame.from_records(records) if any(records) else pd.DataFrame(index=range(len(records)))
-        out.index = data.index
-        return out
-
-    values, nulls, nans, sizes = wide("value_counts"), wide("null_value_counts"), wide("nan_value_counts"), \
-        wide("column_sizes")
-    lows, highs = wide("lower_bounds"), wide("upper_bounds")
-    names = list(dict.fromkeys([*values.columns, *sizes.columns, *lows.columns, *nulls.columns]))
-    total_size = float(sizes.sum().sum()) if len(sizes.columns) else 0.0
-
-    def total(df, c):
-        return int(pd.to_numeric(df[c], errors="coerce").sum()) if c in df.columns else None
-
-    def extreme(df, c, fn):
-        if c not in df.columns:
-            return None
-        s = df[c].dropna()
-        if s.empty:
-            return None
-        try:
-            return fn(s.tolist())
-        except TypeError:
-            return None
-
-    rows = []
-    for c in names:
-        n_values, n_nulls, n_nans, n_bytes = total(values, c), total(nulls, c), total(nans, c), total(sizes, c)
-        rows.append({
-            "column": c, "values": n_values, "nulls": n_nulls, "nans": n_nans,
-            "null_rate": (n_nulls / n_values) if n_values and n_nulls is not None else None,
-            "nan_rate": (n_nans / n_values) if n_values and n_nans is not None else None,
-            "bytes": n_bytes, "storage_share": (n_bytes / total_size) if n_bytes is not None and total_size else None,
-            "min": extreme(lows, c, min), "max": extreme(highs, c, max),
-            "files_with_bounds": int(lows[c].notna().sum()) if c in lows.columns else 0,
-        })
-    return pd.DataFrame(rows, columns=["column", "values", "nulls", "nans", "null_rate", "nan_rate", "bytes",
-                                       "storage_share", "min", "max", "files_with_bounds"])
 
 
 def _column_findings(findings, cols, m, spark_t, catalog, ident) -> None:

@@ -5,10 +5,12 @@ The flow, thresholds and finding builders are the driver doctor's (:func:`~puffi
 only its reads differ (:class:`SparkReads`):
 
 - the current snapshot's live files come from the entry index built on the executors
-  (:func:`~.index.build_index_on_executors`, one task per manifest); per-file work (which delete files apply to
-  which data file, deleted rows per file, clustering depth per partition, column metrics) runs as Spark joins,
-  groupings and ``mapInArrow`` tasks, and the driver collects only aggregates: totals, one row per size class,
-  per partition and per column (one partial per task, merged here);
+  (:func:`~.index.build_index_on_executors`, one task per manifest) as the relations of
+  :mod:`~puffin_explorer.iceberg.measures`, whose SQL (which delete files apply to which data file, deleted rows,
+  the sums per partition, per size class and per table, dangling deletes) Spark SQL runs as the driver's DuckDB
+  does; clustering depth per partition and column metrics are the driver's functions run per partition
+  (``applyInPandas``) and per task (``mapInArrow``, one partial each, merged here); the driver collects only the
+  answers: totals, one row per size class, per partition and per column;
 - every snapshot's file set: each distinct manifest of any snapshot decoded once on the executors, joined to
   the (small) snapshot → manifest lists; the bytes only expired snapshots hold are a Spark anti-join;
 - the listing of the table location: the top-level folders listed here, each folder listed in a task through
@@ -26,6 +28,7 @@ import pickle
 from typing import Any, Mapping, Optional
 
 from ..errors import UnsupportedTableError
+from ..iceberg.column_stats import METRIC_COLUMNS
 from .errors import spark_errors
 
 #: Data files kept in ``frames["amplification"]``: the ones merging the most delete files.
@@ -89,9 +92,6 @@ def _health_rows(fields: dict, column: Optional[str]):
     the bounds these rows need are decoded (``file_path``'s and the clustering column's)."""
     wanted = {fid for fid, (name, _) in fields.items() if name in ("file_path", column)}
 
-    def named(v):
-        return {fields.get(int(kv["key"]), (f"#{kv['key']}",))[0]: kv["value"] for kv in v} if v else {}
-
     def run(batches):
         import pyarrow as pa
 
@@ -105,19 +105,20 @@ def _health_rows(fields: dict, column: Optional[str]):
         def needed(raw):
             return decode_bounds([kv for kv in raw if kv["key"] in wanted] if raw else raw, fields)
 
+        from ..iceberg.column_stats import ColumnPartial, decoded_maps
+
+        read = ("kind", "partition", "referenced_data_file", "spec_id", "manifest", "entry", "file_path",
+                "sequence_number", "record_count", "file_size_in_bytes", *METRIC_COLUMNS)
         partial = ColumnPartial()
-        for batch in batch_rows(batches, ("kind", "partition", "referenced_data_file", "spec_id", "manifest",
-                                          "entry", "file_path", "sequence_number", "record_count",
-                                          "file_size_in_bytes", *_METRIC_COLUMNS)):
+        for batch in (b.select(list(read)).to_pylist() for b in batches):
             out = {f.name: [] for f in schema}
             for r in batch:
                 kind = r["kind"]
                 rid = (int(r["manifest"]) << 32) + int(r["entry"])
                 if kind == "data":  # every bound is decoded once: the column metrics need them all
-                    lows, highs = decode_bounds(r["lower_bounds"], fields), decode_bounds(r["upper_bounds"], fields)
-                    partial.add(rid, {"values": named(r["value_counts"]), "nulls": named(r["null_value_counts"]),
-                                      "nans": named(r["nan_value_counts"]), "sizes": named(r["column_sizes"]),
-                                      "lows": lows, "highs": highs})
+                    maps = decoded_maps(r, fields)
+                    partial.add(rid, maps)
+                    lows, highs = maps["lows"], maps["highs"]
                 else:
                     lows, highs = needed(r["lower_bounds"]), needed(r["upper_bounds"])
                 part = r["partition"]
@@ -152,126 +153,6 @@ def _health_rows(fields: dict, column: Optional[str]):
         yield pa.RecordBatch.from_arrays([last[f.name] for f in schema], schema=schema)
 
     return run
-
-
-_MAPS = ("values", "nulls", "nans", "sizes", "lows", "highs")
-_METRIC_COLUMNS = ("value_counts", "null_value_counts", "nan_value_counts", "column_sizes", "lower_bounds",
-                   "upper_bounds")
-
-
-def batch_rows(batches, columns):
-    """Each Arrow batch's rows as dicts of ``columns`` only (no Python objects for the rest)."""
-    for batch in batches:
-        yield batch.select(list(columns)).to_pylist()
-
-
-def _missing(v: Any) -> bool:
-    """What pandas' ``notna`` calls missing (None, NaN, NaT), cheaply for the plain values metrics hold."""
-    if v is None:
-        return True
-    if isinstance(v, float):
-        return v != v
-    if isinstance(v, (int, str, bytes)):
-        return False
-    import pandas as pd
-
-    try:
-        return bool(pd.api.types.is_scalar(v) and pd.isna(v))
-    except (TypeError, ValueError):
-        return False
-
-
-class ColumnPartial:
-    """One task's share of ``_columns``: per metric map the first place (row, position) each column appears,
-    sums of the counts, and per column the files with a lower bound and the smallest lower / largest upper
-    bound (a column whose bounds do not compare is marked, as ``min`` raising ``TypeError`` marks it)."""
-
-    def __init__(self) -> None:
-        self.first: dict[str, dict[str, tuple]] = {k: {} for k in _MAPS}
-        self.sums: dict[str, dict[str, Any]] = {k: {} for k in ("values", "nulls", "nans", "sizes")}
-        self.bounded: dict[str, int] = {}
-        self.ext: dict[str, dict[str, Any]] = {"lows": {}, "highs": {}}
-        self.broken: dict[str, set] = {"lows": set(), "highs": set()}
-
-    def add(self, rid: int, maps: dict[str, dict]) -> None:
-        """One data file's decoded metric maps (``_MAPS`` keys), ``rid`` its place in the index."""
-        for k in _MAPS:
-            for pos, (c, v) in enumerate(maps[k].items()):
-                self.seen(k, c, (rid, pos))
-                if k in self.sums:
-                    total = self.sums[k].setdefault(c, 0)
-                    if isinstance(v, (int, float)) and not isinstance(v, bool) and not _missing(v):
-                        self.sums[k][c] = total + v
-                elif not _missing(v):
-                    if k == "lows":
-                        self.bounded[c] = self.bounded.get(c, 0) + 1
-                    self.extreme(k, c, v)
-
-    def seen(self, k: str, c: str, at: tuple) -> None:
-        if c not in self.first[k] or at < self.first[k][c]:
-            self.first[k][c] = at
-
-    def extreme(self, k: str, c: str, v: Any) -> None:
-        if c in self.broken[k]:
-            return
-        try:
-            cur = self.ext[k]
-            cur[c] = v if c not in cur else (min(cur[c], v) if k == "lows" else max(cur[c], v))
-        except TypeError:
-            self.broken[k].add(c)
-
-    def merge(self, other: "ColumnPartial") -> None:
-        for k in _MAPS:
-            for c, at in other.first[k].items():
-                self.seen(k, c, at)
-        for k in self.sums:
-            for c, v in other.sums[k].items():
-                self.sums[k][c] = self.sums[k].get(c, 0) + v
-        for c, n in other.bounded.items():
-            self.bounded[c] = self.bounded.get(c, 0) + n
-        for k in ("lows", "highs"):
-            self.broken[k] |= other.broken[k]
-            for c, v in other.ext[k].items():
-                self.extreme(k, c, v)
-
-
-def _columns_frame(partials: list):
-    """``_columns``' frame from the tasks' :class:`ColumnPartial`."""
-    import pandas as pd
-
-    p = ColumnPartial()
-    for part in partials:
-        p.merge(part)
-    first, sums, bounded, ext, broken = p.first, p.sums, p.bounded, p.ext, p.broken
-
-    def order(k: str) -> list[str]:
-        return sorted(first[k], key=lambda c: first[k][c])
-
-    names = list(dict.fromkeys([*order("values"), *order("sizes"), *order("lows"), *order("nulls")]))
-    total_size = float(sum(sums["sizes"].values())) if first["sizes"] else 0.0
-
-    def total(k: str, c: str):
-        return int(sums[k].get(c, 0)) if c in first[k] else None
-
-    def extreme(k: str, c: str):
-        if c not in first[k] or c in broken[k]:
-            return None
-        return ext[k].get(c)
-
-    rows = []
-    for c in names:
-        n_values, n_nulls, n_nans, n_bytes = total("values", c), total("nulls", c), total("nans", c), \
-            total("sizes", c)
-        rows.append({
-            "column": c, "values": n_values, "nulls": n_nulls, "nans": n_nans,
-            "null_rate": (n_nulls / n_values) if n_values and n_nulls is not None else None,
-            "nan_rate": (n_nans / n_values) if n_values and n_nans is not None else None,
-            "bytes": n_bytes, "storage_share": (n_bytes / total_size) if n_bytes is not None and total_size else None,
-            "min": extreme("lows", c), "max": extreme("highs", c),
-            "files_with_bounds": int(bounded.get(c, 0)) if c in first["lows"] else 0,
-        })
-    return pd.DataFrame(rows, columns=["column", "values", "nulls", "nans", "null_rate", "nan_rate", "bytes",
-                                       "storage_share", "min", "max", "files_with_bounds"])
 
 
 def _clustering_group(pdf):
@@ -405,9 +286,12 @@ class SparkReads:
         import pandas as pd
         from pyspark.sql import functions as F
 
-        from ..health import DELETE_FILES_PER_DATA_FILE, size_histogram
-        from ..iceberg.health import FileAggregates, clustering_frame
+        from ..iceberg.column_stats import columns_frame
+        from ..health import sum_relations
+        from ..iceberg.health import AMPLIFICATION_COLUMNS, SUM_MEASURES, clustering_frame, file_aggregates
+        from ..iceberg.measures import DATA_FILE_DELETES, MEASURES, RELATIONS, SparkMeasures
         from .index import build_index_on_executors
+        from .planner import to_spark
 
         ix = build_index_on_executors(self.spark, self.source, metrics=True, storage_options=self.options,
                                       partitions="repr")
@@ -417,130 +301,32 @@ class SparkReads:
         kind = F.col("kind")
         data, dv = rows.where(kind == "data"), rows.where(kind == "dv")
         pos, eq = rows.where(kind == "position-deletes"), rows.where(kind == "equality-deletes")
-        by_kind = {r["kind"]: r for r in rows.groupBy("kind").agg(
-            F.count(F.lit(1)).alias("n"), F.sum("file_size_in_bytes").alias("bytes"),
-            F.sum("record_count").alias("records")).collect()}
 
-        def k(name: str, what: str) -> int:
-            r = by_kind.get(name)
-            return int((r[what] if r is not None else 0) or 0)
+        # ---- the relations of iceberg/measures.py, and its measures run by Spark SQL ----------------------
+        def deletes(frame):
+            return frame.select(F.col("rid").alias("did"), F.col("pkey").alias("dpkey"), F.col("seq").alias("dseq"),
+                                F.col("scope_ref").alias("ref"), F.col("scope_lo").alias("lo"),
+                                F.col("scope_hi").alias("hi"), "file_size_in_bytes", "partition_empty")
 
-        dv_files = dv.groupBy("file_path").agg(F.expr("min_by(file_size_in_bytes, rid)").alias("size"),
-                                               F.count(F.lit(1)).alias("total"))
-        dvf = dv_files.agg(F.count(F.lit(1)), F.sum("size")).first()
-        c: dict[str, Any] = {"data_files": k("data", "n"), "data_bytes": k("data", "bytes")}
-        c["dvs"] = k("dv", "n")
-        c["position_delete_files"] = k("position-deletes", "n")
-        c["equality_delete_files"] = k("equality-deletes", "n")
-        c["delete_files"] = int(dvf[0]) + c["position_delete_files"] + c["equality_delete_files"]
-        c["delete_bytes"] = int(dvf[1] or 0) + k("position-deletes", "bytes") + k("equality-deletes", "bytes")
-        c["records"] = k("data", "records")
-
-        # ---- delete files per data file (the spec's rules, as _amplification applies them) -----------
-        dv_keys = dv.where(F.col("ref_key").isNotNull()).select(F.col("ref_key").alias("key")).distinct() \
-            .withColumn("_dv", F.lit(1))
-        d = (data.select("rid", "key", F.col("file_path").alias("raw"), "file_path", "pkey", "partition", "spec_id",
-                         "sequence_number", "seq", "record_count", "file_size_in_bytes")
-             .join(dv_keys, "key", "left").withColumn("dvs", F.coalesce(F.col("_dv"), F.lit(0)).cast("long"))
-             .drop("_dv"))
-        from ..iceberg.measures import (DELETED_ROWS, EQUALITY_DELETES_APPLIED, POSITION_DELETES_APPLIED, RELATIONS,
-                                        run_spark)
-
-        deletes = {name: frame.select(F.col("rid").alias("did"), F.col("pkey").alias("dpkey"), F.col("seq").alias("dseq"),
-                                      F.col("scope_ref").alias("ref"), F.col("scope_lo").alias("lo"),
-                                      F.col("scope_hi").alias("hi"), "partition_empty")
-                   for name, frame in (("pos", pos), ("eq", eq))}
-        rel = {"data": d.select("rid", "key", "raw", "pkey", "seq"), "dvs": dv.select("ref_key", "record_count"),
-               **deletes}
-        pos_per_data, pos_targets = self._applied(POSITION_DELETES_APPLIED, rel, c["position_delete_files"] > 0)
-        eq_per_data, eq_targets = self._applied(EQUALITY_DELETES_APPLIED, rel, c["equality_delete_files"] > 0)
-        amp = d
-        for counted, col in ((pos_per_data, "position_delete_files"), (eq_per_data, "equality_delete_files")):
-            if counted is None:
-                amp = amp.withColumn(col, F.lit(0).cast("long"))
-            else:
-                amp = amp.join(counted.withColumnRenamed("n", col), "rid", "left") \
-                    .withColumn(col, F.coalesce(F.col(col), F.lit(0)).cast("long"))
-        amp = amp.withColumn("delete_files", F.col("dvs") + F.col("position_delete_files")
-                             + F.col("equality_delete_files"))
-
-        # ---- deleted rows: the one definition (measures.DELETED_ROWS), position-delete files read on the executors --
-        if pos_targets is not None:
-            pos_t = pos.join(pos_targets.withColumnRenamed("did", "rid").withColumnRenamed("n", "targets"), "rid",
-                             "left").withColumn("targets", F.coalesce(F.col("targets"), F.lit(0)))
-        else:
-            pos_t = pos.withColumn("targets", F.lit(0).cast("long"))
-        rel["pos_rows"] = self._position_delete_rows(pos) if c["position_delete_files"] else \
+        relations = {"data": data.select("rid", "key", F.col("file_path").alias("raw"), "pkey", "partition", "seq",
+                                         "record_count", "file_size_in_bytes"),
+                     "dvs": dv.select("ref_key", "record_count", "file_path", "file_size_in_bytes"),
+                     "pos": deletes(pos), "eq": deletes(eq)}
+        relations["pos_rows"] = self._position_delete_rows(pos) if pos.limit(1).count() else \
             self.spark.createDataFrame([], RELATIONS["pos_rows"])
-        deleted = run_spark(self.spark, DELETED_ROWS, **rel).select("key", F.col("deleted").alias("deleted_rows"))
-        amp = self._keep(amp.join(deleted, "key", "left")
-                         .withColumn("deleted_rows", F.coalesce(F.col("deleted_rows"), F.lit(0)).cast("long")))
-        c["deleted_rows"] = int(amp.agg(F.sum("deleted_rows")).first()[0] or 0)
-        live_keys = d.select("key").distinct()
+        for name, table in sum_relations(target, small_size).items():
+            relations[name] = to_spark(self.spark, table, RELATIONS[name])
+        run = SparkMeasures(self.spark, relations, keep=self._keep)
+        try:
+            answers = {name: [r.asDict() for r in run.frame(MEASURES[name]).collect()] for name in SUM_MEASURES}
+            per_file = run.frame(DATA_FILE_DELETES).select("rid", *AMPLIFICATION_COLUMNS[7:])
+            top = (data.select("rid", *AMPLIFICATION_COLUMNS[:7]).join(per_file, "rid")
+                   .orderBy(F.col("delete_files").desc(), F.col("deleted_rows").desc(), "file_path")
+                   .limit(AMPLIFICATION_ROWS).select(*AMPLIFICATION_COLUMNS).toPandas())
+        finally:
+            run.close()
 
-        # ---- sums over the data files ---------------------------------------------------------------
-        has, many = F.col("delete_files") > 0, F.col("delete_files") > DELETE_FILES_PER_DATA_FILE
-        small = F.col("file_size_in_bytes") < small_size
-        zero = F.lit(0)
-        s = amp.agg(
-            F.sum(has.cast("long")).alias("with_deletes"), F.max("delete_files").alias("max_deletes"),
-            F.max(F.when(has, F.col("file_size_in_bytes"))).alias("touched_max"),
-            F.sum(F.when(has, F.col("record_count")).otherwise(zero)).alias("touched_rows"),
-            F.sum(F.when(has, F.col("deleted_rows")).otherwise(zero)).alias("touched_deleted"),
-            F.sum(many.cast("long")).alias("many"),
-            F.sum(F.when(many, F.col("record_count")).otherwise(zero)).alias("many_rows"),
-            F.avg("delete_files").alias("mean_deletes"),
-            F.sum(small.cast("long")).alias("small"),
-            F.sum(F.when(small, F.col("file_size_in_bytes")).otherwise(zero)).alias("small_bytes")).first()
-        c["data_files_with_deletes"] = int(s["with_deletes"] or 0)
-        c["max_delete_files_per_data_file"] = int(s["max_deletes"] or 0)
-        c["small_files"] = int(s["small"] or 0)
-        c["small_bytes"] = int(s["small_bytes"] or 0)
-
-        hist = size_histogram([], int(target), small_size)
-        bucket = sum(((F.col("file_size_in_bytes") >= int(e)).cast("int") for e in hist["max_bytes"]), F.lit(0))
-        counts = {int(r[0]): (int(r[1]), int(r[2] or 0)) for r in data.groupBy(bucket.alias("b")).agg(
-            F.count(F.lit(1)), F.sum("file_size_in_bytes")).collect()}
-        hist["files"] = [counts.get(i, (0, 0))[0] for i in range(len(hist))]
-        hist["bytes"] = [counts.get(i, (0, 0))[1] for i in range(len(hist))]
-        hist["files"] = hist["files"].astype("int64")
-        hist["bytes"] = hist["bytes"].astype("int64")
-
-        parts = amp.groupBy("pkey").agg(
-            F.first("partition", ignorenulls=True).alias("partition"), F.count(F.lit(1)).alias("files"),
-            F.sum("record_count").alias("rows"), F.sum("deleted_rows").alias("deleted_rows"),
-            F.sum("file_size_in_bytes").alias("bytes"), F.sum("delete_files").alias("delete_files"),
-            F.sum(small.cast("long")).alias("small_files"),
-            F.sum(F.when(small, F.col("file_size_in_bytes")).otherwise(zero)).alias("small_bytes"),
-            F.sum(F.when(small, F.col("record_count")).otherwise(zero)).alias("small_rows")).collect()
-        parts = sorted(parts, key=lambda r: r["pkey"])
-        by_part = pd.DataFrame({
-            "partition": pd.array([r["partition"] for r in parts], dtype="string"),
-            **{col: pd.array([int(r[col] or 0) for r in parts], dtype="int64")
-               for col in ("files", "rows", "deleted_rows", "bytes", "delete_files", "small_files", "small_bytes",
-                           "small_rows")}})
-
-        # ---- delete files no live data file needs --------------------------------------------------
-        dead_dv = dv.join(live_keys.withColumnRenamed("key", "ref_key"), "ref_key", "left_anti")
-        n_dead_dv = dead_dv.count()
-        live_scope = live_keys.select(F.col("key").alias("scope_ref"), F.lit(True).alias("_live"))
-        dead_pos = (pos_t.join(live_scope, "scope_ref", "left")
-                    .where(((F.col("scope_ref") != "") & F.col("_live").isNull())
-                           | ((F.col("scope_ref") == "") & (F.col("targets") == 0))))
-        dp = dead_pos.agg(F.count(F.lit(1)), F.sum("file_size_in_bytes")).first()
-        gone = (dv_files.join(dead_dv.groupBy("file_path").agg(F.count(F.lit(1)).alias("dead")), "file_path")
-                .where(F.col("dead") == F.col("total")).agg(F.count(F.lit(1)), F.sum("size")).first())
-        if eq_targets is not None:
-            dead_eq = eq.join(eq_targets.withColumnRenamed("did", "rid"), "rid", "left_anti")
-            de = dead_eq.agg(F.count(F.lit(1)), F.sum("file_size_in_bytes")).first()
-            de = (int(de[0]), int(de[1] or 0))
-        else:  # no equality-delete file at all
-            de = (0, 0)
-        dangling = {"dvs": int(n_dead_dv), "position_delete_files": int(dp[0]), "equality_delete_files": de[0],
-                    "files_freed": int(gone[0]) + int(dp[0]) + de[0],
-                    "bytes_freed": int(gone[1] or 0) + int(dp[1] or 0) + de[1]}
-
-        # ---- clustering and column metrics ------------------------------------------------------------
+        # ---- clustering and column metrics: the driver's functions, per partition and per task -----------
         clustering = None
         if column is not None:
             got = sorted(data.select("pkey", "partition", "clus_lo", "clus_hi", "file_size_in_bytes", "record_count")
@@ -558,33 +344,7 @@ class SparkReads:
                 index=pd.Index([r["pkey"] for r in got], name="pkey"))
             clustering = clustering_frame(out, column)
         partials = [pickle.loads(r[0]) for r in rows.where(kind == "partial").select("partial").collect()]
-
-        top = (amp.orderBy(F.col("delete_files").desc(), F.col("deleted_rows").desc(), "file_path")
-               .limit(AMPLIFICATION_ROWS)
-               .select("file_path", "partition", "spec_id", "sequence_number", "record_count", "file_size_in_bytes",
-                       "pkey", "dvs", "position_delete_files", "equality_delete_files", "delete_files",
-                       "deleted_rows").toPandas())
-        return FileAggregates(
-            counts=c, size_histogram=hist, partitions=by_part,
-            touched={"files": c["data_files_with_deletes"],
-                     "max_size": None if s["touched_max"] is None else int(s["touched_max"]),
-                     "rows": int(s["touched_rows"] or 0), "deleted_rows": int(s["touched_deleted"] or 0)},
-            many={"files": int(s["many"] or 0), "rows": int(s["many_rows"] or 0)},
-            mean_delete_files=float(s["mean_deletes"] or 0.0), dangling=dangling,
-            columns=_columns_frame(partials), clustering=clustering, amplification=top)
-
-    def _applied(self, measure, relations: dict, any_rows: bool):
-        """The (data file, delete file) pairs of ``measure`` (:mod:`~puffin_explorer.iceberg.measures`, run by Spark
-        SQL) counted per data file ``(rid, n)`` and per delete file ``(did, n)``; (None, None) without delete files."""
-        from pyspark.sql import functions as F
-
-        from ..iceberg.measures import run_spark
-
-        if not any_rows:
-            return None, None
-        hits = run_spark(self.spark, measure, **relations)
-        return (hits.groupBy("rid").agg(F.count(F.lit(1)).alias("n")),
-                hits.groupBy("did").agg(F.count(F.lit(1)).alias("n")))
+        return file_aggregates(answers, target, small_size, columns_frame(partials), clustering, top)
 
     def _position_delete_rows(self, pos):
         """``pos_rows`` of :mod:`~puffin_explorer.iceberg.measures`: rows each live Parquet position-delete file names

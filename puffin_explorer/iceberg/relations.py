@@ -1,0 +1,97 @@
+"""The input relations of :mod:`.measures` on the driver, from the entry index's columns (Arrow, no object per
+file): what DuckDB runs the measures over here.  The Spark doctor builds the same relations on the executors
+(``spark/health.py``); the parity test compares the answers of both."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .columns import normalized
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .index import EntryIndex
+    from .source import TableSource
+
+#: ``files()``' kinds of the relations the index's rows go to.
+KINDS = {"data": "data", "dvs": "dv", "pos": "position-deletes", "eq": "equality-deletes"}
+
+
+def partition_texts(index: "EntryIndex", codes) -> Any:
+    """The partition of each row as the doctor shows it (the record's ``str``; null without one), an Arrow
+    string array built once per distinct partition."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    texts = pa.array([str(p) if p is not None else None for p in index.partitions] + [None], pa.string())
+    at = pc.fill_null(pc.cast(codes, pa.int64()), len(texts) - 1)
+    bad = pc.or_(pc.less(at, 0), pc.greater_equal(at, len(texts)))
+    return texts.take(pc.if_else(bad, len(texts) - 1, at))
+
+
+def _pkey(rows, parts) -> Any:
+    """``spec id|partition`` of each row (``{}`` for no partition): the grouping key of the measures."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    return pc.binary_join_element_wise(pc.fill_null(pc.cast(rows.column("spec_id"), pa.string()), ""),
+                                       pc.fill_null(parts, "{}"), "|")
+
+
+def _longs(rows, name: str, fill: Any = None) -> Any:
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    col = pc.cast(rows.column(name), pa.int64())
+    return col if fill is None else pc.fill_null(col, fill)
+
+
+def index_relations(source: "TableSource", index: "EntryIndex") -> dict[str, Any]:
+    """``data``, ``dvs``, ``pos`` and ``eq`` of the index's live files (``rid`` / ``did``: a row's place among its
+    kind's live rows, in index order).  The path scope of a position- or equality-delete file comes from its
+    ``referenced_data_file`` and its ``file_path`` bounds (decoded only for those rows; an index without metrics
+    has no bounds)."""
+    import numpy as np
+    import pyarrow as pa
+
+    from .bounds import decode_bounds
+    from .measures import arrow_schema, path_scope
+
+    cols = ["file_path", "spec_id", "partition", "sequence_number", "record_count", "file_size_in_bytes",
+            "referenced_data_file"]
+    out: dict[str, Any] = {}
+    for name, kind in KINDS.items():
+        rows = index.rows(index.mask([kind]), cols)
+        n = rows.num_rows
+        parts = partition_texts(index, rows.column("partition"))
+        if name == "data":
+            out[name] = pa.table({"rid": pa.array(np.arange(n), pa.int64()), "key": normalized(rows.column("file_path")),
+                                  "raw": rows.column("file_path"), "pkey": _pkey(rows, parts), "partition": parts,
+                                  "seq": _longs(rows, "sequence_number", 0), "record_count": _longs(rows, "record_count"),
+                                  "file_size_in_bytes": _longs(rows, "file_size_in_bytes")})
+        elif name == "dvs":
+            out[name] = pa.table({"ref_key": normalized(rows.column("referenced_data_file")),
+                                  "record_count": _longs(rows, "record_count", 0), "file_path": rows.column("file_path"),
+                                  "file_size_in_bytes": _longs(rows, "file_size_in_bytes")})
+        else:
+            refs, los, his = [], [], []
+            bounds = index.rows(index.mask([kind]), ["lower_bounds", "upper_bounds"]) if index.metrics else None
+            fields = source.fields_by_id() if bounds is not None else {}
+            for i, ref in enumerate(rows.column("referenced_data_file").to_pylist()):
+                lower = decode_bounds(bounds.column("lower_bounds")[i].as_py(), fields) if bounds is not None else {}
+                upper = decode_bounds(bounds.column("upper_bounds")[i].as_py(), fields) if bounds is not None else {}
+                scope, lo, hi = path_scope(ref, lower.get("file_path"), upper.get("file_path"))
+                refs.append(scope)
+                los.append(lo)
+                his.append(hi)
+            table = {"did": pa.array(np.arange(n), pa.int64()), "dpkey": _pkey(rows, parts),
+                     "dseq": _longs(rows, "sequence_number", 0), "ref": pa.array(refs, pa.string()),
+                     "lo": pa.array(los, pa.string()), "hi": pa.array(his, pa.string()),
+                     "file_size_in_bytes": _longs(rows, "file_size_in_bytes")}
+            if name == "eq":
+                codes = rows.column("partition").to_pylist()
+                table["partition_empty"] = pa.array([not p for p in index.partition_values(codes)], pa.bool_())
+            out[name] = pa.table(table).cast(arrow_schema(name))
+    return out
+
+
+__all__ = ["KINDS", "index_relations", "partition_texts"]
