@@ -52,14 +52,74 @@ def dvs_frame(snap: DeltaSnapshot):
     return df
 
 
+def partition_text(values) -> str:
+    """A Delta file's partition values as the doctor and the measures show them (sorted by column)."""
+    return str(dict(sorted((values or {}).items())))
+
+
+_LONG = (1 << 63) - 1
+
+
+def _long(value, missing=None):
+    """An integer of the log as a long (a damaged one past the range of a long clipped to it), else ``missing``."""
+    if not isinstance(value, int) or isinstance(value, bool):
+        return missing
+    return max(-_LONG - 1, min(_LONG, value))
+
+
+def _size(add: dict) -> int:
+    """An ``add``'s size; a damaged one without a size counts as 0 bytes, as the doctor always counted it."""
+    return _long(add.get("size"), 0)
+
+
+def measure_relations(snap: DeltaSnapshot, dv_file_sizes=None) -> dict:
+    """The input relations of :mod:`~puffin_explorer.iceberg.measures` (Arrow) of the version's live files: a
+    data file is keyed by its place in :meth:`~.snapshot.DeltaSnapshot.live` (a DV belongs to its ``add``, so
+    a path listed twice counts twice, as it is read twice), its partition values are its ``pkey``; a DV's file
+    is the resolved DV file (None inline), sized from ``dv_file_sizes`` (location -> bytes) when given.  Delta
+    has no position- or equality-delete files."""
+    import pyarrow as pa
+
+    from ..iceberg.measures import empty
+    from ..iceberg.paths import normalize
+
+    live = snap.live()
+    keys = [str(i) for i in range(len(live))]
+    parts = [partition_text(f.partition_values) for f in live]
+    with_dv = [(k, f) for k, f in zip(keys, live) if f.dv is not None]
+    sizes = dict(dv_file_sizes or {})
+    dv_files = [snap.dv_location(f.dv) for _, f in with_dv]
+    return {
+        "data": pa.table({"rid": pa.array(range(len(live)), pa.int64()), "key": keys,
+                          "raw": pa.array([f.path for f in live], pa.string()), "pkey": parts, "partition": parts,
+                          "seq": pa.array([0] * len(live), pa.int64()),
+                          "record_count": pa.array([_long(f.num_records) for f in live], pa.int64()),
+                          "file_size_in_bytes": pa.array([_size(f.add) for f in live], pa.int64())}),
+        "dvs": pa.table({"ref_key": pa.array([k for k, _ in with_dv], pa.string()),
+                         "record_count": pa.array([_long(f.dv.cardinality, 0) for _, f in with_dv], pa.int64()),
+                         "file_path": pa.array([normalize(p) if p else None for p in dv_files], pa.string()),
+                         "file_size_in_bytes": pa.array([sizes.get(normalize(p)) if p else None for p in dv_files],
+                                                        pa.int64())}),
+        "pos": empty("pos"), "eq": empty("eq"), "pos_rows": empty("pos_rows")}
+
+
+def _deleted(snap: DeltaSnapshot) -> list[int]:
+    """Deleted rows per live file (in :meth:`~.snapshot.DeltaSnapshot.live`'s order) by the one definition,
+    :data:`~puffin_explorer.iceberg.measures.DELETED_ROWS`: its DV's cardinality."""
+    from ..iceberg.measures import DELETED_ROWS, run_local
+
+    answer = run_local(DELETED_ROWS, **measure_relations(snap)).to_pydict()
+    by_key = dict(zip(answer["key"], answer["deleted"]))
+    return [int(by_key.get(str(i), 0)) for i in range(len(snap.live()))]
+
+
 def deleted_rows_per_file(snap: DeltaSnapshot):
     """Per data file: rows, deleted rows (the DV's cardinality), live rows, share deleted, DV storage."""
     import pandas as pd
 
     rows = []
-    for f in snap.live():
+    for f, k in zip(snap.live(), _deleted(snap)):
         n = int(f.num_records or 0)
-        k = f.dv.cardinality if f.dv else 0
         rows.append({"file_path": f.path, "location": snap.locate(f.path),
                      "partition": f.partition_values, "record_count": n,
                      "deleted_rows": k, "live_rows": n - k, "deleted_share": (k / n) if n else 0.0,
@@ -80,9 +140,9 @@ def totals(snap: DeltaSnapshot) -> dict[str, int]:
     """Data files, records (numRecords), deleted rows (DV cardinalities), live rows, DVs at this version."""
     files = snap.live()
     records = sum(int(f.num_records or 0) for f in files)
-    deleted = sum(f.dv.cardinality for f in files if f.dv)
+    deleted = sum(_deleted(snap))
     return {"data_files": len(files), "records": records, "deleted_rows": deleted, "live_rows": records - deleted,
             "dvs": sum(1 for f in files if f.dv)}
 
 
-__all__ = ["DV_COLUMNS", "files_frame", "dvs_frame", "deleted_rows_per_file", "compaction_candidates", "totals"]
+__all__ = ["DV_COLUMNS", "measure_relations", "partition_text", "files_frame", "dvs_frame", "deleted_rows_per_file", "compaction_candidates", "totals"]

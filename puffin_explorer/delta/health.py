@@ -24,11 +24,13 @@ from typing import Any, Optional
 
 from .._text import plural
 from ..health import (DELETED_SHARE_THRESHOLD, METRIC_KEYS, SMALL_FILE_SHARE, Action, HealthFinding, TableHealth,
-                      deleted_share_finding, epoch_ms, list_folder, size_histogram, small_files_finding, ts_literal)
+                      deleted_share_finding, epoch_ms, list_folder, size_histogram, small_files_finding, sum_relations,
+                      ts_literal)
 from ..errors import PuffinError
 from ..iceberg.paths import normalize
 from ..regions import Severity
-from .files import dvs_frame, files_frame, totals as version_totals
+from ..iceberg.measures import DELETE_TOTALS, FILE_TOTALS, PARTITION_TOTALS, SIZE_HISTOGRAM, LocalMeasures
+from .files import dvs_frame, files_frame, measure_relations
 from .snapshot import DeltaSnapshot
 
 GIB = 1 << 30
@@ -145,36 +147,41 @@ def delta_health(snap: DeltaSnapshot, now: Any = None, name: Optional[str] = Non
     findings: list[HealthFinding] = []
     frames: dict[str, Any] = {}
 
-    # ---- data files, DVs, rows --------------------------------------------------------------------
+    # ---- data files, DVs, rows: the measures of iceberg/measures.py over the version's files ---------------
     files = files_frame(snap)
     dvs = dvs_frame(snap)
-    totals = version_totals(snap)
-    sizes = files["size_in_bytes"].fillna(0).astype("int64")
-    m.update(data_files=int(len(files)), data_bytes=int(sizes.sum()), dvs=int(totals["dvs"]),
-             records=int(totals["records"]), deleted_rows=int(totals["deleted_rows"]),
-             live_rows=int(totals["live_rows"]), position_delete_files=0, equality_delete_files=0,
-             target_file_size=target, small_file_size=small_size, checkpoint_interval=interval)
-    m["deleted_share"] = (m["deleted_rows"] / m["records"]) if m["records"] else 0.0
-    dv_files = sorted({normalize(p) for p in dvs["dv_file"].dropna()})
-    m["delete_files"] = len(dv_files)
     listing = _list(snap) if list_files else None
     if listing is not None:
         frames["listing"] = listing
     on_storage = dict(zip(listing["location"], listing["size"])) if listing is not None else {}
-    m["delete_bytes"] = int(sum(int(on_storage.get(p) or 0) for p in dv_files)) if listing is not None else None
+    relations = measure_relations(snap, {loc: int(size) for loc, size in on_storage.items() if size is not None})
+    relations.update(sum_relations(target, small_size))
+    with LocalMeasures(relations) as run:
+        totals = run.arrow(FILE_TOTALS).to_pylist()[0]
+        deletes = run.arrow(DELETE_TOTALS).to_pylist()[0]
+        parts = sorted(run.arrow(PARTITION_TOTALS).to_pylist(), key=lambda r: r["pkey"])
+        classes = {r["bucket"]: r for r in run.arrow(SIZE_HISTOGRAM).to_pylist()}
+    m.update(data_files=int(totals["data_files"]), data_bytes=int(totals["data_bytes"]), dvs=int(deletes["dvs"]),
+             records=int(totals["records"]), deleted_rows=int(totals["deleted_rows"]),
+             position_delete_files=0, equality_delete_files=0,
+             target_file_size=target, small_file_size=small_size, checkpoint_interval=interval)
+    m["live_rows"] = m["records"] - m["deleted_rows"]
+    m["deleted_share"] = (m["deleted_rows"] / m["records"]) if m["records"] else 0.0
+    dv_files = sorted({normalize(p) for p in dvs["dv_file"].dropna()})
+    m["delete_files"] = int(deletes["dv_files"])
+    m["delete_bytes"] = int(deletes["delete_bytes"]) if listing is not None else None
 
     # ---- small files, per partition --------------------------------------------------------------
-    part = files["partition_values"].map(lambda p: str(dict(sorted((p or {}).items()))))
-    small = files[sizes < small_size]
-    m["small_files"], m["small_bytes"] = int(len(small)), int(sizes[sizes < small_size].sum())
-    by_part = pd.DataFrame({"partition": part, "bytes": sizes, "rows": files["num_records"].fillna(0).astype("int64"),
-                            "deleted_rows": files["dv_cardinality"].fillna(0).astype("int64"),
-                            "dvs": files["has_dv"].astype("int64"),
-                            "small": sizes < small_size, "small_bytes": sizes.where(sizes < small_size, 0)})
-    by_part = by_part.groupby("partition", sort=True).agg(
-        files=("bytes", "size"), rows=("rows", "sum"), deleted_rows=("deleted_rows", "sum"), bytes=("bytes", "sum"),
-        delete_files=("dvs", "sum"), small_files=("small", "sum"), small_bytes=("small_bytes", "sum")).reset_index()
-    frames["size_histogram"] = size_histogram(sizes.to_numpy(), target, small_size)
+    m["small_files"], m["small_bytes"] = int(totals["small_files"]), int(totals["small_bytes"])
+    by_part = pd.DataFrame({
+        "partition": [r["partition"] for r in parts],
+        **{col: pd.array([int(r[col]) for r in parts], dtype="int64")
+           for col in ("files", "rows", "deleted_rows", "bytes", "delete_files", "small_files", "small_bytes",
+                       "small_rows")}})
+    hist = size_histogram([], target, small_size)
+    hist["files"] = pd.array([int(classes[i]["files"]) if i in classes else 0 for i in range(len(hist))], "int64")
+    hist["bytes"] = pd.array([int(classes[i]["bytes"]) if i in classes else 0 for i in range(len(hist))], "int64")
+    frames["size_histogram"] = hist
     frames["partitions"] = by_part
     m["partitions"] = int(len(by_part))
     found = small_files_finding(m, by_part, target, small_size, "delta.targetFileSize",
@@ -188,11 +195,10 @@ def delta_health(snap: DeltaSnapshot, now: Any = None, name: Optional[str] = Non
 
     # ---- deleted share: DVs purged by REORG ------------------------------------------------------------
     if m["deleted_share"] > DELETED_SHARE_THRESHOLD:
-        with_dv = files[files["has_dv"]]
         findings.append(deleted_share_finding(
             m, f"apply {plural(m['dvs'], 'deletion vector')}",
             (Action("delta", f"REORG TABLE {ident} APPLY (PURGE)"),),
-            {"data_files_rewritten": int(len(with_dv)), "rows_read": int(with_dv["num_records"].fillna(0).sum()),
+            {"data_files_rewritten": int(totals["data_files_with_deletes"]), "rows_read": int(totals["touched_rows"]),
              "deleted_rows_after": 0, "dvs_after": 0, "live_rows_after": m["live_rows"]}))
 
     # ---- tombstones past retention -----------------------------------------------------------------------
