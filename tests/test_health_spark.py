@@ -193,6 +193,8 @@ def test_equality_deletes_read_amplification_is_counted_on_spark_and_fixed(spark
     before = t.health(now=now, catalog="doc3", name="ns.eq")
     amp = before.amplification
     assert {p.replace("file:", ""): int(n) for p, n in zip(amp.file_path, amp.equality_delete_files)} == expected
+    per = t.deleted_rows_per_file()  # the same rule per data file (iceberg/measures.py), not a table-wide count
+    assert {p.replace("file:", ""): int(n) for p, n in zip(per.file_path, per.equality_delete_files)} == expected
     m = before.metrics
     assert (m["data_files"], m["equality_delete_files"], m["position_delete_files"], m["dvs"]) == (3, 2, 0, 0)
     assert (m["delete_files"], m["max_delete_files_per_data_file"]) == (2, 2)
@@ -217,6 +219,7 @@ def test_equality_deletes_read_amplification_is_counted_on_spark_and_fixed(spark
     data, eq = entries[entries.content == 0], entries[entries.content == 2]
     assert len(data) == 1 and len(eq) == 2 and [int((eq.seq > s).sum()) for s in data.seq] == [0]
     assert (after.metrics["equality_delete_files"], after.metrics["dangling_deletes"]) == (2, 2)
+    assert Table.from_folder(str(folder)).deleted_rows_per_file().equality_delete_files.tolist() == [0]
     assert after.finding("health.dangling-deletes").severity.value == "info"
 
 

@@ -215,8 +215,44 @@ def deleted_rows_per_file(source: "TableSource", index: "EntryIndex", partition_
         "partition": part, "record_count": records, "deleted_rows": deleted, "live_rows": records - deleted,
         "deleted_share": share.astype(np.float64), "dvs": c.dvs, "position_delete_files": c.pos_files,
         "superseded_position_deletes": c.superseded,
-        "equality_delete_files": np.full(n, c.equality_delete_files, dtype=np.int64),
+        "equality_delete_files": equality_deletes_applied(index, c.rows),
     }, index=pd.RangeIndex(n), columns=PER_FILE_COLUMNS), vanished.snapshot_findings(source, index.snapshot_id))
+
+
+def equality_deletes_applied(index: "EntryIndex", rows) -> Any:
+    """Per data row of the index at ``rows``: the live equality-delete files that apply to it, by the one
+    definition (:data:`.measures.EQUALITY_DELETES_APPLIED`, run by DuckDB over the index's columns)."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from .measures import EQUALITY_DELETES_APPLIED, run_local
+
+    at = np.flatnonzero(index.mask(["equality-deletes"], deletes=True))
+    if not len(at) or not len(rows):
+        return np.zeros(len(rows), dtype=np.int64)
+    cols = ["file_path", "spec_id", "partition", "sequence_number"]
+    data = index.table.select(cols).take(pa.array(rows))
+    eq = index.table.select(cols + ["referenced_data_file"]).take(pa.array(at))
+
+    def pkey(t):  # spec and partition code: one registry for data and delete rows of the index
+        return pc.binary_join_element_wise(pc.fill_null(pc.cast(t.column("spec_id"), pa.string()), ""),
+                                           pc.fill_null(pc.cast(t.column("partition"), pa.string()), ""), "|")
+
+    def seq(t):
+        return pc.fill_null(pc.cast(t.column("sequence_number"), pa.int64()), 0)
+
+    blank = pa.array([""] * len(at), pa.string())
+    codes = eq.column("partition").to_pylist()
+    pairs = run_local(EQUALITY_DELETES_APPLIED,
+                      data=pa.table({"rid": pa.array(np.arange(len(rows)), pa.int64()),
+                                     "key": normalized(data.column("file_path")), "raw": data.column("file_path"),
+                                     "pkey": pkey(data), "seq": seq(data)}),
+                      eq=pa.table({"did": pa.array(np.arange(len(at)), pa.int64()), "dpkey": pkey(eq), "dseq": seq(eq),
+                                   "ref": pc.fill_null(normalized(eq.column("referenced_data_file")), ""),
+                                   "lo": blank, "hi": blank,  # equality-delete files hold no file_path column
+                                   "partition_empty": [c is None or not index.partitions[c] for c in codes]}))
+    return np.bincount(pairs.column("rid").to_numpy(), minlength=len(rows)).astype(np.int64)
 
 
 def partition_text(value: Any) -> str:
@@ -237,7 +273,7 @@ def partition_texts(index: "EntryIndex", rows):
     return texts[c]
 
 
-__all__ = ["RowCounts", "SnapshotRows", "deleted_rows_per_file", "normalized", "partition_text", "partition_texts",
+__all__ = ["RowCounts", "SnapshotRows", "deleted_rows_per_file", "equality_deletes_applied", "normalized", "partition_text", "partition_texts",
            "position_delete_counts", "row_counts", "snapshot_rows"]
 
 
