@@ -574,6 +574,8 @@ def debt_text(d: Any, opts: RenderOptions = RenderOptions()) -> str:
 
 
 def _register() -> None:
+    from .._repr import register_maker
+    from .table_charts import commit_deletes_figure
     from ..iceberg.commits import CommitDeletes, TableSnapshot
     from ..iceberg.overview import DeleteDebt
     from ..iceberg.table import Table
@@ -583,6 +585,7 @@ def _register() -> None:
     register_view(Table, html=table_html, text=table_text, css_class="pe-table-card")
     register_view(TableSnapshot, html=snapshot_html, text=snapshot_text, css_class="pe-snapshot")
     register_view(CommitDeletes, html=commit_deletes_html, text=commit_deletes_text, css_class="pe-commit")
+    register_maker("figure", CommitDeletes, commit_deletes_figure)
     register_view(DeleteDebt, html=debt_html, text=debt_text, css_class="pe-debt")
 
 

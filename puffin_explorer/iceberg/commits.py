@@ -247,9 +247,9 @@ class CommitDeletes(RichRepr):
 
     def chart(self):
         """A matplotlib Figure: positions deleted per data file, and where they fall in each file."""
-        from ..display.table_charts import commit_deletes_figure
+        from .._repr import make_view
 
-        return commit_deletes_figure(self)
+        return make_view("figure", self)
 
     def __repr__(self) -> str:
         return f"CommitDeletes({self.source.name!r}, snapshot_id={self.snapshot_id}, data_files={len(self._frame)})"
