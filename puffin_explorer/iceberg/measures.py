@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any
 
 #: Columns that name a data file: strings, or on the driver integer codes of them (joins on codes need a
 #: fraction of the memory of joins on paths).
@@ -410,14 +410,15 @@ class LocalMeasures(_Run):
 
 class SparkMeasures(_Run):
     """Measures run by Spark SQL over DataFrames (``relations``: name → DataFrame, columns as :data:`RELATIONS`);
-    a measure other measures read is persisted (``keep``, when given, is called with each such DataFrame and
-    returns the frame to use).  :meth:`close` drops the temporary views."""
+    with ``persist``, a measure other measures read is persisted once.  :meth:`close` unpersists those and
+    drops the temporary views (on Spark Connect a DataFrame names its views until it has run: close after)."""
 
-    def __init__(self, spark: Any, relations: dict[str, Any], keep: Optional[Any] = None) -> None:
+    def __init__(self, spark: Any, relations: dict[str, Any], persist: bool = False) -> None:
         super().__init__(relations)
         self.spark = spark
-        self.keep = keep
+        self.persist = persist
         self.views: list[str] = []
+        self.kept: list = []
 
     def _view(self, name: str, frame: Any) -> str:
         view = f"pe_{name}_{self.tag}"
@@ -434,8 +435,9 @@ class SparkMeasures(_Run):
 
     def _keep(self, name: str, sql: str) -> str:
         frame = self.spark.sql(sql)
-        if self.keep is not None:
-            frame = self.keep(frame)
+        if self.persist:
+            frame = frame.persist()
+            self.kept.append(frame)
         return self._view(name, frame)
 
     def frame(self, measure: Measure):
@@ -443,6 +445,9 @@ class SparkMeasures(_Run):
         return self.spark.sql(self._sql(measure)).select(*measure.columns)
 
     def close(self) -> None:
+        for frame in self.kept:
+            frame.unpersist()
+        self.kept.clear()
         catalog = self.spark.catalog
         for view in self.views:
             try:

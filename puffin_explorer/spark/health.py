@@ -316,7 +316,7 @@ class SparkReads:
             self.spark.createDataFrame([], RELATIONS["pos_rows"])
         for name, table in sum_relations(target, small_size).items():
             relations[name] = to_spark(self.spark, table, RELATIONS[name])
-        run = SparkMeasures(self.spark, relations, keep=self._keep)
+        run = SparkMeasures(self.spark, relations, persist=True)
         try:
             answers = {name: [r.asDict() for r in run.frame(MEASURES[name]).collect()] for name in SUM_MEASURES}
             per_file = run.frame(DATA_FILE_DELETES).select("rid", *AMPLIFICATION_COLUMNS[7:])
