@@ -16,7 +16,9 @@ An operation that runs past ``--timeout`` seconds or above ``--max-rss-mb`` is s
 printed as such, with the time and memory it had reached.
 
     ours:  card (``Table.from_metadata(...)._repr_mimebundle_()``), dvs(), delete_debt(),
-           deleted_rows_per_file(), timeline(), check(), read_dvs() (every position decoded; read_dvs_columnar: the same as one Arrow table)
+           deleted_rows_per_file(), timeline(), check(), read_dvs() (every position decoded; read_dvs_columnar: the same as one Arrow table),
+           health (``t.health(list_files=False)``: the doctor on the metadata alone) and health_listed (``t.health()``,
+           the table location listed too)
     peer:  PyIceberg 0.12 ``inspect.files()`` (beside the card), ``inspect.delete_files()``
            (beside dvs()), and every DV read with ``pyiceberg.table.puffin`` (beside read_dvs())
     --spark: ``dv_positions(spark, table).count()`` vs Iceberg's ``position_deletes`` count at
@@ -42,7 +44,8 @@ ROOT = HERE.parent
 sys.path[:0] = [str(ROOT), str(HERE)]
 
 MB = 1024 * 1024
-OURS = ["card", "dvs", "delete_debt", "deleted_rows_per_file", "timeline", "check", "read_dvs", "read_dvs_columnar"]
+OURS = ["card", "dvs", "delete_debt", "deleted_rows_per_file", "timeline", "check", "read_dvs", "read_dvs_columnar",
+        "health", "health_listed"]
 PEER = {"card": "pyiceberg_files", "dvs": "pyiceberg_delete_files", "read_dvs": "pyiceberg_read_dvs",
         "read_dvs_columnar": "pyiceberg_read_dvs"}
 PEER_LABEL = {"pyiceberg_files": "inspect.files()", "pyiceberg_delete_files": "inspect.delete_files()",
@@ -50,7 +53,7 @@ PEER_LABEL = {"pyiceberg_files": "inspect.files()", "pyiceberg_delete_files": "i
 # Targets at 1,000,000 data files: (seconds, MB); read_dvs: positions' bytes + 1 GB
 TARGETS_1M = {"card": (15, 1536), "dvs": (10, 1536), "delete_debt": (10, 1536), "deleted_rows_per_file": (10, 1536),
               "timeline": (10, 1536), "check": (40, 2048), "read_dvs": (None, None),
-              "read_dvs_columnar": (None, None)}
+              "read_dvs_columnar": (None, None), "health": (None, None), "health_listed": (20, 1536)}
 
 
 # ---------------------------------------------------------------- operations (run in the worker)
@@ -97,6 +100,10 @@ def _ours(op: str, loc: str) -> dict:
         values = col.column("positions")
         return {"dvs": col.num_rows, "positions": int(sum(len(c.values) for c in values.chunks)),
                 "positions_bytes": int(sum(c.values.nbytes for c in values.chunks))}
+    if op in ("health", "health_listed"):  # the doctor, without and with the listing of the table location
+        h = t.health(list_files=op == "health_listed")
+        return {"findings": len(h.findings), "deleted_rows": int(h.metrics["deleted_rows"]),
+                "orphan_files": h.metrics["orphan_files"]}
     raise ValueError(f"unknown operation {op}")
 
 
