@@ -99,3 +99,20 @@ def test_a_delete_files_path_scope_is_read_one_way():
         "s3://b/t/a.parquet", "s3a://b/t/a.parquet", "s3a://b/t/a.parquet")
     assert M.path_scope(None, "s3://b/t/a", "s3://b/t/z") == ("", "s3://b/t/a", "s3://b/t/z")
     assert M.path_scope(None, b"\x00", 7) == ("", "", "")  # bounds that are not text scope nothing
+
+
+@pytest.mark.parametrize("name, deleted", [("kernel-rs-table-with-dv-small", 2), ("delta-spark-table-with-dv-large", 11)])
+def test_a_delta_tables_card_per_file_rows_and_doctor_count_the_same_deleted_rows(name, deleted):
+    """Delta counts with the same measure: the card's totals, deleted_rows_per_file() and the doctor (the
+    fixture READMEs: 2 of 10 rows, 11 of 2,004)."""
+    from puffin_explorer import DeltaTable
+
+    folder = FIXTURE_WAREHOUSE.parent / "engines" / "delta" / name
+    if not folder.is_dir():
+        pytest.skip(f"reference fixtures not found at {folder}")
+    dt = DeltaTable(str(folder))
+    h = dt.health(now=NOW, list_files=False)
+    per_file = dt.deleted_rows_per_file()
+    assert dt.totals()["deleted_rows"] == h.metrics["deleted_rows"] == int(per_file["deleted_rows"].sum()) == deleted
+    assert round(h.metrics["deleted_share"], 9) == round(deleted / dt.totals()["records"], 9)
+    assert h.partitions["deleted_rows"].sum() == deleted
