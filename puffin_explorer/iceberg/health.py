@@ -145,14 +145,14 @@ def _snapshot_files(source: "TableSource", snapshot_id: int, manifests) -> dict[
     (a Puffin file once), its manifests and its manifest list (size filled in later)."""
     import pyarrow.compute as pc
 
-    from .columns import located_strings
+    from .columns import located_array, normalized
 
     ix = build_index(source, snapshot_id)
     rows = ix.rows(ix.mask(), ["file_path", "file_size_in_bytes"])
-    out: dict[str, int] = {}
-    sizes = pc.fill_null(rows.column("file_size_in_bytes"), 0).to_numpy(zero_copy_only=False)
-    for loc, size in zip(located_strings(source, rows.column("file_path")), sizes):
-        out.setdefault(normalize(loc), int(size))
+    locations = normalized(located_array(source, rows.column("file_path"))).to_pylist()
+    sizes = pc.fill_null(rows.column("file_size_in_bytes"), 0).to_pylist()
+    out = dict(zip(reversed(locations), reversed(sizes)))  # a location listed twice: its first size
+    out.pop(None, None)  # an entry without a path (a damaged manifest) references no file
     if len(manifests):
         out.update(zip(manifests["location"].map(normalize), manifests["manifest_length"].astype("int64")))
     return out
