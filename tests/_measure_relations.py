@@ -15,7 +15,9 @@ P1, P2, P3 = "0|{'p': 1}", "0|{'p': 2}", "0|{'p': 3}"
 
 def _deletes(rows, eq: bool):
     cols = ["did", "dpkey", "dseq", "ref", "lo", "hi", "file_size_in_bytes"] + (["partition_empty"] if eq else [])
-    return pa.table({c: [r[i] for r in rows] for i, c in enumerate(cols)})
+    table = {c: [r[i] for r in rows] for i, c in enumerate(cols)}
+    table["ref"] = [r or None for r in table["ref"]]  # no scope: null
+    return pa.table(table)
 
 
 def v2_relations(everywhere: bool = False) -> dict:

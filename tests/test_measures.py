@@ -97,8 +97,8 @@ def test_a_delete_files_path_scope_is_read_one_way():
     assert M.path_scope("file:/t/a.parquet", None, None) == ("/t/a.parquet", "", "")
     assert M.path_scope("", "s3a://b/t/a.parquet", "s3a://b/t/a.parquet") == (
         "s3://b/t/a.parquet", "s3a://b/t/a.parquet", "s3a://b/t/a.parquet")
-    assert M.path_scope(None, "s3://b/t/a", "s3://b/t/z") == ("", "s3://b/t/a", "s3://b/t/z")
-    assert M.path_scope(None, b"\x00", 7) == ("", "", "")  # bounds that are not text scope nothing
+    assert M.path_scope(None, "s3://b/t/a", "s3://b/t/z") == (None, "s3://b/t/a", "s3://b/t/z")
+    assert M.path_scope(None, b"\x00", 7) == (None, "", "")  # bounds that are not text scope nothing
 
 
 @pytest.mark.parametrize("name, deleted", [("kernel-rs-table-with-dv-small", 2), ("delta-spark-table-with-dv-large", 11)])
@@ -116,3 +116,25 @@ def test_a_delta_tables_card_per_file_rows_and_doctor_count_the_same_deleted_row
     assert dt.totals()["deleted_rows"] == h.metrics["deleted_rows"] == int(per_file["deleted_rows"].sum()) == deleted
     assert round(h.metrics["deleted_share"], 9) == round(deleted / dt.totals()["records"], 9)
     assert h.partitions["deleted_rows"].sum() == deleted
+
+
+def test_paths_and_partitions_as_codes_answer_as_the_paths_do():
+    """The driver doctor hands DuckDB integer codes (iceberg/relations.coded): every table-wide answer, and
+    each partition's once its code is turned back, equals the answer over the paths themselves."""
+    from puffin_explorer.health import sum_relations
+    from puffin_explorer.iceberg.index import build_index
+    from puffin_explorer.iceberg.relations import coded, index_relations
+
+    sums = sum_relations(4_096, 3_072)
+    for t, _ in _tables():
+        plain = {**index_relations(t.source, build_index(t.source, metrics=True)), **sums,
+                 "pos_rows": M.empty("pos_rows")}
+        codes = coded(plain)
+        for name in ("file_totals", "delete_totals", "size_histogram", "dangling_deletes", "partition_totals"):
+            here = M.run_local(M.MEASURES[name], **plain).to_pylist()
+            there = M.run_local(M.MEASURES[name], **{**codes.relations, **sums, "pos_rows": M.empty("pos_rows")}).to_pylist()
+            if name == "partition_totals":
+                for r in there:
+                    r["pkey"], r["partition"] = codes.pkeys[r["pkey"]].as_py(), codes.partitions[r["pkey"]].as_py()
+            key = (lambda r: r.get("pkey", r.get("bucket", 0)))
+            assert sorted(there, key=key) == sorted(here, key=key), (t.name, name)

@@ -249,10 +249,18 @@ def equality_deletes_applied(index: "EntryIndex", rows) -> Any:
                                      "key": normalized(data.column("file_path")), "raw": data.column("file_path"),
                                      "pkey": pkey(data), "seq": seq(data)}),
                       eq=pa.table({"did": pa.array(np.arange(len(at)), pa.int64()), "dpkey": pkey(eq), "dseq": seq(eq),
-                                   "ref": pc.fill_null(normalized(eq.column("referenced_data_file")), ""),
+                                   "ref": _or_null(normalized(eq.column("referenced_data_file"))),
                                    "lo": blank, "hi": blank,  # equality-delete files hold no file_path column
                                    "partition_empty": [c is None or not index.partitions[c] for c in codes]}))
     return np.bincount(pairs.column("rid").to_numpy(), minlength=len(rows)).astype(np.int64)
+
+
+def _or_null(column):
+    """A string column with ``''`` as null (no path scope)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    return pc.if_else(pc.fill_null(pc.not_equal(column, ""), False), column, pa.scalar(None, pa.string()))
 
 
 def partition_text(value: Any) -> str:

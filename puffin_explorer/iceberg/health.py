@@ -228,15 +228,15 @@ def driver_file_aggregates(source: "TableSource", index, target: int, small_size
     import numpy as np
     import pandas as pd
     import pyarrow as pa
-    import pyarrow.compute as pc
 
     from .column_stats import METRIC_COLUMNS, ColumnPartial, columns_frame, decoded_maps
     from .columns import nullable_ints, partitions, plain, strings
     from .deletes import row_counts
     from .measures import DATA_FILE_DELETES, MEASURES, LocalMeasures
-    from .relations import index_relations
+    from .relations import coded, index_relations
 
-    relations = index_relations(source, index)
+    codes = coded(index_relations(source, index))  # paths and partitions as integers: DuckDB joins integers
+    relations = codes.relations
     relations.update(sum_relations(target, small_size))
     counts = row_counts(source, index)  # DELETED_ROWS answered already: one row per data file key
     keys = relations["data"].column("key")
@@ -246,8 +246,11 @@ def driver_file_aggregates(source: "TableSource", index, target: int, small_size
     with LocalMeasures(relations) as run:
         answers = {name: run.arrow(MEASURES[name]).to_pylist() for name in SUM_MEASURES}
         per_file = run.arrow(DATA_FILE_DELETES).sort_by("rid")
+    pkeys, texts = codes.pkeys.to_pylist(), codes.partitions.to_pylist()
+    for r in answers["partition_totals"]:  # codes back to the partitions' text
+        r["pkey"], r["partition"] = pkeys[r["pkey"]], texts[r["pkey"]]
     data = relations["data"]
-    del relations
+    del relations, codes
 
     at = np.flatnonzero(index.mask(["data"]))
     rows = index.table.select(["file_path", "partition", "spec_id", "sequence_number", "record_count",
@@ -257,7 +260,8 @@ def driver_file_aggregates(source: "TableSource", index, target: int, small_size
                         "sequence_number": nullable_ints(rows.column("sequence_number")),
                         "record_count": plain(rows.column("record_count")),
                         "file_size_in_bytes": plain(rows.column("file_size_in_bytes")),
-                        "pkey": data.column("pkey").to_numpy(zero_copy_only=False)}, index=pd.RangeIndex(len(at)))
+                        "pkey": np.asarray(pkeys, dtype=object)[data.column("pkey").to_numpy()]},
+                       index=pd.RangeIndex(len(at)))
     for col in AMPLIFICATION_COLUMNS[7:]:
         amp[col] = per_file.column(col).to_numpy()
 
@@ -280,7 +284,8 @@ def driver_file_aggregates(source: "TableSource", index, target: int, small_size
         if not index.metrics:
             lows = highs = [None] * len(at)
         d = pd.DataFrame({"pkey": amp["pkey"].to_numpy(),
-                          "partition": pc.fill_null(data.column("partition"), "None").to_numpy(zero_copy_only=False),
+                          "partition": np.asarray([("None" if t is None else t) for t in texts],
+                                                  dtype=object)[data.column("pkey").to_numpy()],
                           "lo": lows, "hi": highs,
                           "bytes": amp["file_size_in_bytes"].astype("int64").to_numpy(),
                           "rows": amp["record_count"].astype("int64").to_numpy()})

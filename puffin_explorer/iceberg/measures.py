@@ -18,7 +18,8 @@ its live files instead, a DV belonging to its ``add``):
 - ``dvs``: the live DVs — ``ref_key`` (the data file referenced), ``record_count`` (its cardinality),
   ``file_path`` / ``file_size_in_bytes`` (the Puffin file holding it, None for a DV stored inline);
 - ``pos`` / ``eq``: the live position / equality delete files — ``did``, ``dpkey``, ``dseq``, their path scope
-  ``ref`` (one data file, ``''`` for any), ``lo`` / ``hi`` (``file_path`` bounds, ``''`` when absent), and
+  ``ref`` (one data file, null for any), ``lo`` / ``hi`` (``file_path`` bounds, ``''`` when absent; ``raw`` may
+  be null when no delete file has bounds), and
   ``file_size_in_bytes``; ``eq`` also ``partition_empty`` (an unpartitioned one applies to every partition);
 - ``pos_rows``: rows that live Parquet position-delete files name, per data file — ``key``, ``rows``,
   ``files`` (read from the files themselves);
@@ -35,11 +36,11 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Optional
 
-#: Columns that name a data file: strings, or on the driver integer codes of them (joins on codes need a
-#: fraction of the memory of joins on paths).
-KEYS = ("key", "ref_key")
+#: Columns that name a file or a partition: strings, or on the driver integer codes of them (the same codes in
+#: every relation of a run; joins on codes need a fraction of the memory of joins on paths).
+KEYS = ("key", "ref_key", "ref", "file_path", "pkey", "dpkey")
 #: Spark DDL of each input relation (DuckDB reads the same columns from Arrow).
 RELATIONS = {
     "data": "rid bigint, key string, raw string, pkey string, partition string, seq bigint, record_count bigint, "
@@ -100,10 +101,10 @@ POSITION_DELETES_APPLIED = Measure(
     WITH dv_keys AS (SELECT DISTINCT ref_key AS key FROM {{dvs}} WHERE ref_key IS NOT NULL),
     open_data AS (SELECT d.* FROM {{data}} d LEFT JOIN dv_keys k ON d.key = k.key WHERE k.key IS NULL)
     SELECT d.rid, x.did FROM open_data d JOIN {{pos}} x ON d.key = x.ref AND d.pkey = x.dpkey
-    WHERE x.ref <> '' AND d.seq <= x.dseq AND {_IN_SCOPE}
+    WHERE x.ref IS NOT NULL AND d.seq <= x.dseq AND {_IN_SCOPE}
     UNION ALL
     SELECT d.rid, x.did FROM open_data d JOIN {{pos}} x ON d.pkey = x.dpkey
-    WHERE x.ref = '' AND d.seq <= x.dseq AND {_IN_SCOPE}
+    WHERE x.ref IS NULL AND d.seq <= x.dseq AND {_IN_SCOPE}
     """,
     "(data file, position-delete file) pairs where the deletes apply: the same partition (and spec), a data "
     "sequence number at most the delete file's, within its path scope; none for a data file with a DV, which "
@@ -114,9 +115,9 @@ EQUALITY_DELETES_APPLIED = Measure(
     {"data": ("rid", "key", "raw", "pkey", "seq"), "eq": _SCOPE + ("partition_empty",)}, ("rid", "did"),
     f"""
     WITH everywhere AS (SELECT COALESCE(bool_and(partition_empty), false) AS g FROM {{eq}}),
-    loose AS (SELECT x.* FROM {{eq}} x WHERE x.ref = '')
+    loose AS (SELECT x.* FROM {{eq}} x WHERE x.ref IS NULL)
     SELECT d.rid, x.did FROM {{data}} d JOIN {{eq}} x ON d.key = x.ref CROSS JOIN everywhere w
-    WHERE x.ref <> '' AND (w.g OR d.pkey = x.dpkey) AND d.seq < x.dseq AND {_IN_SCOPE}
+    WHERE x.ref IS NOT NULL AND (w.g OR d.pkey = x.dpkey) AND d.seq < x.dseq AND {_IN_SCOPE}
     UNION ALL
     SELECT d.rid, x.did FROM {{data}} d JOIN loose x ON d.pkey = x.dpkey CROSS JOIN everywhere w
     WHERE NOT w.g AND d.seq < x.dseq AND {_IN_SCOPE}
@@ -264,7 +265,7 @@ DANGLING_DELETES = Measure(
     pos_hit AS (SELECT DISTINCT did FROM {{position_deletes_applied}}),
     dead_pos AS (SELECT x.file_size_in_bytes FROM {{pos}} x LEFT JOIN live l ON x.ref = l.key
                  LEFT JOIN pos_hit h ON x.did = h.did
-                 WHERE (x.ref <> '' AND l.key IS NULL) OR (x.ref = '' AND h.did IS NULL)),
+                 WHERE (x.ref IS NOT NULL AND l.key IS NULL) OR (x.ref IS NULL AND h.did IS NULL)),
     eq_hit AS (SELECT DISTINCT did FROM {{equality_deletes_applied}}),
     dead_eq AS (SELECT x.file_size_in_bytes FROM {{eq}} x LEFT JOIN eq_hit h ON x.did = h.did WHERE h.did IS NULL),
     puffins AS (SELECT file_path, COUNT(*) AS total, MAX(file_size_in_bytes) AS size FROM {{dvs}}
@@ -288,18 +289,18 @@ MEASURES = {m.name: m for m in (POSITION_DELETES_APPLIED, EQUALITY_DELETES_APPLI
                                 FILE_TOTALS, PARTITION_TOTALS, SIZE_HISTOGRAM, DELETE_TOTALS, DANGLING_DELETES)}
 
 
-def path_scope(referenced_data_file: Any, lower: Any, upper: Any) -> tuple[str, str, str]:
+def path_scope(referenced_data_file: Any, lower: Any, upper: Any) -> tuple[Optional[str], str, str]:
     """A delete file's path scope as the relations ``pos`` / ``eq`` hold it: ``(ref, lo, hi)`` from its
     ``referenced_data_file`` and the lower and upper bounds of its ``file_path`` column (decoded values or None).
-    As Iceberg's delete index: the referenced file when set, else the bounds when they are one path; ``lo`` /
-    ``hi`` as written (``''`` when absent)."""
+    As Iceberg's delete index: the referenced file when set, else the bounds when they are one path, else None
+    (any data file); ``lo`` / ``hi`` as written (``''`` when absent)."""
     from .paths import normalize
 
     lo = lower if isinstance(lower, str) else ""
     hi = upper if isinstance(upper, str) else ""
     if isinstance(referenced_data_file, str) and referenced_data_file:
         return normalize(referenced_data_file), lo, hi
-    return (normalize(lo) if lo and lo == hi else ""), lo, hi
+    return (normalize(lo) if lo and lo == hi else None), lo, hi
 
 
 def empty(name: str):

@@ -84,7 +84,7 @@ def index_relations(source: "TableSource", index: "EntryIndex") -> dict[str, Any
                 los.append(lo)
                 his.append(hi)
             table = {"did": pa.array(np.arange(n), pa.int64()), "dpkey": _pkey(rows, parts),
-                     "dseq": _longs(rows, "sequence_number", 0), "ref": pa.array(refs, pa.string()),
+                     "dseq": _longs(rows, "sequence_number", 0), "ref": pa.array(refs, pa.string()),  # None: any
                      "lo": pa.array(los, pa.string()), "hi": pa.array(his, pa.string()),
                      "file_size_in_bytes": _longs(rows, "file_size_in_bytes")}
             if name == "eq":
@@ -94,4 +94,74 @@ def index_relations(source: "TableSource", index: "EntryIndex") -> dict[str, Any
     return out
 
 
-__all__ = ["KINDS", "index_relations", "partition_texts"]
+class Coded:
+    """Relations with every path and partition key as an integer code (:func:`coded`), and the way back."""
+
+    def __init__(self, relations: dict[str, Any], pkeys: Any, partitions: Any) -> None:
+        self.relations = relations
+        #: the ``pkey`` text of each partition code, and its ``partition`` (the smallest of its rows'), by code
+        self.pkeys = pkeys
+        self.partitions = partitions
+
+
+def coded(relations: dict[str, Any]) -> Coded:
+    """The string relations of :func:`index_relations` with paths (``key``, ``ref_key``, ``ref``, a DV's
+    ``file_path``) and partition keys (``pkey``, ``dpkey``) as integer codes, the same in every relation, and
+    ``data.partition`` null (the answers carry partition codes; :class:`Coded` turns them back).  Partition
+    codes follow the order of their text, so answers sorted by code are sorted as by text.  ``data.raw`` is kept
+    only where a delete file's ``file_path`` bounds need it."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    out = dict(relations)
+    data, dvs, pos, eq = (relations[n] for n in ("data", "dvs", "pos", "eq"))
+
+    def encode(columns: list, ordered: bool):
+        """One dictionary over every column (one pass): each column's codes, and the dictionary (sorted and
+        the codes ranked by it when ``ordered``)."""
+        lengths = [len(c) for c in columns]
+        chunks = [ch for c in columns for ch in (c.chunks if isinstance(c, pa.ChunkedArray) else [c])]
+        together = pa.chunked_array(chunks, pa.string()).combine_chunks()  # Arrow's chunks: no Python value
+        encoded = together.dictionary_encode()
+        values, indices = encoded.dictionary, pc.cast(encoded.indices, pa.int64())
+        if ordered:
+            order = pc.sort_indices(values)
+            rank = pc.cast(pc.sort_indices(order), pa.int64())  # rank[i]: the place of value i in sorted order
+            values, indices = values.take(order), rank.take(indices)
+        split, at = [], 0
+        for n in lengths:
+            split.append(indices.slice(at, n))
+            at += n
+        return split, values
+
+    (data_key, ref_key, pos_ref, eq_ref, dv_file), _ = encode(
+        [data.column("key"), dvs.column("ref_key"), pos.column("ref"), eq.column("ref"), dvs.column("file_path")],
+        False)
+    (data_pkey, pos_pkey, eq_pkey), texts = encode([data.column("pkey"), pos.column("dpkey"), eq.column("dpkey")],
+                                                    True)
+
+    def swap(table, columns: dict):
+        for name, values in columns.items():
+            table = table.set_column(table.schema.get_field_index(name), name, values)
+        return table
+
+    bounded = any(pc.any(pc.not_equal(t.column(c), "")).as_py() for t in (pos, eq) for c in ("lo", "hi")
+                  if t.num_rows)
+    data = swap(data, {"key": data_key, "pkey": data_pkey})
+    part = data.column("partition")
+    by_code = pa.table({"pkey": data.column("pkey"), "partition": part}).group_by("pkey").aggregate(
+        [("partition", "min")])
+    partitions = pa.nulls(len(texts), pa.string()).to_pylist()
+    for c, text in zip(by_code.column("pkey").to_pylist(), by_code.column("partition_min").to_pylist()):
+        partitions[c] = text
+    data = data.set_column(data.schema.get_field_index("partition"), "partition", pa.nulls(data.num_rows, pa.string()))
+    if not bounded:  # no delete file scoped by bounds: the paths as written are never compared
+        data = data.set_column(data.schema.get_field_index("raw"), "raw", pa.nulls(data.num_rows, pa.string()))
+    out["data"] = data
+    out["dvs"] = swap(dvs, {"ref_key": ref_key, "file_path": dv_file})
+    out["pos"] = swap(pos, {"ref": pos_ref, "dpkey": pos_pkey})
+    out["eq"] = swap(eq, {"ref": eq_ref, "dpkey": eq_pkey})
+    return Coded(out, texts, pa.array(partitions, pa.string()))
+
+
+__all__ = ["KINDS", "Coded", "coded", "index_relations", "partition_texts"]
