@@ -72,12 +72,12 @@ def _size(add: dict) -> int:
     return _long(add.get("size"), 0)
 
 
-def measure_relations(snap: DeltaSnapshot, dv_file_sizes=None) -> dict:
+def measure_relations(snap: DeltaSnapshot, dv_file_sizes=None, dv_files: bool = True) -> dict:
     """The input relations of :mod:`~puffin_explorer.iceberg.measures` (Arrow) of the version's live files: a
     data file is keyed by its place in :meth:`~.snapshot.DeltaSnapshot.live` (a DV belongs to its ``add``, so
     a path listed twice counts twice, as it is read twice), its partition values are its ``pkey``; a DV's file
-    is the resolved DV file (None inline), sized from ``dv_file_sizes`` (location -> bytes) when given.  Delta
-    has no position- or equality-delete files."""
+    is the resolved DV file (None inline, or with ``dv_files=False``), sized from ``dv_file_sizes`` (location
+    -> bytes) when given.  Delta has no position- or equality-delete files."""
     import pyarrow as pa
 
     from ..iceberg.measures import empty
@@ -88,7 +88,8 @@ def measure_relations(snap: DeltaSnapshot, dv_file_sizes=None) -> dict:
     parts = [partition_text(f.partition_values) for f in live]
     with_dv = [(k, f) for k, f in zip(keys, live) if f.dv is not None]
     sizes = dict(dv_file_sizes or {})
-    dv_files = [snap.dv_location(f.dv) for _, f in with_dv]
+    # where each DV's file is (resolved only when asked: deleted rows need the cardinalities alone)
+    dv_files = [snap.dv_location(f.dv) if dv_files else None for _, f in with_dv]
     return {
         "data": pa.table({"rid": pa.array(range(len(live)), pa.int64()), "key": keys,
                           "raw": pa.array([f.path for f in live], pa.string()), "pkey": parts, "partition": parts,
@@ -108,7 +109,7 @@ def _deleted(snap: DeltaSnapshot) -> list[int]:
     :data:`~puffin_explorer.iceberg.measures.DELETED_ROWS`: its DV's cardinality."""
     from ..iceberg.measures import DELETED_ROWS, run_local
 
-    answer = run_local(DELETED_ROWS, **measure_relations(snap)).to_pydict()
+    answer = run_local(DELETED_ROWS, **measure_relations(snap, dv_files=False)).to_pydict()
     by_key = dict(zip(answer["key"], answer["deleted"]))
     return [int(by_key.get(str(i), 0)) for i in range(len(snap.live()))]
 
