@@ -264,3 +264,14 @@ def test_pyiceberg_table_opens(wh):
     t = Table.from_pyiceberg(static)
     assert t.metadata.current_snapshot_id == EVENTS_SNAPSHOT
     assert live_rows(t) == 244_122
+
+
+def test_a_metrics_key_that_is_no_field_id_is_named_not_raised():
+    """A damaged manifest's bounds or counts whose key decodes as null (table fuzzer, seed 50, case 5707):
+    the column is named ``#None``, the other columns decode."""
+    from puffin_explorer.iceberg.bounds import column_names, decode_bounds
+
+    fields = {1: ("id", "long")}
+    raw = [{"key": None, "value": b"\x01"}, {"key": 1, "value": (7).to_bytes(8, "little")}]
+    assert decode_bounds(raw, fields) == {"#None": b"\x01", "id": 7}
+    assert column_names([{"key": None, "value": 3}, {"key": 1, "value": 5}], fields) == {"#None": 3, "id": 5}

@@ -100,6 +100,20 @@ def decode_value(type_name: Any, data: bytes) -> Any:
     return bytes(data)
 
 
+def field_of(fields_by_id: dict[int, tuple[str, Any]], field_id: Any) -> tuple[str, Any]:
+    """``(column name, type)`` of a metrics map's key: ``("#<id>", None)`` for an id the schema lacks, or a key
+    that is no id at all (a damaged manifest's null)."""
+    try:
+        return fields_by_id.get(int(field_id), (f"#{field_id}", None))
+    except (TypeError, ValueError):
+        return f"#{field_id}", None
+
+
+def column_names(raw: Any, fields_by_id: dict[int, tuple[str, Any]]) -> dict[str, Any]:
+    """A metrics count map (list of ``{key, value}``) as ``{column name: value}`` (see :func:`field_of`)."""
+    return {field_of(fields_by_id, kv["key"])[0]: kv["value"] for kv in raw} if raw else {}
+
+
 def decode_bounds(raw: Any, fields_by_id: dict[int, tuple[str, Any]]) -> dict[str, Any]:
     """Turn a manifest bounds map (list of ``{key, value}`` or dict) into ``{column name: value}``.
 
@@ -111,7 +125,7 @@ def decode_bounds(raw: Any, fields_by_id: dict[int, tuple[str, Any]]) -> dict[st
     items = raw.items() if isinstance(raw, dict) else ((kv["key"], kv["value"]) for kv in raw)
     out: dict[str, Any] = {}
     for field_id, value in items:
-        name, type_name = fields_by_id.get(int(field_id), (f"#{field_id}", None))
+        name, type_name = field_of(fields_by_id, field_id)
         try:
             out[name] = decode_value(type_name, value) if type_name is not None else bytes(value)
         except BoundDecodeError as exc:

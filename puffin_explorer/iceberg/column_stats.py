@@ -18,13 +18,10 @@ def decoded_maps(record: dict, fields: dict) -> dict:
     """One index entry's metric columns (:data:`METRIC_COLUMNS`, as the manifest stores them) as :data:`MAPS`:
     counts by column name (``#<id>`` for a column the schema lacks), bounds decoded as ``files(decode=True)``
     decodes them."""
-    from .bounds import decode_bounds
+    from .bounds import column_names as named, decode_bounds
 
-    def named(v):
-        return {fields.get(int(kv["key"]), (f"#{kv['key']}",))[0]: kv["value"] for kv in v} if v else {}
-
-    return {"values": named(record["value_counts"]), "nulls": named(record["null_value_counts"]),
-            "nans": named(record["nan_value_counts"]), "sizes": named(record["column_sizes"]),
+    return {"values": named(record["value_counts"], fields), "nulls": named(record["null_value_counts"], fields),
+            "nans": named(record["nan_value_counts"], fields), "sizes": named(record["column_sizes"], fields),
             "lows": decode_bounds(record["lower_bounds"], fields), "highs": decode_bounds(record["upper_bounds"], fields)}
 
 

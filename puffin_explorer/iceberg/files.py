@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Optional
 
 from ..regions import Severity
-from .bounds import decode_bounds
+from .bounds import column_names, decode_bounds
 from .findings import TableFinding
 from .manifests import STATUS_NAMES
 from .columns import int_columns, located_strings, nullable_ints, objects, partitions, plain, strings
@@ -82,8 +82,7 @@ def file_frame(source: "TableSource", index: "EntryIndex", mask=None, decode: bo
             elif c in ("lower_bounds", "upper_bounds"):
                 data[c] = objects([decode_bounds(v, fields) for v in values])
             elif c in _METRIC_MAPS:
-                data[c] = objects([{fields.get(int(kv["key"]), (f"#{kv['key']}",))[0]: kv["value"] for kv in v}
-                                   if v else {} for v in values])
+                data[c] = objects([column_names(v, fields) for v in values])
             else:
                 data[c] = objects(values)
     else:

@@ -118,7 +118,7 @@ def bounds_html(table, row) -> str:
     """Column metrics of one file: typed lower/upper bounds and counts by column name."""
     import pandas as pd
 
-    from ..iceberg.bounds import decode_bounds
+    from ..iceberg.bounds import column_names, decode_bounds
 
     fields = table.fields_by_id()
     lower = decode_bounds(row.get("lower_bounds"), fields)
@@ -128,7 +128,7 @@ def bounds_html(table, row) -> str:
         raw = row.get(name)
         if isinstance(raw, dict):
             return raw
-        return {fields.get(int(kv["key"]), (f"#{kv['key']}",))[0]: kv["value"] for kv in (raw or [])}
+        return column_names(raw, fields)
 
     nulls, values = counts("null_value_counts"), counts("value_counts")
     columns = list(dict.fromkeys([*lower, *upper, *values]))
