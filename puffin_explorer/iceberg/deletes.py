@@ -215,7 +215,8 @@ def deleted_rows_per_file(source: "TableSource", index: "EntryIndex", partition_
         "partition": part, "record_count": records, "deleted_rows": deleted, "live_rows": records - deleted,
         "deleted_share": share.astype(np.float64), "dvs": c.dvs, "position_delete_files": c.pos_files,
         "superseded_position_deletes": c.superseded,
-        "equality_delete_files": equality_deletes_applied(index, c.rows),
+        "equality_delete_files": equality_deletes_applied(index, c.rows) if c.equality_delete_files else
+        np.zeros(n, dtype=np.int64),
     }, index=pd.RangeIndex(n), columns=PER_FILE_COLUMNS), vanished.snapshot_findings(source, index.snapshot_id))
 
 
