@@ -315,3 +315,14 @@ def test_a_source_opens_as_a_seekable_file_for_other_readers():
         table = pq.ParquetFile(fh).read()
     assert table.equals(pq.read_table(path)) and table.num_rows == 8
     assert 0 < src.bytes_read <= 2 * path.stat().st_size and src.read_count >= 2
+
+
+def test_a_storage_error_names_a_huge_location_in_bounded_text():
+    """A location of 20 MB (table fuzzer seed 50, case 2401: a manifest list path made of one huge string) is named
+    by its start and end in the message, and kept whole on the error."""
+    from puffin_explorer.io.errors import storage_error
+
+    location = "/t/metadata/" + "x" * 20_000_000 + ".avro"
+    err = storage_error(FileNotFoundError(2, "No such file or directory", location), location)
+    assert len(str(err)) < 1_200 and str(err).startswith("no such file: /t/metadata/xxx") and "xxx.avro:" in str(err)
+    assert err.location == location

@@ -42,6 +42,17 @@ _RETRY_HINT = ("the storage is busy or failing: try again later, or allow more t
                "PUFFIN_EXPLORER_RETRIES")
 
 
+#: How much of an exception's text is searched for what went wrong (a path in it may be any length).
+TEXT_SEARCHED = 4_096
+
+
+def shown(location: str, limit: int = 1_000) -> str:
+    """``location`` for a message: whole up to ``limit`` characters, else its start and end around an ellipsis."""
+    if not isinstance(location, str) or len(location) <= limit:
+        return location
+    return f"{location[:limit * 2 // 3]}…({len(location):,} characters)…{location[-limit // 3:]}"
+
+
 def storage_error(exc: BaseException, location: str, action: str = "read", attempts: int = 1,
                   policy=None) -> SourceError:
     """The :class:`SourceError` subclass that says what went wrong reading ``location`` and what to do.
@@ -51,6 +62,7 @@ def storage_error(exc: BaseException, location: str, action: str = "read", attem
     :class:`EndpointUnreachableError` when the connection was refused)."""
     if isinstance(exc, SourceError):
         return exc
+    full, location = location, shown(location)  # messages name a location of any length in bounded text
 
     if is_transient(exc):
         why = cause(exc, policy)
@@ -58,48 +70,49 @@ def storage_error(exc: BaseException, location: str, action: str = "read", attem
         if why == "connection refused":
             return EndpointUnreachableError(f"cannot connect to the storage endpoint for {location}: connection "
                                             f"refused ({tries})",
-                                            location=location,
+                                            location=full,
                                             hint="check the endpoint URL (client_kwargs.endpoint_url or "
                                                  "s3.endpoint) and that the server is running",
                                             code="source.unreachable")
         return StorageUnavailableError(f"cannot {action} {location}: {why} (gave up after {tries})",
-                                       location=location, hint=_RETRY_HINT,
+                                       location=full, hint=_RETRY_HINT,
                                        code="source.timeout" if "timed out" in why else "source.unavailable",
                                        operation=action, attempts=attempts, cause=why)
     names = {type(e).__name__ for e in exception_chain(exc)}
     code = _error_code(exc)
-    text = " ".join(str(e) for e in exception_chain(exc))
+    text = " ".join(str(e)[:TEXT_SEARCHED] for e in exception_chain(exc))
     scheme = location.split("://", 1)[0] if "://" in location else "file"
     if "NoCredentialsError" in names or "PartialCredentialsError" in names:
-        return NoCredentialsError(f"no credentials to {action} {location}", location=location,
+        return NoCredentialsError(f"no credentials to {action} {location}", location=full,
                                   hint=_CRED_HINT, code="source.no-credentials")
     if code in ("NoSuchBucket",) or "specified bucket does not exist" in text:
         bucket = location.split("://", 1)[-1].split("/", 1)[0]
-        return NotFoundError(f"no such bucket {bucket!r} ({location})", location=location,
+        return NotFoundError(f"no such bucket {bucket!r} ({location})", location=full,
                              hint="check the bucket name and the endpoint", code="source.not-found")
     if isinstance(exc, (IsADirectoryError, NotADirectoryError)) or "IsADirectoryError" in names:
-        return NotAFileError(f"{location} is a folder, not a file", location=location,
+        return NotAFileError(f"{location} is a folder, not a file", location=full,
                              hint="give the path of a file inside it", code="source.not-a-file")
     if isinstance(exc, FileNotFoundError) or code in ("NoSuchKey", "404", "NotFound"):
-        return NotFoundError(f"no such file: {location}", location=location,
+        return NotFoundError(f"no such file: {location}", location=full,
                              hint="check the path (a moved table needs relocate=)", code="source.not-found")
     if isinstance(exc, PermissionError) or code in ("AccessDenied", "InvalidAccessKeyId", "SignatureDoesNotMatch",
                                                      "403", "Forbidden"):
         if scheme == "file":
-            return AccessDeniedError(f"permission denied: {location}", location=location,
+            return AccessDeniedError(f"permission denied: {location}", location=full,
                                      hint="check the file's permissions", code="source.access-denied")
-        return AccessDeniedError(f"access denied to {location} ({code or 'forbidden'})", location=location,
+        return AccessDeniedError(f"access denied to {location} ({code or 'forbidden'})", location=full,
                                  hint="check the key and secret in storage_options or the environment, "
                                       "and the permissions on the bucket", code="source.access-denied")
     if names & {"EndpointConnectionError", "ConnectTimeoutError", "ClientConnectorError",
                 "ConnectionRefusedError", "ServerDisconnectedError", "ConnectError"}:
         return EndpointUnreachableError(f"cannot connect to the storage endpoint for {location}",
-                                        location=location,
+                                        location=full,
                                         hint="check the endpoint URL (client_kwargs.endpoint_url or "
                                              "s3.endpoint) and that the server is running",
                                         code="source.unreachable")
-    detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-    return SourceError(f"cannot {action} {location}: {detail[:300]}", location=location)
+    first = str(exc)[:TEXT_SEARCHED].strip()
+    detail = first.splitlines()[0] if first else type(exc).__name__
+    return SourceError(f"cannot {action} {location}: {detail[:300]}", location=full)
 
 
 # ---------------------------------------------------------------- fail fast on a dead endpoint
