@@ -349,9 +349,7 @@ class _Run:
         if name in self.relations:
             self.names[name] = self._register(name, self.relations[name])
         elif name in MEASURES:
-            measure = MEASURES[name]
-            sql = measure.sql.format(**{n: self._name(n) for n in measure.inputs})
-            self.names[name] = self._keep(name, sql)
+            self.names[name] = self._keep(name, self._sql(MEASURES[name]))
         else:
             raise KeyError(f"measure input {name!r}: neither a relation given nor a measure")
         return self.names[name]
