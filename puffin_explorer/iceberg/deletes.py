@@ -154,15 +154,16 @@ def row_counts(source: "TableSource", index: "EntryIndex") -> RowCounts:
 
 
 def deleted_rows_of(source: "TableSource", index: "EntryIndex", paths) -> Any:
-    """:func:`row_counts`' deleted rows of the data files ``paths`` (as written; a pandas Series or a list), in
-    their order: the counts of the index's live data rows when ``paths`` are those rows, else by path."""
+    """:func:`row_counts`' deleted rows of the data files ``paths`` (as written; an Arrow array, a pandas Series or
+    a list), in their order: the counts of the index's live data rows when ``paths`` are those rows, else by path."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
 
     c = row_counts(source, index)
     written = index.table.column("file_path").take(pa.array(c.rows))
-    given = pa.array(list(paths) if not hasattr(paths, "array") else paths.array, pa.string())
+    given = paths if isinstance(paths, (pa.Array, pa.ChunkedArray)) else \
+        pa.array(list(paths) if not hasattr(paths, "array") else paths.array, pa.string())
     if len(given) == len(written) and bool(pc.all(pc.equal(written, given)).as_py() in (True, None)):
         return c.deleted.copy()
     at = pc.index_in(normalized(given), value_set=normalized(written).combine_chunks()).to_numpy(zero_copy_only=False)
@@ -215,53 +216,28 @@ def deleted_rows_per_file(source: "TableSource", index: "EntryIndex", partition_
         "partition": part, "record_count": records, "deleted_rows": deleted, "live_rows": records - deleted,
         "deleted_share": share.astype(np.float64), "dvs": c.dvs, "position_delete_files": c.pos_files,
         "superseded_position_deletes": c.superseded,
-        "equality_delete_files": equality_deletes_applied(index, c.rows) if c.equality_delete_files else
+        "equality_delete_files": equality_deletes_applied(source, index, c.rows) if c.equality_delete_files else
         np.zeros(n, dtype=np.int64),
     }, index=pd.RangeIndex(n), columns=PER_FILE_COLUMNS), vanished.snapshot_findings(source, index.snapshot_id))
 
 
-def equality_deletes_applied(index: "EntryIndex", rows) -> Any:
+def equality_deletes_applied(source: "TableSource", index: "EntryIndex", rows) -> Any:
     """Per data row of the index at ``rows``: the live equality-delete files that apply to it, by the one
-    definition (:data:`.measures.EQUALITY_DELETES_APPLIED`, run by DuckDB over the index's columns)."""
+    definition (:data:`.measures.EQUALITY_DELETES_APPLIED`, run by DuckDB over the relations the doctor reads,
+    :func:`.relations.index_relations`)."""
     import numpy as np
-    import pyarrow as pa
-    import pyarrow.compute as pc
 
     from .measures import EQUALITY_DELETES_APPLIED, run_local
+    from .relations import index_relations
 
-    at = np.flatnonzero(index.mask(["equality-deletes"], deletes=True))
-    if not len(at) or not len(rows):
-        return np.zeros(len(rows), dtype=np.int64)
-    cols = ["file_path", "spec_id", "partition", "sequence_number"]
-    data = index.table.select(cols).take(pa.array(rows))
-    eq = index.table.select(cols + ["referenced_data_file"]).take(pa.array(at))
-
-    def pkey(t):  # spec and partition code: one registry for data and delete rows of the index
-        return pc.binary_join_element_wise(pc.fill_null(pc.cast(t.column("spec_id"), pa.string()), ""),
-                                           pc.fill_null(pc.cast(t.column("partition"), pa.string()), ""), "|")
-
-    def seq(t):
-        return pc.fill_null(pc.cast(t.column("sequence_number"), pa.int64()), 0)
-
-    blank = pa.array([""] * len(at), pa.string())
-    codes = eq.column("partition").to_pylist()
-    pairs = run_local(EQUALITY_DELETES_APPLIED,
-                      data=pa.table({"rid": pa.array(np.arange(len(rows)), pa.int64()),
-                                     "key": normalized(data.column("file_path")), "raw": data.column("file_path"),
-                                     "pkey": pkey(data), "seq": seq(data)}),
-                      eq=pa.table({"did": pa.array(np.arange(len(at)), pa.int64()), "dpkey": pkey(eq), "dseq": seq(eq),
-                                   "ref": _or_null(normalized(eq.column("referenced_data_file"))),
-                                   "lo": blank, "hi": blank,  # equality-delete files hold no file_path column
-                                   "partition_empty": [c is None or not index.partitions[c] for c in codes]}))
-    return np.bincount(pairs.column("rid").to_numpy(), minlength=len(rows)).astype(np.int64)
-
-
-def _or_null(column):
-    """A string column with ``''`` as null (no path scope)."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    return pc.if_else(pc.fill_null(pc.not_equal(column, ""), False), column, pa.scalar(None, pa.string()))
+    if not len(rows):
+        return np.zeros(0, dtype=np.int64)
+    relations = index_relations(source, index)
+    pairs = run_local(EQUALITY_DELETES_APPLIED, data=relations["data"], eq=relations["eq"])
+    per_row = np.zeros(len(index), dtype=np.int64)  # the measure's rid is a data row's place among the data rows
+    per_row[np.flatnonzero(index.mask(["data"]))] = np.bincount(pairs.column("rid").to_numpy(),
+                                                                minlength=relations["data"].num_rows)
+    return per_row[np.asarray(rows, dtype=np.int64)]
 
 
 def partition_text(value: Any) -> str:

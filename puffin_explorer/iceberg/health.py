@@ -231,18 +231,20 @@ def driver_file_aggregates(source: "TableSource", index, target: int, small_size
 
     from .column_stats import METRIC_COLUMNS, ColumnPartial, columns_frame, decoded_maps
     from .columns import nullable_ints, partitions, plain, strings
-    from .deletes import row_counts
+    from .deletes import deleted_rows_of
     from .measures import DATA_FILE_DELETES, MEASURES, LocalMeasures
     from .relations import coded, index_relations
 
     codes = coded(index_relations(source, index))  # paths and partitions as integers: DuckDB joins integers
     relations = codes.relations
     relations.update(sum_relations(target, small_size))
-    counts = row_counts(source, index)  # DELETED_ROWS answered already: one row per data file key
-    keys = relations["data"].column("key")
-    if len(counts.rows) == len(keys):
-        relations["deleted_rows"] = pa.table({"key": keys, "deleted": pa.array(counts.deleted, pa.int64())}) \
-            .group_by("key").aggregate([("deleted", "max")]).rename_columns(["key", "deleted"])
+    at = np.flatnonzero(index.mask(["data"]))  # the data rows, in the relations' rid order
+    paths = index.table.column("file_path").take(pa.array(at))
+    # DELETED_ROWS answered already (row_counts, shared with the card): one row per data file key
+    deleted = deleted_rows_of(source, index, paths)
+    relations["deleted_rows"] = pa.table({"key": relations["data"].column("key"),
+                                          "deleted": pa.array(deleted, pa.int64())}) \
+        .group_by("key").aggregate([("deleted", "max")]).rename_columns(["key", "deleted"])
     with LocalMeasures(relations) as run:
         answers = {name: run.arrow(MEASURES[name]).to_pylist() for name in SUM_MEASURES}
         per_file = run.arrow(DATA_FILE_DELETES).sort_by("rid")
@@ -252,7 +254,6 @@ def driver_file_aggregates(source: "TableSource", index, target: int, small_size
     data = relations["data"]
     del relations, codes
 
-    at = np.flatnonzero(index.mask(["data"]))
     rows = index.table.select(["file_path", "partition", "spec_id", "sequence_number", "record_count",
                                "file_size_in_bytes"]).take(pa.array(at))
     amp = pd.DataFrame({"file_path": strings(rows.column("file_path")), "partition": partitions(index, rows),
