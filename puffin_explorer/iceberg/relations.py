@@ -74,11 +74,14 @@ def index_relations(source: "TableSource", index: "EntryIndex") -> dict[str, Any
                                   "file_size_in_bytes": _longs(rows, "file_size_in_bytes")})
         else:
             refs, los, his = [], [], []
-            bounds = index.rows(index.mask([kind]), ["lower_bounds", "upper_bounds"]) if index.metrics else None
-            fields = source.fields_by_id() if bounds is not None else {}
-            for i, ref in enumerate(rows.column("referenced_data_file").to_pylist()):
-                lower = decode_bounds(bounds.column("lower_bounds")[i].as_py(), fields) if bounds is not None else {}
-                upper = decode_bounds(bounds.column("upper_bounds")[i].as_py(), fields) if bounds is not None else {}
+            if index.metrics:  # the file_path bounds, decoded for these rows only
+                bounds = index.rows(index.mask([kind]), ["lower_bounds", "upper_bounds"])
+                fields = source.fields_by_id()
+                lowers = [decode_bounds(v, fields) for v in bounds.column("lower_bounds").to_pylist()]
+                uppers = [decode_bounds(v, fields) for v in bounds.column("upper_bounds").to_pylist()]
+            else:
+                lowers = uppers = [{}] * n
+            for ref, lower, upper in zip(rows.column("referenced_data_file").to_pylist(), lowers, uppers):
                 scope, lo, hi = path_scope(ref, lower.get("file_path"), upper.get("file_path"))
                 refs.append(scope)
                 los.append(lo)
