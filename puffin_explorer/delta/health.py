@@ -30,7 +30,7 @@ from ..errors import PuffinError
 from ..iceberg.paths import normalize
 from ..regions import Severity
 from ..iceberg.measures import DELETE_TOTALS, FILE_TOTALS, PARTITION_TOTALS, SIZE_HISTOGRAM, LocalMeasures
-from .files import dvs_frame, files_frame, measure_relations
+from .files import files_frame, measure_relations
 from .snapshot import DeltaSnapshot
 
 GIB = 1 << 30
@@ -149,7 +149,6 @@ def delta_health(snap: DeltaSnapshot, now: Any = None, name: Optional[str] = Non
 
     # ---- data files, DVs, rows: the measures of iceberg/measures.py over the version's files ---------------
     files = files_frame(snap)
-    dvs = dvs_frame(snap)
     listing = _list(snap) if list_files else None
     if listing is not None:
         frames["listing"] = listing
@@ -167,7 +166,7 @@ def delta_health(snap: DeltaSnapshot, now: Any = None, name: Optional[str] = Non
              target_file_size=target, small_file_size=small_size, checkpoint_interval=interval)
     m["live_rows"] = m["records"] - m["deleted_rows"]
     m["deleted_share"] = (m["deleted_rows"] / m["records"]) if m["records"] else 0.0
-    dv_files = sorted({normalize(p) for p in dvs["dv_file"].dropna()})
+    dv_files = set(relations["dvs"].column("file_path").drop_null().to_pylist())  # resolved and normalized there
     m["delete_files"] = int(deletes["dv_files"])
     m["delete_bytes"] = int(deletes["delete_bytes"]) if listing is not None else None
 
