@@ -214,6 +214,34 @@ def test_the_io_layer_refuses_a_location_with_a_control_character(tmp_path):
     assert io_.exists(f"{tmp_path}/a\x01") is False and io_.read(f"{tmp_path}/a") == b"x"
 
 
+def test_a_location_of_megabytes_is_refused_before_it_is_searched_and_shown_clipped(tmp_path):
+    """A manifest list path of 20 MB (table fuzzer seed 50, case 2401) is refused by the I/O layer by its length,
+    and the snapshot's card names it by its start and end: no storage call, no 20 MB of HTML."""
+    from puffin_explorer.io.locations import MAX_LOCATION_CHARS
+
+    io_ = FileIO()
+    huge = f"{tmp_path}/" + "x" * 20_000_000
+    for op in (io_.read, io_.size, io_.listdir, io_.source):
+        with pytest.raises(SourceError) as err:
+            op(huge)
+        assert err.value.code == "source.invalid-location" and err.value.location == huge
+        length = f"20,000,{len(str(tmp_path)) + 1:03d}"
+        assert str(err.value).startswith(f"a location of {length} characters, more than any storage takes "
+                                         f"({MAX_LOCATION_CHARS:,}), is not opened: {tmp_path}/xxx")
+        assert f"xxx…({length} characters)…{'x' * 100}: the path was damaged" in str(err.value)
+        assert len(str(err.value)) < 600
+    assert io_.exists(huge) is False
+
+    shop = copy_warehouse(tmp_path) / "shop"
+    edit_json(shop / ORDERS_CURRENT_METADATA,
+              lambda md: md["snapshots"][3].__setitem__("manifest-list", "x" * 20_000_000))
+    t = Warehouse(str(shop.parent)).table("shop.orders")
+    sid = t.snapshots().snapshot_id.tolist()[3]
+    bundle = t.snapshot(sid)._repr_mimebundle_()
+    assert len(bundle["text/html"]) < 200_000 and len(bundle["text/plain"]) < 50_000
+    assert "x" * 200 + "…(20,000,000 characters)…" + "x" * 100 in bundle["text/html"]
+
+
 def test_a_dv_offset_near_the_long_limit_is_a_range_finding_without_overflow(tmp_path):
     """offset + size past 2^63 must not wrap (nor warn): the range ends past the file, exactly."""
     import warnings

@@ -13,6 +13,7 @@ from typing import Any, Callable, Optional
 from . import html as H
 from . import text as T
 from .._text import plural
+from ..io.errors import shown
 from .registry import RenderOptions, register_view
 from .tables import findings_html, findings_text
 
@@ -21,7 +22,8 @@ _HEALTH_CLASS = {"ok": "pe-ok", "empty": "pe-muted", "compact": "pe-warning", "w
 
 
 def _name(path: Any) -> str:
-    return "" if path is None else str(path).rstrip("/").rsplit("/", 1)[-1]
+    """The file name of ``path``; a damaged one of any length shown by its start and end."""
+    return "" if path is None else shown(str(path).rstrip("/").rsplit("/", 1)[-1], 300)
 
 
 def _missing(v: Any) -> bool:
