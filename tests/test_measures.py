@@ -54,7 +54,7 @@ def test_sums_past_a_long_are_clipped_not_raised():
     totals = M.run_local(M.FILE_TOTALS, **rel).to_pylist()[0]
     assert (totals["data_bytes"], totals["small_files"], totals["small_bytes"]) == (big, 3, 3)  # 2 * big + 3
     deleted = {r["key"]: r["deleted"] for r in M.run_local(M.DELETED_ROWS, **rel).to_pylist()}
-    assert deleted[rel["data"].column("key")[4].as_py()] == big  # 2**63 - 1 + 3 - 3, computed exactly
+    assert deleted[rel["data"].column("key")[4].as_py()] == big  # 2**63 - 1 + 3 - 3: the DV rows, no sum
 
 
 def _tables():

@@ -142,12 +142,13 @@ DELETED_ROWS = Measure(
                CASE WHEN v.dvs IS NULL THEN 0 ELSE COALESCE(p.rows, 0) END AS superseded
         FROM files d LEFT JOIN per_dv v ON d.key = v.key LEFT JOIN {{pos_rows}} p ON d.key = p.key)
     SELECT key, dv_rows, dvs, pos_rows, pos_files, CAST(superseded AS BIGINT) AS superseded,
-           {_clip('CAST(dv_rows AS DECIMAL(38,0)) + pos_rows - superseded')} AS deleted
+           CASE WHEN dvs > 0 THEN dv_rows ELSE pos_rows END AS deleted
     FROM joined
     """,
     "Per live data file (by key): the rows its DVs delete (a DV counts for the data file it references), the rows live "
     "Parquet position-delete files name in it, those its DV supersedes, and deleted = DV rows + position-delete "
-    "rows - superseded. A delete whose data file is not live counts for nothing; equality deletes are not "
+    "rows - superseded (that is, the DV rows where a DV is, else the position-delete rows: no sum to overflow). "
+    "A delete whose data file is not live counts for nothing; equality deletes are not "
     "resolved to rows.")
 
 #: What :data:`DATA_FILE_DELETES` returns per data file (the doctor's ``amplification`` frame adds the rest).
