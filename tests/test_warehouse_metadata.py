@@ -275,3 +275,29 @@ def test_a_metrics_key_that_is_no_field_id_is_named_not_raised():
     raw = [{"key": None, "value": b"\x01"}, {"key": 1, "value": (7).to_bytes(8, "little")}]
     assert decode_bounds(raw, fields) == {"#None": b"\x01", "id": 7}
     assert column_names([{"key": None, "value": 3}, {"key": 1, "value": 5}], fields) == {"#None": 3, "id": 5}
+
+
+def test_a_date_or_time_bound_outside_pythons_dates_is_a_bad_bound_not_raised():
+    """A timestamp bound of 2^63 - 1 microseconds (a sentinel some writers use, or damaged bytes) lies past year 9999:
+    it is shown as a bad bound naming why, as a time of day past midnight is, and the doctor's column metrics run."""
+    from puffin_explorer.iceberg.bounds import decode_bounds
+    from puffin_explorer.iceberg.column_stats import ColumnPartial, columns_frame, decoded_maps
+
+    fields = {1: ("ts", "timestamptz"), 2: ("d", "date"), 3: ("t", "time"), 4: ("ok", "timestamp")}
+    top, low = (2 ** 63 - 1).to_bytes(8, "little", signed=True), (-2 ** 31).to_bytes(4, "little", signed=True)
+    day = (86_400_000_000).to_bytes(8, "little")
+    raw = [{"key": 1, "value": top}, {"key": 2, "value": low}, {"key": 3, "value": day},
+           {"key": 4, "value": (1_700_000_000_000_000).to_bytes(8, "little")}]
+    assert decode_bounds(raw, fields) == {
+        "ts": "<bad bound: ffffffffffffff7f (timestamptz 9,223,372,036,854,775,807 microseconds from 1970-01-01 is "
+              "outside the years 1 to 9999)>",
+        "d": "<bad bound: 00000080 (date -2,147,483,648 days from 1970-01-01 is outside the years 1 to 9999)>",
+        "t": "<bad bound: 0060d71d14000000 (time 86,400,000,000 microseconds is not within a day)>",
+        "ok": dt.datetime(2023, 11, 14, 22, 13, 20)}
+    record = {"value_counts": None, "null_value_counts": None, "nan_value_counts": None, "column_sizes": None,
+              "lower_bounds": raw, "upper_bounds": raw}
+    p = ColumnPartial()
+    p.add(0, decoded_maps(record, fields))
+    frame = columns_frame([p]).set_index("column")
+    assert frame.loc["ok", "min"] == dt.datetime(2023, 11, 14, 22, 13, 20)
+    assert frame.loc["ts", "files_with_bounds"] == 1 and frame.loc["ts", "max"].startswith("<bad bound: ffff")

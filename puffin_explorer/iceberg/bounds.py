@@ -24,6 +24,17 @@ def _int_le(data: bytes, signed: bool = True) -> int:
     return int.from_bytes(data, "little", signed=signed)
 
 
+def _after(epoch: Any, type_name: str, **delta: int) -> Any:
+    """``epoch`` plus ``delta``; a value past the years Python's dates hold (1 to 9999) is a
+    :class:`BoundDecodeError` naming it, not an ``OverflowError``."""
+    try:
+        return epoch + _dt.timedelta(**delta)
+    except OverflowError:
+        (unit, value), = delta.items()
+        raise BoundDecodeError(f"{type_name} {value:,} {unit} from 1970-01-01 is outside the years 1 to 9999") \
+            from None
+
+
 def decode_value(type_name: Any, data: bytes) -> Any:
     """Decode one single-value-serialized ``data`` of Iceberg primitive type ``type_name``.
 
@@ -60,17 +71,18 @@ def decode_value(type_name: Any, data: bytes) -> Any:
     if t == "date":
         if n != 4:
             raise BoundDecodeError(f"date needs 4 bytes, got {n}")
-        return _EPOCH_DATE + _dt.timedelta(days=_int_le(data))
+        return _after(_EPOCH_DATE, t, days=_int_le(data))
     if t == "time":
         if n != 8:
             raise BoundDecodeError(f"time needs 8 bytes, got {n}")
         micros = _int_le(data)
-        return (_EPOCH + _dt.timedelta(microseconds=micros)).time()
+        if not 0 <= micros < 86_400_000_000:
+            raise BoundDecodeError(f"time {micros:,} microseconds is not within a day")
+        return _after(_EPOCH, t, microseconds=micros).time()
     if t in ("timestamp", "timestamptz"):
         if n != 8:
             raise BoundDecodeError(f"{t} needs 8 bytes, got {n}")
-        base = _EPOCH_TZ if t == "timestamptz" else _EPOCH
-        return base + _dt.timedelta(microseconds=_int_le(data))
+        return _after(_EPOCH_TZ if t == "timestamptz" else _EPOCH, t, microseconds=_int_le(data))
     if t in ("timestamp_ns", "timestamptz_ns"):
         if n != 8:
             raise BoundDecodeError(f"{t} needs 8 bytes, got {n}")
