@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 from .._text import plural
 from ..errors import (AccessDeniedError, EndpointUnreachableError, NoCredentialsError, NotAFileError,
                       NotFoundError, SourceError, StorageUnavailableError)
-from .retry import cause, exception_chain, is_transient
+from .retry import TEXT_SEARCHED, cause, exception_chain, is_transient
 
 #: Seconds to wait for a TCP connection to an explicit endpoint before calling it unreachable.
 CONNECT_TIMEOUT_S = 3.0
@@ -40,10 +40,6 @@ def _error_code(exc: BaseException) -> str:
 _RETRY_HINT = ("the storage is busy or failing: try again later, or allow more time or attempts with "
                "storage_options={'timeout': seconds, 'retries': n} or PUFFIN_EXPLORER_TIMEOUT / "
                "PUFFIN_EXPLORER_RETRIES")
-
-
-#: How much of an exception's text is searched for what went wrong (a path in it may be any length).
-TEXT_SEARCHED = 4_096
 
 
 def shown(location: str, limit: int = 1_000) -> str:

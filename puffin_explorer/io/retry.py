@@ -38,6 +38,8 @@ TIMEOUT_ENV = "PUFFIN_EXPLORER_TIMEOUT"
 RETRIES_ENV = "PUFFIN_EXPLORER_RETRIES"
 #: The keys of ``storage_options`` this layer reads (and does not pass on to fsspec).
 OPTION_KEYS = ("timeout", "retries")
+#: How much of an exception's text is searched for what went wrong (a path in it may be any length).
+TEXT_SEARCHED = 4_096
 
 
 @dataclass(frozen=True)
@@ -152,7 +154,7 @@ def _http(exc: BaseException) -> tuple[Optional[int], str, str]:
         status = getattr(e, "status", None)
         if isinstance(status, int) and type(e).__name__ == "ClientResponseError":  # aiohttp (fsspec's HTTP)
             return status, "", str(getattr(e, "message", "") or "")
-        m = _ARROW_ERROR.search(str(e)[:4_096]) if isinstance(e, OSError) else None
+        m = _ARROW_ERROR.search(str(e)[:TEXT_SEARCHED]) if isinstance(e, OSError) else None
         if m:
             return (int(m.group(2)) if m.group(2) else None), m.group(1), str(e).split(" operation: ", 1)[-1]
     return None, "", ""
@@ -187,7 +189,7 @@ def cause(exc: BaseException, pol: Optional[Policy] = None) -> str:
     if label:
         return f"{label} ({message.strip()[:200]})" if message.strip() else label
     names = [type(e).__name__ for e in exception_chain(exc)]
-    text = " ".join(str(e)[:4_096] for e in exception_chain(exc))  # a path in it may be any length
+    text = " ".join(str(e)[:TEXT_SEARCHED] for e in exception_chain(exc))
     within = f" within {pol.timeout:g} s" if pol else ""
     if any(n in ("ReadTimeoutError", "SocketTimeoutError", "ServerTimeoutError", "FSTimeoutError", "TimeoutError",
                  "timeout") for n in names) or "curlCode: 28" in text:
