@@ -72,11 +72,11 @@ def _size(add: dict) -> int:
     return _long(add.get("size"), 0)
 
 
-def measure_relations(snap: DeltaSnapshot, dv_file_sizes=None, dv_files: bool = True) -> dict:
+def measure_relations(snap: DeltaSnapshot, dv_file_sizes=None, locate_dvs: bool = True) -> dict:
     """The input relations of :mod:`~puffin_explorer.iceberg.measures` (Arrow) of the version's live files: a
     data file is keyed by its place in :meth:`~.snapshot.DeltaSnapshot.live` (a DV belongs to its ``add``, so
     a path listed twice counts twice, as it is read twice), its partition values are its ``pkey``; a DV's file
-    is the resolved DV file (None inline, or with ``dv_files=False``), sized from ``dv_file_sizes`` (location
+    is the resolved DV file (None inline, or with ``locate_dvs=False``), sized from ``dv_file_sizes`` (location
     -> bytes) when given.  Delta has no position- or equality-delete files."""
     import pyarrow as pa
 
@@ -89,7 +89,7 @@ def measure_relations(snap: DeltaSnapshot, dv_file_sizes=None, dv_files: bool = 
     with_dv = [(k, f) for k, f in zip(keys, live) if f.dv is not None]
     sizes = dict(dv_file_sizes or {})
     # where each DV's file is (resolved only when asked: deleted rows need the cardinalities alone)
-    dv_files = [snap.dv_location(f.dv) if dv_files else None for _, f in with_dv]
+    dv_paths = [snap.dv_location(f.dv) if locate_dvs else None for _, f in with_dv]
     return {
         "data": pa.table({"rid": pa.array(range(len(live)), pa.int64()), "key": keys,
                           "raw": pa.array([f.path for f in live], pa.string()), "pkey": parts, "partition": parts,
@@ -98,8 +98,8 @@ def measure_relations(snap: DeltaSnapshot, dv_file_sizes=None, dv_files: bool = 
                           "file_size_in_bytes": pa.array([_size(f.add) for f in live], pa.int64())}),
         "dvs": pa.table({"ref_key": pa.array([k for k, _ in with_dv], pa.string()),
                          "record_count": pa.array([_long(f.dv.cardinality, 0) for _, f in with_dv], pa.int64()),
-                         "file_path": pa.array([normalize(p) if p else None for p in dv_files], pa.string()),
-                         "file_size_in_bytes": pa.array([sizes.get(normalize(p)) if p else None for p in dv_files],
+                         "file_path": pa.array([normalize(p) if p else None for p in dv_paths], pa.string()),
+                         "file_size_in_bytes": pa.array([sizes.get(normalize(p)) if p else None for p in dv_paths],
                                                         pa.int64())}),
         "pos": empty("pos"), "eq": empty("eq"), "pos_rows": empty("pos_rows")}
 
@@ -109,7 +109,7 @@ def _deleted(snap: DeltaSnapshot) -> list[int]:
     :data:`~puffin_explorer.iceberg.measures.DELETED_ROWS`: its DV's cardinality."""
     from ..iceberg.measures import DELETED_ROWS, run_local
 
-    answer = run_local(DELETED_ROWS, **measure_relations(snap, dv_files=False)).to_pydict()
+    answer = run_local(DELETED_ROWS, **measure_relations(snap, locate_dvs=False)).to_pydict()
     by_key = dict(zip(answer["key"], answer["deleted"]))
     return [int(by_key.get(str(i), 0)) for i in range(len(snap.live()))]
 
