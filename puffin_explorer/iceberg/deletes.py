@@ -232,7 +232,7 @@ def equality_deletes_applied(source: "TableSource", index: "EntryIndex", rows) -
 
     if not len(rows):
         return np.zeros(0, dtype=np.int64)
-    relations = index_relations(source, index)
+    relations = index_relations(source, index, ("data", "eq"))  # no position-delete bounds decoded for nothing
     pairs = run_local(EQUALITY_DELETES_APPLIED, data=relations["data"], eq=relations["eq"])
     per_row = np.zeros(len(index), dtype=np.int64)  # the measure's rid is a data row's place among the data rows
     per_row[np.flatnonzero(index.mask(["data"]))] = np.bincount(pairs.column("rid").to_numpy(),

@@ -45,11 +45,11 @@ def _longs(rows, name: str, fill: Any = None) -> Any:
     return col if fill is None else pc.fill_null(col, fill)
 
 
-def index_relations(source: "TableSource", index: "EntryIndex") -> dict[str, Any]:
-    """``data``, ``dvs``, ``pos`` and ``eq`` of the index's live files (``rid`` / ``did``: a row's place among its
-    kind's live rows, in index order).  The path scope of a position- or equality-delete file comes from its
-    ``referenced_data_file`` and its ``file_path`` bounds (decoded only for those rows; an index without metrics
-    has no bounds)."""
+def index_relations(source: "TableSource", index: "EntryIndex", names=tuple(KINDS)) -> dict[str, Any]:
+    """``data``, ``dvs``, ``pos`` and ``eq`` of the index's live files, or those of them in ``names`` (``rid`` /
+    ``did``: a row's place among its kind's live rows, in index order).  The path scope of a position- or
+    equality-delete file comes from its ``referenced_data_file`` and its ``file_path`` bounds (decoded only for
+    those rows; an index without metrics has no bounds)."""
     import numpy as np
     import pyarrow as pa
 
@@ -60,6 +60,8 @@ def index_relations(source: "TableSource", index: "EntryIndex") -> dict[str, Any
             "referenced_data_file"]
     out: dict[str, Any] = {}
     for name, kind in KINDS.items():
+        if name not in names:
+            continue
         rows = index.rows(index.mask([kind]), cols)
         n = rows.num_rows
         parts = partition_texts(index, rows.column("partition"))
