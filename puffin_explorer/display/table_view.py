@@ -158,7 +158,7 @@ def warehouse_text(wh: Any, opts: RenderOptions = RenderOptions()) -> str:
     rows = [[r["table"], _n(r["format_version"]), _n(r["snapshots"]), _n(r["live_rows"]), _n(r["deleted_rows"]),
              _share(r["deleted_share"]), _n(r["data_files"]), _delete_kinds(r), _n(r["stats_files"]),
              _time(r["last_commit"]), r["health"] + (f": {r['problem']}" if r["problem"] and r["health"] != "ok" else "")]
-            for r in df.to_dict("records")]
+            for r in df.head(T.MAX_TEXT_ROWS).to_dict("records")]
     lines.append(T.table([h for _, h, _ in _WH_COLUMNS], rows, right=range(1, 9), total=len(df)))
     return "\n".join(lines)
 
@@ -250,27 +250,32 @@ def _debt_html(debt: Any, opts: RenderOptions) -> str:
     facts = gone + H.facts([("deleted", f"<b>{debt.deleted_rows:,}</b> of {plural(debt.records, 'row')} ({debt.deleted_share:.1%})"),
                      ("threshold", f"{debt.threshold:.0%}"),
                      ("compaction candidates", f"<b>{len(debt.candidates()):,}</b> of {plural(len(debt.per_file), 'data file')}")])
-    part = debt.per_partition().assign(deleted_share=lambda d: d.deleted_share.map(_share))
+    part = debt.per_partition()
+    shown_part = part.head(opts.max_rows)  # only the rows a table shows are formatted
     body = facts + "<div><i>per partition</i></div>" + _frame_table(
-        part, [("partition", "partition", "pe-mono"), ("data_files", "data files", "pe-num"),
-               ("record_count", "records", "pe-num"), ("deleted_rows", "deleted", "pe-num"),
-               ("deleted_share", "share", "pe-nowrap"), ("candidates", "candidates", "pe-num")], opts,
-        "debt.per_partition() has all")
+        shown_part.assign(deleted_share=shown_part.deleted_share.map(_share)),
+        [("partition", "partition", "pe-mono"), ("data_files", "data files", "pe-num"),
+         ("record_count", "records", "pe-num"), ("deleted_rows", "deleted", "pe-num"),
+         ("deleted_share", "share", "pe-nowrap"), ("candidates", "candidates", "pe-num")], opts,
+        "debt.per_partition() has all", total=len(part))
     cand = debt.candidates()
     if len(cand):
-        cand = cand.assign(file=cand.file_path.map(_name), deleted_share=cand.deleted_share.map(_share))
+        top = cand.head(opts.max_rows)
         body += "<div><i>compaction candidates (most deleted first)</i></div>" + _frame_table(
-            cand, [("file", "data file", "pe-mono pe-wrap"), ("partition", "partition", "pe-mono"),
-                   ("record_count", "records", "pe-num"), ("deleted_rows", "deleted", "pe-num"),
-                   ("deleted_share", "share", "pe-nowrap"), ("dvs", "DVs", "pe-num"),
-                   ("position_delete_files", "pos. delete files", "pe-num")], opts, "debt.candidates() has all")
+            top.assign(file=top.file_path.map(_name), deleted_share=top.deleted_share.map(_share)),
+            [("file", "data file", "pe-mono pe-wrap"), ("partition", "partition", "pe-mono"),
+             ("record_count", "records", "pe-num"), ("deleted_rows", "deleted", "pe-num"),
+             ("deleted_share", "share", "pe-nowrap"), ("dvs", "DVs", "pe-num"),
+             ("position_delete_files", "pos. delete files", "pe-num")], opts, "debt.candidates() has all",
+            total=len(cand))
     pos = debt.position_delete_files()
     if len(pos):
-        pos = pos.assign(file=pos.file_path.map(_name))
+        top = pos.head(opts.max_rows)
         body += "<div><i>position-delete files still live</i></div>" + _frame_table(
-            pos, [("file", "file", "pe-mono pe-wrap"), ("record_count", "rows", "pe-num"),
-                  ("file_size_in_bytes", "bytes", "pe-num"), ("sequence_number", "seq", "pe-num")], opts,
-            "debt.position_delete_files() has all")
+            top.assign(file=top.file_path.map(_name)),
+            [("file", "file", "pe-mono pe-wrap"), ("record_count", "rows", "pe-num"),
+             ("file_size_in_bytes", "bytes", "pe-num"), ("sequence_number", "seq", "pe-num")], opts,
+            "debt.position_delete_files() has all", total=len(pos))
     return body
 
 
@@ -433,7 +438,7 @@ def table_text(t: Any, opts: RenderOptions = RenderOptions()) -> str:
     def tl() -> str:
         df = t.timeline()
         rows = [[_n(r["sequence_number"]), str(r["snapshot_id"]), _time(r["timestamp"]), r["operation"],
-                 _n(r["live_rows"]), _n(r["deleted_rows"])] for r in df.to_dict("records")]
+                 _n(r["live_rows"]), _n(r["deleted_rows"])] for r in df.head(T.MAX_TEXT_ROWS).to_dict("records")]
         return "snapshots\n" + T.table(["seq", "snapshot id", "committed (UTC)", "operation", "live rows", "deleted"],
                                         rows, right=(0, 4, 5), total=len(df))
 
@@ -466,7 +471,8 @@ def snapshot_html(s: Any, opts: RenderOptions = RenderOptions()) -> str:
     parts.append(H.details("Summary", summary, True, f" {len(s.summary)}"))
 
     def manifests() -> str:
-        df = s.manifest_files()
+        every = s.manifest_files()
+        df = every.head(opts.max_rows)  # only the rows a table shows are formatted
         df = df.assign(file=df.manifest_path.map(_name),
                        written=df["written_here"].map(lambda b: "this commit" if b else "earlier")
                        if "written_here" in df else "")
@@ -475,16 +481,18 @@ def snapshot_html(s: Any, opts: RenderOptions = RenderOptions()) -> str:
                                   ("existing_files_count", "existing", "pe-num"),
                                   ("deleted_files_count", "deleted", "pe-num"), ("sequence_number", "seq", "pe-num")]
                              if "added_files_count" in df else [("file", "manifest", "pe-mono pe-wrap")], opts,
-                             "s.manifest_files() has all")
-        return H.details("Manifests", table, True, f" {len(df):,}")
+                             "s.manifest_files() has all", total=len(every))
+        return H.details("Manifests", table, True, f" {len(every):,}")
 
     def changes() -> str:
-        df = s.changes()
+        every = s.changes()
+        df = every.head(opts.max_rows)
         df = df.assign(file=df.file_path.map(_name), data_file=df.referenced_data_file.map(_name))
         table = _frame_table(df, [("change", "change", ""), ("kind", "kind", ""), ("file", "file", "pe-mono pe-wrap"),
                                   ("record_count", "rows", "pe-num"), ("content_offset", "offset", "pe-num"),
-                                  ("data_file", "data file", "pe-mono pe-wrap")], opts, "s.changes() has all")
-        added, removed = int((df.change == "added").sum()), int((df.change == "removed").sum())
+                                  ("data_file", "data file", "pe-mono pe-wrap")], opts, "s.changes() has all",
+                             total=len(every))
+        added, removed = int((every.change == "added").sum()), int((every.change == "removed").sum())
         return H.details("Files added and removed", table, True, f" +{added:,} −{removed:,}")
 
     parts.append(_safe("manifests", manifests))
@@ -510,7 +518,8 @@ def snapshot_text(s: Any, opts: RenderOptions = RenderOptions()) -> str:
 
     def changes() -> str:
         df = s.changes()
-        rows = [[r["change"], r["kind"], _name(r["file_path"]), _n(r["record_count"])] for r in df.to_dict("records")]
+        rows = [[r["change"], r["kind"], _name(r["file_path"]), _n(r["record_count"])]
+                for r in df.head(T.MAX_TEXT_ROWS).to_dict("records")]
         return "files added and removed\n" + T.table(["change", "kind", "file", "rows"], rows, right=(3,), total=len(df))
 
     lines.append(_safe_text("changes", changes))
@@ -537,8 +546,9 @@ def commit_deletes_html(c: Any, opts: RenderOptions = RenderOptions()) -> str:
         from .table_charts import commit_deletes_svg
 
         parts.append(_safe("chart", lambda: f'<div class="pe-chart">{commit_deletes_svg(c)}</div>'))
-    df = df.assign(file=df.data_file.map(_name), delete=df.delete_file.map(_name))
-    parts.append(_frame_table(df, _CD_COLUMNS, opts, "c.to_pandas() has all"))
+    top = df.head(opts.max_rows)
+    parts.append(_frame_table(top.assign(file=top.data_file.map(_name), delete=top.delete_file.map(_name)),
+                              _CD_COLUMNS, opts, "c.to_pandas() has all", total=len(df)))
     return "".join(parts)
 
 
@@ -547,7 +557,8 @@ def commit_deletes_text(c: Any, opts: RenderOptions = RenderOptions()) -> str:
     lines = [f"commit {c.snapshot_id} of {T.printable(c.source.name)} ({c.snapshot.operation}): {plural(c.total, 'row')} deleted "
              f"in {plural(int(df.data_file.notna().sum()), 'data file')}; {plural(c.dv_bytes_read, 'DV byte')} read"]
     rows = [[_name(r["data_file"]), r["kind"], _n(r["added_positions"]), _n(r["replaced_cardinality"]),
-             _n(r["cardinality"]), _n(r["first_added"]), _n(r["last_added"])] for r in df.to_dict("records")]
+             _n(r["cardinality"]), _n(r["first_added"]), _n(r["last_added"])]
+            for r in df.head(T.MAX_TEXT_ROWS).to_dict("records")]
     lines.append(T.table(["data file", "kind", "rows deleted", "old DV", "new DV", "first", "last"], rows,
                          right=(2, 3, 4, 5, 6), total=len(df)))
     if c.findings:
@@ -570,7 +581,8 @@ def debt_text(d: Any, opts: RenderOptions = RenderOptions()) -> str:
     part = d.per_partition()
     lines.append(T.table(["partition", "data files", "records", "deleted", "share"],
                          [[r["partition"], _n(r["data_files"]), _n(r["record_count"]), _n(r["deleted_rows"]),
-                           _share(r["deleted_share"])] for r in part.to_dict("records")], right=(1, 2, 3, 4),
+                           _share(r["deleted_share"])] for r in part.head(T.MAX_TEXT_ROWS).to_dict("records")],
+                         right=(1, 2, 3, 4),
                          total=len(part)))
     return "\n".join(lines)
 
