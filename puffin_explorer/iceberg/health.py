@@ -229,7 +229,7 @@ def driver_file_aggregates(source: "TableSource", index, target: int, small_size
     import pandas as pd
     import pyarrow as pa
 
-    from .column_stats import METRIC_COLUMNS, ColumnPartial, columns_frame, decoded_maps
+    from .column_stats import METRIC_COLUMNS, ColumnPartial, column_bounds, columns_frame
     from .columns import nullable_ints, partitions, plain, strings
     from .deletes import deleted_rows_of
     from .measures import DATA_FILE_DELETES, MEASURES, LocalMeasures
@@ -273,13 +273,12 @@ def driver_file_aggregates(source: "TableSource", index, target: int, small_size
     highs: list = []
     if index.metrics:
         metrics = index.table.select(list(METRIC_COLUMNS)).take(pa.array(at))
-        for start in range(0, len(at), 10_000):
-            for i, record in enumerate(metrics.slice(start, 10_000).to_pylist(), start):
-                maps = decoded_maps(record, fields)
-                partial.add(i, maps)
-                if column is not None:
-                    lows.append(maps["lows"].get(column))
-                    highs.append(maps["highs"].get(column))
+        for start in range(0, len(at), 100_000):
+            part = metrics.slice(start, 100_000)
+            partial.add_arrow(np.arange(start, start + part.num_rows), part, fields)
+            if column is not None:
+                lows += column_bounds(part.column("lower_bounds"), fields, column)
+                highs += column_bounds(part.column("upper_bounds"), fields, column)
     clustering = None
     if column is not None:
         if not index.metrics:

@@ -105,22 +105,26 @@ def _health_rows(fields: dict, column: Optional[str]):
         def needed(raw):
             return decode_bounds([kv for kv in raw if kv["key"] in wanted] if raw else raw, fields)
 
-        from ..iceberg.column_stats import ColumnPartial, decoded_maps
+        import numpy as np
+        import pyarrow.compute as pc
+
+        from ..iceberg.column_stats import ColumnPartial
 
         read = ("kind", "partition", "referenced_data_file", "spec_id", "manifest", "entry", "file_path",
-                "sequence_number", "record_count", "file_size_in_bytes", *METRIC_COLUMNS)
+                "sequence_number", "record_count", "file_size_in_bytes", "lower_bounds", "upper_bounds")
         partial = ColumnPartial()
-        for batch in (b.select(list(read)).to_pylist() for b in batches):
+        for b in batches:
+            data_rows = b.filter(pc.equal(b.column("kind"), "data"))
+            if data_rows.num_rows:  # the column metrics of the batch's data files, in Arrow
+                rids = (data_rows.column("manifest").to_numpy(zero_copy_only=False).astype(np.int64) << 32) + \
+                    data_rows.column("entry").to_numpy(zero_copy_only=False).astype(np.int64)
+                partial.add_arrow(rids, pa.Table.from_batches([data_rows]).select(list(METRIC_COLUMNS)), fields)
+            batch = b.select(list(read)).to_pylist()
             out = {f.name: [] for f in schema}
             for r in batch:
                 kind = r["kind"]
                 rid = (int(r["manifest"]) << 32) + int(r["entry"])
-                if kind == "data":  # every bound is decoded once: the column metrics need them all
-                    maps = decoded_maps(r, fields)
-                    partial.add(rid, maps)
-                    lows, highs = maps["lows"], maps["highs"]
-                else:
-                    lows, highs = needed(r["lower_bounds"]), needed(r["upper_bounds"])
+                lows, highs = needed(r["lower_bounds"]), needed(r["upper_bounds"])
                 part = r["partition"]
                 ref = r["referenced_data_file"]
                 scope, lo, hi = path_scope(ref, lows.get("file_path"), highs.get("file_path"))
