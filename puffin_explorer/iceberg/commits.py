@@ -184,8 +184,10 @@ class CommitDeletes(RichRepr):
                 old = previous.get(normalize(ref))
                 try:
                     new_dv = self._read(e)
-                    new_pos = new_dv.difference(self._read(old)) if old is not None else new_dv
-                    positions = np.asarray(new_pos.positions(), dtype=np.int64)
+                    added_here = new_dv.positions()
+                    if old is not None:  # positions, not a vector serialized and parsed again for the difference
+                        added_here = np.setdiff1d(added_here, self._read(old).positions(), assume_unique=True)
+                    positions = np.asarray(added_here, dtype=np.int64)
                 except (PuffinError, OSError, ValueError) as exc:
                     if not isinstance(exc, FileVanishedError):  # a Puffin file gone: its own finding, added below
                         self._finding("iceberg.dv-unreadable", f"DV for {ref}: {exc}", Severity.ERROR)
