@@ -116,7 +116,9 @@ FIX_ORDER = ("health.small-files", "health.deleted-share", "health.read-amplific
 class TableHealth(RichRepr):
     """The doctor's answer for one table: ``metrics`` (numbers), ``findings`` (problems with their fixes),
     ``status`` (``ok`` / ``warning`` / ``error``) and the frames behind them (``size_histogram``,
-    ``partitions``, ``snapshots``, ``manifests``, ``columns``, ``orphans``, ``amplification``)."""
+    ``partitions``, ``snapshots``, ``manifests``, ``columns``, ``orphans``; ``amplification``: the 1,000 data
+    files merging the most delete files; ``expired_only``: the first 10,000 files by location that only
+    expiring snapshots hold)."""
 
     def __init__(self, table: str, metrics: dict[str, Any], findings: list[HealthFinding],
                  thresholds: dict[str, dict[str, Any]], frames: dict[str, Any], now_ms: int,

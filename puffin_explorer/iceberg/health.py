@@ -101,6 +101,11 @@ def _map(options: dict[str, Any]) -> str:
 # ---- the checks ---------------------------------------------------------------------------------
 #: The measures whose answers make :class:`FileAggregates` (each one row, or one per partition or size class).
 SUM_MEASURES = ("file_totals", "delete_totals", "partition_totals", "size_histogram", "dangling_deletes")
+#: Data files kept in ``frames["amplification"]`` (driver and Spark alike): the ones merging the most delete files.
+AMPLIFICATION_ROWS = 1_000
+#: Rows kept in ``frames["expired_only"]`` (driver and Spark alike; Spark's ``frames["orphans"]`` too): the
+#: first by location.
+FRAME_ROWS = 10_000
 #: The per data file columns of ``frames["amplification"]``, in order.
 AMPLIFICATION_COLUMNS = ("file_path", "partition", "spec_id", "sequence_number", "record_count",
                          "file_size_in_bytes", "pkey", "dvs", "position_delete_files", "equality_delete_files",
@@ -122,12 +127,7 @@ def file_aggregates(answers: dict[str, list], target: int, small_size: int, colu
     counted = {int(r["bucket"]): r for r in answers["size_histogram"]}
     hist["files"] = pd.array([int(counted[i]["files"]) if i in counted else 0 for i in range(len(hist))], "int64")
     hist["bytes"] = pd.array([int(counted[i]["bytes"]) if i in counted else 0 for i in range(len(hist))], "int64")
-    parts = sorted(answers["partition_totals"], key=lambda r: r["pkey"])
-    by_part = pd.DataFrame({
-        "partition": pd.array([r["partition"] for r in parts], dtype="string"),
-        **{col: pd.array([int(r[col]) for r in parts], dtype="int64")
-           for col in ("files", "rows", "deleted_rows", "bytes", "delete_files", "small_files", "small_bytes",
-                       "small_rows")}})
+    by_part = _partition_frame(answers["partition_totals"])
     return FileAggregates(
         counts=c, size_histogram=hist, partitions=by_part,
         touched={"files": c["data_files_with_deletes"],
@@ -140,22 +140,54 @@ def file_aggregates(answers: dict[str, list], target: int, small_size: int, colu
         columns=columns, clustering=clustering, amplification=amplification)
 
 
-def _snapshot_files(source: "TableSource", snapshot_id: int, manifests) -> dict[str, int]:
-    """Every file one snapshot references, normalized location -> size: live data and delete files
-    (a Puffin file once), its manifests and its manifest list (size filled in later)."""
+_PARTITION_SUMS = ("files", "rows", "deleted_rows", "bytes", "delete_files", "small_files", "small_bytes",
+                   "small_rows")
+
+
+def _partition_frame(parts) -> Any:
+    """``partitions`` of :class:`FileAggregates`, in partition order, from the ``partition_totals`` answer: rows
+    as dicts (Spark collects them) or an Arrow table (DuckDB's, one row per partition, never made Python rows)."""
+    import pandas as pd
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if isinstance(parts, list):
+        parts = sorted(parts, key=lambda r: r["pkey"])
+        return pd.DataFrame({"partition": pd.array([r["partition"] for r in parts], dtype="string"),
+                             **{col: pd.array([int(r[col]) for r in parts], dtype="int64") for col in _PARTITION_SUMS}})
+    parts = parts.sort_by("pkey")
+    return pd.DataFrame({"partition": pd.array(parts.column("partition").to_pandas(), dtype="string"),
+                         **{col: pd.array(pc.cast(parts.column(col), pa.int64()).to_numpy(), dtype="int64")
+                            for col in _PARTITION_SUMS}})
+
+
+def _snapshot_files(source: "TableSource", snapshot_id: int, manifests) -> Any:
+    """Every file one snapshot references as an Arrow table of normalized ``location`` and ``size`` (no Python
+    value per file): live data and delete files (a Puffin file once per DV), its manifests (its manifest
+    list is added later)."""
+    import pyarrow as pa
     import pyarrow.compute as pc
 
     from .columns import located_array, normalized
 
     ix = build_index(source, snapshot_id)
     rows = ix.rows(ix.mask(), ["file_path", "file_size_in_bytes"])
-    locations = normalized(located_array(source, rows.column("file_path"))).to_pylist()
-    sizes = pc.fill_null(rows.column("file_size_in_bytes"), 0).to_pylist()
-    out = dict(zip(reversed(locations), reversed(sizes)))  # a location listed twice: its first size
-    out.pop(None, None)  # an entry without a path (a damaged manifest) references no file
+    files = pa.table({"location": normalized(located_array(source, rows.column("file_path"))),
+                      "size": pc.fill_null(pc.cast(rows.column("file_size_in_bytes"), pa.int64()), 0)})
+    files = files.filter(pc.is_valid(files.column("location")))  # an entry without a path references no file
     if len(manifests):
-        out.update(zip(manifests["location"].map(normalize), manifests["manifest_length"].astype("int64")))
-    return out
+        files = pa.concat_tables([files, pa.table({
+            "location": pa.array([normalize(v) for v in manifests["location"]], pa.string()),
+            "size": pa.array(manifests["manifest_length"].astype("int64").to_numpy(), pa.int64())})])
+    return files
+
+
+def _files_table(rows: list) -> Any:
+    """``(location, size)`` pairs as a :func:`_snapshot_files` table."""
+    import pyarrow as pa
+
+    return pa.table({"location": pa.array([r[0] for r in rows], pa.string()),
+                     "size": pa.array([r[1] for r in rows], pa.int64())})
 
 
 def _parent_id(value: Any) -> Optional[int]:
@@ -228,6 +260,7 @@ def driver_file_aggregates(source: "TableSource", index, target: int, small_size
     import numpy as np
     import pandas as pd
     import pyarrow as pa
+    import pyarrow.compute as pc
 
     from .column_stats import METRIC_COLUMNS, ColumnPartial, column_bounds, columns_frame
     from .columns import nullable_ints, partitions, plain, strings
@@ -246,25 +279,35 @@ def driver_file_aggregates(source: "TableSource", index, target: int, small_size
                                           "deleted": pa.array(deleted, pa.int64())}) \
         .group_by("key").aggregate([("deleted", "max")]).rename_columns(["key", "deleted"])
     with LocalMeasures(relations) as run:
-        answers = {name: run.arrow(MEASURES[name]).to_pylist() for name in SUM_MEASURES}
-        per_file = run.arrow(DATA_FILE_DELETES).sort_by("rid")
-    pkeys, texts = codes.pkeys.to_pylist(), codes.partitions.to_pylist()
-    for r in answers["partition_totals"]:  # codes back to the partitions' text
-        r["pkey"], r["partition"] = pkeys[r["pkey"]], texts[r["pkey"]]
+        answers = {name: run.arrow(MEASURES[name]) for name in SUM_MEASURES}
+        per_file = run.arrow(DATA_FILE_DELETES)
+    for name in SUM_MEASURES:  # one row each, or one per size class: Python rows
+        if name != "partition_totals":
+            answers[name] = answers[name].to_pylist()
+    parts = answers["partition_totals"]  # one row per partition: codes back to text, column-wise
+    answers["partition_totals"] = parts.set_column(parts.schema.get_field_index("partition"), "partition",
+                                                   codes.partitions.take(parts.column("pkey")))
     data = relations["data"]
-    del relations, codes
+    data_pkey = data.column("pkey")
+    del relations
 
+    # the data files merging the most delete files, as the Spark doctor keeps them: only they become rows
+    ranked = per_file.append_column("file_path", paths.take(per_file.column("rid")))
+    order = [("delete_files", "descending"), ("deleted_rows", "descending"), ("file_path", "ascending")]
+    top = ranked.take(pc.select_k_unstable(ranked, k=min(AMPLIFICATION_ROWS, ranked.num_rows), sort_keys=order))
+    top = top.sort_by(order)
+    rids = top.column("rid").combine_chunks()
     rows = index.table.select(["file_path", "partition", "spec_id", "sequence_number", "record_count",
-                               "file_size_in_bytes"]).take(pa.array(at))
+                               "file_size_in_bytes"]).take(pa.array(at).take(rids))
     amp = pd.DataFrame({"file_path": strings(rows.column("file_path")), "partition": partitions(index, rows),
                         "spec_id": plain(rows.column("spec_id")),
                         "sequence_number": nullable_ints(rows.column("sequence_number")),
                         "record_count": plain(rows.column("record_count")),
                         "file_size_in_bytes": plain(rows.column("file_size_in_bytes")),
-                        "pkey": np.asarray(pkeys, dtype=object)[data.column("pkey").to_numpy()]},
-                       index=pd.RangeIndex(len(at)))
+                        "pkey": strings(codes.pkeys.take(data_pkey.take(rids)))},
+                       index=pd.RangeIndex(len(rids)))
     for col in AMPLIFICATION_COLUMNS[7:]:
-        amp[col] = per_file.column(col).to_numpy()
+        amp[col] = top.column(col).to_numpy()
 
     # column metrics and the clustering column's bounds, a batch of data files at a time
     fields = source.fields_by_id()
@@ -283,12 +326,13 @@ def driver_file_aggregates(source: "TableSource", index, target: int, small_size
     if column is not None:
         if not index.metrics:
             lows = highs = [None] * len(at)
-        d = pd.DataFrame({"pkey": amp["pkey"].to_numpy(),
-                          "partition": np.asarray([("None" if t is None else t) for t in texts],
-                                                  dtype=object)[data.column("pkey").to_numpy()],
+        sizes = index.table.select(["record_count", "file_size_in_bytes"]).take(pa.array(at))
+        d = pd.DataFrame({"pkey": codes.pkeys.take(data_pkey).to_numpy(zero_copy_only=False),
+                          "partition": pc.fill_null(codes.partitions.take(data_pkey), "None")
+                          .to_numpy(zero_copy_only=False),
                           "lo": lows, "hi": highs,
-                          "bytes": amp["file_size_in_bytes"].astype("int64").to_numpy(),
-                          "rows": amp["record_count"].astype("int64").to_numpy()})
+                          "bytes": pc.fill_null(sizes.column("file_size_in_bytes"), 0).to_numpy().astype("int64"),
+                          "rows": pc.fill_null(sizes.column("record_count"), 0).to_numpy().astype("int64")})
         clustering = clustering_frame(clustering_by_partition(d), column)
     return file_aggregates(answers, target, small_size, columns_frame([partial]), clustering, amp)
 
@@ -322,7 +366,7 @@ class DriverReads:
 
     def __init__(self, source: "TableSource") -> None:
         self.source = source
-        self.sets: dict[int, dict[str, int]] = {}
+        self.sets: dict[int, list] = {}  # snapshot id -> its files, Arrow tables of location and size
         self.listing = None
 
     def current_files(self, target: int, small_size: int, column: Optional[str]) -> FileAggregates:
@@ -335,17 +379,25 @@ class DriverReads:
         broken_by: dict[int, str] = {}
         for sid, mans in readable:
             try:
-                self.sets[sid] = _snapshot_files(self.source, sid, mans)
+                self.sets[sid] = [_snapshot_files(self.source, sid, mans)]
                 broken = [f.message for f in build_index(self.source, sid).findings if f.code in _MANIFEST_BROKEN]
             except (PuffinError, KeyError) as exc:
                 broken = [str(exc)]
             if broken:  # the entries after the damage are unknown: counting from the rest would mislead
                 broken_by[sid] = broken[0]
-                self.sets[sid] = {}
+                self.sets[sid] = []
         return broken_by
 
     def add_file(self, sid: int, location: str, size: int) -> None:
-        self.sets.setdefault(sid, {})[location] = size
+        self.sets.setdefault(sid, []).append(_files_table([(location, size)]))
+
+    def _files_of(self, sids) -> Any:
+        """The files of the snapshots ``sids`` hold, one row per location (its largest size)."""
+        import pyarrow as pa
+
+        tables = [t for sid in sids for t in self.sets.get(sid, [])] or [_files_table([])]
+        return pa.concat_tables(tables).group_by("location").aggregate([("size", "max")]) \
+            .rename_columns(["location", "size"])
 
     def list(self, root: str):
         self.listing = list_tree(self.source, root)
@@ -369,27 +421,31 @@ class DriverReads:
                            & (listing["mtime_ms"] > int(own.iloc[0])), "location"].tolist()
 
     def expired_only(self, keep: set, expired: list):
-        """The files only the ``expired`` snapshots hold: ``(frame of location, size; files; bytes)``."""
-        import pandas as pd
+        """The files only the ``expired`` snapshots hold: ``(frame of location, size; files; bytes)``, the frame
+        the first :data:`FRAME_ROWS` by location, as the Spark doctor keeps it."""
+        import pyarrow.compute as pc
 
-        kept_files: dict[str, int] = {}
-        for sid in keep:
-            kept_files.update(self.sets.get(sid, {}))
-        freed: dict[str, int] = {}
-        for sid in expired:
-            for loc, size in self.sets.get(sid, {}).items():
-                if loc not in kept_files:
-                    freed[loc] = size
-        frame = pd.DataFrame({"location": list(freed), "size": list(freed.values())}, columns=["location", "size"])
-        return frame, len(freed), int(sum(freed.values()))
+        kept = self._files_of(keep).column("location")
+        freed = self._files_of(expired)
+        freed = freed.filter(pc.invert(pc.is_in(freed.column("location"), value_set=kept.combine_chunks())))
+        nbytes = pc.sum(freed.column("size")).as_py() or 0
+        top = freed.take(pc.select_k_unstable(freed, k=min(FRAME_ROWS, freed.num_rows),
+                                              sort_keys=[("location", "ascending")])).sort_by("location")
+        frame = top.to_pandas()
+        frame["size"] = frame["size"].astype("int64")
+        return frame, freed.num_rows, int(nbytes)
 
     def orphans(self, referenced: set, cutoff_ms: int):
         """Listed files no snapshot or metadata file references, not hidden, older than ``cutoff_ms``:
         ``(frame, files, bytes, in-flight files)``."""
         listing = self.listing
-        every = set().union(*self.sets.values()) if self.sets else set()
-        every |= referenced
-        unref = listing[~listing["location"].isin(every) & ~listing["hidden"].astype(bool)]
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        every = pa.concat_arrays([self._files_of(self.sets).column("location").combine_chunks(),
+                                  pa.array(sorted(referenced), pa.string())])
+        known = pc.is_in(pa.array(listing["location"].to_numpy(), pa.string()), value_set=every)
+        unref = listing[~known.to_numpy(zero_copy_only=False) & ~listing["hidden"].astype(bool)]
         young = unref["mtime_ms"].notna() & (unref["mtime_ms"] >= cutoff_ms)
         orphans = unref[~young]
         return (orphans.reset_index(drop=True), int(len(orphans)), int(orphans["size"].fillna(0).sum()),
@@ -986,6 +1042,6 @@ def warehouse_health(warehouse: Any, **kwargs: Any):
     return df
 
 
-__all__ = ["Action", "HealthFinding", "TableHealth", "table_health", "warehouse_health", "DEFAULTS", "FIX_ORDER",
+__all__ = ["AMPLIFICATION_ROWS", "FRAME_ROWS", "Action", "HealthFinding", "TableHealth", "table_health", "warehouse_health", "DEFAULTS", "FIX_ORDER",
            "SMALL_FILE_SHARE", "ORPHAN_GRACE_MS", "METRIC_KEYS", "CLUSTERING_DEPTH_THRESHOLD", "overlap_depth"]
 

@@ -115,6 +115,7 @@ def coded(relations: dict[str, Any]) -> Coded:
     ``data.partition`` null (the answers carry partition codes; :class:`Coded` turns them back).  Partition
     codes follow the order of their text, so answers sorted by code are sorted as by text.  ``data.raw`` is kept
     only where a delete file's ``file_path`` bounds need it."""
+    import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -156,9 +157,10 @@ def coded(relations: dict[str, Any]) -> Coded:
     part = data.column("partition")
     by_code = pa.table({"pkey": data.column("pkey"), "partition": part}).group_by("pkey").aggregate(
         [("partition", "min")])
-    partitions = pa.nulls(len(texts), pa.string()).to_pylist()
-    for c, text in zip(by_code.column("pkey").to_pylist(), by_code.column("partition_min").to_pylist()):
-        partitions[c] = text
+    where = np.full(len(texts), by_code.num_rows, dtype=np.int64)  # a code no data row has: the null after
+    where[by_code.column("pkey").to_numpy()] = np.arange(by_code.num_rows)
+    partitions = pa.concat_arrays([by_code.column("partition_min").combine_chunks().cast(pa.string()),
+                                   pa.nulls(1, pa.string())]).take(pa.array(where))
     data = data.set_column(data.schema.get_field_index("partition"), "partition", pa.nulls(data.num_rows, pa.string()))
     if not bounded:  # no delete file scoped by bounds: the paths as written are never compared
         data = data.set_column(data.schema.get_field_index("raw"), "raw", pa.nulls(data.num_rows, pa.string()))
@@ -166,7 +168,7 @@ def coded(relations: dict[str, Any]) -> Coded:
     out["dvs"] = swap(dvs, {"ref_key": ref_key, "file_path": dv_file})
     out["pos"] = swap(pos, {"ref": pos_ref, "dpkey": pos_pkey})
     out["eq"] = swap(eq, {"ref": eq_ref, "dpkey": eq_pkey})
-    return Coded(out, texts, pa.array(partitions, pa.string()))
+    return Coded(out, texts, partitions)
 
 
 __all__ = ["KINDS", "Coded", "coded", "index_relations", "partition_texts"]

@@ -29,12 +29,9 @@ from typing import Any, Mapping, Optional
 
 from ..errors import UnsupportedTableError
 from ..iceberg.column_stats import METRIC_COLUMNS
+from ..iceberg.health import AMPLIFICATION_ROWS, FRAME_ROWS
 from .errors import spark_errors
 
-#: Data files kept in ``frames["amplification"]``: the ones merging the most delete files.
-AMPLIFICATION_ROWS = 1_000
-#: Rows kept in ``frames["orphans"]`` and ``frames["expired_only"]`` (first by location).
-FRAME_ROWS = 10_000
 
 #: One row per live entry of the current snapshot, what the doctor's sums need (Spark DDL).
 HEALTH_ROWS_SCHEMA = (
