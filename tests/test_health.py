@@ -207,6 +207,27 @@ def test_retention_finding_and_the_expire_statement(health):
     assert early.metrics["snapshots_past_retention"] == 0 and early.finding("health.snapshots-past-retention") is None
 
 
+def test_bounded_frames_keep_the_top_rows_and_the_sums_keep_every_file(monkeypatch):
+    """``amplification`` and ``expired_only`` keep their first rows only (as the Spark doctor does); the counts
+    and bytes still cover every file."""
+    import puffin_explorer.iceberg.health as ih
+
+    full = Warehouse(str(WAREHOUSE)).table("shop.orders").health(now=NOW)
+    monkeypatch.setattr(ih, "AMPLIFICATION_ROWS", 2)
+    monkeypatch.setattr(ih, "FRAME_ROWS", 3)
+    cut = Warehouse(str(WAREHOUSE)).table("shop.orders").health(now=NOW)
+    truth = _independent(WAREHOUSE, "shop.orders")
+    ranked = full.amplification.sort_values(["delete_files", "deleted_rows", "file_path"],
+                                            ascending=[False, False, True]).reset_index(drop=True)
+    assert len(full.amplification) == truth["data_files"] > 2
+    assert cut.amplification.to_dict("list") == ranked.head(2).to_dict("list")
+    assert len(full.expired_only) == truth["files_only_in_expired"] > 3
+    assert cut.expired_only.location.tolist() == sorted(full.expired_only.location)[:3]
+    assert cut.expired_only.location.tolist() == full.expired_only.location.tolist()[:3]
+    assert cut.metrics == full.metrics
+    assert cut.metrics["bytes_only_in_expired_snapshots"] == truth["bytes_only_in_expired_snapshots"]
+
+
 def test_orphans_respect_the_grace_period(tmp_path):
     root = copy_warehouse(tmp_path)
     table = root / "shop/events"
