@@ -346,42 +346,55 @@ def list_tree(table: Any, root: str):
 def list_folder(io: Any, root: str, folder: Optional[str] = None):
     """Every file under ``folder`` (default ``root``) through the I/O layer ``io``, as :func:`list_tree` rows:
     ``location`` (``root`` joined with the path below it, normalized), ``size``, ``mtime_ms``, ``hidden``.
-    Listing each top-level folder of ``root`` gives the rows of listing ``root`` itself (a Spark task each)."""
+    Listing each top-level folder of ``root`` gives the rows of listing ``root`` itself (a Spark task each).
+    Rows are in location order; the columns are made in Arrow: a Python string per file only as the frame's cell."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from .iceberg.paths import join, normalize  # here: the Iceberg and Delta tables import this module
+
+    names, sizes, mtimes = io.walk(folder if folder is not None else root)
+    _, root_path = io.fs(root)
+    base = root_path.rstrip("/")
+    rel = pa.array([n[len(base):].lstrip("/") if n.startswith(base) else n for n in names], pa.string())
+    prefix = normalize(join(root, "x"))[:-1]  # normalize only touches the scheme and the trailing slashes
+    if all(isinstance(m, (int, float)) and not isinstance(m, bool) for m in mtimes):
+        ms = pa.array((np.asarray(mtimes, dtype=np.float64) * 1000).astype(np.int64), pa.int64())
+    else:
+        ms = pa.array([_mtime_ms(m) for m in mtimes], pa.int64())
+    frame = pa.table({"location": pc.binary_join_element_wise(prefix, rel, ""),
+                      "size": pa.array(sizes, pa.int64()), "mtime_ms": ms,
+                      "hidden": pc.match_substring_regex(rel, HIDDEN_PATH)})
+    return frame.sort_by("location").to_pandas()  # by location, as fsspec's find gives them
+
+
+#: What :func:`hidden_from_cleanup` says, as one regular expression over the path below the table location: a
+#: name starting with ``.``, a file name starting with ``_``, a folder name starting with ``_`` without ``=``.
+HIDDEN_PATH = r"(^|/)\.|(^|/)_[^/]*$|(^|/)_[^/=]*/"
+
+
+def _mtime_ms(mtime: Any) -> Optional[int]:
+    """A listing's modification time (seconds, or a timestamp as the store spells it) in epoch ms."""
     import pandas as pd
 
-    from .io.errors import storage_error
-
-    where = folder if folder is not None else root
-    fs, path = io.fs(where)
-    _, root_path = io.fs(root)
+    if mtime is None:
+        return None
     try:
-        found = fs.find(path, detail=True, withdirs=False)
-    except FileNotFoundError:
-        found = {}
-    except Exception as exc:  # noqa: BLE001 - turned into this project's storage error
-        raise storage_error(exc, where, "list") from exc
-    rows = [listed_row(name, info, root_path, root) for name, info in found.items()
-            if info.get("type", "file") == "file"]
-    return pd.DataFrame(rows, columns=["location", "size", "mtime_ms", "hidden"])
+        return int(float(mtime) * 1000) if isinstance(mtime, (int, float)) else \
+            int(pd.Timestamp(mtime).timestamp() * 1000)
+    except (TypeError, ValueError):
+        return None
 
 
 def listed_row(name: str, info: dict, root_path: str, root: str) -> dict[str, Any]:
     """One :func:`list_folder` row from an fsspec listing entry (``name`` in the file system's spelling under
     ``root_path``, the file system's spelling of ``root``)."""
-    import pandas as pd
-
     from .iceberg.paths import join, normalize  # here: the Iceberg and Delta tables import this module
 
     base = root_path.rstrip("/")
     rel = str(name)[len(base):].lstrip("/") if str(name).startswith(base) else str(name)
-    mtime = info.get("mtime", info.get("LastModified", info.get("last_modified", info.get("updated"))))
-    ms = None
-    if mtime is not None:
-        try:
-            ms = int(float(mtime) * 1000) if isinstance(mtime, (int, float)) else \
-                int(pd.Timestamp(mtime).timestamp() * 1000)
-        except (TypeError, ValueError):
-            ms = None
+    ms = _mtime_ms(info.get("mtime", info.get("LastModified", info.get("last_modified", info.get("updated")))))
     return {"location": normalize(join(root, rel)), "size": info.get("size"), "mtime_ms": ms,
             "hidden": hidden_from_cleanup(rel)}
 

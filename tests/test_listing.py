@@ -1,0 +1,77 @@
+"""The storage listing the doctor's orphan check reads (``health.list_folder``): the same rows as fsspec's
+``find`` gives, one per file, on a local folder (walked with ``os.scandir``) and on another store."""
+
+from __future__ import annotations
+
+import os
+import random
+
+import fsspec
+import pytest
+
+from puffin_explorer.health import hidden_from_cleanup, list_folder, listed_row
+from puffin_explorer.io.files import FileIO
+
+#: Names a table folder holds: data and metadata files, Hadoop's hidden ones, partition folders.
+NAMES = ["data", "metadata", "id_bucket=3", "_temporary", ".hidden", "_x=1", "part-00000.parquet",
+         "v1.metadata.json", ".part-00000.parquet.crc", "_SUCCESS", "é", "a b"]
+
+
+def _tree(root, seed: int) -> int:
+    rng = random.Random(seed)
+    made = 0
+    for _ in range(300):
+        parts = [rng.choice(NAMES) for _ in range(rng.randint(1, 4))]
+        folder = root.joinpath(*parts[:-1])
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except (FileExistsError, NotADirectoryError):  # a file of that name on the way
+            continue
+        path = folder / parts[-1]
+        if path.exists():
+            continue
+        path.write_bytes(b"x" * rng.randint(0, 50))
+        made += 1
+    return made
+
+
+def _by_fsspec(root: str) -> list[dict]:
+    fs, path = FileIO().fs(root)
+    found = fs.find(path, detail=True, withdirs=False)
+    return sorted((listed_row(name, info, path, root) for name, info in found.items()),
+                  key=lambda r: r["location"])
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_local_listing_is_fsspecs_row_for_row(tmp_path, seed):
+    root = tmp_path / "t"
+    made = _tree(root, seed)
+    got = list_folder(FileIO(), str(root)).to_dict("records")  # in location order
+    want = _by_fsspec(str(root))
+    assert len(got) == len(want) == made
+    assert got == want
+    assert [r["hidden"] for r in got] == [hidden_from_cleanup(os.path.relpath(r["location"], root)) for r in got]
+    # a folder below the root, as the Spark doctor lists one top-level folder per task
+    sub = list_folder(FileIO(), "file://" + str(root), "file://" + str(root / "data"))
+    assert sorted(sub.location) == [r["location"] for r in want if r["location"].startswith(str(root / "data") + "/")]
+
+
+def test_a_link_cycle_is_walked_once_and_a_missing_folder_is_empty(tmp_path):
+    (tmp_path / "t" / "data").mkdir(parents=True)
+    (tmp_path / "t" / "data" / "f.parquet").write_bytes(b"1234")
+    os.symlink(tmp_path / "t", tmp_path / "t" / "data" / "loop")
+    got = list_folder(FileIO(), str(tmp_path / "t"))
+    assert got.location.tolist() == [str(tmp_path / "t" / "data" / "f.parquet")]
+    assert got["size"].tolist() == [4] and not got.hidden.any()
+    assert list(list_folder(FileIO(), str(tmp_path / "nothing")).columns) == ["location", "size", "mtime_ms", "hidden"]
+    assert len(list_folder(FileIO(), str(tmp_path / "nothing"))) == 0
+
+
+def test_another_store_is_listed_through_fsspec():
+    fs = fsspec.filesystem("memory")
+    for name, body in {"/tbl/data/a.parquet": b"12", "/tbl/data/_SUCCESS": b"", "/tbl/metadata/v1.metadata.json": b"{}"}.items():
+        fs.pipe(name, body)
+    got = list_folder(FileIO(), "memory://tbl")
+    assert got.location.tolist() == ["memory://tbl/data/_SUCCESS", "memory://tbl/data/a.parquet",
+                                     "memory://tbl/metadata/v1.metadata.json"]
+    assert got["size"].tolist() == [0, 2, 2] and got.hidden.tolist() == [True, False, False]
