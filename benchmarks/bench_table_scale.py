@@ -353,6 +353,8 @@ def _target(op: str, size: int, ours) -> str:
     if size != 1_000_000 or op not in TARGETS_1M:
         return ""
     s, mb = TARGETS_1M[op]
+    if s is None and not op.startswith("read_dvs"):
+        return ""  # no target of its own (the doctor's is health_listed's, with the listing)
     if op.startswith("read_dvs"):
         if ours and ours["status"] == "ok":
             limit = ours["result"]["positions_bytes"] / MB + 1024
