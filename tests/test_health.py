@@ -414,3 +414,24 @@ def test_partitions_and_column_metrics_match_the_manifests_and_the_data(health):
     assert (cols.loc["order_id", "min"], cols.loc["order_id", "max"]) == (
         min(min(c.to_pylist()) for c in ids), max(max(c.to_pylist()) for c in ids))
     assert h.metrics["columns_without_bounds"] == 0
+
+
+def test_the_bounded_frames_of_nothing_are_empty_frames(wh):
+    """No file only in expired snapshots, no data file, no listed file: empty frames of the same columns (pyarrow
+    before 26 cannot select the first rows of an empty table)."""
+    import pyarrow as pa
+
+    from puffin_explorer.iceberg.health import DriverReads, _first_rows
+
+    empty = pa.table({"location": pa.array([], pa.string()), "size": pa.array([], pa.int64())})
+    assert _first_rows(empty, 10, [("location", "ascending")]).num_rows == 0
+    three = pa.table({"location": ["c", "a", "b"], "size": [3, 1, 2]})
+    assert _first_rows(three, 2, [("location", "ascending")]).to_pydict() == {"location": ["a", "b"], "size": [1, 2]}
+    reads = DriverReads(wh.table("shop.orders").source)
+    frame, files, nbytes = reads.expired_only(set(), [])
+    assert (list(frame.columns), len(frame), files, nbytes) == (["location", "size"], 0, 0, 0)
+    reads.add_file(1, "/t/metadata/snap-1.avro", 10)
+    frame, files, nbytes = reads.expired_only({1}, [1])
+    assert (len(frame), files, nbytes) == (0, 0, 0)
+    frame, files, nbytes = reads.expired_only(set(), [1])
+    assert (frame.to_dict("list"), files, nbytes) == ({"location": ["/t/metadata/snap-1.avro"], "size": [10]}, 1, 10)

@@ -161,6 +161,15 @@ def _partition_frame(parts) -> Any:
                             for col in _PARTITION_SUMS}})
 
 
+def _first_rows(table, k: int, order: list) -> Any:
+    """The first ``k`` rows of an Arrow table in ``order`` (``sort_by`` keys), found without sorting the rest."""
+    import pyarrow.compute as pc
+
+    if table.num_rows == 0 or k <= 0:  # pyarrow before 26 cannot select from an empty table
+        return table.slice(0, 0)
+    return table.take(pc.select_k_unstable(table, k=min(k, table.num_rows), sort_keys=order)).sort_by(order)
+
+
 def _snapshot_files(source: "TableSource", snapshot_id: int, manifests) -> Any:
     """Every file one snapshot references as an Arrow table of normalized ``location`` and ``size`` (no Python
     value per file): live data and delete files (a Puffin file once per DV), its manifests (its manifest
@@ -294,8 +303,7 @@ def driver_file_aggregates(source: "TableSource", index, target: int, small_size
     # the data files merging the most delete files, as the Spark doctor keeps them: only they become rows
     ranked = per_file.append_column("file_path", paths.take(per_file.column("rid")))
     order = [("delete_files", "descending"), ("deleted_rows", "descending"), ("file_path", "ascending")]
-    top = ranked.take(pc.select_k_unstable(ranked, k=min(AMPLIFICATION_ROWS, ranked.num_rows), sort_keys=order))
-    top = top.sort_by(order)
+    top = _first_rows(ranked, AMPLIFICATION_ROWS, order)
     rids = top.column("rid").combine_chunks()
     rows = index.table.select(["file_path", "partition", "spec_id", "sequence_number", "record_count",
                                "file_size_in_bytes"]).take(pa.array(at).take(rids))
@@ -429,8 +437,7 @@ class DriverReads:
         freed = self._files_of(expired)
         freed = freed.filter(pc.invert(pc.is_in(freed.column("location"), value_set=kept.combine_chunks())))
         nbytes = pc.sum(freed.column("size")).as_py() or 0
-        top = freed.take(pc.select_k_unstable(freed, k=min(FRAME_ROWS, freed.num_rows),
-                                              sort_keys=[("location", "ascending")])).sort_by("location")
+        top = _first_rows(freed, FRAME_ROWS, [("location", "ascending")])
         frame = top.to_pandas()
         frame["size"] = frame["size"].astype("int64")
         return frame, freed.num_rows, int(nbytes)
