@@ -100,6 +100,15 @@ def test_snapshot_object_keeps_metadata_attributes_and_lists_changes(wh):
     assert "Files added and removed" in html and "+8 −4" in html
 
 
+def test_a_data_file_has_no_data_file_cell_in_the_snapshot_view(wh):
+    """A data file references no data file: its cell is empty, not the text of a missing value."""
+    s = wh.table("shop.orders").snapshot(ORDERS_SNAPSHOT)
+    changes = s.changes()
+    assert changes[changes.kind == "data"].referenced_data_file.isna().all()
+    html = s.to_html()
+    assert ">nan<" not in html.lower() and ">none<" not in html.lower()
+
+
 def test_commit_deletes_is_the_dv_difference(wh):
     t = wh.table("shop.events")
     first, second, third = [int(x) for x in t.timeline().snapshot_id[1:]]

@@ -23,7 +23,7 @@ _HEALTH_CLASS = {"ok": "pe-ok", "empty": "pe-muted", "compact": "pe-warning", "w
 
 def _name(path: Any) -> str:
     """The file name of ``path``; a damaged one of any length shown by its start and end."""
-    return "" if path is None else shown(str(path).rstrip("/").rsplit("/", 1)[-1], 300)
+    return "" if _missing(path) else shown(str(path).rstrip("/").rsplit("/", 1)[-1], 300)
 
 
 def _missing(v: Any) -> bool:
