@@ -348,25 +348,31 @@ def list_folder(io: Any, root: str, folder: Optional[str] = None):
     ``location`` (``root`` joined with the path below it, normalized), ``size``, ``mtime_ms``, ``hidden``.
     Listing each top-level folder of ``root`` gives the rows of listing ``root`` itself (a Spark task each).
     Rows are in location order; the columns are made in Arrow: a Python string per file only as the frame's cell."""
+    names, sizes, mtimes = io.walk(folder if folder is not None else root)
+    _, root_path = io.fs(root)
+    return listing_table(names, sizes, mtimes, root_path, root).sort_by("location").to_pandas()
+
+
+def listing_table(names: list, sizes: list, mtimes: list, root_path: str, root: str):
+    """The listing rows of files ``names`` (the file system's spelling under ``root_path``, the spelling of
+    ``root``) with their sizes and modification times (seconds, or timestamps as the store spells them), as
+    an Arrow table of :func:`list_folder`'s columns, in the order given."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
 
     from .iceberg.paths import join, normalize  # here: the Iceberg and Delta tables import this module
 
-    names, sizes, mtimes = io.walk(folder if folder is not None else root)
-    _, root_path = io.fs(root)
     base = root_path.rstrip("/")
-    rel = pa.array([n[len(base):].lstrip("/") if n.startswith(base) else n for n in names], pa.string())
+    rel = pa.array([n[len(base):].lstrip("/") if n.startswith(base) else n for n in map(str, names)], pa.string())
     prefix = normalize(join(root, "x"))[:-1]  # normalize only touches the scheme and the trailing slashes
     if all(isinstance(m, (int, float)) and not isinstance(m, bool) for m in mtimes):
         ms = pa.array((np.asarray(mtimes, dtype=np.float64) * 1000).astype(np.int64), pa.int64())
     else:
         ms = pa.array([_mtime_ms(m) for m in mtimes], pa.int64())
-    frame = pa.table({"location": pc.binary_join_element_wise(prefix, rel, ""),
-                      "size": pa.array(sizes, pa.int64()), "mtime_ms": ms,
-                      "hidden": pc.match_substring_regex(rel, HIDDEN_PATH)})
-    return frame.sort_by("location").to_pandas()  # by location, as fsspec's find gives them
+    return pa.table({"location": pc.binary_join_element_wise(prefix, rel, ""),
+                     "size": pa.array(sizes, pa.int64()), "mtime_ms": ms,
+                     "hidden": pc.match_substring_regex(rel, HIDDEN_PATH)})
 
 
 #: What :func:`hidden_from_cleanup` says, as one regular expression over the path below the table location: a
@@ -385,18 +391,6 @@ def _mtime_ms(mtime: Any) -> Optional[int]:
             int(pd.Timestamp(mtime).timestamp() * 1000)
     except (TypeError, ValueError):
         return None
-
-
-def listed_row(name: str, info: dict, root_path: str, root: str) -> dict[str, Any]:
-    """One :func:`list_folder` row from an fsspec listing entry (``name`` in the file system's spelling under
-    ``root_path``, the file system's spelling of ``root``)."""
-    from .iceberg.paths import join, normalize  # here: the Iceberg and Delta tables import this module
-
-    base = root_path.rstrip("/")
-    rel = str(name)[len(base):].lstrip("/") if str(name).startswith(base) else str(name)
-    ms = _mtime_ms(info.get("mtime", info.get("LastModified", info.get("last_modified", info.get("updated")))))
-    return {"location": normalize(join(root, rel)), "size": info.get("size"), "mtime_ms": ms,
-            "hidden": hidden_from_cleanup(rel)}
 
 
 def hidden_from_cleanup(relative: str) -> bool:

@@ -9,7 +9,8 @@ import random
 import fsspec
 import pytest
 
-from puffin_explorer.health import hidden_from_cleanup, list_folder, listed_row
+from puffin_explorer.health import hidden_from_cleanup, list_folder
+from puffin_explorer.iceberg.paths import join, normalize
 from puffin_explorer.io.files import FileIO
 
 #: Names a table folder holds: data and metadata files, Hadoop's hidden ones, partition folders.
@@ -35,10 +36,18 @@ def _tree(root, seed: int) -> int:
     return made
 
 
+def _listed_row(name: str, info: dict, root_path: str, root: str) -> dict:
+    """The row a listing should give for one fsspec ``find`` entry, made a row at a time (the reference)."""
+    base = root_path.rstrip("/")
+    rel = name[len(base):].lstrip("/") if name.startswith(base) else name
+    return {"location": normalize(join(root, rel)), "size": info["size"], "mtime_ms": int(info["mtime"] * 1000),
+            "hidden": hidden_from_cleanup(rel)}
+
+
 def _by_fsspec(root: str) -> list[dict]:
     fs, path = FileIO().fs(root)
     found = fs.find(path, detail=True, withdirs=False)
-    return sorted((listed_row(name, info, path, root) for name, info in found.items()),
+    return sorted((_listed_row(name, info, path, root) for name, info in found.items()),
                   key=lambda r: r["location"])
 
 

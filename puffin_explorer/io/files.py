@@ -317,8 +317,7 @@ class FileIO:
             raise storage_error(exc, location, "list") from exc
         files = [(str(name), info) for name, info in found.items() if info.get("type", "file") == "file"]
         return ([name for name, _ in files], [info.get("size") for _, info in files],
-                [info.get("mtime", info.get("LastModified", info.get("last_modified", info.get("updated"))))
-                 for _, info in files])
+                [listed_mtime(info) for _, info in files])
 
     def sizes_in(self, folders: Iterable[str]) -> dict[str, int]:
         """Sizes of every file in the given folders, keyed by ``folder/name`` (one listing per folder)."""
@@ -334,6 +333,11 @@ class FileIO:
             self.bytes_read = 0
             self.read_count = 0
             self.peak_in_flight = 0
+
+
+def listed_mtime(info: dict) -> Any:
+    """The modification time of an fsspec listing entry, under whichever key its file system uses."""
+    return info.get("mtime", info.get("LastModified", info.get("last_modified", info.get("updated"))))
 
 
 class CountedSource(ByteSource):

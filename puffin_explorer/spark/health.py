@@ -452,9 +452,10 @@ class SparkReads:
     def list(self, root: str):
         import pyarrow as pa
 
-        from ..health import listed_row
+        from ..health import listing_table
         from ..iceberg.paths import join
         from ..io.errors import storage_error
+        from ..io.files import listed_mtime
         from .planner import to_spark
 
         fs, path = self.source.io.fs(root)
@@ -465,7 +466,7 @@ class SparkReads:
         except Exception as exc:  # noqa: BLE001 - turned into this project's storage error
             raise storage_error(exc, root, "list") from exc
         base = path.rstrip("/")
-        files, folders = [], []
+        files, folders = [], []  # files: (name, size, modification time)
         for info in top:
             name = str(info.get("name", ""))
             if name.rstrip("/") == base:
@@ -473,12 +474,9 @@ class SparkReads:
             if info.get("type", "file") == "directory":
                 folders.append(join(root, name[len(base):].lstrip("/") if name.startswith(base) else name))
             elif info.get("type", "file") == "file":
-                files.append(listed_row(name, info, path, root))
-        here = to_spark(self.spark, pa.table({
-            "location": pa.array([r["location"] for r in files], pa.string()),
-            "size": pa.array([r["size"] for r in files], pa.int64()),
-            "mtime_ms": pa.array([r["mtime_ms"] for r in files], pa.int64()),
-            "hidden": pa.array([r["hidden"] for r in files], pa.bool_())}), LISTING_SCHEMA)
+                files.append((name, info.get("size"), listed_mtime(info)))
+        names, sizes, mtimes = (list(c) for c in zip(*files)) if files else ([], [], [])
+        here = to_spark(self.spark, listing_table(names, sizes, mtimes, path, root), LISTING_SCHEMA)
         if folders:
             plan = to_spark(self.spark, pa.table({"folder": pa.array(folders, pa.string())}), "folder string")
             if len(folders) > 1:
