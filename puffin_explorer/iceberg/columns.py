@@ -4,7 +4,7 @@ round or overflow.  Below every analysis (over a :class:`~.source.TableSource`),
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
 if TYPE_CHECKING:  # pragma: no cover
     from .index import EntryIndex
@@ -107,6 +107,33 @@ def located_strings(source: "TableSource", column):
     if len(column) == 0:
         return np.empty(0, dtype=object)
     return located_array(source, column).to_pandas().array
+
+
+def partition_labels(index: "EntryIndex", codes, label: Callable[[Any], Optional[str]], missing: Optional[str]):
+    """``label(record)`` of the partition of each code (an Arrow integer column of ``partition`` codes), as an
+    Arrow string array; ``missing`` for a null or unknown code.  Each distinct code among ``codes`` is labelled
+    once; when they are most of the table's partitions, every partition's label is made once per index and kept
+    (``index.derived``), so the analyses of one index never label a partition twice."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    parts = index.partitions
+    c = pc.fill_null(pc.cast(codes, pa.int64()), -1).to_numpy(zero_copy_only=False)
+    c = np.where((c >= 0) & (c < len(parts)), c, -1)
+    key = ("partition_labels", label)
+    every = index.derived.get(key)
+    if every is None or (c >= len(every) - 1).any():
+        present = np.unique(c[c >= 0])
+        if len(present) * 2 > len(parts):  # most partitions: label them all, once for every analysis of the index
+            every = index.derived[key] = pa.array([label(p) for p in parts] + [None], pa.string())
+        else:
+            every = None
+            some = pa.array([label(parts[i]) for i in present.tolist()] + [None], pa.string())
+            out = some.take(pa.array(np.where(c < 0, len(present), np.searchsorted(present, np.maximum(c, 0)))))
+    if every is not None:
+        out = every.take(pa.array(np.where(c < 0, len(every) - 1, c)))
+    return out if missing is None else pc.fill_null(out, missing)
 
 
 def partitions(index: "EntryIndex", rows):

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Callable, NamedTuple, Optional
 
 from ..errors import NotFoundError, PuffinError
 from ..regions import Severity
-from .columns import located_strings, normalized, objects, partitions, strings
+from .columns import located_strings, normalized, objects, partition_labels, partitions, strings
 from . import vanished
 from .findings import TableFinding
 
@@ -248,14 +248,10 @@ def partition_text(value: Any) -> str:
 
 
 def partition_texts(index: "EntryIndex", rows):
-    """The partition text of each selected row, computed once per distinct partition."""
-    import numpy as np
-
-    texts = objects([partition_text(p) for p in index.partitions] + ["(unpartitioned)"])
-    codes = rows.column("partition")
-    c = codes.to_numpy(zero_copy_only=False)
-    c = np.where(codes.is_null().to_numpy(zero_copy_only=False), len(texts) - 1, c).astype(np.int64)
-    return texts[c]
+    """The partition text of each selected row (an object array), made once per distinct partition: rows of one
+    partition share its string."""
+    labels = partition_labels(index, rows.column("partition"), partition_text, "(unpartitioned)").dictionary_encode()
+    return objects(labels.dictionary.to_pylist())[labels.indices.to_numpy(zero_copy_only=False)]
 
 
 __all__ = ["RowCounts", "SnapshotRows", "deleted_rows_per_file", "equality_deletes_applied", "normalized", "partition_text", "partition_texts",

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .columns import normalized
+from .columns import normalized, partition_labels
 
 if TYPE_CHECKING:  # pragma: no cover
     from .index import EntryIndex
@@ -18,14 +18,12 @@ KINDS = {"data": "data", "dvs": "dv", "pos": "position-deletes", "eq": "equality
 
 def partition_texts(index: "EntryIndex", codes) -> Any:
     """The partition of each row as the doctor shows it (the record's ``str``; null without one), an Arrow
-    string array built once per distinct partition."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
+    string array: each distinct partition's text made once (:func:`.columns.partition_labels`)."""
+    return partition_labels(index, codes, _record_text, None)
 
-    texts = pa.array([str(p) if p is not None else None for p in index.partitions] + [None], pa.string())
-    at = pc.fill_null(pc.cast(codes, pa.int64()), len(texts) - 1)
-    bad = pc.or_(pc.less(at, 0), pc.greater_equal(at, len(texts)))
-    return texts.take(pc.if_else(bad, len(texts) - 1, at))
+
+def _record_text(value: Any) -> Any:
+    return None if value is None else str(value)
 
 
 def _pkey(rows, parts) -> Any:
@@ -64,7 +62,7 @@ def index_relations(source: "TableSource", index: "EntryIndex", names=tuple(KIND
             continue
         rows = index.rows(index.mask([kind]), cols)
         n = rows.num_rows
-        parts = partition_texts(index, rows.column("partition"))
+        parts = partition_texts(index, rows.column("partition")) if name != "dvs" else None  # a DV has no pkey
         if name == "data":
             out[name] = pa.table({"rid": pa.array(np.arange(n), pa.int64()), "key": normalized(rows.column("file_path")),
                                   "raw": rows.column("file_path"), "pkey": _pkey(rows, parts), "partition": parts,
