@@ -383,3 +383,32 @@ def test_under_a_low_address_space_limit_the_index_decodes_without_duckdb():
                          cwd=Path(__file__).resolve().parents[1], timeout=120)
     assert run.returncode == 0, run.stderr[-2000:]
     assert run.stdout.split() == ["12", "149888"]  # 8 data files and 4 DVs; their record counts
+
+
+def test_partition_labels_are_made_once_per_partition_and_index():
+    """Each distinct partition is labelled once; most of the table's partitions: all of them, kept for the next
+    analysis of the index; a null or unknown code gets the missing label."""
+    import pyarrow as pa
+
+    from puffin_explorer.iceberg.columns import partition_labels
+    from puffin_explorer.iceberg.deletes import partition_texts
+    from puffin_explorer.iceberg.relations import partition_texts as record_texts
+
+    ix = _orders().index()
+    seen = []
+
+    def label(p):
+        seen.append(p["customer_id_bucket"])
+        return f"b{p['customer_id_bucket']}"
+
+    few = partition_labels(ix, pa.array([3, None, 3, 99, -1], pa.int32()), label, "none")
+    assert few.to_pylist() == ["b3", "none", "b3", "none", "none"] and seen == [3]
+    every = partition_labels(ix, ix.table.column("partition"), label, "none")
+    assert every.to_pylist() == [f"b{c}" for c in _col(ix, "partition")] and seen == [3, 0, 1, 2, 3]
+    again = partition_labels(ix, pa.array([2, 2, None], pa.int32()), label, None)
+    assert again.to_pylist() == ["b2", "b2", None] and seen == [3, 0, 1, 2, 3]  # kept: labelled no more
+    assert record_texts(ix, pa.array([1, None], pa.int32())).to_pylist() == ["{'customer_id_bucket': 1}", None]
+    texts = partition_texts(ix, ix.table.slice(0, 5))
+    assert list(texts) == ["customer_id_bucket=0", "customer_id_bucket=1", "customer_id_bucket=2",
+                           "customer_id_bucket=3", "customer_id_bucket=0"]
+    assert texts[0] is texts[4]  # rows of one partition share its string
