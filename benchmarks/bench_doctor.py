@@ -30,6 +30,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path[:0] = [str(ROOT), str(HERE), str(ROOT / "tests")]
+
+from _compiled import byte_compile  # noqa: E402 - benchmarks/ is on the path now
 FIXTURE_WH = ROOT / "resources" / "fixtures" / "warehouse"
 WRITTEN_ROOT = "/data/warehouse"
 BENCH_TABLE = "bench/dv_10000/metadata/v3.metadata.json"
@@ -192,6 +194,7 @@ def main(argv=None) -> int:
     parser.add_argument("--peers-venv", default=os.environ.get("PE_PEERS_VENV", "/tmp/peers-venv"))
     parser.add_argument("--skip-bench-table", action="store_true", help="only the fixture (and demo) warehouses")
     args = parser.parse_args(argv)
+    byte_compile()  # as pip does for the peers: no process of ours compiles the package again
     root, venv = Path(args.root), Path(args.peers_venv)
 
     tables: list[tuple[str, str, str | None, str]] = []  # (label, doctor location, --table, peer metadata.json)
