@@ -119,6 +119,9 @@ _NEW_CODES = [
      "the message names the JSON path and the value seen"),
     ("iceberg.metadata-number-range", E, "a number in the table metadata is outside the range of its type (a long "
      "beyond int64, a negative size or count); it is read as absent", ""),
+    ("iceberg.metadata-list-long", E, "a list in the table metadata is longer than any table needs (a statistics "
+     "blob computed from over 10,000 field ids); only its first entries are read", "the message names the JSON path "
+     "and the length"),
     ("iceberg.metadata-id-unresolved", E, "an id in the table metadata names a snapshot, schema, partition spec or "
      "sort order the metadata does not have", "the message names the JSON path and the id"),
     ("iceberg.metadata-id-duplicate", E, "two snapshots, schemas, specs or sort orders of the table metadata have "

@@ -14,7 +14,7 @@ from ..findings import lookup
 from ..io.locations import control_character, describe
 from ..regions import MAX_FINDINGS_PER_CODE, Finding, cap_per_code
 from .findings import TableFinding
-from .numbers import datable_ms, in_range, is_integer
+from .numbers import INT64_MAX, INT64_MIN, datable_ms, in_range
 
 
 @dataclass(frozen=True)
@@ -72,9 +72,13 @@ def flatten_schema(schema: dict[str, Any]) -> list[SchemaField]:
     return out
 
 
+#: Field ids of one statistics blob read from the metadata (a sketch is computed from a few columns).
+MAX_BLOB_FIELDS = 10_000
+
+
 def _is_int(value: Any) -> bool:
-    """A JSON integer within int64 (``true`` is not a number)."""
-    return is_integer(value) and in_range(value, "long")
+    """A JSON integer within int64 (``true`` is not a number): cheap, since a damaged file may hold millions."""
+    return type(value) is int and INT64_MIN <= value <= INT64_MAX
 
 
 def _opt_int(value: Any) -> Optional[int]:
@@ -381,6 +385,10 @@ class MetadataReader:
         for i, b in self.objects(self.get(s, "blob-metadata", path, "list", required=True), f"{path}.blob-metadata"):
             bp = f"{path}.blob-metadata[{i}]"
             fields = self.get(b, "fields", bp, "list", required=True) or []
+            if len(fields) > MAX_BLOB_FIELDS:  # a damaged file may list millions: each parse would walk them
+                self.add("iceberg.metadata-list-long", f"{bp}.fields lists {len(fields):,} field ids; the first "
+                         f"{MAX_BLOB_FIELDS:,} are read")
+                fields = fields[:MAX_BLOB_FIELDS]
             ids = [f for f in fields if _is_int(f)]
             if len(ids) != len(fields):
                 self.add("iceberg.metadata-field-type", f"{bp}.fields holds {_show(fields)}: field ids are "
