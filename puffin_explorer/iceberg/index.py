@@ -40,6 +40,7 @@ read before the damage stay in the index.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional
 
@@ -78,6 +79,9 @@ BATCH_BYTES = 32 << 20
 #: From this many manifest bytes to decode on, DuckDB's read_avro decodes the intact ones (importing
 #: and starting it costs about 0.3 s and 35 MB, more than fastavro needs for a few small manifests).
 DUCKDB_FROM_BYTES = 256 << 10
+#: DuckDB queries decoding one batch of manifests at once: one per core this process may run on, at most 4.
+DECODE_WORKERS = max(1, min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else
+                            (os.cpu_count() or 1)))
 #: From this many manifests on, a build in an interactive terminal or notebook shows a progress bar.
 PROGRESS_FROM = 200
 #: Findings of one code listed one by one; the rest are counted in one more finding.
@@ -237,6 +241,69 @@ class EntryIndex:
         return out
 
 
+#: The column-wise key of a null partition record (registered through :func:`registry_key` instead).
+_NULL_RECORD = "\x00null"
+
+
+def _record_names(names: Iterable[Any]) -> str:
+    return "".join(f"{len(str(n))}:{n}" for n in names) + "|"
+
+
+def registry_key(value: Any) -> Any:
+    """The key of a partition record in the table's registry: for a record of names and None, boolean, integer,
+    string or date values, the text :func:`_struct_keys` makes column-wise (each name and value with its length,
+    values tagged by kind: no two records share one); for any other record the tuple of its items (their
+    ``repr`` when not hashable); for a value that is not a record, ``("", repr)``."""
+    import datetime
+
+    if not isinstance(value, dict):
+        return ("", repr(value))
+    out = [_record_names(value)]
+    for v in value.values():
+        if v is None:
+            out.append("n")
+            continue
+        if isinstance(v, bool):
+            tag, text = "b", "true" if v else "false"
+        elif isinstance(v, int):
+            tag, text = "i", str(v)
+        elif isinstance(v, str):
+            tag, text = "s", v
+        elif type(v) is datetime.date:
+            tag, text = "d", v.isoformat()
+        else:
+            try:
+                key = tuple(value.items())
+                hash(key)
+                return key
+            except TypeError:
+                return repr(sorted(value.items(), key=lambda kv: str(kv[0])))
+        out.append(f"{tag}{len(text)}:{text}")
+    return "".join(out)
+
+
+def _struct_keys(arr) -> Any:
+    """:func:`registry_key` of each record of a struct column, made column-wise; None for a column with a field
+    of another kind (or not a struct of fields)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if not pa.types.is_struct(arr.type) or not arr.type.num_fields:
+        return None
+    parts: list[Any] = [_record_names(f.name for f in arr.type)]
+    for i, f in enumerate(arr.type):
+        t = f.type
+        tag = "i" if pa.types.is_integer(t) else "s" if pa.types.is_string(t) or pa.types.is_large_string(t) else \
+            "b" if pa.types.is_boolean(t) else "d" if pa.types.is_date32(t) else None
+        if tag is None:
+            return None
+        text = pc.struct_field(arr, [i]).cast(pa.string())
+        parts.append(pc.fill_null(pc.binary_join_element_wise(tag, pc.utf8_length(text).cast(pa.string()), ":", text,
+                                                              ""), "n"))
+    key = pc.binary_join_element_wise(*parts, "")
+    return pc.if_else(arr.is_null(), _NULL_RECORD, key) if arr.null_count else key
+
+
 class _Decoder:
     """Turns the bytes of one manifest into one column chunk, recording what is wrong with it."""
 
@@ -250,14 +317,7 @@ class _Decoder:
         self.findings: list[tuple[str, Severity, str, str, Optional[int]]] = []
 
     def _partition_code(self, value: Any) -> int:
-        if isinstance(value, dict):
-            try:
-                key = tuple(value.items())
-                hash(key)
-            except TypeError:
-                key = repr(sorted(value.items(), key=lambda kv: kv[0]))
-        else:
-            key = ("", repr(value))
+        key = registry_key(value)
         code = self._partition_codes.get(key)
         if code is None:
             code = self._partition_codes[key] = len(self.partitions)
@@ -430,35 +490,40 @@ class _Decoder:
         return pa.Table.from_arrays([cols[f.name] for f in sch], schema=sch)
 
     def _partition_codes_of(self, column):
-        """Registry codes of a partition struct column: one Python record per distinct value."""
+        """Registry codes of a partition column.  A record of names and integer, string, boolean or date
+        values gets its :func:`registry_key` made column-wise, and a Python record only when the registry
+        has not seen it; any other kind of column, one Python record per distinct value."""
         import numpy as np
         import pyarrow as pa
         import pyarrow.compute as pc
 
         arr = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
-        if pa.types.is_struct(arr.type) and arr.type.num_fields:
-            parts = []
-            for i in range(arr.type.num_fields):
-                child = pc.struct_field(arr, [i])
-                text = child.cast(pa.string()) if not pa.types.is_binary(child.type) else \
-                    pc.binary_length(child).cast(pa.string())  # binary: fall back to the records below
-                # each value with its length: no two records share a key whatever their strings hold
-                sized = pc.binary_join_element_wise("v", pc.binary_length(text).cast(pa.string()), ":", text, "")
-                parts.append(pc.fill_null(sized, "n"))
-            key = pc.binary_join_element_wise(*parts, "") if len(parts) > 1 else parts[0]
-            key = pc.if_else(arr.is_null(), "null", key)
-            if any(pa.types.is_binary(f.type) for f in arr.type):
-                key = pa.array([repr(v) for v in arr.to_pylist()], pa.string())
-        else:
-            key = pc.cast(arr, pa.string())
-        enc = key.dictionary_encode()
+        keys = _struct_keys(arr)
+        if keys is None:  # another kind of record: dictionary-encoded by text, registered value by value
+            key = pc.cast(arr, pa.string()) if not pa.types.is_struct(arr.type) else \
+                pa.array([repr(v) for v in arr.to_pylist()], pa.string())
+            enc = key.dictionary_encode()
+            idx = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+            _, first = np.unique(idx, return_index=True)
+            codes = np.array([self._partition_code(v) for v in arr.take(pa.array(first)).to_pylist()],
+                             dtype=np.int32)
+            lookup = np.empty(len(enc.dictionary), dtype=np.int32)
+            lookup[idx[first]] = codes
+            return pa.array(lookup[idx], pa.int32())
+        enc = keys.dictionary_encode()
         idx = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
-        _, first = np.unique(idx, return_index=True)
-        values = arr.take(pa.array(first)).to_pylist()
-        codes = np.array([self._partition_code(v) for v in values], dtype=np.int32)
-        lookup = np.empty(len(enc.dictionary), dtype=np.int32)
-        lookup[idx[first]] = codes
-        return pa.array(lookup[idx], pa.int32())
+        texts = enc.dictionary.to_pylist()
+        registry = self._partition_codes
+        found = [registry.get(k) for k in texts]
+        new = [i for i, c in enumerate(found) if c is None]
+        if new:  # records the table has not had yet: made into Python values once, here
+            _, first = np.unique(idx, return_index=True)  # the first row of each dictionary entry, in order
+            for i, value in zip(new, arr.take(pa.array(first[new])).to_pylist()):
+                found[i] = self._partition_code(value) if texts[i] == _NULL_RECORD else \
+                    registry.setdefault(texts[i], len(self.partitions))
+                if found[i] == len(self.partitions):
+                    self.partitions.append(value)
+        return pa.array(np.asarray(found, dtype=np.int32)[idx], pa.int32())
 
     def _bad(self, name: str):
         def bad(i: int, field_name: str, value: Any) -> None:
@@ -567,8 +632,12 @@ class _DuckDB:
         shutil.rmtree(self.folder, ignore_errors=True)
 
     def read(self, datas: list[bytes], writer: dict, metrics: bool):
-        """The projected columns of these manifests (one writer schema), with a ``filename`` column."""
+        """The projected columns of these manifests (one writer schema), with a ``filename`` column; rows in
+        the order of ``datas``, each manifest's contiguous.  Up to :data:`DECODE_WORKERS` queries at once,
+        each over a consecutive share of the manifests (DuckDB decodes without holding the GIL)."""
         import os
+
+        import pyarrow as pa
 
         paths = []
         for data in datas:
@@ -578,27 +647,60 @@ class _DuckDB:
                 fh.write(data)
             paths.append(path)
         try:
-            top = {f.get("name"): f for f in writer.get("fields", [])}
-            df_type = (top.get("data_file") or {}).get("type")
-            sub = {f.get("name"): f for f in df_type.get("fields", [])} if isinstance(df_type, dict) else {}
-            select = ["filename"]
-            for name in TOP_FIELDS:
-                select.append(f'"{name}"' if name in top else f'NULL AS "{name}"')
-            wanted = FILE_FIELDS + (METRIC_FIELDS if metrics else ())
-            for name in wanted:
-                if name == "partition":
-                    ptype = (sub.get("partition") or {}).get("type")
-                    if isinstance(ptype, dict) and ptype.get("type") == "record" and not ptype.get("fields"):
-                        continue  # an unpartitioned spec's empty record: DuckDB has no empty struct
-                select.append(f'data_file."{name}" AS "{name}"' if name in sub else f'NULL AS "{name}"')
-            sql = f"SELECT {', '.join(select)} FROM read_avro(?, filename=true)"
-            return paths, self.con.execute(sql, [paths]).to_arrow_table()
+            sql = _read_avro_sql(writer, metrics)
+            workers = min(len(paths), DECODE_WORKERS)
+            if workers <= 1:
+                return paths, self.con.execute(sql, [paths]).to_arrow_table()
+            step = -(-len(paths) // workers)
+            shares = [paths[i:i + step] for i in range(0, len(paths), step)]
+            return paths, pa.concat_tables(self._at_once(sql, shares))
         finally:
             for path in paths:
                 try:
                     os.remove(path)
                 except OSError:
                     pass
+
+    def _at_once(self, sql: str, shares: list[list[str]]) -> list:
+        """One query per share of the files, each on a cursor of its own in a thread of its own; Ctrl-C (or
+        any error) interrupts the others."""
+        from concurrent.futures import ThreadPoolExecutor
+
+        cursors = [self.con.cursor() for _ in shares]
+        try:
+            with ThreadPoolExecutor(len(shares), thread_name_prefix="puffin-explorer-avro") as pool:
+                futures = [pool.submit(lambda c, s: c.execute(sql, [s]).to_arrow_table(), cur, share)
+                           for cur, share in zip(cursors, shares)]
+                try:
+                    return [f.result() for f in futures]
+                except BaseException:
+                    for cur in cursors:
+                        try:
+                            cur.interrupt()
+                        except Exception:  # noqa: BLE001 - already finished
+                            pass
+                    raise
+        finally:
+            for cur in cursors:
+                cur.close()
+
+
+def _read_avro_sql(writer: dict, metrics: bool) -> str:
+    """DuckDB's query of the index's columns from manifests of the Avro ``writer`` schema."""
+    top = {f.get("name"): f for f in writer.get("fields", [])}
+    df_type = (top.get("data_file") or {}).get("type")
+    sub = {f.get("name"): f for f in df_type.get("fields", [])} if isinstance(df_type, dict) else {}
+    select = ["filename"]
+    for name in TOP_FIELDS:
+        select.append(f'"{name}"' if name in top else f'NULL AS "{name}"')
+    wanted = FILE_FIELDS + (METRIC_FIELDS if metrics else ())
+    for name in wanted:
+        if name == "partition":
+            ptype = (sub.get("partition") or {}).get("type")
+            if isinstance(ptype, dict) and ptype.get("type") == "record" and not ptype.get("fields"):
+                continue  # an unpartitioned spec's empty record: DuckDB has no empty struct
+        select.append(f'data_file."{name}" AS "{name}"' if name in sub else f'NULL AS "{name}"')
+    return f"SELECT {', '.join(select)} FROM read_avro(?, filename=true)"
 
 
 #: Address space DuckDB needs free to start: under a lower ``ulimit -v`` its connect aborts the process
