@@ -412,3 +412,27 @@ def test_partition_labels_are_made_once_per_partition_and_index():
     assert list(texts) == ["customer_id_bucket=0", "customer_id_bucket=1", "customer_id_bucket=2",
                            "customer_id_bucket=3", "customer_id_bucket=0"]
     assert texts[0] is texts[4]  # rows of one partition share its string
+
+
+def test_a_partition_record_has_one_registry_key_whichever_decoder_read_it():
+    """DuckDB's rows are keyed column-wise, fastavro's record by record: the same record gets the same key (so
+    the same code), and no two different records share one (names, kinds, nulls and lengths all count)."""
+    import datetime
+
+    import pyarrow as pa
+
+    from puffin_explorer.iceberg.index import _struct_keys, registry_key
+
+    records = [{"id_bucket": 3, "day": datetime.date(2024, 1, 31), "region": "eu:1", "hot": True},
+               {"id_bucket": None, "day": None, "region": None, "hot": None},
+               {"id_bucket": -12, "day": datetime.date(1970, 1, 1), "region": "é", "hot": False},
+               {"id_bucket": 31, "day": datetime.date(2024, 1, 3), "region": "1", "hot": True},
+               None]
+    arr = pa.array(records, pa.struct([("id_bucket", pa.int32()), ("day", pa.date32()), ("region", pa.string()),
+                                       ("hot", pa.bool_())]))
+    keys = _struct_keys(arr).to_pylist()
+    assert keys[:4] == [registry_key(r) for r in records[:4]]
+    assert len(set(keys)) == 5 and registry_key(None) == ("", "None")
+    assert registry_key({"a": 1}) != registry_key({"b": 1}) != registry_key({"b": "1"}) != registry_key({"b": True})
+    assert registry_key({"a": 1.5}) == (("a", 1.5),)  # another kind of value: the record's items
+    assert _struct_keys(pa.array([{"a": b"x"}])) is None  # a binary field: registered value by value
