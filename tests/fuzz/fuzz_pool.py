@@ -340,13 +340,13 @@ class StepClock:
         return None
 
 
-def add_pool_arguments(ap: argparse.ArgumentParser, cases: int) -> None:
-    """The options every fuzzer takes."""
+def add_pool_arguments(ap: argparse.ArgumentParser, cases: int, time_limit: float = 2.0) -> None:
+    """The options every fuzzer takes (``time_limit``: the default ``--time-limit``)."""
     ap.add_argument("--cases", type=int, default=cases)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--start", type=int, default=0, help="first case index")
     ap.add_argument("--workers", type=int, default=max(1, (os.cpu_count() or 2)))
-    ap.add_argument("--time-limit", type=float, default=2.0,
+    ap.add_argument("--time-limit", type=float, default=time_limit,
                     help="CPU seconds of one user operation of a case before the case is a stall")
     ap.add_argument("--case-limit", type=float,
                     help="CPU seconds of a whole case (default: 15 x --time-limit)")

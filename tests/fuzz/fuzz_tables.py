@@ -1138,6 +1138,19 @@ class TableHarness:
         from puffin_explorer import DeltaTable, Table, Warehouse  # noqa: F401
         from puffin_explorer.spark import planner  # noqa: F401
 
+        # matplotlib and its fonts, loaded by a case's first chart: once here, not in the step a case is timed by
+        import io
+
+        from puffin_explorer.display._figure import NotebookFigure
+
+        figure = NotebookFigure(figsize=(1, 1))
+        figure.add_subplot().set_title("warm")
+        figure.savefig(io.BytesIO(), format="svg")
+
+
+#: Default CPU seconds of one operation of a table case: a whole card with its charts and doctor takes up to 2 s
+#: on a slow 2-core machine, so a stall is work several times past that, not a slower core.
+TIME_LIMIT = 5.0
 
 def run_pool(cases: int, seed: int = 1, workers: int = 2, time_limit: float = 2.0, mem_limit: int = 2 * GIB,
              start: int = 0, save: Optional[str] = None,
@@ -1241,7 +1254,7 @@ def classes_markdown(rep: fuzz_pool.Report, seed: int, title: str = "Table fuzze
 def main(argv: Optional[list[str]] = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    fuzz_pool.add_pool_arguments(ap, cases=500)
+    fuzz_pool.add_pool_arguments(ap, cases=500, time_limit=TIME_LIMIT)
     ap.add_argument("--chart-every", type=int, default=1,
                     help="draw charts in one case of N (the others build them from the model without drawing)")
     ap.add_argument("--classes", help="write the failure classes (deduplicated, with replay commands) as "
