@@ -317,7 +317,10 @@ class _Decoder:
         self.findings: list[tuple[str, Severity, str, str, Optional[int]]] = []
 
     def _partition_code(self, value: Any) -> int:
-        key = registry_key(value)
+        return self._register(registry_key(value), value)
+
+    def _register(self, key: Any, value: Any) -> int:
+        """The code of the partition record ``value`` under its registry ``key``, registered if new."""
         code = self._partition_codes.get(key)
         if code is None:
             code = self._partition_codes[key] = len(self.partitions)
@@ -499,30 +502,20 @@ class _Decoder:
 
         arr = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
         keys = _struct_keys(arr)
-        if keys is None:  # another kind of record: dictionary-encoded by text, registered value by value
-            key = pc.cast(arr, pa.string()) if not pa.types.is_struct(arr.type) else \
+        columnwise = keys is not None
+        if not columnwise:  # another kind of record: dictionary-encoded by text, registered value by value
+            keys = pc.cast(arr, pa.string()) if not pa.types.is_struct(arr.type) else \
                 pa.array([repr(v) for v in arr.to_pylist()], pa.string())
-            enc = key.dictionary_encode()
-            idx = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
-            _, first = np.unique(idx, return_index=True)
-            codes = np.array([self._partition_code(v) for v in arr.take(pa.array(first)).to_pylist()],
-                             dtype=np.int32)
-            lookup = np.empty(len(enc.dictionary), dtype=np.int32)
-            lookup[idx[first]] = codes
-            return pa.array(lookup[idx], pa.int32())
         enc = keys.dictionary_encode()
         idx = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
         texts = enc.dictionary.to_pylist()
-        registry = self._partition_codes
-        found = [registry.get(k) for k in texts]
+        found = [self._partition_codes.get(k) for k in texts] if columnwise else [None] * len(texts)
         new = [i for i, c in enumerate(found) if c is None]
         if new:  # records the table has not had yet: made into Python values once, here
             _, first = np.unique(idx, return_index=True)  # the first row of each dictionary entry, in order
             for i, value in zip(new, arr.take(pa.array(first[new])).to_pylist()):
-                found[i] = self._partition_code(value) if texts[i] == _NULL_RECORD else \
-                    registry.setdefault(texts[i], len(self.partitions))
-                if found[i] == len(self.partitions):
-                    self.partitions.append(value)
+                found[i] = self._register(texts[i] if columnwise and texts[i] != _NULL_RECORD else
+                                          registry_key(value), value)
         return pa.array(np.asarray(found, dtype=np.int32)[idx], pa.int32())
 
     def _bad(self, name: str):
