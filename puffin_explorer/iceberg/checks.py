@@ -487,7 +487,7 @@ def _brief(v: Any) -> str:
 
 def _int_list(v: Any) -> Any:
     """A list of field ids, or the value as it is when it is not one (compared and shown, never cast)."""
-    return list(v) if isinstance(v, list) and all([_is_int(x) for x in v]) else v
+    return list(v) if isinstance(v, list) and all(_is_int(x) for x in v) else v
 
 
 def _read_together(source: "TableSource", path: str, members: list[int], offsets: list, sizes: list, refs: list,
