@@ -878,8 +878,12 @@ class Faults:
 
 
 def run_soak(minutes: float, s3: bool = False, seed: int = 1, workdir: Optional[str] = None,
-             out=print) -> dict:
-    """Run the whole soak; returns the report (also what ``--json`` writes)."""
+             out=print, min_reads: int = 0) -> dict:
+    """Run the whole soak; returns the report (also what ``--json`` writes).
+
+    ``min_reads``: the reader goes on past ``minutes`` (once the writers have stopped, on the tables as they
+    were left) until it has given that many answers, for at most ``minutes`` again: a slow machine gets as
+    many answers to judge as a fast one."""
     seconds = max(10.0, minutes * 60.0)
     work = Path(workdir or tempfile.mkdtemp(prefix="puffin-soak-"))
     work.mkdir(parents=True, exist_ok=True)
@@ -937,8 +941,13 @@ def run_soak(minutes: float, s3: bool = False, seed: int = 1, workdir: Optional[
             faults = Faults(proxy, server, seconds, rng)
             faults.start()
         read_until = time.time() + seconds
+        read_at_most = read_until + seconds
         restarts = 0
-        while time.time() < read_until and restarts <= MAX_READER_RESTARTS:
+        while restarts <= MAX_READER_RESTARTS:
+            if time.time() >= read_until:
+                if len(read_lines(answers)) >= min_reads or time.time() >= read_at_most:
+                    break
+                read_until = min(read_at_most, time.time() + 10.0)
             extra = ["--seconds", str(max(1.0, read_until - time.time())), "--warehouse", read_wh,
                      "--delta-read", read_delta, "--answers", answers]
             if read_opts:
@@ -950,7 +959,7 @@ def run_soak(minutes: float, s3: bool = False, seed: int = 1, workdir: Optional[
                 _stop(rp)
                 code = -1
             if code == 0:
-                break
+                continue  # past its time: read on only while fewer than min_reads answers were given
             restarts += 1
             if code != 3:  # not a hang it reported itself: the reader crashed
                 log_line(answers, {"step": "reader", "table": "", "outcome": "error", "exc_type": "ReaderCrash",
@@ -1035,6 +1044,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     p.add_argument("--s3", action="store_true", help="warehouse in a SeaweedFS bucket, read through the fault proxy")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--json", help="write the report here")
+    p.add_argument("--min-reads", dest="min_reads", type=int, default=0,
+                   help="read on past --minutes (at most as long again) until this many answers were given")
     p.add_argument("--workdir", help="keep the tables, logs and answers here (default: a temp folder, removed)")
     # the roles the driver starts
     p.add_argument("--role", choices=("driver", "spark-writer", "delta-writer", "reader"), default="driver")
@@ -1055,7 +1066,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     if args.role == "reader":
         return reader(args)
     keep = args.workdir is not None
-    report = run_soak(args.minutes, s3=args.s3, seed=args.seed, workdir=args.workdir)
+    report = run_soak(args.minutes, s3=args.s3, seed=args.seed, workdir=args.workdir, min_reads=args.min_reads)
     print_report(report)
     if args.json:
         Path(args.json).write_text(json.dumps(report, indent=2, default=str))

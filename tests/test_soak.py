@@ -37,7 +37,7 @@ def _run(tmp_path, minutes: float, s3: bool):
     # in a process of its own, as a user runs it: nothing the soak starts or sets can reach this session
     out = tmp_path / "soak.json"
     cmd = [sys.executable, str(ROOT / "benchmarks" / "soak.py"), "--minutes", str(minutes), "--seed", "7",
-           "--json", str(out), "--workdir", str(tmp_path / "soak")] + (["--s3"] if s3 else [])
+           "--json", str(out), "--workdir", str(tmp_path / "soak"), "--min-reads", "20"] + (["--s3"] if s3 else [])
     done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=900)
     assert out.exists(), done.stdout[-3000:] + done.stderr[-3000:]
     report = json.loads(out.read_text())
@@ -46,7 +46,7 @@ def _run(tmp_path, minutes: float, s3: bool):
     text = "\n".join(lines)
     assert report["commits"] >= 3, text
     assert report["maintenance_runs"] >= 2, text
-    assert report["reads"] >= 20, text
+    assert report["reads"] >= 20, text  # --min-reads: a slow machine reads on until it has 20
     assert report["answers"]["consistent"] >= 10, text
     assert report["answers"]["wrong"] == 0, text
     return report
