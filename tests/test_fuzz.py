@@ -36,6 +36,7 @@ def _summary(rep) -> str:
     return json.dumps({"outcomes": rep.counts, "failures": rep.failures[:10]}, indent=1, default=str)
 
 
+@pytest.mark.long
 def test_fixed_seed_run_lenient():
     rep = fuzz.run_pool(SUITE_CASES, seed=1, workers=2, time_limit=SUITE_TIME_LIMIT, chart_every=10)
     assert rep.cases == SUITE_CASES

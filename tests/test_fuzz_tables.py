@@ -35,6 +35,7 @@ def bases():
     return tf.load_bases()
 
 
+@pytest.mark.long
 def test_fixed_seed_run_has_no_crash_escape_stall_or_memory_failure():
     rep = tf.run_pool(SUITE_CASES, seed=1, workers=2, time_limit=SUITE_TIME_LIMIT, chart_every=10)
     assert rep.cases == SUITE_CASES

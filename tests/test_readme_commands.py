@@ -102,6 +102,7 @@ def test_every_command_is_classified():
     assert kinds.count("venv") == 6
 
 
+@pytest.mark.long
 def test_local_commands(fixtures, leaves_no_files):
     ran = 0
     for _, cmd, block in commands():

@@ -363,6 +363,7 @@ def test_the_browser_opens_a_table_with_no_current_snapshot(shop):
     assert "shop.orders: 5 snapshots" in browser.timeline.value
 
 
+@pytest.mark.long
 def test_random_single_field_damage_never_crashes():
     """A short fixed-seed run of tests/fuzz/fuzz_table_metadata.py (the long run: ``--cases 600``)."""
     import sys
