@@ -436,3 +436,28 @@ def test_a_partition_record_has_one_registry_key_whichever_decoder_read_it():
     assert registry_key({"a": 1}) != registry_key({"b": 1}) != registry_key({"b": "1"}) != registry_key({"b": True})
     assert registry_key({"a": 1.5}) == (("a", 1.5),)  # another kind of value: the record's items
     assert _struct_keys(pa.array([{"a": b"x"}])) is None  # a binary field: registered value by value
+
+
+def _orders_with_spec_field(tmp_path, name: str, transform: str) -> Table:
+    root = copy_warehouse(tmp_path)
+    meta = root / "shop" / "orders" / "metadata" / "v7.metadata.json"
+    doc = json.loads(meta.read_text())
+    doc["partition-specs"][0]["fields"][0].update(name=name, transform=transform)
+    meta.write_text(json.dumps(doc))
+    return _orders(root)
+
+
+def test_partition_names_are_checked_once_per_set_of_names(tmp_path):
+    """Every partition record of shop.orders has the field customer_id_bucket: under a spec naming it (identity,
+    so no bucket to check) the records are clean without a look at each; under a spec naming another field,
+    each distinct partition is one finding, named at its first entry."""
+    same = _orders_with_spec_field(tmp_path / "same", "customer_id_bucket", "identity")
+    assert same.index().findings == []
+    other = _orders_with_spec_field(tmp_path / "other", "customer_bucket", "identity")
+    ix = other.index()
+    found = sorted((f.code, f.message) for f in ix.findings)
+    assert found == [("iceberg.entry-partition-mismatch",
+                      f"da354e0d-4a95-484a-b518-c198966d2374-m1.avro entry {i}: partition fields "
+                      "['customer_id_bucket'] but spec 0 has ['customer_bucket']") for i in range(4)]
+    assert len(ix) == len(_orders().index())
+    assert sorted((f.code, f.message) for f in other.index(metrics=True).findings) == found  # decoded again: once

@@ -40,6 +40,8 @@ read before the damage stay in the index.
 
 from __future__ import annotations
 
+import array
+
 import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional
@@ -314,6 +316,7 @@ class _Decoder:
         self.key = f"entry-index:{int(metrics)}"
         self.partitions = cache.partitions
         self._partition_codes = cache.partition_codes
+        self._cache = cache
         self.findings: list[tuple[str, Severity, str, str, Optional[int]]] = []
 
     def _partition_code(self, value: Any) -> int:
@@ -325,6 +328,7 @@ class _Decoder:
         if code is None:
             code = self._partition_codes[key] = len(self.partitions)
             self.partitions.append(value)
+            self._cache.add_shape(value)
         return code
 
     def chunk(self, data: bytes, manifest: dict[str, Any], location: str):
@@ -753,6 +757,25 @@ class EntryCache:
         self.decoders: dict[bool, _Decoder] = {}
         self.partitions_checked: dict[tuple[int, int], list] = {}  # (spec id, partition code) -> its findings
         self.partitions_clean: dict[int, bytearray] = {}  # spec id -> a byte per partition code: 1 checked, clean
+        # the field names of each partition record, numbered: a spec's names are checked once per set of names
+        self.partition_shapes = array.array("i")  # partition code -> number of its names; -1: not a record
+        self.shapes: list[tuple] = []
+        self._shape_numbers: dict[tuple, int] = {}
+
+    def add_shape(self, value: Any) -> None:
+        """Number the field names of the partition record just registered (``value``)."""
+        if value is None:
+            names: Optional[tuple] = ()
+        elif isinstance(value, dict):
+            names = tuple(value)
+        else:
+            self.partition_shapes.append(-1)
+            return
+        number = self._shape_numbers.get(names)
+        if number is None:
+            number = self._shape_numbers[names] = len(self.shapes)
+            self.shapes.append(names)
+        self.partition_shapes.append(number)
 
     def decoder(self, metrics: bool) -> _Decoder:
         if metrics not in self.decoders:
@@ -1187,7 +1210,7 @@ def _validate_partitions(index: EntryIndex, partition_specs: dict, cache: "Entry
         clean = cache.partitions_clean.setdefault(spec_id, bytearray())
         if len(clean) < len(index.partitions):
             clean.extend(bytes(len(index.partitions) - len(clean)))
-        flags = np.frombuffer(bytes(clean), dtype=np.uint8)
+        flags = np.frombuffer(bytes(clean), dtype=np.uint8).copy()
         todo = (uniq >= 0) & (uniq < len(flags))
         todo[todo] = flags[uniq[todo]] == 0
         names = sorted(str(f.get("name")) for f in spec)
@@ -1197,6 +1220,19 @@ def _validate_partitions(index: EntryIndex, partition_specs: dict, cache: "Entry
             transform = str(f.get("transform", ""))
             if transform.startswith("bucket[") and transform.endswith("]") and transform[7:-1].isdigit():
                 buckets.append((f.get("name"), transform, int(transform[7:-1])))
+        # each set of names once: a code whose names are the spec's is clean unless a bucket is to be checked,
+        # and one that is not a record is skipped; the rest are checked one by one below
+        shapes = np.frombuffer(cache.partition_shapes, dtype=np.intc)[uniq[todo]] \
+            if len(cache.partition_shapes) == len(flags) else None
+        if shapes is not None:
+            settled = shapes < 0
+            if not buckets:
+                for number in np.unique(shapes[shapes >= 0]).tolist():
+                    if sorted(map(str, cache.shapes[number])) == names:
+                        settled |= shapes == number
+            flags[uniq[todo][settled]] = 1
+            clean[:] = flags.tobytes()
+            todo[np.flatnonzero(todo)[settled]] = False
         for code, r in zip(uniq[todo].tolist(), rows[first[todo]].tolist()):
             path = None
             if (spec_id, code) in seen:  # found where it was first seen (again when decoded with metrics)
