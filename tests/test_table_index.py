@@ -461,3 +461,20 @@ def test_partition_names_are_checked_once_per_set_of_names(tmp_path):
                       "['customer_id_bucket'] but spec 0 has ['customer_bucket']") for i in range(4)]
     assert len(ix) == len(_orders().index())
     assert sorted((f.code, f.message) for f in other.index(metrics=True).findings) == found  # decoded again: once
+
+
+def test_the_registry_numbers_each_records_field_names_whichever_decoder_registers_it():
+    """A code per distinct record and, beside it, the number of its set of field names: the columns'
+    records (names from the struct type), a null record (no names), a Python record and a value that is
+    no record (-1)."""
+    import pyarrow as pa
+
+    cache = index_module.EntryCache()
+    decoder = cache.decoder(False)
+    arr = pa.array([{"a": 1, "b": "x"}, None, {"a": 2, "b": "y"}, {"a": 1, "b": "x"}],
+                   pa.struct([("a", pa.int64()), ("b", pa.string())]))
+    assert decoder._partition_codes_of(arr).to_pylist() == [0, 1, 2, 0]
+    assert [decoder._partition_code({"b": "z"}), decoder._partition_code(5), decoder._partition_code({"a": 2, "b": "y"})] \
+        == [3, 4, 2]
+    assert list(cache.partition_shapes) == [0, 1, 0, 2, -1]
+    assert cache.shapes == [("a", "b"), (), ("b",)]

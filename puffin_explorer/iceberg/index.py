@@ -322,13 +322,14 @@ class _Decoder:
     def _partition_code(self, value: Any) -> int:
         return self._register(registry_key(value), value)
 
-    def _register(self, key: Any, value: Any) -> int:
-        """The code of the partition record ``value`` under its registry ``key``, registered if new."""
+    def _register(self, key: Any, value: Any, shape: Optional[int] = None) -> int:
+        """The code of the partition record ``value`` under its registry ``key``, registered if new (``shape``:
+        the number of its field names, when the caller knows it)."""
         code = self._partition_codes.get(key)
         if code is None:
             code = self._partition_codes[key] = len(self.partitions)
             self.partitions.append(value)
-            self._cache.add_shape(value)
+            self._cache.partition_shapes.append(self._cache.shape_of(value) if shape is None else shape)
         return code
 
     def chunk(self, data: bytes, manifest: dict[str, Any], location: str):
@@ -517,9 +518,15 @@ class _Decoder:
         new = [i for i, c in enumerate(found) if c is None]
         if new:  # records the table has not had yet: made into Python values once, here
             _, first = np.unique(idx, return_index=True)  # the first row of each dictionary entry, in order
-            for i, value in zip(new, arr.take(pa.array(first[new])).to_pylist()):
-                found[i] = self._register(texts[i] if columnwise and texts[i] != _NULL_RECORD else
-                                          registry_key(value), value)
+            values = arr.take(pa.array(first[new])).to_pylist()
+            if columnwise:  # every record of the column has its fields' names (as a dict keeps them: once)
+                shape = self._cache.shape_number(tuple(dict.fromkeys(f.name for f in arr.type)))
+                for i, value in zip(new, values):
+                    found[i] = self._register(texts[i], value, shape) if value is not None else \
+                        self._register(registry_key(value), value)
+            else:
+                for i, value in zip(new, values):
+                    found[i] = self._register(registry_key(value), value)
         return pa.array(np.asarray(found, dtype=np.int32)[idx], pa.int32())
 
     def _bad(self, name: str):
@@ -762,20 +769,18 @@ class EntryCache:
         self.shapes: list[tuple] = []
         self._shape_numbers: dict[tuple, int] = {}
 
-    def add_shape(self, value: Any) -> None:
-        """Number the field names of the partition record just registered (``value``)."""
+    def shape_of(self, value: Any) -> int:
+        """The number of the field names of partition record ``value`` (-1: not a record)."""
         if value is None:
-            names: Optional[tuple] = ()
-        elif isinstance(value, dict):
-            names = tuple(value)
-        else:
-            self.partition_shapes.append(-1)
-            return
+            return self.shape_number(())
+        return self.shape_number(tuple(value)) if isinstance(value, dict) else -1
+
+    def shape_number(self, names: tuple) -> int:
         number = self._shape_numbers.get(names)
         if number is None:
             number = self._shape_numbers[names] = len(self.shapes)
             self.shapes.append(names)
-        self.partition_shapes.append(number)
+        return number
 
     def decoder(self, metrics: bool) -> _Decoder:
         if metrics not in self.decoders:
