@@ -11,8 +11,9 @@ SPARK4_BASE := $(or $(SPARK4_PYTHON),$(PYTHON))
 # named after the interpreter, so a venv made from another one is made again
 SPARK4_STAMP := $(SPARK4_VENV)/.installed-$(notdir $(SPARK4_BASE))
 SPARK4_TESTS := tests/test_spark_planned.py tests/test_spark_executors.py
-# The tests that need neither Spark nor a browser also run on these Pythons, each in .venv-pyXY (.ci/test-python).
-OTHER_PYTHONS ?= 3.10 3.12 3.13
+# The tests that need neither Spark nor a browser also run on these Pythons, each in .venv-pyXY (.ci/test-python):
+# the oldest and the newest supported (3.11 is .venv's; 3.12 runs the Spark 4 tests in .venv-spark4).
+OTHER_PYTHONS ?= 3.10 3.13
 # The Spark 3.5 tests run a second time against Iceberg 1.10.2's runtime: snowpark-connect-deps-iceberg 1.0.3
 # installed into this folder, put first on PYTHONPATH (the .venv keeps 1.0.1, which ships Iceberg 1.9.2).
 # That jar lacks Iceberg's relocated Jackson: the tests that need Iceberg skip saying so (README, "Supported").
@@ -24,7 +25,7 @@ ICEBERG_NEXT_STAMP := $(ICEBERG_NEXT_DIR)/.installed-stamp
 ICEBERG_NEXT_TESTS := tests/test_spark_setup.py tests/test_warehouse_spark.py tests/test_spark_pipeline.py \
 	tests/test_spark_planned.py tests/test_cli_spark.py
 
-.PHONY: demo docs test test-envs test-main test-main-1 test-main-2 test-spark4 test-iceberg-next test-pythons setup browser clean
+.PHONY: demo docs test test-envs test-main test-spark4 test-iceberg-next test-pythons setup browser clean
 
 setup: $(STAMP)
 
@@ -65,28 +66,21 @@ docs: $(STAMP)
 screenshots: $(STAMP)
 	$(PY) docs/screenshots.py --out docs/images --warehouse ./demo-warehouse
 
-# Two lanes at once, one per core. The .venv and Chromium are made first; then lane 1 runs test-main-1 and
-# the last of OTHER_PYTHONS while lane 2 makes the other environments (one pip at a time) and runs
-# test-main-2, Spark 4, the next Iceberg runtime and the other Pythons, into out/test-lane2.log, printed
-# when both lanes are done. Lane 1 starts its Python's tests once lane 2 has made every environment. Every
-# part runs even when an earlier one failed; make test fails if any did. Ctrl-C stops both lanes.
-# test-main runs in two parts, one per lane: MAIN_PART2 is .venv's slowest Spark file (5 of its 37
-# minutes on a 2-core machine), which with the environments balances lane 2 against lane 1.
-MAIN_PART2 := tests/test_spark_planned.py
-LANE1_PYTHONS := $(lastword $(OTHER_PYTHONS))
-LANE1 := test-main-1 $(addprefix test-python-,$(LANE1_PYTHONS))
-LANE2 := test-main-2 test-spark4 test-iceberg-next $(addprefix test-python-,$(filter-out $(LANE1_PYTHONS),$(OTHER_PYTHONS)))
+# Two lanes at once, one per core. The .venv and Chromium are made first; then lane 1 runs test-main (every
+# test of .venv and both notebooks) while lane 2 makes the other environments (one pip at a time) and runs
+# Spark 4, the next Iceberg runtime and the other Pythons, into out/test-lane2.log, printed when both lanes
+# are done. Every part runs even when an earlier one failed; make test fails if any did. Ctrl-C stops both.
+LANE1 := test-main
+LANE2 := test-spark4 test-iceberg-next $(addprefix test-python-,$(OTHER_PYTHONS))
 
 test: $(STAMP) browser
-	@mkdir -p out; rm -f out/test-lane2.log out/.test-lane2-failed out/.test-envs-made; \
-	setsid bash -c 'failed=; $(MAKE) --no-print-directory test-envs || failed=" test-envs"; touch out/.test-envs-made; \
+	@mkdir -p out; rm -f out/test-lane2.log out/.test-lane2-failed; \
+	setsid bash -c 'failed=; $(MAKE) --no-print-directory test-envs || failed=" test-envs"; \
 	  for part in $(LANE2); do $(MAKE) --no-print-directory $$part || failed="$$failed $$part"; \
 	  done; echo "$$failed" > out/.test-lane2-failed' > out/test-lane2.log 2>&1 & lane2=$$!; \
 	trap 'kill -- -$$lane2 2>/dev/null; exit 130' INT TERM; \
-	echo "make test: $(LANE1) here; the environments, then $(LANE2) beside them (out/test-lane2.log)"; \
-	failed=; for part in $(LANE1); do \
-	  case $$part in test-python-*) while [ ! -e out/.test-envs-made ] && kill -0 $$lane2 2>/dev/null; do sleep 5; done;; esac; \
-	  $(MAKE) --no-print-directory $$part || failed="$$failed $$part"; done; \
+	echo "make test: $(LANE1) here; the environments, then $(LANE2) beside it (out/test-lane2.log)"; \
+	failed=; for part in $(LANE1); do $(MAKE) --no-print-directory $$part || failed="$$failed $$part"; done; \
 	wait $$lane2; echo "== make test, second lane: test-envs $(LANE2)"; cat out/test-lane2.log; \
 	failed="$$failed$$(cat out/.test-lane2-failed 2>/dev/null || echo ' lane2')"; \
 	if [ -n "$$(echo $$failed)" ]; then echo "make test: failed:$$failed"; exit 1; fi
@@ -95,15 +89,8 @@ test: $(STAMP) browser
 test-envs: $(STAMP) browser $(SPARK4_STAMP) $(ICEBERG_NEXT_STAMP)
 	@for v in $(OTHER_PYTHONS); do .ci/test-python --prepare $$v; done
 
-# Every test of .venv at once (make test runs it as test-main-1 and test-main-2, one per lane).
 test-main: $(STAMP) browser
 	$(PY) -m pytest -p no:cacheprovider --nbval tests notebooks
-
-test-main-1: $(STAMP) browser
-	$(PY) -m pytest -p no:cacheprovider --nbval tests notebooks $(addprefix --ignore=,$(MAIN_PART2))
-
-test-main-2: $(STAMP) browser
-	$(PY) -m pytest -p no:cacheprovider $(MAIN_PART2)
 
 test-spark4: $(SPARK4_STAMP)
 	$(SPARK4_VENV)/bin/python -m pytest -p no:cacheprovider $(SPARK4_TESTS)
