@@ -41,7 +41,6 @@ read before the damage stay in the index.
 from __future__ import annotations
 
 import array
-
 import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional
@@ -513,8 +512,8 @@ class _Decoder:
                 pa.array([repr(v) for v in arr.to_pylist()], pa.string())
         enc = keys.dictionary_encode()
         idx = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
-        texts = enc.dictionary.to_pylist()
-        found = [self._partition_codes.get(k) for k in texts] if columnwise else [None] * len(texts)
+        texts = enc.dictionary.to_pylist() if columnwise else None  # the keys; other records are keyed by value
+        found = [self._partition_codes.get(k) for k in texts] if columnwise else [None] * len(enc.dictionary)
         new = [i for i, c in enumerate(found) if c is None]
         if new:  # records the table has not had yet: made into Python values once, here
             _, first = np.unique(idx, return_index=True)  # the first row of each dictionary entry, in order
@@ -1206,6 +1205,8 @@ def _validate_partitions(index: EntryIndex, partition_specs: dict, cache: "Entry
     seen = cache.partitions_checked
     spec_ids = index.ints("spec_id", -1)
     codes = index.ints("partition", -1)
+    # the number of each registered record's names; a copy, so that registering goes on while this yields
+    shape_of_code = np.frombuffer(cache.partition_shapes, dtype=np.intc).copy()
     for spec_id in np.unique(spec_ids).tolist():
         rows = np.flatnonzero(spec_ids == spec_id)
         uniq, first = np.unique(codes[rows], return_index=True)
@@ -1219,25 +1220,24 @@ def _validate_partitions(index: EntryIndex, partition_specs: dict, cache: "Entry
         todo = (uniq >= 0) & (uniq < len(flags))
         todo[todo] = flags[uniq[todo]] == 0
         names = sorted(str(f.get("name")) for f in spec)
-        names_ok: dict[tuple, bool] = {}
         buckets = []
         for f in spec:
             transform = str(f.get("transform", ""))
             if transform.startswith("bucket[") and transform.endswith("]") and transform[7:-1].isdigit():
                 buckets.append((f.get("name"), transform, int(transform[7:-1])))
-        # each set of names once: a code whose names are the spec's is clean unless a bucket is to be checked,
-        # and one that is not a record is skipped; the rest are checked one by one below
-        shapes = np.frombuffer(cache.partition_shapes, dtype=np.intc)[uniq[todo]] \
-            if len(cache.partition_shapes) == len(flags) else None
-        if shapes is not None:
-            settled = shapes < 0
-            if not buckets:
-                for number in np.unique(shapes[shapes >= 0]).tolist():
-                    if sorted(map(str, cache.shapes[number])) == names:
-                        settled |= shapes == number
-            flags[uniq[todo][settled]] = 1
-            clean[:] = flags.tobytes()
-            todo[np.flatnonzero(todo)[settled]] = False
+        # each set of names once (the registry numbers them): a record with the spec's names is clean unless a
+        # bucket is to be checked, a value that is no record is skipped; the rest are checked one by one below
+        shapes = shape_of_code[uniq[todo]]
+        names_ok = {number: sorted(map(str, cache.shapes[number])) == names
+                    for number in np.unique(shapes[shapes >= 0]).tolist()}
+        settled = shapes < 0
+        if not buckets:
+            for number, ok in names_ok.items():
+                if ok:
+                    settled |= shapes == number
+        flags[uniq[todo][settled]] = 1
+        clean[:] = flags.tobytes()
+        todo[np.flatnonzero(todo)[settled]] = False
         for code, r in zip(uniq[todo].tolist(), rows[first[todo]].tolist()):
             path = None
             if (spec_id, code) in seen:  # found where it was first seen (again when decoded with metrics)
@@ -1245,13 +1245,8 @@ def _validate_partitions(index: EntryIndex, partition_specs: dict, cache: "Entry
                 yield from (f for f in seen[(spec_id, code)] if f[2] == path)
                 continue
             value = index.partitions[code]
-            if not isinstance(value, (dict, type(None))):
-                clean[code] = 1
-                continue
-            have = tuple((value or {}).keys())
-            ok = names_ok.get(have)
-            if ok is None:
-                ok = names_ok[have] = sorted(map(str, have)) == names
+            number = int(shape_of_code[code])
+            have, ok = cache.shapes[number], names_ok[number]
             found = []
             if not ok:
                 path = index.manifests[manifest[r]].get("manifest_path") or ""
