@@ -1,8 +1,7 @@
 """A real S3-compatible server (SeaweedFS) on loopback for the tests.
 
-Import the fixture into a test module::
-
-    from tests._s3server import s3_server  # noqa: F401
+The fixture ``s3_server`` is defined once, in ``conftest.py``; a test asks for it by name (importing it into
+a test module would make a second fixture, and a second server)::
 
     @pytest.mark.s3
     def test_something(s3_server):

@@ -15,8 +15,10 @@ FIXTURES = Path(os.environ.get("PUFFIN_EXPLORER_FIXTURES", RESOURCES / "fixtures
 
 sys.path.insert(0, str(RESOURCES))
 
-# One Spark session and one demo warehouse per run: fixtures defined once here, never imported into
-# test modules (an imported session fixture is a second fixture, which would start a second catalog).
+# One Spark session, one demo warehouse and one S3 server per run: fixtures defined once here, never imported
+# into test modules (an imported session fixture is a second fixture, which would start a second catalog or
+# a second server).
+from _s3server import s3_server  # noqa: E402,F401
 from _spark import demo_warehouse, fixture_warehouse, spark  # noqa: E402,F401
 
 

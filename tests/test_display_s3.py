@@ -10,10 +10,6 @@ import pytest
 from puffin_explorer import PuffinFile
 from puffin_explorer.display.hexview import HexView
 
-try:
-    from _s3server import s3_server  # noqa: F401  (pytest fixture)
-except ImportError:  # tests/ imported as a package
-    from tests._s3server import s3_server  # noqa: F401
 
 pytestmark = pytest.mark.s3
 

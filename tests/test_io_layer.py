@@ -16,10 +16,8 @@ from puffin_explorer.io import ByteSource, FileIO, coalesce, read_range
 from conftest import FIXTURES
 
 try:
-    from _s3server import s3_server  # noqa: F401  (pytest fixture)
     from _warehouse_fixtures import WAREHOUSE, read_delete_files_csv
 except ImportError:  # tests/ imported as a package
-    from tests._s3server import s3_server  # noqa: F401
     from tests._warehouse_fixtures import WAREHOUSE, read_delete_files_csv
 
 JAVA_DVS = FIXTURES / "puffin" / "iceberg-java-writer" / "java-dv-shapes.puffin"

@@ -7,10 +7,6 @@ import pytest
 from puffin_explorer import read_dv
 from puffin_explorer.parquet import ParquetLayout
 
-try:
-    from _s3server import s3_server  # noqa: F401  (pytest fixture)
-except ImportError:  # tests/ imported as a package
-    from tests._s3server import s3_server  # noqa: F401
 
 pytestmark = pytest.mark.s3
 

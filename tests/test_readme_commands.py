@@ -18,10 +18,6 @@ import pytest
 
 from conftest import FIXTURES, ROOT
 
-try:
-    from _s3server import s3_server  # noqa: F401  (pytest fixture)
-except ImportError:  # tests/ imported as a package
-    from tests._s3server import s3_server  # noqa: F401
 
 README = ROOT / "README.md"
 #: README.md, then each page of the documentation site.

@@ -13,10 +13,6 @@ from puffin_explorer.errors import SourceError
 
 from conftest import FIXTURES
 
-try:
-    from _s3server import s3_server  # noqa: F401  (pytest fixture)
-except ImportError:  # tests/ imported as a package
-    from tests._s3server import s3_server  # noqa: F401
 
 pytestmark = pytest.mark.s3
 

@@ -28,11 +28,9 @@ from conftest import FIXTURES, ROOT
 
 try:
     from _faultproxy import FaultProxy
-    from _s3server import s3_server  # noqa: F401  (pytest fixture)
     from _warehouse_fixtures import WAREHOUSE
 except ImportError:  # tests/ imported as a package
     from tests._faultproxy import FaultProxy
-    from tests._s3server import s3_server  # noqa: F401
     from tests._warehouse_fixtures import WAREHOUSE
 
 PUFFIN = FIXTURES / "puffin" / "iceberg-java-writer" / "java-dv-shapes.puffin"

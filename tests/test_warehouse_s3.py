@@ -9,11 +9,9 @@ import pytest
 from puffin_explorer.iceberg import Table, Warehouse
 
 try:
-    from _s3server import s3_server  # noqa: F401  (pytest fixture)
     from _warehouse_fixtures import (ORDERS_DV_PUFFIN, WAREHOUSE, WRITTEN_ROOT, copy_warehouse,
                                      read_delete_files_csv)
 except ImportError:  # tests/ imported as a package
-    from tests._s3server import s3_server  # noqa: F401
     from tests._warehouse_fixtures import (ORDERS_DV_PUFFIN, WAREHOUSE, WRITTEN_ROOT, copy_warehouse,
                                            read_delete_files_csv)
 
