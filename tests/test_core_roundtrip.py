@@ -17,22 +17,22 @@ runs_st = st.lists(st.tuples(st.integers(0, 1 << 20), st.integers(1, 5000)), max
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(positions_st, runs_st)
 def test_dv_roundtrip(points, runs):
-    values = set(points)
-    for start, n in runs:
-        values.update(range(start, start + n))
-    dv = DeletionVector.from_positions(np.array(sorted(values), dtype=np.uint64))
-    expected = np.array(sorted(values), dtype=np.uint64)
+    # the expected positions in numpy (a Python set of the runs' 40,000 values per example was most of the time)
+    expected = np.unique(np.concatenate([np.array(points, dtype=np.uint64)] +
+                                        [np.arange(start, start + n, dtype=np.uint64) for start, n in runs]))
+    dv = DeletionVector.from_positions(expected.copy())
     assert dv.findings == []
-    assert dv.cardinality == len(values)
+    assert dv.cardinality == len(expected)
     assert np.array_equal(dv.positions(), expected)
     again = DeletionVector.from_bytes(dv.to_bytes())
     assert np.array_equal(again.positions(), expected)
-    if values:
+    if len(expected):
         assert dv.min_position == int(expected[0]) and dv.max_position == int(expected[-1])
         probe = int(expected[len(expected) // 2])
-        assert dv.contains(probe) and (probe + 1 in values) == dv.contains(probe + 1)
+        follows = len(expected) > len(expected) // 2 + 1 and int(expected[len(expected) // 2 + 1]) == probe + 1
+        assert dv.contains(probe) and follows == dv.contains(probe + 1)
     ranges = dv.ranges()
-    assert int(ranges["length"].sum()) == len(values)
+    assert int(ranges["length"].sum()) == len(expected)
 
 
 @settings(max_examples=60, deadline=None)
