@@ -39,15 +39,27 @@ def wh():
     return Warehouse(str(WAREHOUSE))
 
 
-@pytest.mark.parametrize("name", ["shop.orders", "shop.events", "shop.legacy"])
-def test_the_spark_job_is_the_driver_doctor(spark, wh, name):
+@pytest.fixture(scope="module")
+def spark_doctor(spark, wh):
+    """``pes.health`` of a fixture table on the session, run once for every test of this module that reads it
+    (a doctor job on Spark takes 15-30 s even for these small tables)."""
     from puffin_explorer import spark as pes
 
+    done = {}
+
+    def of(name: str):
+        if name not in done:
+            done[name] = pes.health(spark, wh.table(name), now=NOW)
+        return done[name]
+    return of
+
+
+@pytest.mark.parametrize("name", ["shop.orders", "shop.events", "shop.legacy"])
+def test_the_spark_job_is_the_driver_doctor(spark_doctor, wh, name):
     from pyspark.sql import DataFrame
 
-    t = wh.table(name)
-    expected = t.health(now=NOW)
-    got = pes.health(spark, t, now=NOW)
+    expected = wh.table(name).health(now=NOW)
+    got = spark_doctor(name)
     _same(got, expected)
     assert isinstance(got.frames["listing"], DataFrame) and got.frames["listing"].count() == len(expected.listing)
     # every data file is in the bounded amplification frame of these small tables, with the driver's counts
@@ -58,18 +70,16 @@ def test_the_spark_job_is_the_driver_doctor(spark, wh, name):
     assert top["deleted_rows"].tolist() == amp["deleted_rows"].tolist()
 
 
-def test_known_numbers_of_the_fixture_tables(spark, wh):
+def test_known_numbers_of_the_fixture_tables(spark_doctor):
     """Exact values of the fixture README, computed by the Spark job."""
-    from puffin_explorer import spark as pes
-
-    orders = pes.health(spark, wh.table("shop.orders"), now=NOW)
+    orders = spark_doctor("shop.orders")
     m = orders.metrics
     assert (m["dvs"], m["delete_files"], m["live_rows"]) == (4, 1, 121964 - 27924)
     assert orders.partitions.deleted_rows.sum() == 27924
     assert m["snapshots_past_retention"] == m["snapshots"] - 1 and m["bytes_only_in_expired_snapshots"] > 0
-    events = pes.health(spark, wh.table("shop.events"), now=NOW)
+    events = spark_doctor("shop.events")
     assert events.metrics["live_rows"] == 244122
-    legacy = pes.health(spark, wh.table("shop.legacy"), now=NOW)
+    legacy = spark_doctor("shop.legacy")
     assert legacy.metrics["position_delete_files"] > 0 and legacy.metrics["equality_delete_files"] == 0
 
 

@@ -54,7 +54,7 @@ def _run(tmp_path, minutes: float, s3: bool):
 
 @pytest.mark.spark
 def test_soak_local(tmp_path):
-    _run(tmp_path, minutes=0.75, s3=False)
+    _run(tmp_path, minutes=0.5, s3=False)
 
 
 @pytest.mark.spark
