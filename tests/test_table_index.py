@@ -478,3 +478,35 @@ def test_the_registry_numbers_each_records_field_names_whichever_decoder_registe
         == [3, 4, 2]
     assert list(cache.partition_shapes) == [0, 1, 0, 2, -1]
     assert cache.shapes == [("a", "b"), (), ("b",)]
+
+
+def test_every_partitions_label_made_column_wise_is_the_text_python_makes():
+    """The registry keeps the records it registered from an Arrow column as Arrow too, and the analyses' labels
+    of every partition are made from them column-wise: the same texts as Python's, a string repr would escape
+    (quotes, a tab) and a record registered by value labelled in Python."""
+    import datetime
+
+    import pyarrow as pa
+
+    from puffin_explorer.iceberg.columns import partition_labels
+    from puffin_explorer.iceberg.deletes import partition_text
+    from puffin_explorer.iceberg.relations import _record_text
+
+    cache = index_module.EntryCache()
+    decoder = cache.decoder(False)
+    records = [{"i": 1, "s": "a", "b": True, "d": datetime.date(2024, 1, 31)},
+               {"i": None, "s": "x'y", "b": None, "d": None},
+               {"i": -7, "s": "tab\t", "b": False, "d": datetime.date(1, 1, 1)}]
+    kind = pa.struct([("i", pa.int64()), ("s", pa.string()), ("b", pa.bool_()), ("d", pa.date32())])
+    assert decoder._partition_codes_of(pa.array(records, kind)).to_pylist() == [0, 1, 2]
+    assert decoder._register(index_module.registry_key({"f": 1.5}), {"f": 1.5}) == 3
+    assert [(start, len(col)) for start, col in cache.partitions.columns] == [(0, 3)]
+    index = index_module.EntryIndex(None, index_module._schema(False).empty_table(), [], cache.partitions)
+    codes = pa.array([3, 2, 1, 0, None], pa.int32())
+    assert partition_labels(index, codes, partition_text, "-").to_pylist() == [
+        "f=1.5", "i=-7, s=tab\t, b=False, d=0001-01-01", "i=None, s=x'y, b=None, d=None",
+        "i=1, s=a, b=True, d=2024-01-31", "-"]
+    assert partition_labels(index, codes, _record_text, None).to_pylist() == [
+        "{'f': 1.5}", "{'i': -7, 's': 'tab\\t', 'b': False, 'd': datetime.date(1, 1, 1)}",
+        "{'i': None, 's': \"x'y\", 'b': None, 'd': None}",
+        "{'i': 1, 's': 'a', 'b': True, 'd': datetime.date(2024, 1, 31)}", None]

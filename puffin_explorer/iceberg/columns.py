@@ -126,7 +126,7 @@ def partition_labels(index: "EntryIndex", codes, label: Callable[[Any], Optional
     if every is None or (c >= len(every) - 1).any():
         present = np.unique(c[c >= 0])
         if len(present) * 2 > len(parts):  # most partitions: label them all, once for every analysis of the index
-            every = index.derived[key] = pa.array([label(p) for p in parts] + [None], pa.string())
+            every = index.derived[key] = _every_label(parts, label)
         else:
             every = None
             some = pa.array([label(parts[i]) for i in present.tolist()] + [None], pa.string())
@@ -134,6 +134,68 @@ def partition_labels(index: "EntryIndex", codes, label: Callable[[Any], Optional
     if every is not None:
         out = every.take(pa.array(np.where(c < 0, len(every) - 1, c)))
     return out if missing is None else pc.fill_null(out, missing)
+
+
+def _every_label(parts, label: Callable[[Any], Optional[str]]):
+    """``label`` of every partition record of the registry ``parts`` and a null after them, an Arrow string array:
+    made column-wise (``label.arrow``) for the records the registry also holds as Arrow, in Python for the rest."""
+    import numpy as np
+    import pyarrow as pa
+
+    n = len(parts)
+    make = getattr(label, "arrow", None)
+    codes, texts = [np.empty(0, dtype=np.int64)], [pa.array([], pa.string())]
+    for start, records in getattr(parts, "columns", ()) if make is not None else ():
+        records = records.slice(0, max(0, min(len(records), n - start)))
+        made = make(records)
+        if made is None:
+            continue
+        valid = made.is_valid().to_numpy(zero_copy_only=False)  # a null: a record Python labels
+        codes.append(np.arange(start, start + len(records), dtype=np.int64)[valid])
+        texts.append(made.filter(pa.array(valid)))
+    done = np.concatenate(codes)
+    left = np.ones(n, dtype=bool)
+    left[done] = False
+    rest = np.flatnonzero(left)
+    texts.append(pa.array([label(parts[i]) for i in rest.tolist()], pa.string()))
+    place = np.empty(n, dtype=np.int64)
+    place[np.concatenate([done, rest])] = np.arange(n, dtype=np.int64)
+    return pa.concat_arrays([pa.concat_arrays(texts).take(pa.array(place)), pa.array([None], pa.string())])
+
+
+def record_labels(records, style: str):
+    """Each record of the struct column ``records`` as Python prints its dict: ``name=value, ...`` (``style``
+    ``"text"``, :func:`.deletes.partition_text`) or ``str(record)`` (``"repr"``), an Arrow string array; a null
+    for a record whose text is not made here (a string ``repr`` would escape), None for a column with a field of
+    another kind or names twice (a dict keeps one)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    names = [f.name for f in records.type] if pa.types.is_struct(records.type) else []
+    if not names or len(set(names)) != len(names):
+        return None
+    pieces = []
+    for i, f in enumerate(records.type):
+        value, t = pc.struct_field(records, [i]), f.type
+        if pa.types.is_boolean(t):
+            text = pc.if_else(value, "True", "False")
+        elif pa.types.is_integer(t) or (style == "text" and (
+                pa.types.is_date32(t) or pa.types.is_string(t) or pa.types.is_large_string(t))):
+            text = value.cast(pa.string())
+        elif pa.types.is_date32(t):  # repr: datetime.date(2024, 1, 31)
+            text = pc.binary_join_element_wise("datetime.date(", pc.year(value).cast(pa.string()), ", ",
+                                               pc.month(value).cast(pa.string()), ", ",
+                                               pc.day(value).cast(pa.string()), ")", "")
+        elif pa.types.is_string(t) or pa.types.is_large_string(t):  # repr of printable ASCII without ' or \
+            value = value.cast(pa.string())
+            plain = pc.fill_null(pc.match_substring_regex(value, r"^[ -&(-\[\]-~]*$"), False)
+            text = pc.if_else(plain, pc.binary_join_element_wise("'", value, "'", ""), pa.nulls(len(value), pa.string()))
+        else:
+            return None
+        text = pc.if_else(value.is_null(), "None", text)  # a null text of a present value stays null: Python's
+        pieces.append(pc.binary_join_element_wise(f"{f.name}=" if style == "text" else f"{f.name!r}: ", text, ""))
+    joined = pc.binary_join_element_wise(*pieces, ", ")
+    return joined if style == "text" else pc.binary_join_element_wise("{", joined, "}", "")
 
 
 def partitions(index: "EntryIndex", rows):

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Callable, NamedTuple, Optional
 
 from ..errors import NotFoundError, PuffinError
 from ..regions import Severity
-from .columns import located_strings, normalized, objects, partition_labels, partitions, strings
+from .columns import located_strings, normalized, objects, partition_labels, partitions, record_labels, strings
 from . import vanished
 from .findings import TableFinding
 
@@ -245,6 +245,9 @@ def partition_text(value: Any) -> str:
     if isinstance(value, dict):
         return ", ".join(f"{k}={v}" for k, v in value.items()) or "(unpartitioned)"
     return "(unpartitioned)" if value in (None, "") else str(value)
+
+
+partition_text.arrow = lambda records: record_labels(records, "text")  # the same texts, column-wise
 
 
 def partition_texts(index: "EntryIndex", rows):

@@ -513,16 +513,26 @@ class _Decoder:
         enc = keys.dictionary_encode()
         idx = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
         texts = enc.dictionary.to_pylist() if columnwise else None  # the keys; other records are keyed by value
-        found = [self._partition_codes.get(k) for k in texts] if columnwise else [None] * len(enc.dictionary)
+        found = list(map(self._partition_codes.get, texts)) if columnwise else [None] * len(enc.dictionary)
         new = [i for i, c in enumerate(found) if c is None]
         if new:  # records the table has not had yet: made into Python values once, here
             _, first = np.unique(idx, return_index=True)  # the first row of each dictionary entry, in order
-            values = arr.take(pa.array(first[new])).to_pylist()
+            records = arr.take(pa.array(first[new]))
+            values = records.to_pylist()
             if columnwise:  # every record of the column has its fields' names (as a dict keeps them: once)
                 shape = self._cache.shape_number(tuple(dict.fromkeys(f.name for f in arr.type)))
-                for i, value in zip(new, values):
-                    found[i] = self._register(texts[i], value, shape) if value is not None else \
-                        self._register(registry_key(value), value)
+                if records.null_count:  # a null record is keyed by value: one by one, in order
+                    for i, value in zip(new, values):
+                        found[i] = self._register(texts[i], value, shape) if value is not None else \
+                            self._register(registry_key(value), value)
+                else:  # all at once, as _register would one by one (their keys are distinct and new)
+                    codes = range(len(self.partitions), len(self.partitions) + len(new))
+                    self.partitions.extend(values)
+                    self.partitions.columns.append((codes.start, records))
+                    self._cache.partition_shapes.extend(array.array("i", [shape]) * len(new))
+                    self._partition_codes.update(zip([texts[i] for i in new], codes))
+                    for i, code in zip(new, codes):
+                        found[i] = code
             else:
                 for i, value in zip(new, values):
                     found[i] = self._register(registry_key(value), value)
@@ -750,13 +760,23 @@ def _map_as_list(column, type_):
     return pa.chunked_array(chunks, type_) if chunks else pa.chunked_array([], type_)
 
 
+class PartitionRecords(list):
+    """The registry's distinct partition records, by code (a list), and, for the codes registered from an Arrow
+    column, those records as Arrow too (``columns``: (first code, struct array) pieces), so that a label of every
+    partition can be made column-wise (:func:`.columns.partition_labels`)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.columns: list[tuple[int, Any]] = []
+
+
 class EntryCache:
     """What a table has decoded: one column chunk per manifest (per manifest-list record, since
     inheritance depends on it, and per ``metrics``), the assembled indexes, and one registry of
     distinct partition records so that partition codes mean the same in every index of the table."""
 
     def __init__(self) -> None:
-        self.partitions: list[Any] = []
+        self.partitions = PartitionRecords()
         self.partition_codes: dict[Any, int] = {}
         self.chunks: dict[tuple, tuple[Any, list]] = {}
         self.indexes: dict[tuple, EntryIndex] = {}

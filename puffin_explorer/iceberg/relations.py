@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .columns import normalized, partition_labels
+from .columns import normalized, partition_labels, record_labels
 
 if TYPE_CHECKING:  # pragma: no cover
     from .index import EntryIndex
@@ -24,6 +24,9 @@ def partition_texts(index: "EntryIndex", codes) -> Any:
 
 def _record_text(value: Any) -> Any:
     return None if value is None else str(value)
+
+
+_record_text.arrow = lambda records: record_labels(records, "repr")  # the same texts, column-wise
 
 
 def _pkey(rows, parts) -> Any:
