@@ -70,12 +70,14 @@ screenshots: $(STAMP)
 # test of .venv and both notebooks) while lane 2 makes the other environments (one pip at a time) and runs
 # Spark 4, the next Iceberg runtime and the other Pythons, into out/test-lane2.log, printed when both lanes
 # are done. Every part runs even when an earlier one failed; make test fails if any did. Ctrl-C stops both.
+# Lane 2 runs at a lower priority (nice 10): lane 1 is the longer, so a core both want goes to it first and
+# lane 2 takes what lane 1 leaves (at equal priority each slowed the other and lane 1 ended last, alone).
 LANE1 := test-main
 LANE2 := test-spark4 test-iceberg-next $(addprefix test-python-,$(OTHER_PYTHONS))
 
 test: $(STAMP) browser
 	@mkdir -p out; rm -f out/test-lane2.log out/.test-lane2-failed; \
-	setsid bash -c 'failed=; $(MAKE) --no-print-directory test-envs || failed=" test-envs"; \
+	setsid nice -n 10 bash -c 'failed=; $(MAKE) --no-print-directory test-envs || failed=" test-envs"; \
 	  for part in $(LANE2); do $(MAKE) --no-print-directory $$part || failed="$$failed $$part"; \
 	  done; echo "$$failed" > out/.test-lane2-failed' > out/test-lane2.log 2>&1 & lane2=$$!; \
 	trap 'kill -- -$$lane2 2>/dev/null; exit 130' INT TERM; \
