@@ -1225,8 +1225,6 @@ def _validate_partitions(index: EntryIndex, partition_specs: dict, cache: "Entry
     seen = cache.partitions_checked
     spec_ids = index.ints("spec_id", -1)
     codes = index.ints("partition", -1)
-    # the number of each registered record's names; a copy, so that registering goes on while this yields
-    shape_of_code = np.frombuffer(cache.partition_shapes, dtype=np.intc).copy()
     for spec_id in np.unique(spec_ids).tolist():
         rows = np.flatnonzero(spec_ids == spec_id)
         uniq, first = np.unique(codes[rows], return_index=True)
@@ -1236,7 +1234,9 @@ def _validate_partitions(index: EntryIndex, partition_specs: dict, cache: "Entry
         clean = cache.partitions_clean.setdefault(spec_id, bytearray())
         if len(clean) < len(index.partitions):
             clean.extend(bytes(len(index.partitions) - len(clean)))
-        flags = np.frombuffer(bytes(clean), dtype=np.uint8).copy()
+        # views of the registry's arrays, for this chunk's codes only (never a copy of the whole registry per
+        # manifest); released before the first yield, so that registering (which resizes them) may go on
+        flags = np.frombuffer(clean, dtype=np.uint8)
         todo = (uniq >= 0) & (uniq < len(flags))
         todo[todo] = flags[uniq[todo]] == 0
         names = sorted(str(f.get("name")) for f in spec)
@@ -1247,7 +1247,7 @@ def _validate_partitions(index: EntryIndex, partition_specs: dict, cache: "Entry
                 buckets.append((f.get("name"), transform, int(transform[7:-1])))
         # each set of names once (the registry numbers them): a record with the spec's names is clean unless a
         # bucket is to be checked, a value that is no record is skipped; the rest are checked one by one below
-        shapes = shape_of_code[uniq[todo]]
+        shapes = np.frombuffer(cache.partition_shapes, dtype=np.intc)[uniq[todo]]  # the number of each one's names
         names_ok = {number: sorted(map(str, cache.shapes[number])) == names
                     for number in np.unique(shapes[shapes >= 0]).tolist()}
         settled = shapes < 0
@@ -1256,16 +1256,15 @@ def _validate_partitions(index: EntryIndex, partition_specs: dict, cache: "Entry
                 if ok:
                     settled |= shapes == number
         flags[uniq[todo][settled]] = 1
-        clean[:] = flags.tobytes()
+        del flags
         todo[np.flatnonzero(todo)[settled]] = False
-        for code, r in zip(uniq[todo].tolist(), rows[first[todo]].tolist()):
+        for code, r, number in zip(uniq[todo].tolist(), rows[first[todo]].tolist(), shapes[~settled].tolist()):
             path = None
             if (spec_id, code) in seen:  # found where it was first seen (again when decoded with metrics)
                 path = index.manifests[manifest[r]].get("manifest_path") or ""
                 yield from (f for f in seen[(spec_id, code)] if f[2] == path)
                 continue
             value = index.partitions[code]
-            number = int(shape_of_code[code])
             have, ok = cache.shapes[number], names_ok[number]
             found = []
             if not ok:
