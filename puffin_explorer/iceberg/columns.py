@@ -189,7 +189,8 @@ def record_labels(records, style: str):
         elif pa.types.is_string(t) or pa.types.is_large_string(t):  # repr of printable ASCII without ' or \
             value = value.cast(pa.string())
             plain = pc.fill_null(pc.match_substring_regex(value, r"^[ -&(-\[\]-~]*$"), False)
-            text = pc.if_else(plain, pc.binary_join_element_wise("'", value, "'", ""), pa.nulls(len(value), pa.string()))
+            text = pc.if_else(plain, pc.binary_join_element_wise("'", value, "'", ""),
+                              pa.nulls(len(value), pa.string()))
         else:
             return None
         text = pc.if_else(value.is_null(), "None", text)  # a null text of a present value stays null: Python's

@@ -331,6 +331,16 @@ class _Decoder:
             self._cache.partition_shapes.append(self._cache.shape_of(value) if shape is None else shape)
         return code
 
+    def _register_new(self, keys: list, values: list, records: Any, shape: int) -> range:
+        """The codes of records whose ``keys`` are distinct and not registered yet: registered at once, as
+        :meth:`_register` would one by one, and kept as the Arrow struct array ``records`` too."""
+        codes = range(len(self.partitions), len(self.partitions) + len(keys))
+        self.partitions.extend(values)
+        self.partitions.columns.append((codes.start, records))
+        self._cache.partition_shapes.extend(array.array("i", [shape]) * len(keys))
+        self._partition_codes.update(zip(keys, codes))
+        return codes
+
     def chunk(self, data: bytes, manifest: dict[str, Any], location: str):
         """The manifest's entries as a ``pyarrow.Table`` (``manifest`` column 0: set when assembled)."""
         import pyarrow as pa
@@ -525,13 +535,8 @@ class _Decoder:
                     for i, value in zip(new, values):
                         found[i] = self._register(texts[i], value, shape) if value is not None else \
                             self._register(registry_key(value), value)
-                else:  # all at once, as _register would one by one (their keys are distinct and new)
-                    codes = range(len(self.partitions), len(self.partitions) + len(new))
-                    self.partitions.extend(values)
-                    self.partitions.columns.append((codes.start, records))
-                    self._cache.partition_shapes.extend(array.array("i", [shape]) * len(new))
-                    self._partition_codes.update(zip([texts[i] for i in new], codes))
-                    for i, code in zip(new, codes):
+                else:
+                    for i, code in zip(new, self._register_new([texts[i] for i in new], values, records, shape)):
                         found[i] = code
             else:
                 for i, value in zip(new, values):
