@@ -186,10 +186,13 @@ class EntryIndex:
     def rows(self, mask=None, columns: Optional[list[str]] = None):
         """A ``pyarrow.Table`` of the rows a boolean mask selects (all when None), of ``columns`` only when given
         (a filter copies what it keeps: the metrics of every row, unless they are left out)."""
+        import numpy as np
         import pyarrow as pa
 
         table = self.table if columns is None else self.table.select(columns)
-        return table if mask is None else table.filter(pa.array(mask))
+        if mask is None or np.asarray(mask).all():  # a filter copies even a table it keeps whole
+            return table
+        return table.filter(pa.array(mask))
 
     def partition_values(self, codes) -> list:
         """The partition records of ``codes`` (values of the ``partition`` column)."""
