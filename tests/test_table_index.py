@@ -510,3 +510,37 @@ def test_every_partitions_label_made_column_wise_is_the_text_python_makes():
         "{'f': 1.5}", "{'i': -7, 's': 'tab\\t', 'b': False, 'd': datetime.date(1, 1, 1)}",
         "{'i': None, 's': \"x'y\", 'b': None, 'd': None}",
         "{'i': 1, 's': 'a', 'b': True, 'd': datetime.date(2024, 1, 31)}", None]
+
+
+def test_the_registry_keeps_records_registered_from_arrow_as_arrow_and_reads_them_as_dicts():
+    """Records registered from an Arrow column are kept as Arrow only (no Python dict per partition), between
+    records registered by value; reading one code, a slice, many codes (``take``, repeats and any order) or
+    the whole registry gives the dicts Python makes of them, and the frames' partition column shares one dict
+    per distinct partition."""
+    import datetime
+
+    import pyarrow as pa
+
+    from puffin_explorer.iceberg.columns import partitions
+
+    cache = index_module.EntryCache()
+    decoder = cache.decoder(False)
+    kind = pa.struct([("d", pa.date32()), ("n", pa.int32())])
+    first = [{"d": datetime.date(2024, 1, 1), "n": 1}, {"d": None, "n": 2}]
+    assert decoder._partition_codes_of(pa.array(first, kind)).to_pylist() == [0, 1]
+    assert decoder._register(index_module.registry_key({"f": 0.5}), {"f": 0.5}) == 2
+    assert decoder._partition_codes_of(pa.array([first[1], {"d": None, "n": 3}], kind)).to_pylist() == [1, 3]
+    every = first + [{"f": 0.5}, {"d": None, "n": 3}]
+    parts = cache.partitions
+    assert len(parts) == 4 and list(parts) == every and parts == every
+    assert [(start, len(col)) for start, col in parts.columns] == [(0, 2), (3, 1)]
+    assert [parts[i] for i in range(4)] == every and parts[-1] == every[3] and parts[1:3] == every[1:3]
+    assert parts.take([3, 0, 2, 3]) == [every[3], every[0], every[2], every[3]] and parts.take([]) == []
+    with pytest.raises(IndexError):
+        parts[4]
+    with pytest.raises(IndexError):
+        parts.take([0, 4])
+    index = index_module.EntryIndex(None, pa.table({"partition": pa.array([3, None, 3, 0], pa.int32())}), [], parts)
+    shown = partitions(index, index.table)
+    assert shown.tolist() == [every[3], None, every[3], every[0]] and shown[0] is shown[2]
+    assert index.partition_values([2, None, 9, 1]) == [every[2], None, None, every[1]]

@@ -129,7 +129,7 @@ def partition_labels(index: "EntryIndex", codes, label: Callable[[Any], Optional
             every = index.derived[key] = _every_label(parts, label)
         else:
             every = None
-            some = pa.array([label(parts[i]) for i in present.tolist()] + [None], pa.string())
+            some = pa.array([label(r) for r in parts.take(present)] + [None], pa.string())
             out = some.take(pa.array(np.where(c < 0, len(present), np.searchsorted(present, np.maximum(c, 0)))))
     if every is not None:
         out = every.take(pa.array(np.where(c < 0, len(every) - 1, c)))
@@ -157,7 +157,7 @@ def _every_label(parts, label: Callable[[Any], Optional[str]]):
     left = np.ones(n, dtype=bool)
     left[done] = False
     rest = np.flatnonzero(left)
-    texts.append(pa.array([label(parts[i]) for i in rest.tolist()], pa.string()))
+    texts.append(pa.array([label(r) for r in parts.take(rest)], pa.string()))
     place = np.empty(n, dtype=np.int64)
     place[np.concatenate([done, rest])] = np.arange(n, dtype=np.int64)
     return pa.concat_arrays([pa.concat_arrays(texts).take(pa.array(place)), pa.array([None], pa.string())])
@@ -204,10 +204,11 @@ def partitions(index: "EntryIndex", rows):
     import numpy as np
 
     codes = rows.column("partition")
-    table = objects(list(index.partitions) + [None])
     c = codes.to_numpy(zero_copy_only=False)
-    c = np.where(codes.is_null().to_numpy(zero_copy_only=False), len(table) - 1, c).astype(np.int64)
-    return table[c]
+    c = np.where(codes.is_null().to_numpy(zero_copy_only=False), -1, c).astype(np.int64)
+    present, at = np.unique(c, return_inverse=True)  # a null (-1) first
+    valid = present[present >= 0]
+    return objects([None] * (len(present) - len(valid)) + index.partitions.take(valid))[at.reshape(-1)]
 
 
 def int_columns(df, rows: list[dict[str, Any]], columns) -> None:

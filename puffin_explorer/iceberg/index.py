@@ -41,6 +41,7 @@ read before the damage stay in the index.
 from __future__ import annotations
 
 import array
+import bisect
 import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional
@@ -142,7 +143,7 @@ class EntryIndex:
     snapshot_id: Optional[int]
     table: Any  # pyarrow.Table
     manifests: list[dict[str, Any]]
-    partitions: list[Any]
+    partitions: "PartitionRecords"
     findings: list[Finding] = field(default_factory=list)
     metrics: bool = False
     #: what analyses derived from these entries (the index never changes once built), by name
@@ -197,7 +198,12 @@ class EntryIndex:
     def partition_values(self, codes) -> list:
         """The partition records of ``codes`` (values of the ``partition`` column)."""
         parts = self.partitions
-        return [parts[c] if c is not None and 0 <= c < len(parts) else None for c in codes]
+        codes = list(codes)
+        valid = [i for i, c in enumerate(codes) if c is not None and 0 <= c < len(parts)]
+        out = [None] * len(codes)
+        for i, value in zip(valid, parts.take([codes[i] for i in valid])):
+            out[i] = value
+        return out
 
     def manifest_paths(self, codes) -> list[str]:
         paths = [m.get("manifest_path") for m in self.manifests]
@@ -334,12 +340,11 @@ class _Decoder:
             self._cache.partition_shapes.append(self._cache.shape_of(value) if shape is None else shape)
         return code
 
-    def _register_new(self, keys: list, values: list, records: Any, shape: int) -> range:
+    def _register_new(self, keys: list, records: Any, shape: int) -> range:
         """The codes of records whose ``keys`` are distinct and not registered yet: registered at once, as
-        :meth:`_register` would one by one, and kept as the Arrow struct array ``records`` too."""
+        :meth:`_register` would one by one, and kept as the Arrow struct array ``records`` (no Python record)."""
         codes = range(len(self.partitions), len(self.partitions) + len(keys))
-        self.partitions.extend(values)
-        self.partitions.columns.append((codes.start, records))
+        self.partitions.extend_arrow(records)
         self._cache.partition_shapes.extend(array.array("i", [shape]) * len(keys))
         self._partition_codes.update(zip(keys, codes))
         return codes
@@ -531,18 +536,17 @@ class _Decoder:
         if new:  # records the table has not had yet: made into Python values once, here
             _, first = np.unique(idx, return_index=True)  # the first row of each dictionary entry, in order
             records = arr.take(pa.array(first[new]))
-            values = records.to_pylist()
             if columnwise:  # every record of the column has its fields' names (as a dict keeps them: once)
                 shape = self._cache.shape_number(tuple(dict.fromkeys(f.name for f in arr.type)))
                 if records.null_count:  # a null record is keyed by value: one by one, in order
-                    for i, value in zip(new, values):
+                    for i, value in zip(new, records.to_pylist()):
                         found[i] = self._register(texts[i], value, shape) if value is not None else \
                             self._register(registry_key(value), value)
                 else:
-                    for i, code in zip(new, self._register_new([texts[i] for i in new], values, records, shape)):
+                    for i, code in zip(new, self._register_new([texts[i] for i in new], records, shape)):
                         found[i] = code
             else:
-                for i, value in zip(new, values):
+                for i, value in zip(new, records.to_pylist()):
                     found[i] = self._register(registry_key(value), value)
         return pa.array(np.asarray(found, dtype=np.int32)[idx], pa.int32())
 
@@ -768,14 +772,78 @@ def _map_as_list(column, type_):
     return pa.chunked_array(chunks, type_) if chunks else pa.chunked_array([], type_)
 
 
-class PartitionRecords(list):
-    """The registry's distinct partition records, by code (a list), and, for the codes registered from an Arrow
-    column, those records as Arrow too (``columns``: (first code, struct array) pieces), so that a label of every
-    partition can be made column-wise (:func:`.columns.partition_labels`)."""
+class PartitionRecords:
+    """The registry's distinct partition records, by code: a read-only sequence.  Records registered from an Arrow
+    column stay Arrow (``columns``: (first code, struct array) pieces, which also let a label of every partition
+    be made column-wise, :func:`.columns.partition_labels`) and become Python dicts only when read; a record
+    registered by value is kept as that value.  Reading many codes at once: :meth:`take`."""
 
     def __init__(self) -> None:
-        super().__init__()
         self.columns: list[tuple[int, Any]] = []
+        self._starts: list[int] = []  # the first code of each piece
+        self._pieces: list[Any] = []  # a list of values, or a struct array
+        self._length = 0
+
+    def append(self, value: Any) -> None:
+        if not self._pieces or not isinstance(self._pieces[-1], list):
+            self._starts.append(self._length)
+            self._pieces.append([])
+        self._pieces[-1].append(value)
+        self._length += 1
+
+    def extend_arrow(self, records: Any) -> None:
+        """Register the records of a struct array under the next codes, kept as Arrow."""
+        self._starts.append(self._length)
+        self._pieces.append(records)
+        self.columns.append((self._length, records))
+        self._length += len(records)
+
+    def __len__(self) -> int:
+        return self._length
+
+    def __getitem__(self, code: Any) -> Any:
+        if isinstance(code, slice):
+            return [self[i] for i in range(*code.indices(self._length))]
+        code = int(code)
+        if code < 0:
+            code += self._length
+        if not 0 <= code < self._length:
+            raise IndexError(f"partition code {code} of {self._length}")
+        k = bisect.bisect_right(self._starts, code) - 1
+        piece, at = self._pieces[k], code - self._starts[k]
+        return piece[at] if isinstance(piece, list) else piece[at].as_py()
+
+    def __iter__(self):
+        for piece in self._pieces:
+            yield from piece if isinstance(piece, list) else piece.to_pylist()
+
+    def __eq__(self, other: Any) -> bool:
+        return list(self) == list(other) if isinstance(other, (list, PartitionRecords)) else NotImplemented
+
+    def __repr__(self) -> str:
+        return f"PartitionRecords({len(self)} records)"
+
+    def take(self, codes: Any) -> list:
+        """The records of ``codes`` (valid codes, any order, repeats allowed), one Python value per code, made
+        column-wise from each Arrow piece."""
+        import numpy as np
+        import pyarrow as pa
+
+        codes = np.asarray(codes, dtype=np.int64)
+        out: list[Any] = [None] * len(codes)
+        if not len(codes):
+            return out
+        if codes.min() < 0 or codes.max() >= self._length:
+            raise IndexError(f"partition codes outside 0..{self._length - 1}")
+        piece_of = np.searchsorted(np.asarray(self._starts, dtype=np.int64), codes, side="right") - 1
+        for k in np.unique(piece_of).tolist():
+            where = np.flatnonzero(piece_of == k)
+            piece, at = self._pieces[k], codes[where] - self._starts[k]
+            values = [piece[i] for i in at.tolist()] if isinstance(piece, list) else \
+                piece.take(pa.array(at)).to_pylist()
+            for w, v in zip(where.tolist(), values):
+                out[w] = v
+        return out
 
 
 class EntryCache:
@@ -1266,13 +1334,14 @@ def _validate_partitions(index: EntryIndex, partition_specs: dict, cache: "Entry
         flags[uniq[todo][settled]] = 1
         del flags
         todo[np.flatnonzero(todo)[settled]] = False
-        for code, r, number in zip(uniq[todo].tolist(), rows[first[todo]].tolist(), shapes[~settled].tolist()):
+        records = index.partitions.take(uniq[todo])  # the records checked one by one, made column-wise at once
+        for code, r, number, value in zip(uniq[todo].tolist(), rows[first[todo]].tolist(),
+                                          shapes[~settled].tolist(), records):
             path = None
             if (spec_id, code) in seen:  # found where it was first seen (again when decoded with metrics)
                 path = index.manifests[manifest[r]].get("manifest_path") or ""
                 yield from (f for f in seen[(spec_id, code)] if f[2] == path)
                 continue
-            value = index.partitions[code]
             have, ok = cache.shapes[number], names_ok[number]
             found = []
             if not ok:

@@ -142,7 +142,8 @@ def _manifest_rows(io, row: dict, specs: dict, metrics: bool, text=partition_jso
                 keys[id(f)] = f"{spec_id}:{partition_json(cache.partitions[code])}"
     if chunk is not None and chunk.num_rows:
         codes = chunk.column("partition").to_pylist()
-        texts = {c: text(cache.partitions[c]) for c in set(codes) if c is not None}
+        present = sorted({c for c in codes if c is not None})
+        texts = {c: text(r) for c, r in zip(present, cache.partitions.take(present))}
         cols = {}
         for f in schema:
             if f.name == "partition":
