@@ -422,8 +422,7 @@ class DeleteDebt(RichRepr):
         from .index import build_index
 
         ix = build_index(self.source, self.snapshot_id, content="deletes")
-        df = file_frame(self.source, ix, ix.mask(), decode=False)
-        df = df[df.kind == "position-deletes"]
+        df = file_frame(self.source, ix, ix.mask(["position-deletes"]), decode=False)  # a frame of those only
         return df[["file_path", "record_count", "file_size_in_bytes", "partition", "sequence_number"]] \
             .reset_index(drop=True)
 
