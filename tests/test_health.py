@@ -435,3 +435,22 @@ def test_the_bounded_frames_of_nothing_are_empty_frames(wh):
     assert (len(frame), files, nbytes) == (0, 0, 0)
     frame, files, nbytes = reads.expired_only(set(), [1])
     assert (frame.to_dict("list"), files, nbytes) == ({"location": ["/t/metadata/snap-1.avro"], "size": [10]}, 1, 10)
+
+
+@pytest.mark.parametrize("name", ["shop.orders", "shop.events"])
+def test_column_metrics_summed_batch_by_batch_are_the_whole_tables(monkeypatch, name):
+    """The driver sums data files' column metrics a batch at a time (``METRIC_BATCH`` files, so that a batch
+    bounds the memory): batches of two files give the same doctor, column frame and clustering as one batch."""
+    import pandas as pd
+
+    from puffin_explorer.iceberg import health as health_module
+
+    whole = Warehouse(str(WAREHOUSE)).table(name).health(now=NOW, list_files=False)
+    monkeypatch.setattr(health_module, "METRIC_BATCH", 2)
+    batched = Warehouse(str(WAREHOUSE)).table(name).health(now=NOW, list_files=False)
+    assert batched.to_dict() == whole.to_dict()
+    for frame in ("columns", "clustering"):
+        assert (frame in batched.frames) == (frame in whole.frames)
+        if frame in whole.frames:
+            pd.testing.assert_frame_equal(batched.frames[frame], whole.frames[frame])
+    assert len(whole.frames["columns"]) >= 3

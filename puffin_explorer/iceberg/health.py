@@ -101,6 +101,9 @@ def _map(options: dict[str, Any]) -> str:
 # ---- the checks ---------------------------------------------------------------------------------
 #: The measures whose answers make :class:`FileAggregates` (each one row, or one per partition or size class).
 SUM_MEASURES = ("file_totals", "delete_totals", "partition_totals", "size_histogram", "dangling_deletes")
+#: Data files whose column metrics are summed at a time on the driver: the metrics of a batch are copied out of
+#: the index and flattened (several int64 arrays per map entry), so the batch bounds that memory.
+METRIC_BATCH = 20_000
 #: Data files kept in ``frames["amplification"]`` (driver and Spark alike): the ones merging the most delete files.
 AMPLIFICATION_ROWS = 1_000
 #: Rows kept in ``frames["expired_only"]`` (driver and Spark alike; Spark's ``frames["orphans"]`` too): the
@@ -323,9 +326,9 @@ def driver_file_aggregates(source: "TableSource", index, target: int, small_size
     lows: list = []
     highs: list = []
     if index.metrics:
-        metrics = index.table.select(list(METRIC_COLUMNS)).take(pa.array(at))
-        for start in range(0, len(at), 100_000):
-            part = metrics.slice(start, 100_000)
+        metrics = index.table.select(list(METRIC_COLUMNS))
+        for start in range(0, len(at), METRIC_BATCH):  # a batch's metrics copied at a time, never all of them
+            part = metrics.take(pa.array(at[start:start + METRIC_BATCH]))
             partial.add_arrow(np.arange(start, start + part.num_rows), part, fields)
             if column is not None:
                 lows += column_bounds(part.column("lower_bounds"), fields, column)
@@ -471,8 +474,13 @@ def table_health(source: "TableSource", now: Any = None, older_than: Any = None,
     listing (no orphan check, no manifest-list sizes).  Clustering is measured on ``cluster_by`` when
     given, else on the default sort order's first column (none when the table has no sort order).
     """
-    return doctor(source, DriverReads(source), now=now, older_than=older_than, catalog=catalog, name=name,
-                  list_files=list_files, cluster_by=cluster_by)
+    from .._memory import release_arrow_pages
+
+    try:
+        return doctor(source, DriverReads(source), now=now, older_than=older_than, catalog=catalog, name=name,
+                      list_files=list_files, cluster_by=cluster_by)
+    finally:
+        release_arrow_pages()  # the measures' and frames' columns it built and dropped
 
 
 def doctor(source: "TableSource", reads: Any, now: Any = None, older_than: Any = None, catalog: str = "spark_catalog",

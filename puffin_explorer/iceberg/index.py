@@ -46,6 +46,7 @@ import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional
 
+from .._memory import release_arrow_pages
 from ..errors import NotFoundError, PuffinError, SourceError
 from ..regions import Finding, Severity
 from . import manifests as mf, vanished
@@ -1063,6 +1064,7 @@ def build_index(source: "TableSource", snapshot_id: Optional[int] = None, conten
             if bar is not None:
                 bar.update(len(batch))
             del fetched
+            release_arrow_pages()
     finally:
         if bar is not None:
             bar.close()
@@ -1089,6 +1091,8 @@ def build_index(source: "TableSource", snapshot_id: Optional[int] = None, conten
     index.findings = vanished.as_noted(source, snap.snapshot_id, _capped(raw))
     if keep:
         cache.indexes[key] = index
+    if todo:
+        release_arrow_pages()  # what decoding built and dropped (DuckDB's columns, casts) goes back
     _raise_if_strict(index, strict)
     return index
 
