@@ -1064,7 +1064,6 @@ def build_index(source: "TableSource", snapshot_id: Optional[int] = None, conten
             if bar is not None:
                 bar.update(len(batch))
             del fetched
-            release_arrow_pages()
     finally:
         if bar is not None:
             bar.close()
