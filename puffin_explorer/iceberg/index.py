@@ -41,7 +41,6 @@ read before the damage stay in the index.
 from __future__ import annotations
 
 import array
-import bisect
 import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional
@@ -780,10 +779,13 @@ class PartitionRecords:
     registered by value is kept as that value.  Reading many codes at once: :meth:`take`."""
 
     def __init__(self) -> None:
-        self.columns: list[tuple[int, Any]] = []
         self._starts: list[int] = []  # the first code of each piece
         self._pieces: list[Any] = []  # a list of values, or a struct array
         self._length = 0
+
+    @property
+    def columns(self) -> list[tuple[int, Any]]:
+        return [(start, piece) for start, piece in zip(self._starts, self._pieces) if not isinstance(piece, list)]
 
     def append(self, value: Any) -> None:
         if not self._pieces or not isinstance(self._pieces[-1], list):
@@ -796,7 +798,6 @@ class PartitionRecords:
         """Register the records of a struct array under the next codes, kept as Arrow."""
         self._starts.append(self._length)
         self._pieces.append(records)
-        self.columns.append((self._length, records))
         self._length += len(records)
 
     def __len__(self) -> int:
@@ -804,15 +805,9 @@ class PartitionRecords:
 
     def __getitem__(self, code: Any) -> Any:
         if isinstance(code, slice):
-            return [self[i] for i in range(*code.indices(self._length))]
+            return self.take(range(*code.indices(self._length)))
         code = int(code)
-        if code < 0:
-            code += self._length
-        if not 0 <= code < self._length:
-            raise IndexError(f"partition code {code} of {self._length}")
-        k = bisect.bisect_right(self._starts, code) - 1
-        piece, at = self._pieces[k], code - self._starts[k]
-        return piece[at] if isinstance(piece, list) else piece[at].as_py()
+        return self.take([code + self._length if code < 0 else code])[0]
 
     def __iter__(self):
         for piece in self._pieces:
