@@ -544,3 +544,19 @@ def test_the_registry_keeps_records_registered_from_arrow_as_arrow_and_reads_the
     shown = partitions(index, index.table)
     assert shown.tolist() == [every[3], None, every[3], every[0]] and shown[0] is shown[2]
     assert index.partition_values([2, None, 9, 1]) == [every[2], None, None, every[1]]
+
+
+def test_the_control_byte_pass_reads_only_the_bytes_of_the_values_a_slice_holds():
+    import pyarrow as pa
+
+    may_hold = index_module._may_hold_control_bytes
+    paths = ["s3://b/a.parquet", "s3://b/tab\there.parquet", "s3://b/é.parquet", None, "s3://b/del\x7f.parquet"]
+    for type_ in (pa.string(), pa.large_string()):
+        arr = pa.array(paths, type_)
+        assert may_hold(arr) and may_hold(pa.chunked_array([arr]))
+        assert not may_hold(arr.slice(0, 1)) and not may_hold(arr.slice(2, 2))  # the tab and DEL lie outside
+        assert may_hold(arr.slice(1, 1)) and may_hold(arr.slice(4, 1))
+        assert not may_hold(pa.chunked_array([arr.slice(0, 1), arr.slice(2, 2)]))
+        assert may_hold(pa.chunked_array([arr.slice(2, 2), arr.slice(4, 1)]))
+        assert not may_hold(pa.array(["", None], type_)) and not may_hold(pa.chunked_array([], type_))
+    assert may_hold(pa.array([1, 2]))  # not a string column: the regex decides

@@ -1280,12 +1280,35 @@ def _control_characters(index: EntryIndex, name: str, report: Callable) -> Itera
     from ..io.locations import CONTROL_PATTERN, describe
 
     col = index.table.column(name)
+    if not _may_hold_control_bytes(col):
+        return
     hit = pc.fill_null(pc.match_substring_regex(col, CONTROL_PATTERN), False).to_numpy(zero_copy_only=False)
     if hit.any():
         values = col.to_pylist() if hit.sum() else []
         yield from report("iceberg.path-control-character", Severity.ERROR, hit,
                           lambda r: f"{name} {values[r]!r} holds the control character {describe(values[r])}; "
                                     "the file is not opened")
+
+
+def _may_hold_control_bytes(column) -> bool:
+    """Whether a string column's value bytes hold a byte of ``CONTROL_PATTERN`` (0x00-0x1f, 0x7f): one pass
+    over its buffers, which the regex then only runs after (UTF-8 puts no such byte inside a character)."""
+    import numpy as np
+    import pyarrow as pa
+
+    for chunk in column.chunks if isinstance(column, pa.ChunkedArray) else [column]:
+        if not len(chunk):
+            continue
+        if not (pa.types.is_string(chunk.type) or pa.types.is_large_string(chunk.type)):
+            return True
+        _, offsets, data = chunk.buffers()
+        if data is None:
+            continue
+        ends = np.frombuffer(offsets, np.int64 if pa.types.is_large_string(chunk.type) else np.int32)
+        values = np.frombuffer(data, np.uint8)[ends[chunk.offset]:ends[chunk.offset + len(chunk)]]
+        if (values < 0x20).any() or (values == 0x7F).any():
+            return True
+    return False
 
 
 def _validate_partitions(index: EntryIndex, partition_specs: dict, cache: "EntryCache", manifest,
