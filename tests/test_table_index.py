@@ -93,6 +93,7 @@ def test_duckdb_table_index(fixtures):
 @pytest.mark.parametrize("name", ["shop.orders", "shop.events", "shop.legacy"])
 def test_duckdb_and_fastavro_decode_the_same_index(monkeypatch, name):
     monkeypatch.setattr(index_module, "DUCKDB_FROM_BYTES", 0)  # DuckDB even for these small manifests
+    monkeypatch.setattr(index_module, "BATCH", 1)  # a batch per manifest: each read while the last is chunked
     calls = []
     real = index_module._duckdb
     monkeypatch.setattr(index_module, "_duckdb", lambda: calls.append(1) or real())
@@ -274,18 +275,49 @@ def test_ctrl_c_ends_a_build_cleanly_and_the_next_build_completes(monkeypatch):
 
     pattern = f"{tempfile.gettempdir()}/puffin-explorer-manifests-*"
     before = set(glob.glob(pattern))
-    real = index_module._decode_batch
+    real = index_module._finish_batch
 
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
     t = _orders()
-    monkeypatch.setattr(index_module, "_decode_batch", interrupted)
+    monkeypatch.setattr(index_module, "_finish_batch", interrupted)
     with pytest.raises(KeyboardInterrupt):
         t.index()
     assert set(glob.glob(pattern)) == before  # DuckDB's scratch folder is gone
-    monkeypatch.setattr(index_module, "_decode_batch", real)
+    monkeypatch.setattr(index_module, "_finish_batch", real)
     assert len(t.index()) == 16 and t.index().findings == []
+
+
+def test_ctrl_c_while_duckdb_reads_the_next_batch_ends_its_queries_and_removes_their_files(monkeypatch):
+    import glob
+    import tempfile
+    import threading
+
+    pattern = f"{tempfile.gettempdir()}/puffin-explorer-manifests-*"
+    before = set(glob.glob(pattern))
+    monkeypatch.setattr(index_module, "DUCKDB_FROM_BYTES", 0)
+    monkeypatch.setattr(index_module, "BATCH", 1)
+    real = index_module._finish_batch
+    finished = []
+
+    def interrupted(source, batch, duck):
+        if finished:  # the second batch: the third is being read
+            assert duck.running
+            raise KeyboardInterrupt
+        finished.append(real(source, batch, duck))
+
+    t = Warehouse(str(WAREHOUSE)).table("shop.events")
+    assert len(t.source.manifest_records(t.metadata.current_snapshot_id)) >= 3
+    monkeypatch.setattr(index_module, "_finish_batch", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        t.index()
+    assert set(glob.glob(pattern)) == before  # the scratch folder and the files being read are gone
+    assert not [th for th in threading.enumerate() if th.name.startswith("puffin-explorer-avro")]
+    monkeypatch.setattr(index_module, "_finish_batch", real)
+    monkeypatch.setattr(index_module, "_duckdb", lambda: None)
+    fastavro_built = Warehouse(str(WAREHOUSE)).table("shop.events").index()
+    assert t.index().table.equals(fastavro_built.table)  # the batches decoded before Ctrl-C stay cached
 
 
 def test_a_manifest_listed_twice_is_decoded_once_and_is_a_finding(tmp_path):

@@ -74,8 +74,9 @@ FILE_FIELDS = ("content", "file_path", "file_format", "partition", "record_count
                "content_size_in_bytes")
 METRIC_FIELDS = ("column_sizes", "value_counts", "null_value_counts", "nan_value_counts", "lower_bounds",
                  "upper_bounds", "split_offsets")
-#: Manifests fetched per batch: the bytes of one batch are all that is held at once.
-BATCH = 64
+#: Manifests fetched per batch: the bytes of two batches are all that is held at once (DuckDB reads one
+#: while the last one's columns become chunks; 32 overlapped more of that than 64 at 1,000,000 entries).
+BATCH = 32
 #: ... and at most this many manifest bytes (by the manifest list's manifest_length).
 BATCH_BYTES = 32 << 20
 #: From this many manifest bytes to decode on, DuckDB's read_avro decodes the intact ones (importing
@@ -635,6 +636,7 @@ class _DuckDB:
         import glob
         import os
         import tempfile
+        from concurrent.futures import ThreadPoolExecutor
 
         import duckdb
         import duckdb_extension_avro
@@ -649,20 +651,26 @@ class _DuckDB:
         self.error = duckdb.Error
         self.folder = tempfile.mkdtemp(prefix="puffin-explorer-manifests-")
         self.written = 0
+        self.pool = ThreadPoolExecutor(DECODE_WORKERS, thread_name_prefix="puffin-explorer-avro")
+        self.running: list[_Read] = []
 
     def close(self) -> None:
+        """Interrupt the reads still running, wait for their threads, and remove the scratch folder."""
         import shutil
 
+        for read in self.running:
+            read.interrupt()
+        self.pool.shutdown(wait=True, cancel_futures=True)
+        for read in self.running:
+            read.close()
         self.con.close()
         shutil.rmtree(self.folder, ignore_errors=True)
 
-    def read(self, datas: list[bytes], writer: dict, metrics: bool):
-        """The projected columns of these manifests (one writer schema), with a ``filename`` column; rows in
-        the order of ``datas``, each manifest's contiguous.  Up to :data:`DECODE_WORKERS` queries at once,
-        each over a consecutive share of the manifests (DuckDB decodes without holding the GIL)."""
+    def start(self, datas: list[bytes], writer: dict, metrics: bool) -> "_Read":
+        """Start reading the projected columns of these manifests (one writer schema) in the background:
+        up to :data:`DECODE_WORKERS` queries at once, each over a consecutive share of the manifests
+        (DuckDB decodes without holding the GIL, so the caller goes on turning the last batch into chunks)."""
         import os
-
-        import pyarrow as pa
 
         paths = []
         for data in datas:
@@ -671,43 +679,66 @@ class _DuckDB:
             with open(path, "wb") as fh:
                 fh.write(data)
             paths.append(path)
-        try:
-            sql = _read_avro_sql(writer, metrics)
-            workers = min(len(paths), DECODE_WORKERS)
-            if workers <= 1:
-                return paths, self.con.execute(sql, [paths]).to_arrow_table()
-            step = -(-len(paths) // workers)
-            shares = [paths[i:i + step] for i in range(0, len(paths), step)]
-            return paths, pa.concat_tables(self._at_once(sql, shares))
-        finally:
-            for path in paths:
-                try:
-                    os.remove(path)
-                except OSError:
-                    pass
-
-    def _at_once(self, sql: str, shares: list[list[str]]) -> list:
-        """One query per share of the files, each on a cursor of its own in a thread of its own; Ctrl-C (or
-        any error) interrupts the others."""
-        from concurrent.futures import ThreadPoolExecutor
-
+        sql = _read_avro_sql(writer, metrics)
+        step = -(-len(paths) // min(len(paths), DECODE_WORKERS))
+        shares = [paths[i:i + step] for i in range(0, len(paths), step)]
         cursors = [self.con.cursor() for _ in shares]
+        futures = [self.pool.submit(lambda c, s: c.execute(sql, [s]).to_arrow_table(), cur, share)
+                   for cur, share in zip(cursors, shares)]
+        read = _Read(paths, cursors, futures)
+        self.running.append(read)
+        return read
+
+    def collect(self, read: "_Read"):
+        """The paths and the columns of a started read, with a ``filename`` column; rows in the order of the
+        manifests, each manifest's contiguous.  Ctrl-C (or any error) interrupts its other queries."""
+        from concurrent.futures import wait
+
+        import pyarrow as pa
+
         try:
-            with ThreadPoolExecutor(len(shares), thread_name_prefix="puffin-explorer-avro") as pool:
-                futures = [pool.submit(lambda c, s: c.execute(sql, [s]).to_arrow_table(), cur, share)
-                           for cur, share in zip(cursors, shares)]
-                try:
-                    return [f.result() for f in futures]
-                except BaseException:
-                    for cur in cursors:
-                        try:
-                            cur.interrupt()
-                        except Exception:  # noqa: BLE001 - already finished
-                            pass
-                    raise
+            tables = [f.result() for f in read.futures]
+        except BaseException:
+            read.interrupt()
+            wait(read.futures)  # interrupted queries end at once; their cursors and files go after
+            raise
         finally:
-            for cur in cursors:
+            if read in self.running:
+                self.running.remove(read)
+            read.close()
+        return read.paths, pa.concat_tables(tables) if len(tables) > 1 else tables[0]
+
+
+@dataclass
+class _Read:
+    """One started DuckDB read: its scratch files, cursors and queries."""
+
+    paths: list[str]
+    cursors: list[Any]
+    futures: list[Any]
+
+    def interrupt(self) -> None:
+        for cur in self.cursors:
+            try:
+                cur.interrupt()
+            except Exception:  # noqa: BLE001 - already finished
+                pass
+
+    def close(self) -> None:
+        import os
+
+        for f in self.futures:
+            f.cancel()
+        for cur in self.cursors:
+            try:
                 cur.close()
+            except Exception:  # noqa: BLE001 - closed, or its query still ends on interrupt
+                pass
+        for path in self.paths:
+            try:
+                os.remove(path)
+            except OSError:
+                pass
 
 
 def _read_avro_sql(writer: dict, metrics: bool) -> str:
@@ -1043,6 +1074,7 @@ def build_index(source: "TableSource", snapshot_id: Optional[int] = None, conten
     bar = _progress_bar(len(todo), f"{source.name}: manifests") if todo and _show_progress(
         progress, len(todo)) else None
     read_bytes = 0  # DuckDB is chosen by the bytes read, never by a manifest_length the list claims
+    pending: Optional[tuple[_Batch, int]] = None  # started, not yet chunked: DuckDB reads it meanwhile
     try:
         for batch in _batches(todo):
             locs = [source.locate(m.get("manifest_path") or "") for m in batch]
@@ -1055,10 +1087,18 @@ def build_index(source: "TableSource", snapshot_id: Optional[int] = None, conten
             read_bytes += sum(len(fetched[loc]) for _, loc in ok)
             if duck is None and read_bytes >= DUCKDB_FROM_BYTES:
                 duck = _duckdb() or False
-            _decode_batch(source, ok, fetched, metrics, duck or None)
-            if bar is not None:
-                bar.update(len(batch))
+            started = (_start_batch(source, ok, fetched, metrics, duck or None), len(batch))
             del fetched
+            if pending is not None:
+                _finish_batch(source, pending[0], duck or None)
+                if bar is not None:
+                    bar.update(pending[1])
+            pending = started
+        if pending is not None:
+            _finish_batch(source, pending[0], duck or None)
+            if bar is not None:
+                bar.update(pending[1])
+            pending = None
     finally:
         if bar is not None:
             bar.close()
@@ -1112,26 +1152,35 @@ def _batches(manifests: list[dict[str, Any]]) -> Iterable[list[dict[str, Any]]]:
         yield batch
 
 
-def _decode_batch(source: "TableSource", items: list[tuple[dict, str]], fetched: dict[str, bytes], metrics: bool,
-                  duck: Optional[_DuckDB]) -> None:
-    """Decode a fetched batch into cached chunks: intact manifests through DuckDB (one query per writer
-    schema), the others — and any DuckDB refuses — through the lenient fastavro walker."""
-    import json
+@dataclass
+class _Batch:
+    """A fetched batch of manifests on its way to cached chunks: the ones for fastavro, and DuckDB's reads
+    (one per writer schema) started."""
 
-    import numpy as np
+    fetched: dict[str, bytes]
+    walked: list[tuple[dict, str]]
+    reads: list[tuple[list[tuple[dict, str, dict, int]], bool, Any]]
+    metrics: bool
+
+
+def _start_batch(source: "TableSource", items: list[tuple[dict, str]], fetched: dict[str, bytes], metrics: bool,
+                 duck: Optional[_DuckDB]) -> _Batch:
+    """Start decoding a fetched batch: intact manifests are read by DuckDB in the background (one query
+    per writer schema and share); the others wait for :func:`_finish_batch` and the fastavro walker."""
+    import json
 
     from .avro import scan
 
-    cache: EntryCache = entry_cache(source)
     groups: dict[str, list[tuple[dict, str, dict, int]]] = {}
+    walked = []
     for m, loc in items:
         if duck is not None:
             meta, claimed, damage = scan(fetched[loc])
             if damage is None and meta.get("avro.schema") and meta.get("avro.codec", "null") in ("null", "deflate"):
                 groups.setdefault(meta["avro.schema"], []).append((m, loc, meta, claimed))
                 continue
-        manifest_chunk(source, m, metrics, fetched[loc])
-    decoder = cache.decoder(metrics)
+        walked.append((m, loc))
+    reads = []
     for text, members in groups.items():
         try:
             writer = json.loads(text)
@@ -1139,7 +1188,27 @@ def _decode_batch(source: "TableSource", items: list[tuple[dict, str]], fetched:
             ptype = next((f.get("type") for f in (df_type or {}).get("fields", []) if f.get("name") == "partition"),
                          None) if isinstance(df_type, dict) else None
             partitioned = not (isinstance(ptype, dict) and ptype.get("type") == "record" and not ptype.get("fields"))
-            paths, raw = duck.read([fetched[loc] for _, loc, _, _ in members], writer, metrics)
+            read = duck.start([fetched[loc] for _, loc, _, _ in members], writer, metrics)
+        except Exception:  # noqa: BLE001 - a schema DuckDB cannot be asked for: the fastavro walker explains
+            walked += [(m, loc) for m, loc, _, _ in members]
+            continue
+        reads.append((members, partitioned, read))
+    return _Batch(fetched, walked, reads, metrics)
+
+
+def _finish_batch(source: "TableSource", batch: _Batch, duck: Optional[_DuckDB]) -> None:
+    """Turn a started batch into cached chunks, in the order :func:`_start_batch` met its manifests' kinds:
+    the walked ones first, then each DuckDB read as it completes (any it refuses go to the walker)."""
+    import numpy as np
+
+    cache: EntryCache = entry_cache(source)
+    metrics, fetched = batch.metrics, batch.fetched
+    for m, loc in batch.walked:
+        manifest_chunk(source, m, metrics, fetched[loc])
+    decoder = cache.decoder(metrics)
+    for members, partitioned, read in batch.reads:
+        try:
+            paths, raw = duck.collect(read)
             starts: dict[str, int] = {}
             counts: dict[str, int] = {}
             enc = raw.column("filename").combine_chunks().dictionary_encode() if raw.num_rows else None
