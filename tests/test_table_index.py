@@ -592,3 +592,22 @@ def test_the_control_byte_pass_reads_only_the_bytes_of_the_values_a_slice_holds(
         assert may_hold(pa.chunked_array([arr.slice(2, 2), arr.slice(4, 1)]))
         assert not may_hold(pa.array(["", None], type_)) and not may_hold(pa.chunked_array([], type_))
     assert may_hold(pa.array([1, 2]))  # not a string column: the regex decides
+
+
+@pytest.mark.parametrize("first_duckdb", [True, False])
+def test_a_partition_registered_column_wise_and_by_value_keeps_one_code(monkeypatch, first_duckdb):
+    """DuckDB's reads register partitions column-wise (Arrow keys), the fastavro walker by value (a dict): a
+    table decoded both ways, in either order, gives each partition one code."""
+    monkeypatch.setattr(index_module, "DUCKDB_FROM_BYTES", 0)
+    real = index_module._duckdb
+    t = Warehouse(str(WAREHOUSE)).table("shop.orders")
+    cache = index_module.entry_cache(t.source)
+    ways = [real, lambda: None] if first_duckdb else [lambda: None, real]
+    monkeypatch.setattr(index_module, "_duckdb", ways[0])
+    first = t.index().table
+    registered = len(cache.partitions)
+    assert registered >= 2 and bool(cache.partition_codes.pieces) == first_duckdb
+    cache.clear()  # the decoded manifests go; the table's partition registry stays
+    monkeypatch.setattr(index_module, "_duckdb", ways[1])
+    again = t.index().table
+    assert again.equals(first) and len(cache.partitions) == registered == len(cache.partition_codes)

@@ -336,19 +336,21 @@ class _Decoder:
         the number of its field names, when the caller knows it)."""
         code = self._partition_codes.get(key)
         if code is None:
-            code = self._partition_codes[key] = len(self.partitions)
+            code = len(self.partitions)
+            self._partition_codes.add(key, code)
             self.partitions.append(value)
             self._cache.partition_shapes.append(self._cache.shape_of(value) if shape is None else shape)
         return code
 
-    def _register_new(self, keys: list, records: Any, shape: int) -> range:
-        """The codes of records whose ``keys`` are distinct and not registered yet: registered at once, as
-        :meth:`_register` would one by one, and kept as the Arrow struct array ``records`` (no Python record)."""
-        codes = range(len(self.partitions), len(self.partitions) + len(keys))
+    def _register_new(self, keys: Any, records: Any, shape: int) -> int:
+        """Register records whose keys (an Arrow string array) are distinct and not registered yet, at once, as
+        :meth:`_register` would one by one; records and keys stay Arrow (no Python object per partition).
+        Returns the first of their consecutive codes."""
+        first = len(self.partitions)
         self.partitions.extend_arrow(records)
         self._cache.partition_shapes.extend(array.array("i", [shape]) * len(keys))
-        self._partition_codes.update(zip(keys, codes))
-        return codes
+        self._partition_codes.add_arrow(keys, first)
+        return first
 
     def chunk(self, data: bytes, manifest: dict[str, Any], location: str):
         """The manifest's entries as a ``pyarrow.Table`` (``manifest`` column 0: set when assembled)."""
@@ -447,8 +449,10 @@ class _Decoder:
             cols[f] = self._column(values, self.schema.field(f).type, name, f)
         return pa.Table.from_arrays([cols[f.name] for f in self.schema], schema=self.schema)
 
-    def chunk_from_arrow(self, raw, manifest: dict[str, Any], meta: dict[str, str], partitioned: bool):
-        """The manifest's entries from DuckDB's columns: inheritance and kinds applied column-wise."""
+    def chunk_from_arrow(self, raw, manifest: dict[str, Any], meta: dict[str, str], partitioned: bool,
+                         partition_codes: Any = None):
+        """The manifest's entries from DuckDB's columns: inheritance and kinds applied column-wise
+        (``partition_codes``: the codes of its rows' partitions, when the caller looked up a whole read's)."""
         import numpy as np
         import pyarrow as pa
         import pyarrow.compute as pc
@@ -496,7 +500,9 @@ class _Decoder:
         empty = pc.fill_null(pc.equal(ref, ""), False)
         ref = pc.if_else(empty, pa.nulls(n, pa.string()), ref)
         fmt_col = col("file_format")
-        if partitioned:
+        if partition_codes is not None:
+            part = partition_codes
+        elif partitioned:
             part = self._partition_codes_of(raw.column("partition"))
         else:
             part = pa.array(np.full(n, self._partition_code({}), dtype=np.int32))
@@ -516,40 +522,43 @@ class _Decoder:
         return pa.Table.from_arrays([cols[f.name] for f in sch], schema=sch)
 
     def _partition_codes_of(self, column):
-        """Registry codes of a partition column.  A record of names and integer, string, boolean or date
-        values gets its :func:`registry_key` made column-wise, and a Python record only when the registry
-        has not seen it; any other kind of column, one Python record per distinct value."""
+        """Registry codes of a partition column (call it once per DuckDB read: a lookup costs a pass over the
+        registry's keys).  A record of names and integer, string, boolean or date values gets its
+        :func:`registry_key` made column-wise, looked up and registered in Arrow; a null record, and any other
+        kind of column, one Python record per distinct value."""
         import numpy as np
         import pyarrow as pa
         import pyarrow.compute as pc
 
         arr = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
         keys = _struct_keys(arr)
-        columnwise = keys is not None
-        if not columnwise:  # another kind of record: dictionary-encoded by text, registered value by value
-            keys = pc.cast(arr, pa.string()) if not pa.types.is_struct(arr.type) else \
+        if keys is None:  # another kind of record: dictionary-encoded by text, registered value by value
+            texts = pc.cast(arr, pa.string()) if not pa.types.is_struct(arr.type) else \
                 pa.array([repr(v) for v in arr.to_pylist()], pa.string())
+            enc = texts.dictionary_encode()
+            idx = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+            _, first = np.unique(idx, return_index=True)
+            found = np.array([self._register(registry_key(value), value)
+                              for value in arr.take(pa.array(first)).to_pylist()], dtype=np.int64)
+            return pa.array(found.astype(np.int32)[idx], pa.int32())
         enc = keys.dictionary_encode()
         idx = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
-        texts = enc.dictionary.to_pylist() if columnwise else None  # the keys; other records are keyed by value
-        found = list(map(self._partition_codes.get, texts)) if columnwise else [None] * len(enc.dictionary)
-        new = [i for i, c in enumerate(found) if c is None]
-        if new:  # records the table has not had yet: made into Python values once, here
+        distinct = enc.dictionary
+        found = self._partition_codes.lookup_arrow(distinct)
+        new = np.flatnonzero(found < 0)
+        if new.size:  # records the table has not had yet
             _, first = np.unique(idx, return_index=True)  # the first row of each dictionary entry, in order
             records = arr.take(pa.array(first[new]))
-            if columnwise:  # every record of the column has its fields' names (as a dict keeps them: once)
-                shape = self._cache.shape_number(tuple(dict.fromkeys(f.name for f in arr.type)))
-                if records.null_count:  # a null record is keyed by value: one by one, in order
-                    for i, value in zip(new, records.to_pylist()):
-                        found[i] = self._register(texts[i], value, shape) if value is not None else \
-                            self._register(registry_key(value), value)
-                else:
-                    for i, code in zip(new, self._register_new([texts[i] for i in new], records, shape)):
-                        found[i] = code
+            shape = self._cache.shape_number(tuple(dict.fromkeys(f.name for f in arr.type)))
+            if records.null_count:  # a null record is keyed by value: one by one, in order
+                texts = distinct.take(pa.array(new)).to_pylist()
+                for i, key, value in zip(new.tolist(), texts, records.to_pylist()):
+                    found[i] = self._register(key, value, shape) if value is not None else \
+                        self._register(registry_key(value), value)
             else:
-                for i, value in zip(new, records.to_pylist()):
-                    found[i] = self._register(registry_key(value), value)
-        return pa.array(np.asarray(found, dtype=np.int32)[idx], pa.int32())
+                found[new] = self._register_new(distinct.take(pa.array(new)), records, shape) + \
+                    np.arange(new.size)
+        return pa.array(found.astype(np.int32)[idx], pa.int32())
 
     def _bad(self, name: str):
         def bad(i: int, field_name: str, value: Any) -> None:
@@ -873,6 +882,64 @@ class PartitionRecords:
         return out
 
 
+class PartitionKeys:
+    """The registry keys of a table's partition codes.  Keys of records registered column-wise stay Arrow
+    (pieces of consecutive codes, looked up column-wise: no Python string per partition); keys of records
+    registered by value are a dict, which takes the Arrow pieces' keys too the first time a text key misses."""
+
+    def __init__(self) -> None:
+        self.by_value: dict[Any, int] = {}
+        self.pieces: list[tuple[int, Any]] = []  # (first code, Arrow string array of keys)
+        self._synced = 0  # pieces[:_synced] are in by_value too
+        self._texts_by_value = 0  # text keys registered by value: a column's lookup asks the dict for them
+
+    def __len__(self) -> int:
+        return len(self.by_value) + sum(len(keys) for _, keys in self.pieces[self._synced:])
+
+    def get(self, key: Any) -> Optional[int]:
+        code = self.by_value.get(key)
+        if code is None and isinstance(key, str) and self._synced < len(self.pieces):
+            for first, keys in self.pieces[self._synced:]:  # once: a by-value lookup of a column-wise table
+                self.by_value.update(zip(keys.to_pylist(), range(first, first + len(keys))))
+            self._synced = len(self.pieces)
+            code = self.by_value.get(key)
+        return code
+
+    def add(self, key: Any, code: int) -> None:
+        self.by_value[key] = code
+        self._texts_by_value += isinstance(key, str)
+
+    def add_arrow(self, keys: Any, first: int) -> None:
+        """Register distinct, new text keys (an Arrow string array) as the codes ``first``, ``first + 1``, …"""
+        import pyarrow as pa
+
+        self.pieces.append((first, keys.cast(pa.string())))
+
+    def lookup_arrow(self, keys: Any):
+        """The codes of distinct text keys (an Arrow string array) as a numpy array, -1 for a key not registered:
+        one ``index_in`` of the registry's Arrow keys against them, then the dict for keys registered by value."""
+        import numpy as np
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        found = np.full(len(keys), -1, dtype=np.int64)
+        if self.pieces:
+            registered = pa.chunked_array([k for _, k in self.pieces], pa.string())
+            at = pc.fill_null(pc.index_in(registered, value_set=keys), -1).to_numpy()
+            hit = np.flatnonzero(at >= 0)
+            starts = np.cumsum([0] + [len(k) for _, k in self.pieces])
+            piece = np.searchsorted(starts, hit, side="right") - 1
+            firsts = np.array([first for first, _ in self.pieces], dtype=np.int64)
+            found[at[hit]] = firsts[piece] + (hit - starts[piece])
+        if self._texts_by_value:
+            missing = np.flatnonzero(found < 0)
+            for i, key in zip(missing.tolist(), keys.take(pa.array(missing)).to_pylist()):
+                code = self.by_value.get(key)
+                if code is not None:
+                    found[i] = code
+        return found
+
+
 class EntryCache:
     """What a table has decoded: one column chunk per manifest (per manifest-list record, since
     inheritance depends on it, and per ``metrics``), the assembled indexes, and one registry of
@@ -880,7 +947,7 @@ class EntryCache:
 
     def __init__(self) -> None:
         self.partitions = PartitionRecords()
-        self.partition_codes: dict[Any, int] = {}
+        self.partition_codes = PartitionKeys()
         self.chunks: dict[tuple, tuple[Any, list]] = {}
         self.indexes: dict[tuple, EntryIndex] = {}
         self.decoders: dict[bool, _Decoder] = {}
@@ -1222,12 +1289,15 @@ def _finish_batch(source: "TableSource", batch: _Batch, duck: Optional[_DuckDB])
                     if name in starts:
                         raise ValueError("rows of one manifest are not contiguous")
                     starts[name], counts[name] = a, b - a
-            chunks = []
             for (m, loc, meta, claimed), path in zip(members, paths):
                 if counts.get(path, 0) != claimed:
                     raise ValueError(f"{loc}: DuckDB read {counts.get(path, 0)} records, the blocks claim {claimed}")
-                rows = raw.slice(starts.get(path, 0), counts.get(path, 0))
-                chunks.append((m, decoder.chunk_from_arrow(rows, m, meta, partitioned)))
+            codes = decoder._partition_codes_of(raw.column("partition")) if partitioned and raw.num_rows else None
+            chunks = []
+            for (m, loc, meta, claimed), path in zip(members, paths):
+                at, n = starts.get(path, 0), counts.get(path, 0)
+                chunks.append((m, decoder.chunk_from_arrow(raw.slice(at, n), m, meta, partitioned,
+                                                           codes.slice(at, n) if codes is not None else None)))
         except Exception:  # noqa: BLE001 - DuckDB or a cast refused: the fastavro walker explains
             for m, loc, _, _ in members:
                 manifest_chunk(source, m, metrics, fetched[loc])
