@@ -107,9 +107,7 @@ def row_counts(source: "TableSource", index: "EntryIndex") -> RowCounts:
     from .measures import DELETED_ROWS, run_local
 
     at = np.flatnonzero(index.mask(["data"], deletes=False))
-    data = index.table.select(["file_path", "record_count"]).take(pa.array(at))
     dvs = index.rows(index.mask(["dv"], deletes=True), ["referenced_data_file", "record_count"])
-    keys = normalized(data.column("file_path"))
     kinds = index.rows(index.mask(deletes=True), ["kind"]).column("kind")
     eq_files = int(pc.sum(pc.equal(kinds, "equality-deletes")).as_py() or 0)
     unread: list[str] = []
@@ -124,13 +122,19 @@ def row_counts(source: "TableSource", index: "EntryIndex") -> RowCounts:
 
             counts = position_delete_counts(source, index, on_error=on_error)
     named = list(counts["rows"])
-    # the paths as codes into the distinct data files (a DV or delete naming no live data file gets none)
-    distinct = pc.unique(keys)
+    # every path of the index as a code into its distinct paths, in one pass (the data rows' codes are taken
+    # from them: no copy of their paths); a DV or delete naming no live data file joins none of them
+    encoded = normalized(index.table.column("file_path")).dictionary_encode()
+    distinct = encoded.chunk(encoded.num_chunks - 1).dictionary if encoded.num_chunks else pa.array([], pa.string())
+    path_codes = pc.fill_null(pa.chunked_array([c.indices for c in encoded.chunks], pa.int32()), -1).to_numpy() \
+        if encoded.num_chunks else np.zeros(0, dtype=np.int32)
+    rows_at = path_codes[at].astype(np.int64)
+    del encoded, path_codes
 
     def code(column):
         return pc.cast(pc.index_in(column, value_set=distinct), pa.int64())
 
-    row_code = code(keys)
+    row_code = pa.array(rows_at, pa.int64(), mask=rows_at < 0)
     per_key = run_local(DELETED_ROWS, data=pa.table({"key": row_code}),
                         dvs=pa.table({"ref_key": code(normalized(dvs.column("referenced_data_file").combine_chunks())),
                                       "record_count": pc.fill_null(dvs.column("record_count"), 0)}),
@@ -138,7 +142,6 @@ def row_counts(source: "TableSource", index: "EntryIndex") -> RowCounts:
                                            "rows": pa.array([counts["rows"][k] for k in named], pa.int64()),
                                            "files": pa.array([counts["files"].get(k, 0) for k in named], pa.int64())}))
     # back to the index's data rows (a data file listed twice gets its counts twice, as its rows count twice)
-    rows_at = pc.fill_null(row_code, -1).to_numpy()
     keyed = per_key.column("key").to_numpy()
 
     def col(name: str):
@@ -146,7 +149,7 @@ def row_counts(source: "TableSource", index: "EntryIndex") -> RowCounts:
         dense[keyed] = per_key.column(name).to_numpy()
         return dense[rows_at]
 
-    records = pc.fill_null(data.column("record_count"), 0).to_numpy().astype(np.int64)
+    records = index.ints("record_count", 0)[at].astype(np.int64)
     out = index.derived["row-counts"] = RowCounts(at, records, col("dv_rows"), col("dvs"), col("pos_rows"),
                                                   col("pos_files"), col("superseded"), col("deleted"), eq_files,
                                                   len(unread))
