@@ -150,6 +150,13 @@ def test_delete_debt(wh):
     assert part.data_files.tolist() == [2, 2, 2, 2] and part.candidates.tolist() == [1, 1, 1, 1]
     assert d.candidates().deleted_rows.tolist() == [7_105, 6_953, 6_977, 6_889]
     assert len(wh.table("shop.orders").delete_debt(threshold=0.235).candidates()) == 1
+    assert d.candidate_count == 4 and d.candidates(limit=2).deleted_rows.tolist() == [7_105, 6_953]
+    assert d.candidates(limit=0).empty and d.candidates(limit=9).equals(d.candidates())
+    # ties on the share are broken by path, whether the rest is sorted or not
+    d.per_file = d.per_file.assign(deleted_share=0.5)
+    paths = sorted(d.per_file.file_path)
+    assert d.candidates().file_path.tolist() == paths
+    assert [d.candidates(limit=k).file_path.tolist() for k in (1, 3)] == [paths[:1], paths[:3]]
     legacy = wh.table("shop.legacy").delete_debt()
     assert legacy.position_delete_files().record_count.tolist() == [2_000]
 

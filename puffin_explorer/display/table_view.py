@@ -249,7 +249,7 @@ def _debt_html(debt: Any, opts: RenderOptions) -> str:
     gone = findings_html(debt.findings, max_rows=opts.max_rows) if debt.findings else ""
     facts = gone + H.facts([("deleted", f"<b>{debt.deleted_rows:,}</b> of {plural(debt.records, 'row')} ({debt.deleted_share:.1%})"),
                      ("threshold", f"{debt.threshold:.0%}"),
-                     ("compaction candidates", f"<b>{len(debt.candidates()):,}</b> of {plural(len(debt.per_file), 'data file')}")])
+                     ("compaction candidates", f"<b>{debt.candidate_count:,}</b> of {plural(len(debt.per_file), 'data file')}")])
     part = debt.per_partition()
     shown_part = part.head(opts.max_rows)  # only the rows a table shows are formatted
     body = facts + "<div><i>per partition</i></div>" + _frame_table(
@@ -258,7 +258,7 @@ def _debt_html(debt: Any, opts: RenderOptions) -> str:
          ("record_count", "records", "pe-num"), ("deleted_rows", "deleted", "pe-num"),
          ("deleted_share", "share", "pe-nowrap"), ("candidates", "candidates", "pe-num")], opts,
         "debt.per_partition() has all", total=len(part))
-    cand = debt.candidates()
+    cand = debt.candidates(limit=opts.max_rows)
     if len(cand):
         top = cand.head(opts.max_rows)
         body += "<div><i>compaction candidates (most deleted first)</i></div>" + _frame_table(
@@ -267,7 +267,7 @@ def _debt_html(debt: Any, opts: RenderOptions) -> str:
              ("record_count", "records", "pe-num"), ("deleted_rows", "deleted", "pe-num"),
              ("deleted_share", "share", "pe-nowrap"), ("dvs", "DVs", "pe-num"),
              ("position_delete_files", "pos. delete files", "pe-num")], opts, "debt.candidates() has all",
-            total=len(cand))
+            total=debt.candidate_count)
     pos = debt.position_delete_files()
     if len(pos):
         top = pos.head(opts.max_rows)
@@ -572,9 +572,8 @@ def debt_html(d: Any, opts: RenderOptions = RenderOptions()) -> str:
 
 
 def debt_text(d: Any, opts: RenderOptions = RenderOptions()) -> str:
-    cand = d.candidates()
     lines = [f"delete debt of {T.printable(d.source.name)}: {d.deleted_rows:,} of {plural(d.records, 'row')} deleted "
-             f"({d.deleted_share:.1%}); {len(cand):,} of {plural(len(d.per_file), 'data file')} above {d.threshold:.0%}"]
+             f"({d.deleted_share:.1%}); {d.candidate_count:,} of {plural(len(d.per_file), 'data file')} above {d.threshold:.0%}"]
     if d.findings:  # counted without the files that were gone: say so before any number is read as the whole
         lines[0] = "PARTIAL " + lines[0]
         lines += [T.printable(f"{f.severity.value} {f.code}: {f.message}") for f in d.findings]

@@ -411,9 +411,22 @@ class DeleteDebt(RichRepr):
         g["deleted_share"] = (g.deleted_rows / g.record_count.where(g.record_count > 0)).fillna(0.0)
         return g[["partition", "data_files", "record_count", "deleted_rows", "deleted_share", "candidates"]]
 
-    def candidates(self):
-        """Data files whose deleted share is above the threshold, most deleted first."""
+    @property
+    def candidate_count(self) -> int:
+        """How many data files' deleted share is above the threshold (``len(candidates())``, nothing sorted)."""
+        return int((self.per_file.deleted_share > self.threshold).sum())
+
+    def candidates(self, limit: Optional[int] = None):
+        """Data files whose deleted share is above the threshold, most deleted first (then by path); ``limit``:
+        the first ``limit`` of them only, chosen without sorting the rest (what a view shows of a big table)."""
         df = self.per_file[self.per_file.deleted_share > self.threshold]
+        if limit is not None and 0 <= limit < len(df):
+            import pyarrow as pa
+            import pyarrow.compute as pc
+
+            keys = pa.table({"share": pa.array(df.deleted_share.to_numpy()), "path": pa.array(df.file_path)})
+            df = df.iloc[pc.select_k_unstable(keys, limit, sort_keys=[("share", "descending"),
+                                                                       ("path", "ascending")]).to_numpy()]
         return df.sort_values(["deleted_share", "file_path"], ascending=[False, True]).reset_index(drop=True)
 
     def position_delete_files(self):
@@ -431,7 +444,7 @@ class DeleteDebt(RichRepr):
 
     def __repr__(self) -> str:
         return (f"DeleteDebt({self.source.name!r}, deleted_share={self.deleted_share:.4f}, "
-                f"candidates={len(self.candidates())}{', partial' if self.partial else ''})")
+                f"candidates={self.candidate_count}{', partial' if self.partial else ''})")
 
 
 def _partition_text(value: Any) -> str:
