@@ -443,7 +443,7 @@ def test_partition_labels_are_made_once_per_partition_and_index():
     texts = partition_texts(ix, ix.table.slice(0, 5))
     assert list(texts) == ["customer_id_bucket=0", "customer_id_bucket=1", "customer_id_bucket=2",
                            "customer_id_bucket=3", "customer_id_bucket=0"]
-    assert texts[0] is texts[4]  # rows of one partition share its string
+    assert str(texts.dtype) == "str"  # Arrow's strings: none made in Python until read
 
 
 def test_a_partition_record_has_one_registry_key_whichever_decoder_read_it():

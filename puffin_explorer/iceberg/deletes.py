@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Callable, NamedTuple, Optional
 
 from ..errors import NotFoundError, PuffinError
 from ..regions import Severity
-from .columns import located_strings, normalized, objects, partition_labels, partitions, record_labels, strings
+from .columns import located_strings, normalized, partition_labels, partitions, record_labels, strings
 from . import vanished
 from .findings import TableFinding
 
@@ -254,10 +254,9 @@ partition_text.arrow = lambda records: record_labels(records, "text")  # the sam
 
 
 def partition_texts(index: "EntryIndex", rows):
-    """The partition text of each selected row (an object array), made once per distinct partition: rows of one
-    partition share its string."""
-    labels = partition_labels(index, rows.column("partition"), partition_text, "(unpartitioned)").dictionary_encode()
-    return objects(labels.dictionary.to_pylist())[labels.indices.to_numpy(zero_copy_only=False)]
+    """The partition text of each selected row, made once per distinct partition and kept in Arrow (a pandas
+    ``str`` array: no Python string per row until one is read)."""
+    return strings(partition_labels(index, rows.column("partition"), partition_text, "(unpartitioned)"))
 
 
 __all__ = ["RowCounts", "SnapshotRows", "deleted_rows_per_file", "equality_deletes_applied", "normalized", "partition_text", "partition_texts",
