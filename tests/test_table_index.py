@@ -611,3 +611,18 @@ def test_a_partition_registered_column_wise_and_by_value_keeps_one_code(monkeypa
     monkeypatch.setattr(index_module, "_duckdb", ways[1])
     again = t.index().table
     assert again.equals(first) and len(cache.partitions) == registered == len(cache.partition_codes)
+
+
+@pytest.mark.parametrize("rows_per_slice", [64, 1])
+def test_rows_taken_by_position_are_the_rows_arrow_takes_in_runs_or_scattered(monkeypatch, rows_per_slice):
+    import numpy as np
+    import pyarrow as pa
+
+    monkeypatch.setattr(index_module, "ROWS_PER_SLICE", rows_per_slice)  # 1: every run a slice
+    ix = _orders().index(metrics=True)
+    n = len(ix)
+    assert n == 16
+    for at in ([], [0], list(range(n)), [0, 1, 2, n - 2, n - 1], list(range(0, n, 2)), [n - 1]):
+        got = ix.take(np.array(at, dtype=np.int64), ["file_path", "lower_bounds", "partition"])
+        want = ix.table.select(["file_path", "lower_bounds", "partition"]).take(pa.array(at, pa.int64()))
+        assert got.equals(want) and got.to_pylist() == want.to_pylist()

@@ -284,7 +284,7 @@ def driver_file_aggregates(source: "TableSource", index, target: int, small_size
     relations = codes.relations
     relations.update(sum_relations(target, small_size))
     at = np.flatnonzero(index.mask(["data"]))  # the data rows, in the relations' rid order
-    paths = index.table.column("file_path").take(pa.array(at))
+    paths = index.take(at, ["file_path"]).column("file_path")
     # DELETED_ROWS answered already (row_counts, shared with the card): one row per data file key
     deleted = deleted_rows_of(source, index, paths)
     relations["deleted_rows"] = pa.table({"key": relations["data"].column("key"),
@@ -326,9 +326,8 @@ def driver_file_aggregates(source: "TableSource", index, target: int, small_size
     lows: list = []
     highs: list = []
     if index.metrics:
-        metrics = index.table.select(list(METRIC_COLUMNS))
         for start in range(0, len(at), METRIC_BATCH):  # a batch's metrics copied at a time, never all of them
-            part = metrics.take(pa.array(at[start:start + METRIC_BATCH]))
+            part = index.take(at[start:start + METRIC_BATCH], list(METRIC_COLUMNS))
             partial.add_arrow(np.arange(start, start + part.num_rows), part, fields)
             if column is not None:
                 lows += column_bounds(part.column("lower_bounds"), fields, column)
@@ -337,7 +336,7 @@ def driver_file_aggregates(source: "TableSource", index, target: int, small_size
     if column is not None:
         if not index.metrics:
             lows = highs = [None] * len(at)
-        sizes = index.table.select(["record_count", "file_size_in_bytes"]).take(pa.array(at))
+        sizes = index.take(at, ["record_count", "file_size_in_bytes"])
         d = pd.DataFrame({"pkey": codes.pkeys.take(data_pkey).to_numpy(zero_copy_only=False),
                           "partition": pc.fill_null(codes.partitions.take(data_pkey), "None")
                           .to_numpy(zero_copy_only=False),

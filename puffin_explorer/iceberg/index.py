@@ -87,6 +87,8 @@ DECODE_WORKERS = max(1, min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sche
                             (os.cpu_count() or 1)))
 #: From this many manifests on, a build in an interactive terminal or notebook shows a progress bar.
 PROGRESS_FROM = 200
+#: ``EntryIndex.take`` slices runs of consecutive rows when they average at least this many rows, else takes.
+ROWS_PER_SLICE = 64
 #: Findings of one code listed one by one; the rest are counted in one more finding.
 FINDINGS_PER_CODE = 10
 
@@ -195,6 +197,21 @@ class EntryIndex:
         if mask is None or np.asarray(mask).all():  # a filter copies even a table it keeps whole
             return table
         return table.filter(pa.array(mask))
+
+    def take(self, positions, columns: Optional[list[str]] = None):
+        """A ``pyarrow.Table`` of the rows at ascending ``positions``, of ``columns`` only when given: the runs of
+        consecutive rows are slices of the index (no copy; a manifest's entries are one run), a take only when
+        the rows are scattered (Arrow's take copies every value, the metrics' lists and maps one by one)."""
+        import numpy as np
+        import pyarrow as pa
+
+        table = self.table if columns is None else self.table.select(columns)
+        at = np.asarray(positions, dtype=np.int64)
+        breaks = np.flatnonzero(np.diff(at) != 1) + 1
+        if not len(at) or len(breaks) * ROWS_PER_SLICE > len(at):
+            return table.take(pa.array(at))
+        bounds = zip(np.concatenate([[0], breaks]).tolist(), np.concatenate([breaks, [len(at)]]).tolist())
+        return pa.concat_tables([table.slice(int(at[a]), b - a) for a, b in bounds])
 
     def partition_values(self, codes) -> list:
         """The partition records of ``codes`` (values of the ``partition`` column)."""
