@@ -466,10 +466,10 @@ class _Decoder:
             cols[f] = self._column(values, self.schema.field(f).type, name, f)
         return pa.Table.from_arrays([cols[f.name] for f in self.schema], schema=self.schema)
 
-    def chunk_from_arrow(self, raw, manifest: dict[str, Any], meta: dict[str, str], partitioned: bool,
-                         partition_codes: Any = None):
+    def chunk_from_arrow(self, raw, manifest: dict[str, Any], meta: dict[str, str], partition_codes: Any):
         """The manifest's entries from DuckDB's columns: inheritance and kinds applied column-wise
-        (``partition_codes``: the codes of its rows' partitions, when the caller looked up a whole read's)."""
+        (``partition_codes``: its rows' codes, from :meth:`_partition_codes_of` over the whole read; None for
+        an unpartitioned spec)."""
         import numpy as np
         import pyarrow as pa
         import pyarrow.compute as pc
@@ -519,8 +519,6 @@ class _Decoder:
         fmt_col = col("file_format")
         if partition_codes is not None:
             part = partition_codes
-        elif partitioned:
-            part = self._partition_codes_of(raw.column("partition"))
         else:
             part = pa.array(np.full(n, self._partition_code({}), dtype=np.int32))
         cols = {
@@ -1309,11 +1307,11 @@ def _finish_batch(source: "TableSource", batch: _Batch, duck: Optional[_DuckDB])
             for (m, loc, meta, claimed), path in zip(members, paths):
                 if counts.get(path, 0) != claimed:
                     raise ValueError(f"{loc}: DuckDB read {counts.get(path, 0)} records, the blocks claim {claimed}")
-            codes = decoder._partition_codes_of(raw.column("partition")) if partitioned and raw.num_rows else None
+            codes = decoder._partition_codes_of(raw.column("partition")) if partitioned else None
             chunks = []
             for (m, loc, meta, claimed), path in zip(members, paths):
                 at, n = starts.get(path, 0), counts.get(path, 0)
-                chunks.append((m, decoder.chunk_from_arrow(raw.slice(at, n), m, meta, partitioned,
+                chunks.append((m, decoder.chunk_from_arrow(raw.slice(at, n), m, meta,
                                                            codes.slice(at, n) if codes is not None else None)))
         except Exception:  # noqa: BLE001 - DuckDB or a cast refused: the fastavro walker explains
             for m, loc, _, _ in members:
