@@ -189,14 +189,12 @@ class EntryIndex:
 
     def rows(self, mask=None, columns: Optional[list[str]] = None):
         """A ``pyarrow.Table`` of the rows a boolean mask selects (all when None), of ``columns`` only when given
-        (a filter copies what it keeps: the metrics of every row, unless they are left out)."""
+        (by :meth:`take`: runs of consecutive rows are slices, not copies)."""
         import numpy as np
-        import pyarrow as pa
 
-        table = self.table if columns is None else self.table.select(columns)
         if mask is None or np.asarray(mask).all():  # a filter copies even a table it keeps whole
-            return table
-        return table.filter(pa.array(mask))
+            return self.table if columns is None else self.table.select(columns)
+        return self.take(np.flatnonzero(mask), columns)
 
     def take(self, positions, columns: Optional[list[str]] = None):
         """A ``pyarrow.Table`` of the rows at ascending ``positions``, of ``columns`` only when given: the runs of
