@@ -106,3 +106,80 @@ def test_the_doctors_position_delete_reader_reports_each_unreadable_file_as_a_ro
         ("/t/a.parquet", 3, True, None), ("/t/b.parquet", 1, True, None), (None, None, False, False),
         (None, None, False, True)]
     assert out[2]["error"].startswith(f"{bad}: not a readable Parquet position-delete file (11 bytes): ")
+
+
+def _small_dv_files(tmp_path) -> list[dict]:
+    """Two Puffin files of five small DVs each (the common shape: one bucket, one array container); the
+    third DV of the second file has a wrong CRC.  Rows as the planner sends them, sorted by file and offset."""
+    from puffin_explorer.format.dv import serialize_positions
+    from puffin_explorer.format.puffin import PuffinFile
+    from puffin_explorer.format.writer import PuffinWriter
+
+    rows = []
+    for f in range(2):
+        w = PuffinWriter(properties={"created-by": "test"})
+        for i in range(5):
+            data = serialize_positions([i, i + 3, 100 + f])
+            if (f, i) == (1, 2):
+                data = data[:-1] + bytes([data[-1] ^ 0xFF])
+            w.add_raw_blob(data, "deletion-vector-v1", [2147483546],
+                           properties={"referenced-data-file": f"data-{f}-{i}.parquet", "cardinality": "3"})
+        path = tmp_path / f"dvs-{f}.puffin"
+        path.write_bytes(w.to_bytes())
+        for i, blob in enumerate(PuffinFile(str(path)).blobs):
+            rows.append({"file_path": str(path), "location": None, "referenced_data_file": f"data-{f}-{i}.parquet",
+                         "content_offset": blob.offset, "content_size_in_bytes": blob.length, "record_count": 3})
+    return rows
+
+
+def test_dv_rows_stream_a_file_at_a_time_each_file_opened_once_and_checked_together(tmp_path, monkeypatch):
+    from puffin_explorer import io as io_layer
+    from puffin_explorer.format.dv import DeletionVector
+
+    rows = _small_dv_files(tmp_path)
+    opened = []
+    real = io_layer.ByteSource
+
+    def counting(location, *args, **kwargs):
+        opened.append(location)
+        return real(location, *args, **kwargs)
+
+    monkeypatch.setattr(io_layer, "ByteSource", counting)
+    consumed = []
+
+    def feed():
+        for row in rows:
+            consumed.append(row)
+            yield row
+
+    got = executors._read_dvs(feed(), None)
+    first = next(got)
+    assert len(consumed) == 6  # the first file's five rows, and the row of the next file that ends the group
+    out = [first] + list(got)
+    assert [r["referenced_data_file"] for r, _ in out] == [r["referenced_data_file"] for r in rows]
+    assert [os.path.basename(p) for p in opened] == ["dvs-0.puffin", "dvs-1.puffin"]
+    for row, dv in out:
+        fresh = DeletionVector(dv._data, row["content_offset"])  # parsed on its own, the slow way
+        assert dv.positions().tolist() == fresh.positions().tolist()
+        assert [str(f) for f in dv.findings] == [str(f) for f in fresh.findings]
+        damaged = row["referenced_data_file"] == "data-1-2.parquet"
+        assert dv._fast_valid is not damaged  # the good ones were checked in the numpy pass, not parsed
+        assert [f.code for f in dv.findings] == (["dv.crc"] if damaged else [])
+    assert out[7][1].findings[0].offset == rows[7]["content_offset"] + rows[7]["content_size_in_bytes"] - 4
+
+    monkeypatch.setattr(executors, "GROUP_MAX_ROWS", 2)  # a group never holds more than this many rows
+    opened.clear()
+    list(executors._read_dvs(iter(rows), None))
+    assert len(opened) == 6  # groups of 2, 2, 1 in each file
+
+
+def test_unsorted_dv_rows_give_the_same_positions_with_more_opens(tmp_path):
+    rows = [r for r in _small_dv_files(tmp_path) if r["referenced_data_file"] != "data-1-2.parquet"]
+    decode = executors.decode_positions()
+    ordered = pa.Table.from_batches(list(decode(_batches(rows)))).sort_by([("data_file", "ascending"),
+                                                                           ("pos", "ascending")])
+    shuffled = rows[::2] + rows[1::2]
+    again = pa.Table.from_batches(list(decode(_batches(shuffled)))).sort_by([("data_file", "ascending"),
+                                                                             ("pos", "ascending")])
+    assert again.equals(ordered)
+    assert ordered.num_rows == 27 and ordered.column("pos").to_pylist()[:3] == [0, 3, 100]

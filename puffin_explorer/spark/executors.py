@@ -78,21 +78,27 @@ def _dv_rows(batches: Iterable[Any]) -> Iterator[dict]:
 #: Read all DVs of one Puffin file in one request when they cover at least this share of their span.
 COALESCE_MIN_DENSITY = 0.5
 COALESCE_MAX_SPAN = 64 << 20
+#: At most this many rows of one Puffin file are held before their DVs are read (the rows stream).
+GROUP_MAX_ROWS = 8192
+#: DVs of a group decoded and checked together (:func:`~puffin_explorer.format.dv.validate_many`); bounds
+#: what they hold at once (a vector of that shape has at most 4,096 positions).
+VALIDATE_TOGETHER = 1024
 
 
-def _read_dvs(rows: list[dict], storage_options: Optional[dict]) -> Iterator[tuple[dict, Any]]:
-    """(row, DeletionVector or PuffinError) for each ``delete_files`` row, grouped by Puffin file.
+def _read_dvs(rows: Iterable[dict], storage_options: Optional[dict]) -> Iterator[tuple[dict, Any]]:
+    """(row, DeletionVector or PuffinError) for each ``delete_files`` row, a run of one Puffin file at a time.
 
-    Each Puffin file is opened once.  When its DVs fill most of the span they cover
-    (the usual layout: blobs back to back, then the footer), that span is read in one
-    request and each DV is decoded from its slice, with its absolute file offset;
-    otherwise each DV is read by ``read_dv`` through the one open source.
+    The rows stream: consecutive rows of one Puffin file (at most :data:`GROUP_MAX_ROWS`) are read
+    together, so rows sorted by file and offset (as :func:`~.scans` spreads them, and the planner sorts
+    them) open each file once and hold no more than one group.  When a group's DVs fill most of the span
+    they cover (the usual layout: blobs back to back, then the footer), that span is read in one
+    request and each DV is decoded from its slice, with its absolute file offset; otherwise each DV is
+    read by ``read_range`` through the one open source.
     """
     from ..errors import PuffinError
-    from ..io import ByteSource, read_range
-    from .tables import fsspec_location
 
-    by_file: dict[str, list[dict]] = {}
+    group: list[dict] = []
+    path = None
     for row in rows:
         inline = row.get("inline_dv")
         if inline is not None:  # a Delta DV stored in the log: its framed bytes travel in the plan
@@ -101,24 +107,41 @@ def _read_dvs(rows: list[dict], storage_options: Optional[dict]) -> Iterator[tup
             except PuffinError as exc:
                 yield row, exc
             continue
-        by_file.setdefault(row.get("location") or row["file_path"], []).append(row)
-    for path, group in by_file.items():
-        group.sort(key=lambda r: r["content_offset"] or 0)
-        try:
-            source = ByteSource(fsspec_location(path), storage_options)
-        except PuffinError as exc:
-            for row in group:
-                yield row, exc
-            continue
-        placed = [r for r in group if r["content_offset"] is not None and r["content_size_in_bytes"] is not None]
-        start = min((int(r["content_offset"]) for r in placed), default=0)
-        end = max((int(r["content_offset"]) + int(r["content_size_in_bytes"]) for r in placed), default=0)
-        used = sum(int(r["content_size_in_bytes"]) for r in placed)
-        span = None
-        if 0 <= start < end <= source.size and end - start <= COALESCE_MAX_SPAN \
-                and used >= COALESCE_MIN_DENSITY * (end - start):
-            span = source.read(start, end - start)
+        where = row.get("location") or row["file_path"]
+        if group and (where != path or len(group) >= GROUP_MAX_ROWS):
+            yield from _read_group(path, group, storage_options)
+            group = []
+        path = where
+        group.append(row)
+    if group:
+        yield from _read_group(path, group, storage_options)
+
+
+def _read_group(path: str, group: list[dict], storage_options: Optional[dict]) -> Iterator[tuple[dict, Any]]:
+    """:func:`_read_dvs` for rows of one Puffin file: one open, one request for a dense span."""
+    from ..errors import PuffinError
+    from ..format.dv import DeletionVector, validate_many
+    from ..io import ByteSource, read_range
+    from .tables import fsspec_location
+
+    group.sort(key=lambda r: r["content_offset"] or 0)
+    try:
+        source = ByteSource(fsspec_location(path), storage_options)
+    except PuffinError as exc:
         for row in group:
+            yield row, exc
+        return
+    placed = [r for r in group if r["content_offset"] is not None and r["content_size_in_bytes"] is not None]
+    start = min((int(r["content_offset"]) for r in placed), default=0)
+    end = max((int(r["content_offset"]) + int(r["content_size_in_bytes"]) for r in placed), default=0)
+    used = sum(int(r["content_size_in_bytes"]) for r in placed)
+    span = None
+    if 0 <= start < end <= source.size and end - start <= COALESCE_MAX_SPAN \
+            and used >= COALESCE_MIN_DENSITY * (end - start):
+        span = source.read(start, end - start)
+    for first in range(0, len(group), VALIDATE_TOGETHER):
+        out: list[tuple[dict, Any]] = []
+        for row in group[first:first + VALIDATE_TOGETHER]:
             try:
                 if row["content_offset"] is None or row["content_size_in_bytes"] is None:
                     raise PuffinError("the delete_files row has no content_offset / content_size_in_bytes")
@@ -129,9 +152,13 @@ def _read_dvs(rows: list[dict], storage_options: Optional[dict]) -> Iterator[tup
                     data = span[offset - start:offset - start + length]
                 else:
                     data = read_range(source, offset, length, what="the DV")
-                yield row, _decode_dv_bytes(data, offset, row.get("referenced_data_file"))
+                out.append((row, _decode_dv_bytes(data, offset, row.get("referenced_data_file"))))
             except PuffinError as exc:
-                yield row, exc
+                out.append((row, exc))
+        # the common shape (one bucket, one array container) checked and decoded in one numpy pass, as the
+        # driver's check() does: those vectors need no parse of their own for their findings and positions
+        validate_many([dv for _, dv in out if isinstance(dv, DeletionVector)])
+        yield from out
 
 
 def _decode_dv_bytes(data: bytes, offset: int, referenced_data_file: Optional[str], space: str = "file"):
@@ -152,7 +179,7 @@ def decode_positions(storage_options: Optional[dict] = None, as_lists: bool = Fa
 
         pending: list[tuple[str, np.ndarray]] = []
         pending_rows = 0
-        for row, dv in _read_dvs(list(_dv_rows(batches)), storage_options):
+        for row, dv in _read_dvs(_dv_rows(batches), storage_options):
             if isinstance(dv, PuffinError):
                 # a storage error keeps its class (NotFoundError, ...) through Spark: see errors.spark_error
                 error_class = type(dv) if isinstance(dv, SourceError) else PuffinError
@@ -182,7 +209,7 @@ def decode_dv_facts(storage_options: Optional[dict] = None):
         from ..errors import PuffinError
 
         out: list[dict] = []
-        for row, dv in _read_dvs(list(_dv_rows(batches)), storage_options):
+        for row, dv in _read_dvs(_dv_rows(batches), storage_options):
             fact = {"data_file": row["referenced_data_file"], "delete_file": row["file_path"],
                     "content_offset": row["content_offset"], "content_size_in_bytes": row["content_size_in_bytes"],
                     "record_count": row["record_count"], "cardinality": None, "min_pos": None, "max_pos": None,

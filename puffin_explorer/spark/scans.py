@@ -72,9 +72,20 @@ def _iceberg_positions(spark, table: str, dvs: bool):
     return rows.where(F.col("content_offset").isNotNull() if dvs else F.col("content_offset").isNull())
 
 
+#: DV rows are spread over tasks by Puffin file and by stretch of this many bytes of it.
+SPREAD_STRETCH = 8 << 20
+
+
 def _spread(spark, dvs):
-    """Spread DV rows over the cluster (the metadata table arrives in one partition per manifest)."""
-    return dvs.repartition(_parallelism(spark) * 2, "file_path", "content_offset")
+    """Spread DV rows over the cluster (the metadata table arrives in one partition per manifest), keeping
+    the DVs of each stretch of a Puffin file in one task, sorted by file and offset: a task opens each file
+    once and reads a stretch's DVs in one request (spread by DV, every task opened every file and read
+    each DV alone), while the stretches of one big file still go to different tasks."""
+    from pyspark.sql import functions as F
+
+    stretch = F.floor(F.coalesce(F.col("content_offset"), F.lit(0)) / F.lit(SPREAD_STRETCH))
+    return (dvs.repartition(_parallelism(spark) * 2, F.col("file_path"), stretch)
+            .sortWithinPartitions("file_path", "content_offset"))
 
 
 def _planned_dvs(spark, plan: TablePlan, data_files: Optional[list[str]] = None):
