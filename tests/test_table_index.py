@@ -105,6 +105,37 @@ def test_duckdb_and_fastavro_decode_the_same_index(monkeypatch, name):
     assert slow.index(metrics=True).table.equals(via_duckdb.table)
 
 
+@pytest.mark.parametrize("name", ["shop.orders", "shop.events", "shop.legacy"])
+def test_one_manifest_decodes_the_same_through_duckdb_as_through_fastavro(name):
+    """decode_manifest, as a Spark executor runs it per manifest: with the worker's DuckDB reader the
+    chunk and the findings are the fastavro walker's, and DuckDB did read it."""
+    table = Warehouse(str(WAREHOUSE)).table(name).source
+    specs = table.metadata.partition_specs
+    duck = index_module._duckdb()
+    reads = []
+    real_collect = duck.collect
+    duck.collect = lambda read: reads.append(read) or real_collect(read)
+    try:
+        for m in table.manifest_records():
+            loc = table.locate(m["manifest_path"])
+            data = table.io.read(loc)
+            for metrics in (False, True):
+                walked, walked_found = index_module.decode_manifest(data, m, loc, metrics, specs)
+                fast, fast_found = index_module.decode_manifest(data, m, loc, metrics, specs, duck=duck)
+                assert fast.equals(walked) and fast_found == walked_found
+        assert len(reads) == 2 * len(table.manifest_records())
+        # a manifest cut short: DuckDB is not asked, the walker says where it ends
+        m = table.manifest_records()[0]
+        loc = table.locate(m["manifest_path"])
+        cut = table.io.read(loc)[:-40]
+        reads.clear()
+        chunk, found = index_module.decode_manifest(cut, m, loc, False, specs, duck=duck)
+        assert reads == [] and found == index_module.decode_manifest(cut, m, loc, False, specs)[1]
+        assert any(f[1] == index_module.Severity.ERROR for f in found)
+    finally:
+        duck.close()
+
+
 # ---- damaged Avro ------------------------------------------------------------------------------
 def _manifest_in_blocks(records_per_block: int = 2) -> tuple[bytes, list[dict], bytes]:
     """The orders data manifest rewritten uncompressed with a block every few records, and its sync marker."""

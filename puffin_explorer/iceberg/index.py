@@ -802,6 +802,7 @@ def _address_space_headroom() -> Optional[int]:
 
 
 def _duckdb() -> Optional[_DuckDB]:
+    """A DuckDB manifest reader, or None where it cannot run (fastavro decodes then)."""
     headroom = _address_space_headroom()
     if headroom is not None and headroom < DUCKDB_HEADROOM:
         return None  # fastavro decodes: DuckDB would abort the process rather than raise
@@ -1053,18 +1054,30 @@ def manifest_chunk(source: "TableSource", manifest: dict[str, Any], metrics: boo
 
 
 def decode_manifest(data: bytes, manifest: dict[str, Any], location: str, metrics: bool = False,
-                    partition_specs: Optional[dict] = None, cache: Optional["EntryCache"] = None
-                    ) -> tuple[Any, list[tuple]]:
+                    partition_specs: Optional[dict] = None, cache: Optional["EntryCache"] = None,
+                    duck: Optional[_DuckDB] = None) -> tuple[Any, list[tuple]]:
     """One manifest's bytes as a column chunk and the raw findings of decoding and checking it.
 
     Plain arguments (no :class:`Table`), so a Spark executor runs the same decode and checks as the
     driver: ``manifest`` is its manifest-list record (inheritance), ``partition_specs`` the table's
     specs by id, ``cache`` the :class:`EntryCache` whose partition registry the ``partition`` codes
-    index (a fresh one when None).  Findings are ``(code, severity, file, message, offset)`` tuples.
+    index (a fresh one when None), ``duck`` a DuckDB reader (:func:`_duckdb`) for an intact
+    manifest, as the driver's index reads one (the fastavro walker decodes the others).  Findings are
+    ``(code, severity, file, message, offset)`` tuples.
     """
     cache = cache if cache is not None else EntryCache()
     decoder = cache.decoder(metrics)
-    chunk = decoder.chunk(data, manifest, location)
+    chunk = None
+    if duck is not None:
+        batch = _start_batch([(manifest, location)], {location: data}, metrics, duck)
+        if batch.reads:
+            members, partitioned, read = batch.reads[0]
+            try:
+                chunk = _collect_chunks(decoder, duck, members, partitioned, read)[0][1]
+            except Exception:  # noqa: BLE001 - DuckDB or a cast refused: the fastavro walker explains
+                chunk = None
+    if chunk is None:
+        chunk = decoder.chunk(data, manifest, location)
     return chunk, list(decoder.findings) + check_chunk(chunk, manifest, partition_specs or {}, cache)
 
 
@@ -1167,7 +1180,7 @@ def build_index(source: "TableSource", snapshot_id: Optional[int] = None, conten
             read_bytes += sum(len(fetched[loc]) for _, loc in ok)
             if duck is None and read_bytes >= DUCKDB_FROM_BYTES:
                 duck = _duckdb() or False
-            started = (_start_batch(source, ok, fetched, metrics, duck or None), len(batch))
+            started = (_start_batch(ok, fetched, metrics, duck or None), len(batch))
             del fetched
             if pending is not None:
                 _finish_batch(source, pending[0], duck or None)
@@ -1243,7 +1256,7 @@ class _Batch:
     metrics: bool
 
 
-def _start_batch(source: "TableSource", items: list[tuple[dict, str]], fetched: dict[str, bytes], metrics: bool,
+def _start_batch(items: list[tuple[dict, str]], fetched: dict[str, bytes], metrics: bool,
                  duck: Optional[_DuckDB]) -> _Batch:
     """Start decoding a fetched batch: intact manifests are read by DuckDB in the background (one query
     per writer schema and share); the others wait for :func:`_finish_batch` and the fastavro walker."""
@@ -1279,8 +1292,6 @@ def _start_batch(source: "TableSource", items: list[tuple[dict, str]], fetched: 
 def _finish_batch(source: "TableSource", batch: _Batch, duck: Optional[_DuckDB]) -> None:
     """Turn a started batch into cached chunks, in the order :func:`_start_batch` met its manifests' kinds:
     the walked ones first, then each DuckDB read as it completes (any it refuses go to the walker)."""
-    import numpy as np
-
     cache: EntryCache = entry_cache(source)
     metrics, fetched = batch.metrics, batch.fetched
     for m, loc in batch.walked:
@@ -1288,35 +1299,45 @@ def _finish_batch(source: "TableSource", batch: _Batch, duck: Optional[_DuckDB])
     decoder = cache.decoder(metrics)
     for members, partitioned, read in batch.reads:
         try:
-            paths, raw = duck.collect(read)
-            starts: dict[str, int] = {}
-            counts: dict[str, int] = {}
-            enc = raw.column("filename").combine_chunks().dictionary_encode() if raw.num_rows else None
-            if enc is not None:
-                idx = enc.indices.to_numpy(zero_copy_only=False)
-                dictionary = enc.dictionary.to_pylist()
-                change = np.flatnonzero(np.diff(idx)) + 1
-                bounds = np.concatenate([[0], change, [len(idx)]])
-                for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
-                    name = dictionary[idx[a]]
-                    if name in starts:
-                        raise ValueError("rows of one manifest are not contiguous")
-                    starts[name], counts[name] = a, b - a
-            for (m, loc, meta, claimed), path in zip(members, paths):
-                if counts.get(path, 0) != claimed:
-                    raise ValueError(f"{loc}: DuckDB read {counts.get(path, 0)} records, the blocks claim {claimed}")
-            codes = decoder._partition_codes_of(raw.column("partition")) if partitioned else None
-            chunks = []
-            for (m, loc, meta, claimed), path in zip(members, paths):
-                at, n = starts.get(path, 0), counts.get(path, 0)
-                chunks.append((m, decoder.chunk_from_arrow(raw.slice(at, n), m, meta,
-                                                           codes.slice(at, n) if codes is not None else None)))
+            chunks = _collect_chunks(decoder, duck, members, partitioned, read)
         except Exception:  # noqa: BLE001 - DuckDB or a cast refused: the fastavro walker explains
             for m, loc, _, _ in members:
                 manifest_chunk(source, m, metrics, fetched[loc])
             continue
         for m, chunk in chunks:
             cache.chunks[(cache.manifest_key(m), metrics)] = (chunk, validate_chunk(source, chunk, m))
+
+
+def _collect_chunks(decoder: "_Decoder", duck: _DuckDB, members: list[tuple[dict, str, dict, int]],
+                    partitioned: bool, read: "_Read") -> list[tuple[dict, Any]]:
+    """(manifest, chunk) for each manifest of a started DuckDB read; raises when DuckDB refused or its
+    rows do not match what the manifests' blocks claim (the fastavro walker then decodes them)."""
+    import numpy as np
+
+    paths, raw = duck.collect(read)
+    starts: dict[str, int] = {}
+    counts: dict[str, int] = {}
+    enc = raw.column("filename").combine_chunks().dictionary_encode() if raw.num_rows else None
+    if enc is not None:
+        idx = enc.indices.to_numpy(zero_copy_only=False)
+        dictionary = enc.dictionary.to_pylist()
+        change = np.flatnonzero(np.diff(idx)) + 1
+        bounds = np.concatenate([[0], change, [len(idx)]])
+        for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
+            name = dictionary[idx[a]]
+            if name in starts:
+                raise ValueError("rows of one manifest are not contiguous")
+            starts[name], counts[name] = a, b - a
+    for (m, loc, meta, claimed), path in zip(members, paths):
+        if counts.get(path, 0) != claimed:
+            raise ValueError(f"{loc}: DuckDB read {counts.get(path, 0)} records, the blocks claim {claimed}")
+    codes = decoder._partition_codes_of(raw.column("partition")) if partitioned else None
+    chunks = []
+    for (m, loc, meta, claimed), path in zip(members, paths):
+        at, n = starts.get(path, 0), counts.get(path, 0)
+        chunks.append((m, decoder.chunk_from_arrow(raw.slice(at, n), m, meta,
+                                                   codes.slice(at, n) if codes is not None else None)))
+    return chunks
 
 
 def _raise_if_strict(index: EntryIndex, strict: bool) -> None:

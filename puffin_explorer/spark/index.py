@@ -111,14 +111,33 @@ def decode_manifests(storage_options: Optional[dict], partition_specs: dict, met
         from ..io import FileIO
 
         io = FileIO(storage_options)
+        duck = _manifest_reader()
         for batch in batches:
             for row in batch.to_pylist():
-                yield from _manifest_rows(io, row, specs, metrics, text)
+                yield from _manifest_rows(io, row, specs, metrics, text, duck)
 
     return run
 
 
-def _manifest_rows(io, row: dict, specs: dict, metrics: bool, text=partition_json) -> Iterator[Any]:
+_READER: list = []  # this worker process's DuckDB manifest reader (or None), made at its first manifest
+
+
+def _manifest_reader():
+    """The DuckDB manifest reader of this process, started once (about 0.3 s) and closed at its exit: a
+    Python worker decodes manifest after manifest, task after task, as the driver's index does."""
+    if not _READER:
+        import atexit
+
+        from ..iceberg.index import _duckdb
+
+        duck = _duckdb()
+        if duck is not None:
+            atexit.register(duck.close)
+        _READER.append(duck)
+    return _READER[0]
+
+
+def _manifest_rows(io, row: dict, specs: dict, metrics: bool, text=partition_json, duck=None) -> Iterator[Any]:
     import pyarrow as pa
 
     from ..errors import SourceError
@@ -135,7 +154,7 @@ def _manifest_rows(io, row: dict, specs: dict, metrics: bool, text=partition_jso
             None, {}
     else:
         cache = EntryCache()
-        chunk, raw = decode_manifest(data, manifest, loc, metrics, specs, cache)
+        chunk, raw = decode_manifest(data, manifest, loc, metrics, specs, cache, duck)
         keys = {}  # a partition finding → its (spec, partition) key, to report it once per table
         for (spec_id, code), found in cache.partitions_checked.items():
             for f in found:
