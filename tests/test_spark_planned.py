@@ -351,6 +351,20 @@ def _assert_same_index(spark, table, content=None) -> tuple[list[dict], list[tup
     return rows, _findings(driver.findings)
 
 
+def test_manifests_spread_over_a_few_tasks_per_core_not_a_task_each(any_spark):
+    from pyspark.sql import functions as F
+
+    from puffin_explorer.spark.arrow import parallelism
+    from puffin_explorer.spark.index import MANIFEST_TASKS_PER_CORE, manifest_tasks
+
+    cap = parallelism(any_spark) * MANIFEST_TASKS_PER_CORE
+    for manifests in (1, 3, cap + 37):
+        frame = manifest_tasks(any_spark, any_spark.range(manifests), manifests)
+        tasks = frame.select(F.spark_partition_id().alias("task")).distinct().count()
+        assert tasks == min(manifests, cap)
+        assert frame.count() == manifests
+
+
 def test_the_index_built_on_executors_is_the_drivers(any_spark):
     for meta, entries in ((ORDERS_META, None), (EVENTS_META, None),
                           (FIXTURE_WAREHOUSE / "shop" / "legacy" / "metadata" / "v3.metadata.json", None)):

@@ -103,3 +103,14 @@ def _nested(data) -> bool:
 
     return any(pa.types.is_map(f.type) or pa.types.is_struct(f.type) or
                (pa.types.is_list(f.type) and not plain_list(f.type)) for f in data.schema)
+
+
+def parallelism(spark) -> int:
+    """How many tasks the session runs at once (classic: the context's default parallelism; Spark Connect,
+    which does not say: ``spark.sql.shuffle.partitions``)."""
+    if not is_connect(spark):
+        try:
+            return max(1, int(spark.sparkContext.defaultParallelism))
+        except Exception:
+            pass
+    return int(spark.conf.get("spark.sql.shuffle.partitions", "8"))

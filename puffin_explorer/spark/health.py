@@ -5,7 +5,7 @@ The flow, thresholds and finding builders are the driver doctor's (:func:`~puffi
 only its reads differ (:class:`SparkReads`):
 
 - the current snapshot's live files come from the entry index built on the executors
-  (:func:`~.index.build_index_on_executors`, one task per manifest) as the relations of
+  (:func:`~.index.build_index_on_executors`, manifests spread over a few tasks per core) as the relations of
   :mod:`~puffin_explorer.iceberg.measures`, whose SQL (which delete files apply to which data file, deleted rows,
   the sums per partition, per size class and per table, dangling deletes) Spark SQL runs as the driver's DuckDB
   does; clustering depth per partition and column metrics are the driver's functions run per partition
@@ -161,7 +161,6 @@ def _clustering_group(pdf):
     import pandas as pd
 
     from ..iceberg.health import clustering_by_partition
-
     d = pd.DataFrame({
         "pkey": pdf["pkey"].to_numpy(), "partition": pdf["partition"].fillna("None").to_numpy(),
         "lo": [None if b is None else pickle.loads(b) for b in pdf["clus_lo"]],
@@ -375,7 +374,7 @@ class SparkReads:
         from ..iceberg.health import _MANIFEST_BROKEN
         from ..iceberg.index import EntryCache
         from ..iceberg.paths import normalize
-        from .index import MANIFEST_PLAN_SCHEMA, _record_json, decode_manifests, index_schema
+        from .index import MANIFEST_PLAN_SCHEMA, _record_json, decode_manifests, index_schema, manifest_tasks
         from .planner import executor_location, to_spark
 
         ids: dict[tuple, int] = {}
@@ -396,9 +395,7 @@ class SparkReads:
                              "location": pa.array(locations, pa.string()),
                              "read_from": pa.array([executor_location(x) for x in locations], pa.string()),
                              "record": pa.array([_record_json(m) for m in records], pa.string())})
-            frame = to_spark(self.spark, plan, MANIFEST_PLAN_SCHEMA)
-            if len(records) > 1:
-                frame = frame.repartition(len(records))
+            frame = manifest_tasks(self.spark, to_spark(self.spark, plan, MANIFEST_PLAN_SCHEMA), len(records))
             decoded = self._keep(frame.mapInArrow(
                 decode_manifests(self.options, self.source.metadata.partition_specs), index_schema(False)))
             bad = decoded.where(F.col("finding_code").isin(list(_MANIFEST_BROKEN))

@@ -42,7 +42,7 @@ DRIVER_MAX_FILES = 64
 
 MODES = ("auto", "driver", "executors")
 #: From this many manifests in a snapshot on, ``index_on="auto"`` builds the entry index on the executors
-#: (:mod:`.index`, one task per manifest) so the driver never holds every entry; below it the driver
+#: (:mod:`.index`, manifests spread over a few tasks per core) so the driver never holds every entry; below it the driver
 #: builds it (no Spark stage to start, and the index is cached on the table).
 EXECUTORS_INDEX_FROM_MANIFESTS = 500
 

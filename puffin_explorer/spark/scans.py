@@ -23,23 +23,12 @@ from typing import Any, Mapping, Optional
 from ..errors import UnsupportedTableError
 from . import executors
 from .errors import spark_errors
-from .arrow import run_here, to_spark
+from .arrow import parallelism, run_here, to_spark
 from .planner import DRIVER_MAX_FILES, DV_PLAN_SCHEMA, FILES_PLAN_SCHEMA, TablePlan, plan_table
 from .tables import metadata_table, statistics_files
 
 _DV_COLUMNS = ["file_path", "referenced_data_file", "content_offset", "content_size_in_bytes", "record_count"]
 Relocate = Optional[Mapping[str, str]]
-
-
-def _parallelism(spark) -> int:
-    from .arrow import is_connect
-
-    if not is_connect(spark):
-        try:
-            return max(1, int(spark.sparkContext.defaultParallelism))
-        except Exception:
-            pass
-    return int(spark.conf.get("spark.sql.shuffle.partitions", "8"))
 
 
 def dv_metadata(spark, table: Any, data_files: Optional[list[str]] = None, *,
@@ -84,7 +73,7 @@ def _spread(spark, dvs):
     from pyspark.sql import functions as F
 
     stretch = F.floor(F.coalesce(F.col("content_offset"), F.lit(0)) / F.lit(SPREAD_STRETCH))
-    return (dvs.repartition(_parallelism(spark) * 2, F.col("file_path"), stretch)
+    return (dvs.repartition(parallelism(spark) * 2, F.col("file_path"), stretch)
             .sortWithinPartitions("file_path", "content_offset"))
 
 
@@ -126,7 +115,7 @@ def dv_positions(spark, table: Any, storage_options: Optional[dict[str, Any]] = 
     ``data_files`` restricts it to some data files.  A damaged DV fails the job
     with its file, offset and the first error found.  ``index_on`` (``"auto"``,
     ``"driver"``, ``"executors"``) says where a planned table's entry index is built:
-    ``"auto"`` builds it on the executors, one task per manifest, from
+    ``"auto"`` builds it on the executors (:func:`~.index.manifest_tasks`) from
     :data:`~.planner.EXECUTORS_INDEX_FROM_MANIFESTS` manifests on.
     """
     from pyspark.sql import functions as F
@@ -189,7 +178,7 @@ def puffin_inventory(spark, table: Any, storage_options: Optional[dict[str, Any]
         if stats:
             files = files.unionByName(spark.createDataFrame(stats, "puffin_file string, file_kind string, "
                                                                    "file_size bigint"))
-        files = files.repartition(_parallelism(spark) * 2, "puffin_file")
+        files = files.repartition(parallelism(spark) * 2, "puffin_file")
         return (files.mapInArrow(executors.inventory(storage_options), executors.INVENTORY_SCHEMA)
                 .orderBy("file_kind", "puffin_file", "blob_index"))
 
