@@ -351,6 +351,35 @@ def _assert_same_index(spark, table, content=None) -> tuple[list[dict], list[tup
     return rows, _findings(driver.findings)
 
 
+def test_python_workers_stop_rereading_sparks_own_archives_before_each_task(any_spark):
+    def _worker_archives(batches):
+        import sys
+        import zipimport
+
+        import pyarrow as pa
+
+        from puffin_explorer.spark.executors import steady_imports
+
+        for _ in batches:
+            pass
+        steady_imports()
+        rows = [(str(i.archive), "invalidate_caches" in vars(i)) for i in list(sys.path_importer_cache.values())
+                if isinstance(i, zipimport.zipimporter)]
+        yield pa.RecordBatch.from_arrays([pa.array([a for a, _ in rows], pa.string()),
+                                          pa.array([k for _, k in rows], pa.bool_()),
+                                          pa.array([sys.version_info[1]] * len(rows), pa.int32())],
+                                         names=["archive", "kept", "version"])
+
+    rows = any_spark.range(4).repartition(2).mapInArrow(
+        _worker_archives, "archive string, kept boolean, version int").collect()
+    spark_archives = [r for r in rows if "pyspark" in r["archive"]]
+    if rows and rows[0]["version"] >= 12:  # Python 3.12's zip importer reads nothing again: left as it is
+        assert not any(r["kept"] for r in rows)
+        return
+    assert spark_archives and all(r["kept"] for r in spark_archives)
+    assert not any(r["kept"] for r in rows if "pyspark" not in r["archive"])
+
+
 def test_manifests_spread_over_a_few_tasks_per_core_not_a_task_each(any_spark):
     from pyspark.sql import functions as F
 

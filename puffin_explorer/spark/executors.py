@@ -11,6 +11,8 @@ here imports pyspark.
 
 from __future__ import annotations
 
+import os
+import sys
 from typing import Any, Iterable, Iterator, Optional
 
 import numpy as np
@@ -35,6 +37,37 @@ INVENTORY_SCHEMA = (
 
 #: Positions of many small DVs are sent to Spark together, in batches of about this many rows.
 FLUSH_ROWS = 1 << 16
+
+
+def steady_imports() -> None:
+    """Keep this Python worker from reading Spark's own archives again before every task.
+
+    PySpark's worker calls ``importlib.invalidate_caches()`` before each task, and before Python 3.12 a zip
+    importer then reads its whole archive directory again: ``pyspark.zip`` and the Spark jars on the worker's
+    path, one importer per package imported from them, about 0.25 s a task on a 2-core machine.  Spark's own
+    archives do not change while a worker lives, so their importers keep what they read; any other archive
+    is left alone.  Each function here calls it first (a few dozen dictionary entries looked at)."""
+    if sys.version_info >= (3, 12):
+        return
+    try:
+        import zipimport
+
+        pyspark = sys.modules.get("pyspark")
+        where = getattr(pyspark, "__file__", None) or ""
+        if not where:
+            return
+        marker = os.sep + os.path.join("python", "lib", "pyspark.zip") + os.sep
+        home = (where.split(marker)[0] if marker in where else os.path.dirname(where)) + os.sep
+        for importer in list(sys.path_importer_cache.values()):
+            if isinstance(importer, zipimport.zipimporter) and str(importer.archive).startswith(home) \
+                    and "invalidate_caches" not in vars(importer):
+                importer.invalidate_caches = _keep_cache
+    except Exception:  # noqa: BLE001 - only ever a saving: the task runs the same without it
+        return
+
+
+def _keep_cache() -> None:
+    return None
 
 
 def _position_batches(pending: list[tuple[str, np.ndarray]]):
@@ -175,6 +208,7 @@ def decode_positions(storage_options: Optional[dict] = None, as_lists: bool = Fa
     flush = _position_list_batches if as_lists else _position_batches
 
     def run(batches):
+        steady_imports()
         from ..errors import PuffinError, SourceError
 
         pending: list[tuple[str, np.ndarray]] = []
@@ -204,6 +238,7 @@ def decode_dv_facts(storage_options: Optional[dict] = None):
     """mapInArrow function: ``delete_files`` rows → one row of decoded facts per DV (no positions)."""
 
     def run(batches):
+        steady_imports()
         import pyarrow as pa
 
         from ..errors import PuffinError
@@ -236,6 +271,7 @@ def inventory(storage_options: Optional[dict] = None):
     """mapInArrow function: rows (puffin_file, file_kind, file_size) → one row per blob, decoded."""
 
     def run(batches):
+        steady_imports()
         import pyarrow as pa
 
         schema = _arrow_schema(INVENTORY_SCHEMA)
@@ -296,6 +332,7 @@ def position_deletes(storage_options: Optional[dict] = None):
     """mapInArrow function: position-delete files (file_path, location) → (data_file, pos) of every row."""
 
     def run(batches):
+        steady_imports()
         import pyarrow as pa
         import pyarrow.parquet as pq
 
@@ -324,6 +361,7 @@ def data_file_rows(location: str, positions: np.ndarray, schema, storage_options
     wanted = np.unique(np.asarray(positions, dtype=np.int64))
 
     def run(batches):
+        steady_imports()
         import pyarrow as pa
         import pyarrow.parquet as pq
 

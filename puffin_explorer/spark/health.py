@@ -90,6 +90,9 @@ def _health_rows(fields: dict, column: Optional[str]):
     wanted = {fid for fid, (name, _) in fields.items() if name in ("file_path", column)}
 
     def run(batches):
+        from .executors import steady_imports
+
+        steady_imports()
         import pyarrow as pa
 
         from ..iceberg.bounds import decode_bounds
@@ -161,6 +164,9 @@ def _clustering_group(pdf):
     import pandas as pd
 
     from ..iceberg.health import clustering_by_partition
+    from .executors import steady_imports
+
+    steady_imports()
     d = pd.DataFrame({
         "pkey": pdf["pkey"].to_numpy(), "partition": pdf["partition"].fillna("None").to_numpy(),
         "lo": [None if b is None else pickle.loads(b) for b in pdf["clus_lo"]],
@@ -178,6 +184,9 @@ def _located_entries(mapper):
     ``location`` normalized where the file is now (``Table.locate``)."""
 
     def run(batches):
+        from .executors import steady_imports
+
+        steady_imports()
         import pyarrow as pa
 
         from ..iceberg.paths import normalize
@@ -202,6 +211,9 @@ def _position_delete_counts(mapper, storage_options: Optional[dict]):
     one row with ``error`` (``missing`` when it is gone)."""
 
     def run(batches):
+        from .executors import steady_imports
+
+        steady_imports()
         import pyarrow as pa
 
         from ..arrow_ddl import arrow_schema
@@ -238,6 +250,9 @@ def _list_folders(storage_options: Optional[dict], root: str):
     through this package's I/O layer as the driver doctor lists the whole location."""
 
     def run(batches):
+        from .executors import steady_imports
+
+        steady_imports()
         import pyarrow as pa
 
         from ..health import list_folder

@@ -108,6 +108,9 @@ def decode_manifests(storage_options: Optional[dict], partition_specs: dict, met
     text = PARTITION_TEXT[partitions]
 
     def run(batches):
+        from .executors import steady_imports
+
+        steady_imports()
         from ..io import FileIO
 
         io = FileIO(storage_options)

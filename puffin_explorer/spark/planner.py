@@ -339,6 +339,9 @@ def _locate_rows(mapper, data_files: Optional[list[str]] = None):
     with ``data_files`` only the DVs of those data files (as written, or where they are now)."""
 
     def run(batches):
+        from .executors import steady_imports
+
+        steady_imports()
         import pyarrow as pa
 
         from .executors import _arrow_schema
