@@ -650,14 +650,14 @@ class _DuckDB:
     """DuckDB's ``read_avro`` over manifests whose container structure is intact, straight to Arrow.
 
     The bytes come from the table's I/O layer and are written to a private temporary folder (DuckDB
-    reads paths); files of one writer schema are read in one query.  Any DuckDB error sends those
+    reads paths), which exists only while reads are running (a Spark worker's reader outlives many reads, and
+    its process may end without running exit handlers); files of one writer schema are read in one query.  Any DuckDB error sends those
     manifests to the fastavro path, which says what is wrong record by record.
     """
 
     def __init__(self) -> None:
         import glob
         import os
-        import tempfile
         from concurrent.futures import ThreadPoolExecutor
 
         import duckdb
@@ -671,7 +671,7 @@ class _DuckDB:
         self.con.execute("SET enable_progress_bar = false")  # it would print into notebooks and terminals
         self.con.execute(f"LOAD '{ext[-1]}'")
         self.error = duckdb.Error
-        self.folder = tempfile.mkdtemp(prefix="puffin-explorer-manifests-")
+        self.folder: Optional[str] = None  # made by start(), removed when no read is running
         self.written = 0
         self.pool = ThreadPoolExecutor(DECODE_WORKERS, thread_name_prefix="puffin-explorer-avro")
         self.running: list[_Read] = []
@@ -686,14 +686,19 @@ class _DuckDB:
         for read in self.running:
             read.close()
         self.con.close()
-        shutil.rmtree(self.folder, ignore_errors=True)
+        if self.folder is not None:
+            shutil.rmtree(self.folder, ignore_errors=True)
+            self.folder = None
 
     def start(self, datas: list[bytes], writer: dict, metrics: bool) -> "_Read":
         """Start reading the projected columns of these manifests (one writer schema) in the background:
         up to :data:`DECODE_WORKERS` queries at once, each over a consecutive share of the manifests
         (DuckDB decodes without holding the GIL, so the caller goes on turning the last batch into chunks)."""
         import os
+        import tempfile
 
+        if self.folder is None:
+            self.folder = tempfile.mkdtemp(prefix="puffin-explorer-manifests-")
         paths = []
         for data in datas:
             path = os.path.join(self.folder, f"{self.written}.avro")
@@ -714,6 +719,7 @@ class _DuckDB:
     def collect(self, read: "_Read"):
         """The paths and the columns of a started read, with a ``filename`` column; rows in the order of the
         manifests, each manifest's contiguous.  Ctrl-C (or any error) interrupts its other queries."""
+        import os
         from concurrent.futures import wait
 
         import pyarrow as pa
@@ -728,6 +734,12 @@ class _DuckDB:
             if read in self.running:
                 self.running.remove(read)
             read.close()
+            if not self.running and self.folder is not None:
+                try:
+                    os.rmdir(self.folder)  # its files went with their reads
+                    self.folder = None
+                except OSError:
+                    pass
         return read.paths, pa.concat_tables(tables) if len(tables) > 1 else tables[0]
 
 
