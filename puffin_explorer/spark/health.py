@@ -31,6 +31,7 @@ from ..errors import UnsupportedTableError
 from ..iceberg.column_stats import METRIC_COLUMNS
 from ..iceberg.health import AMPLIFICATION_ROWS, FRAME_ROWS
 from .errors import spark_errors
+from .executors import steady_imports
 
 
 #: One row per live entry of the current snapshot, what the doctor's sums need (Spark DDL).
@@ -90,8 +91,6 @@ def _health_rows(fields: dict, column: Optional[str]):
     wanted = {fid for fid, (name, _) in fields.items() if name in ("file_path", column)}
 
     def run(batches):
-        from .executors import steady_imports
-
         steady_imports()
         import pyarrow as pa
 
@@ -164,7 +163,6 @@ def _clustering_group(pdf):
     import pandas as pd
 
     from ..iceberg.health import clustering_by_partition
-    from .executors import steady_imports
 
     steady_imports()
     d = pd.DataFrame({
@@ -184,8 +182,6 @@ def _located_entries(mapper):
     ``location`` normalized where the file is now (``Table.locate``)."""
 
     def run(batches):
-        from .executors import steady_imports
-
         steady_imports()
         import pyarrow as pa
 
@@ -211,8 +207,6 @@ def _position_delete_counts(mapper, storage_options: Optional[dict]):
     one row with ``error`` (``missing`` when it is gone)."""
 
     def run(batches):
-        from .executors import steady_imports
-
         steady_imports()
         import pyarrow as pa
 
@@ -250,8 +244,6 @@ def _list_folders(storage_options: Optional[dict], root: str):
     through this package's I/O layer as the driver doctor lists the whole location."""
 
     def run(batches):
-        from .executors import steady_imports
-
         steady_imports()
         import pyarrow as pa
 

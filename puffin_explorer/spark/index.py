@@ -17,6 +17,8 @@ import json
 from dataclasses import dataclass
 from typing import Any, Iterator, Optional
 
+from .executors import steady_imports
+
 #: The manifests of one snapshot: one row per manifest (Spark DDL).
 MANIFEST_PLAN_SCHEMA = "manifest int, location string, read_from string, record string"
 
@@ -108,8 +110,6 @@ def decode_manifests(storage_options: Optional[dict], partition_specs: dict, met
     text = PARTITION_TEXT[partitions]
 
     def run(batches):
-        from .executors import steady_imports
-
         steady_imports()
         from ..io import FileIO
 

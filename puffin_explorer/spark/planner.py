@@ -21,6 +21,7 @@ from typing import Any, Iterable, Mapping, Optional
 from ..errors import PuffinError, UnsupportedTableError
 from ..iceberg.index import build_index, of_content
 from .arrow import executor_location, to_spark
+from .executors import steady_imports
 
 #: Schemas (Spark DDL) of the plans sent to the executors.
 DV_PLAN_SCHEMA = ("file_path string, location string, referenced_data_file string, content_offset bigint, "
@@ -339,8 +340,6 @@ def _locate_rows(mapper, data_files: Optional[list[str]] = None):
     with ``data_files`` only the DVs of those data files (as written, or where they are now)."""
 
     def run(batches):
-        from .executors import steady_imports
-
         steady_imports()
         import pyarrow as pa
 
