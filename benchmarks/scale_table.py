@@ -188,123 +188,182 @@ def _file_no_summary(lo: int, hi: int) -> list[dict]:
              "lower_bound": struct.pack("<i", lo), "upper_bound": struct.pack("<i", hi)}]
 
 
-def build_scaled_table(base_metadata: str, n_files: int, dest: str, dvs_per_puffin: int = 3334,
-                       entries_per_manifest: int = 10_000, log=print) -> str:
-    """Write the table (``n_files`` data files, one DV each) under ``dest``; return its metadata file."""
-    if n_files < 1 or dvs_per_puffin < 1 or entries_per_manifest < 1:
-        raise ValueError("n_files, dvs_per_puffin and entries_per_manifest must be >= 1")
+class _Clone:
+    """What the build's worker processes share (inherited by fork): the base table and the new table's names."""
+
+    def __init__(self, base: "_Base", dest: str, dvs_per_puffin: int, entries_per_manifest: int, n_files: int):
+        self.base = base
+        self.dest = dest
+        self.data_dir, self.meta_dir = os.path.join(dest, "data"), os.path.join(dest, "metadata")
+        self.dvs_per_puffin, self.entries_per_manifest, self.n_files = dvs_per_puffin, entries_per_manifest, n_files
+        self.scheme = "file:" if base.data[0]["data_file"]["file_path"].startswith("file:") else ""
+        self.snapshot_id = int(base.snapshot["snapshot-id"])
+        self.part = base.partition_field
+        self.names = [os.path.basename(_local(e["data_file"]["file_path"])) for e in base.data]
+        sizes = [len(b) for b in base.blobs]
+        self.blob_start = [0]
+        for size in sizes:
+            self.blob_start.append(self.blob_start[-1] + size)
+        self.n_puffins = -(-n_files // dvs_per_puffin)
+        self.puffin_paths = [os.path.join(self.data_dir, f"{p:05d}-{uuid.uuid4()}-deletes.puffin")
+                             for p in range(self.n_puffins)]
+        self.puffin_sizes: list[int] = []
+
+    def data_path(self, i: int) -> str:
+        return os.path.join(self.data_dir, f"{i // FILES_PER_DIR:05d}", f"{i:07d}-{self.names[i % len(self.names)]}")
+
+    def _blob_bytes_before(self, i: int) -> int:
+        """Bytes of the DV blobs of files 0..i-1 laid end to end (file i's DV is the base DV i % n)."""
+        whole, part = divmod(i, len(self.names))
+        return whole * self.blob_start[-1] + self.blob_start[part]
+
+    def dv_offset(self, i: int) -> int:
+        first = (i // self.dvs_per_puffin) * self.dvs_per_puffin
+        return 4 + self._blob_bytes_before(i) - self._blob_bytes_before(first)  # 4: the leading magic
+
+    def data_entry(self, i: int) -> dict:
+        src = self.base.data[i % len(self.names)]
+        df = dict(src["data_file"])
+        df["file_path"] = self.scheme + self.data_path(i)
+        if self.part is not None:
+            df["partition"] = {**df["partition"], self.part[0]: i}
+            value = struct.pack("<i", i)
+            df["lower_bounds"] = _with_bound(df.get("lower_bounds"), self.part[1], value)
+            df["upper_bounds"] = _with_bound(df.get("upper_bounds"), self.part[1], value)
+        if "first_row_id" in df:
+            df["first_row_id"] = None  # inherited from the manifest list
+        return {**src, "status": 1, "snapshot_id": self.snapshot_id, "sequence_number": None,
+                "file_sequence_number": None, "data_file": df}
+
+    def dv_entry(self, i: int, data: dict) -> dict:
+        j = i % len(self.names)
+        src = self.base.dvs[j]
+        p = i // self.dvs_per_puffin
+        df = dict(src["data_file"])
+        df.update(file_path=self.scheme + self.puffin_paths[p], file_size_in_bytes=self.puffin_sizes[p],
+                  content_offset=self.dv_offset(i), content_size_in_bytes=len(self.base.blobs[j]),
+                  referenced_data_file=data["data_file"]["file_path"])
+        if self.part is not None:
+            df["partition"] = {**df["partition"], self.part[0]: i}
+        return {**src, "status": 1, "snapshot_id": self.snapshot_id, "sequence_number": None,
+                "file_sequence_number": None, "data_file": df}
+
+
+_CLONE: _Clone | None = None  # set before the worker processes fork
+
+
+def _write_puffin(p: int) -> int:
+    """Puffin file ``p`` (the DVs of its data files, the base's DV bytes) and its data files' hard links."""
     from puffin_explorer.format.dv import BLOB_TYPE as DV_TYPE
     from puffin_explorer.format.dv import ROW_POSITION_FIELD_ID
     from puffin_explorer.format.writer import PuffinWriter
 
-    started = time.time()
-    base = _Base(base_metadata)
-    n_base = len(base.data)
-    md = base.metadata
-    dest = os.path.abspath(dest)
-    shutil.rmtree(dest, ignore_errors=True)
-    data_dir, meta_dir = os.path.join(dest, "data"), os.path.join(dest, "metadata")
-    os.makedirs(meta_dir)
-    scheme = "file:" if base.data[0]["data_file"]["file_path"].startswith("file:") else ""
-    snapshot_id = int(base.snapshot["snapshot-id"])
-    seq = 1
-    part = base.partition_field
-
-    def clone_data(i: int) -> dict:
-        src = base.data[i % n_base]
-        df = dict(src["data_file"])
-        name = os.path.basename(_local(df["file_path"]))
-        sub = os.path.join(data_dir, f"{i // FILES_PER_DIR:05d}")
-        if i % FILES_PER_DIR == 0:
-            os.makedirs(sub, exist_ok=True)
-        local = os.path.join(sub, f"{i:07d}-{name}")
+    c = _CLONE
+    lo, hi = p * c.dvs_per_puffin, min(c.n_files, (p + 1) * c.dvs_per_puffin)
+    writer = PuffinWriter(properties=c.base.puffin_properties)
+    for i in range(lo, hi):
+        j = i % len(c.names)
+        local = c.data_path(i)
+        os.makedirs(os.path.dirname(local), exist_ok=True)
+        source = _local(c.base.data[j]["data_file"]["file_path"])
         try:
-            os.link(_local(df["file_path"]), local)
+            os.link(source, local)
         except OSError as exc:  # another file system: the same bytes, copied
             if exc.errno != errno.EXDEV:
                 raise
-            shutil.copyfile(_local(df["file_path"]), local)
-        df["file_path"] = scheme + local
-        if part is not None:
-            df["partition"] = {**df["partition"], part[0]: i}
-            value = struct.pack("<i", i)
-            df["lower_bounds"] = _with_bound(df.get("lower_bounds"), part[1], value)
-            df["upper_bounds"] = _with_bound(df.get("upper_bounds"), part[1], value)
-        if "first_row_id" in df:
-            df["first_row_id"] = None  # inherited from the manifest list
-        return {**src, "status": 1, "snapshot_id": snapshot_id, "sequence_number": None,
-                "file_sequence_number": None, "data_file": df}
+            shutil.copyfile(source, local)
+        props = dict(c.base.blob_properties[j], **{"referenced-data-file": c.scheme + local})
+        writer.add_raw_blob(c.base.blobs[j], DV_TYPE, [ROW_POSITION_FIELD_ID], -1, -1, None, props)
+    data = writer.to_bytes()
+    footer = json.loads(writer.footer_json())
+    for i, b in zip(range(lo, hi), footer["blobs"]):
+        if b["offset"] != c.dv_offset(i):
+            raise AssertionError(f"{c.puffin_paths[p]}: blob at {b['offset']}, expected {c.dv_offset(i)}")
+    with open(c.puffin_paths[p], "wb") as fh:
+        fh.write(data)
+    return len(data)
 
-    list_records: list[dict] = []
-    totals = {"data_bytes": 0, "dv_bytes": 0, "rows": 0, "deleted": 0}
-    pending = {0: [], 1: []}
 
-    def flush(content: int) -> None:
-        entries = pending[content]
-        if not entries:
-            return
+def _write_manifests(m: int) -> list[dict]:
+    """Data manifest ``m`` and its delete manifest (files m*E .. (m+1)*E-1): their manifest-list records."""
+    c = _CLONE
+    lo, hi = m * c.entries_per_manifest, min(c.n_files, (m + 1) * c.entries_per_manifest)
+    data = [c.data_entry(i) for i in range(lo, hi)]
+    dvs = [c.dv_entry(i, d) for i, d in zip(range(lo, hi), data)]
+    out = []
+    for content, entries in ((0, data), (1, dvs)):
         kind = "data" if content == 0 else "deletes"
-        path = os.path.join(meta_dir, f"{uuid.uuid4()}-m{len(list_records)}-{kind}.avro")
-        length = base.templates[content].write(path, entries)
-        rec = dict(base.list_records[content])
-        keys = [e["data_file"]["partition"].get(part[0]) for e in entries] if part else []
+        path = os.path.join(c.meta_dir, f"{uuid.uuid4()}-m{m}-{kind}.avro")
+        length = c.base.templates[content].write(path, entries)
+        rec = dict(c.base.list_records[content])
         rows = sum(int(e["data_file"]["record_count"]) for e in entries)
-        rec.update(manifest_path=scheme + path, manifest_length=length, sequence_number=seq,
-                   min_sequence_number=seq, added_snapshot_id=snapshot_id, added_files_count=len(entries),
+        rec.update(manifest_path=c.scheme + path, manifest_length=length, sequence_number=1,
+                   min_sequence_number=1, added_snapshot_id=c.snapshot_id, added_files_count=len(entries),
                    existing_files_count=0, deleted_files_count=0, added_rows_count=rows,
                    existing_rows_count=0, deleted_rows_count=0)
-        if part and rec.get("partitions") is not None:
-            rec["partitions"] = _file_no_summary(min(keys), max(keys))
+        if c.part and rec.get("partitions") is not None:
+            rec["partitions"] = _file_no_summary(lo, hi - 1)
         if "first_row_id" in rec:
-            rec["first_row_id"] = totals["rows"] if content == 0 else None
-        if content == 0:
-            totals["rows"] += rows
-        list_records.append(rec)
-        pending[content] = []
+            rec["first_row_id"] = None  # set by the caller, which knows the rows before
+        out.append({"record": rec, "rows": rows,
+                    "bytes": sum(int(e["data_file"]["file_size_in_bytes"]) for e in entries) if content == 0 else 0})
+    return out
 
-    n_puffins = -(-n_files // dvs_per_puffin)
-    for p in range(n_puffins):
-        lo, hi = p * dvs_per_puffin, min(n_files, (p + 1) * dvs_per_puffin)
-        writer = PuffinWriter(properties=base.puffin_properties)
-        puffin_path = os.path.join(data_dir, f"{p:05d}-{uuid.uuid4()}-deletes.puffin")
-        clones = []
-        offset = 4  # after the leading magic
-        for i in range(lo, hi):
-            d = clone_data(i)
-            j = i % n_base
-            blob = base.blobs[j]
-            props = dict(base.blob_properties[j], **{"referenced-data-file": d["data_file"]["file_path"]})
-            writer.add_raw_blob(blob, DV_TYPE, [ROW_POSITION_FIELD_ID], -1, -1, None, props)
-            clones.append((d, j, offset, len(blob)))
-            offset += len(blob)
-        data = writer.to_bytes()
-        with open(puffin_path, "wb") as fh:
-            fh.write(data)
-        footer = json.loads(writer.footer_json())
-        for (d, j, off, size), b in zip(clones, footer["blobs"]):
-            if b["offset"] != off or b["length"] != size:
-                raise AssertionError(f"footer blob at {b['offset']}+{b['length']}, expected {off}+{size}")
-            src = base.dvs[j]
-            df = dict(src["data_file"])
-            df.update(file_path=scheme + puffin_path, file_size_in_bytes=len(data), content_offset=off,
-                      content_size_in_bytes=size, referenced_data_file=d["data_file"]["file_path"])
-            if part is not None:
-                df["partition"] = {**df["partition"], part[0]: d["data_file"]["partition"][part[0]]}
-            dv = {**src, "status": 1, "snapshot_id": snapshot_id, "sequence_number": None,
-                  "file_sequence_number": None, "data_file": df}
-            totals["data_bytes"] += int(d["data_file"]["file_size_in_bytes"])
-            totals["deleted"] += int(df["record_count"])
-            pending[0].append(d)
-            pending[1].append(dv)
-            for content in (0, 1):
-                if len(pending[content]) >= entries_per_manifest:
-                    flush(content)
-        totals["dv_bytes"] += len(data)
-        if log and (p + 1) % max(1, n_puffins // 10) == 0:
-            log(f"  {hi:,} / {n_files:,} files cloned ({time.time() - started:.0f}s)")
-    flush(0)
-    flush(1)
-    list_records.sort(key=lambda r: int(r.get("content") or 0))  # data manifests first, as Iceberg lists them
+
+def build_scaled_table(base_metadata: str, n_files: int, dest: str, dvs_per_puffin: int = 3334,
+                       entries_per_manifest: int = 10_000, log=print, processes: int | None = None) -> str:
+    """Write the table (``n_files`` data files, one DV each) under ``dest``; return its metadata file.
+
+    Puffin files (with their data files' links), then manifests, are written by ``processes`` worker
+    processes (default: one per CPU); every name and offset is computed from the file's number, so
+    the table is the same whichever process writes which part."""
+    global _CLONE
+    if n_files < 1 or dvs_per_puffin < 1 or entries_per_manifest < 1:
+        raise ValueError("n_files, dvs_per_puffin and entries_per_manifest must be >= 1")
+    import multiprocessing
+
+    started = time.time()
+    base = _Base(base_metadata)
+    md = base.metadata
+    dest = os.path.abspath(dest)
+    shutil.rmtree(dest, ignore_errors=True)
+    os.makedirs(os.path.join(dest, "metadata"))
+    os.makedirs(os.path.join(dest, "data"))
+    c = _CLONE = _Clone(base, dest, dvs_per_puffin, entries_per_manifest, n_files)
+    processes = processes or os.cpu_count() or 1
+    n_manifests = -(-n_files // entries_per_manifest)
+
+    def run(fn, count: int, what: str) -> list:
+        results = []
+        ctx = multiprocessing.get_context("fork")
+        with ctx.Pool(processes) as pool:
+            for k, r in enumerate(pool.imap(fn, range(count), chunksize=max(1, min(16, count // (processes * 8))))):
+                results.append(r)
+                if log and (k + 1) % max(1, count // 10) == 0:
+                    log(f"  {k + 1:,} / {count:,} {what} written ({time.time() - started:.0f}s)")
+        return results
+
+    try:
+        c.puffin_sizes = run(_write_puffin, c.n_puffins, "Puffin files")
+        written = run(_write_manifests, n_manifests, "manifest pairs")
+    finally:
+        _CLONE = None
+    deleted = [int(e["data_file"]["record_count"]) for e in base.dvs]
+    whole, rest = divmod(n_files, len(deleted))
+    totals = {"rows": 0, "data_bytes": 0, "dv_bytes": sum(c.puffin_sizes),
+              "deleted": whole * sum(deleted) + sum(deleted[:rest])}
+    data_records, delete_records = [], []
+    for pair in written:
+        data, deletes = pair
+        if "first_row_id" in data["record"]:
+            data["record"]["first_row_id"] = totals["rows"]
+        totals["rows"] += data["rows"]
+        totals["data_bytes"] += data["bytes"]
+        data_records.append(data["record"])
+        delete_records.append(deletes["record"])
+    list_records = data_records + delete_records  # data manifests first, as Iceberg lists them
+    snapshot_id, seq, meta_dir, scheme, part = c.snapshot_id, 1, c.meta_dir, c.scheme, c.part
+    n_puffins = c.n_puffins
     list_name = f"snap-{snapshot_id}-1-{uuid.uuid4()}.avro"
     list_path = os.path.join(meta_dir, list_name)
     list_kv = {"snapshot-id": str(snapshot_id), "sequence-number": str(seq), "parent-snapshot-id": "null"}
