@@ -116,7 +116,8 @@ FIX_ORDER = ("health.small-files", "health.deleted-share", "health.read-amplific
 class TableHealth(RichRepr):
     """The doctor's answer for one table: ``metrics`` (numbers), ``findings`` (problems with their fixes),
     ``status`` (``ok`` / ``warning`` / ``error``) and the frames behind them (``size_histogram``,
-    ``partitions``, ``snapshots``, ``manifests``, ``columns``, ``orphans``; ``amplification``: the 1,000 data
+    ``partitions`` (the first 10,000 by key; ``metrics["partitions"]`` counts them all), ``snapshots``,
+    ``manifests``, ``columns``, ``orphans``; ``amplification``: the 1,000 data
     files merging the most delete files; ``expired_only``: the first 10,000 files by location that only
     expiring snapshots hold)."""
 
@@ -333,7 +334,7 @@ def sum_relations(target: int, small_size: int) -> dict[str, Any]:
     from .iceberg.measures import params, size_classes
 
     edges = size_histogram([], int(target), small_size)
-    return {"params": params(small_size, DELETE_FILES_PER_DATA_FILE),
+    return {"params": params(small_size, DELETE_FILES_PER_DATA_FILE, int(target)),
             "size_classes": size_classes([*edges["min_bytes"], edges["max_bytes"].iloc[-1]])}
 
 
@@ -425,37 +426,33 @@ def deleted_share_finding(m: dict, how_read: str, actions: tuple, effect: dict) 
         actions, effect)
 
 
-def small_files_finding(m: dict, by_part: Any, target: int, small_size: int, prop: str, source: str,
+def small_files_finding(m: dict, summary: dict, target: int, small_size: int, prop: str, source: str,
                         actions: Any) -> Optional["HealthFinding"]:
-    """``health.small-files``, the one rule for every format: the partitions of ``by_part`` (columns
-    ``small_files``, ``small_bytes``, and ``small_rows`` when known) with two or more small files, each rewritten
-    into ceil(small bytes / target) files; None when that saves no file.  ``actions(candidates)`` gives the
-    statements; ``prop`` / ``source`` say where the target size came from."""
-    import numpy as np
-
-    cand = by_part[by_part["small_files"] >= 2]
-    if cand.empty:
+    """``health.small-files``, the one rule for every format: the partitions with two or more small files, each
+    rewritten into ceil(small bytes / target) files, as the ``partition_summary`` measure sums them
+    (``summary``, one row); None when that saves no file.  ``actions(summary)`` gives the statements;
+    ``prop`` / ``source`` say where the target size came from."""
+    partitions = int(summary["small_partitions"] or 0)
+    if not partitions:
         return None
-    before = int(cand["small_files"].sum())
-    after = int(np.maximum(np.ceil(cand["small_bytes"].to_numpy() / target), 1).astype("int64").sum())
+    before, after = int(summary["small_files_merged"]), int(summary["small_files_after"])
     if before - after < 1:
         return None
     share = m["small_files"] / m["data_files"] if m["data_files"] else 0.0
     sev = (Severity.WARNING if share >= SMALL_FILES_WARNING_SHARE or before - after >= SMALL_FILES_WARNING_MERGES
            else Severity.INFO)
     effect = {"data_files_before": m["data_files"], "data_files_after": m["data_files"] - before + after,
-              "files_rewritten": before, "bytes_rewritten": int(cand["small_bytes"].sum())}
-    if "small_rows" in cand:
-        effect["rows_read"] = int(cand["small_rows"].sum())
+              "files_rewritten": before, "bytes_rewritten": int(summary["small_bytes_merged"]),
+              "rows_read": int(summary["small_rows_merged"])}
     return HealthFinding(
         "health.small-files", sev,
         f"{m['small_files']:,} of {plural(m['data_files'], 'data file')} ({share:.0%}) {are(m['small_files'])} below "
         f"{small_size:,} B ({SMALL_FILE_SHARE:.0%} of the {target:,} B target); {before:,} of them in "
-        f"{plural(len(cand), 'partition')} merge into {after:,}",
+        f"{plural(partitions, 'partition')} merge into {after:,}",
         {"small_files": m["small_files"], "small_bytes": m["small_bytes"], "data_files": m["data_files"],
          "small_file_size": small_size, "target_file_size": int(target), "property": prop, "source": source,
-         "partitions_to_rewrite": int(len(cand))},
-        actions(cand), effect)
+         "partitions_to_rewrite": partitions},
+        actions(summary), effect)
 
 
 def card_health(table: Any, data_files: int, now: Any, kept: dict) -> Optional[TableHealth]:

@@ -43,7 +43,8 @@ def v2_relations(everywhere: bool = False) -> dict:
                    (1, P2 if part else "0|{}", 4, "", "", "", 22, everywhere)], eq=True)
     pos_rows = pa.table({"key": [A, E, f"{B}/p=3/gone.parquet"], "rows": [10, 3, 5], "files": [1, 1, 1]})
     return {"data": data, "dvs": dvs, "pos": pos, "eq": eq, "pos_rows": pos_rows,
-            "params": M.params(small_size=100, many=1), "size_classes": M.size_classes([0, 50, 1_000, 2 ** 63 - 1])}
+            "params": M.params(small_size=100, many=1, target=400),
+            "size_classes": M.size_classes([0, 50, 1_000, 2 ** 63 - 1])}
 
 
 #: What each measure answers on :func:`v2_relations` (rows sorted).
@@ -62,6 +63,8 @@ V2_EXPECTED.update({
     "file_totals": [(5, 5_730, 1_500, 17, 5, 2, 1.6, 5_000, 1_500, 17, 3, 600, 2, 30)],
     "partition_totals": [(P1, "{'p': 1}", 2, 300, 10, 30, 4, 2, 30, 300), (P2, "{'p': 2}", 2, 700, 0, 700, 3, 0, 0, 0),
                          (P3, "{'p': 3}", 1, 500, 7, 5_000, 1, 0, 0, 0)],
+    # 3 partitions, median 700 B; p=3 the largest; only p=1 has two small files (30 B: one file of the 400 B target)
+    "partition_summary": [(3, 700.0, P3, "{'p': 3}", 5_000, 500, 1, 1, 2, 1, 30, 300, 2)],
     "size_histogram": [(0, 2, 30), (1, 2, 700), (2, 1, 5_000)],
     # 3 DVs in 2 Puffin files (1,050 B), 5 position-delete files (65 B), 2 equality-delete files (43 B)
     "delete_totals": [(3, 2, 5, 2, 9, 1_158)],

@@ -130,11 +130,18 @@ def test_paths_and_partitions_as_codes_answer_as_the_paths_do():
         plain = {**index_relations(t.source, build_index(t.source, metrics=True)), **sums,
                  "pos_rows": M.empty("pos_rows")}
         codes = coded(plain)
-        for name in ("file_totals", "delete_totals", "size_histogram", "dangling_deletes", "partition_totals"):
+        for name in ("file_totals", "delete_totals", "size_histogram", "dangling_deletes", "partition_totals",
+                     "partition_summary"):
             here = M.run_local(M.MEASURES[name], **plain).to_pylist()
             there = M.run_local(M.MEASURES[name], **{**codes.relations, **sums, "pos_rows": M.empty("pos_rows")}).to_pylist()
             if name == "partition_totals":
                 for r in there:
                     r["pkey"], r["partition"] = codes.pkeys[r["pkey"]].as_py(), codes.partitions[r["pkey"]].as_py()
+            if name == "partition_summary":
+                for r in there:
+                    if r["largest_pkey"] is not None:
+                        code = r["largest_pkey"]
+                        r["largest_pkey"], r["largest_partition"] = (codes.pkeys[code].as_py(),
+                                                                     codes.partitions[code].as_py())
             key = (lambda r: r.get("pkey", r.get("bucket", 0)))
             assert sorted(there, key=key) == sorted(here, key=key), (t.name, name)

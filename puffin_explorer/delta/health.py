@@ -29,7 +29,8 @@ from ..health import (DELETED_SHARE_THRESHOLD, METRIC_KEYS, SMALL_FILE_SHARE, Ac
 from ..errors import PuffinError
 from ..iceberg.paths import normalize
 from ..regions import Severity
-from ..iceberg.measures import DELETE_TOTALS, FILE_TOTALS, PARTITION_TOTALS, SIZE_HISTOGRAM, LocalMeasures
+from ..iceberg.measures import (DELETE_TOTALS, FILE_TOTALS, PARTITION_SUMMARY, PARTITION_TOTALS, SIZE_HISTOGRAM,
+                                LocalMeasures)
 from .files import files_frame, measure_relations
 from .snapshot import DeltaSnapshot
 
@@ -159,6 +160,7 @@ def delta_health(snap: DeltaSnapshot, now: Any = None, name: Optional[str] = Non
         totals = run.arrow(FILE_TOTALS).to_pylist()[0]
         deletes = run.arrow(DELETE_TOTALS).to_pylist()[0]
         parts = sorted(run.arrow(PARTITION_TOTALS).to_pylist(), key=lambda r: r["pkey"])
+        summary = run.arrow(PARTITION_SUMMARY).to_pylist()[0]
         classes = {r["bucket"]: r for r in run.arrow(SIZE_HISTOGRAM).to_pylist()}
     m.update(data_files=int(totals["data_files"]), data_bytes=int(totals["data_bytes"]), dvs=int(deletes["dvs"]),
              records=int(totals["records"]), deleted_rows=int(totals["deleted_rows"]),
@@ -182,8 +184,8 @@ def delta_health(snap: DeltaSnapshot, now: Any = None, name: Optional[str] = Non
     hist["bytes"] = pd.array([int(classes[i]["bytes"]) if i in classes else 0 for i in range(len(hist))], "int64")
     frames["size_histogram"] = hist
     frames["partitions"] = by_part
-    m["partitions"] = int(len(by_part))
-    found = small_files_finding(m, by_part, target, small_size, "delta.targetFileSize",
+    m["partitions"] = int(summary["partitions"])
+    found = small_files_finding(m, summary, target, small_size, "delta.targetFileSize",
                                 th["delta.targetFileSize"]["source"],
                                 lambda cand: (Action("delta", f"OPTIMIZE {ident}"),
                                               Action("delta-rs", f"{_delta_rs(snap)}.optimize.compact(target_size={target})",

@@ -97,8 +97,8 @@ def health_html(h: Any, opts: RenderOptions = RenderOptions()) -> str:
             ["partition", "files", "rows", "deleted rows", "bytes", "small files", "delete files"],
             [[r["partition"], f"{r['files']:,}", f"{r['rows']:,}", f"{r['deleted_rows']:,}", f"{r['bytes']:,}",
               f"{r['small_files']:,}", f"{r['delete_files']:,}"] for r in parts_df.to_dict("records")],
-            classes=["pe-mono"] + ["pe-num"] * 6, total=len(parts_df), max_rows=opts.max_rows), open_=False,
-            count=f" {len(parts_df):,}"))
+            classes=["pe-mono"] + ["pe-num"] * 6, total=int(h.metrics.get("partitions") or len(parts_df)),
+            max_rows=opts.max_rows), open_=False, count=f" {int(h.metrics.get('partitions') or len(parts_df)):,}"))
     clus = h.frames.get("clustering")
     if clus is not None and len(clus):
         def depth(v: Any) -> str:

@@ -100,7 +100,8 @@ def _map(options: dict[str, Any]) -> str:
 
 # ---- the checks ---------------------------------------------------------------------------------
 #: The measures whose answers make :class:`FileAggregates` (each one row, or one per partition or size class).
-SUM_MEASURES = ("file_totals", "delete_totals", "partition_totals", "size_histogram", "dangling_deletes")
+SUM_MEASURES = ("file_totals", "delete_totals", "partition_totals", "partition_summary", "size_histogram",
+                "dangling_deletes")
 #: Data files whose column metrics are summed at a time on the driver: the metrics of a batch are copied out of
 #: the index and flattened (several int64 arrays per map entry), so the batch bounds that memory.
 METRIC_BATCH = 20_000
@@ -109,6 +110,9 @@ AMPLIFICATION_ROWS = 1_000
 #: Rows kept in ``frames["expired_only"]`` (driver and Spark alike; Spark's ``frames["orphans"]`` too): the
 #: first by location.
 FRAME_ROWS = 10_000
+#: Partitions kept in ``frames["partitions"]`` (driver and Spark alike): the first by partition key.  Findings
+#: and metrics read the ``partition_summary`` measure, which sums every partition.
+PARTITION_ROWS = 10_000
 #: The per data file columns of ``frames["amplification"]``, in order.
 AMPLIFICATION_COLUMNS = ("file_path", "partition", "spec_id", "sequence_number", "record_count",
                          "file_size_in_bytes", "pkey", "dvs", "position_delete_files", "equality_delete_files",
@@ -132,7 +136,7 @@ def file_aggregates(answers: dict[str, list], target: int, small_size: int, colu
     hist["bytes"] = pd.array([int(counted[i]["bytes"]) if i in counted else 0 for i in range(len(hist))], "int64")
     by_part = _partition_frame(answers["partition_totals"])
     return FileAggregates(
-        counts=c, size_histogram=hist, partitions=by_part,
+        counts=c, size_histogram=hist, partitions=by_part, partition_summary=answers["partition_summary"][0],
         touched={"files": c["data_files_with_deletes"],
                  "max_size": None if totals["touched_max_size"] is None else int(totals["touched_max_size"]),
                  "rows": int(totals["touched_rows"]), "deleted_rows": int(totals["touched_deleted_rows"])},
@@ -248,12 +252,15 @@ class FileAggregates:
     ``small_bytes``; ``touched`` the data files that merge at least one delete file (``files``, ``max_size``,
     ``rows``, ``deleted_rows``), ``many`` those merging more than :data:`DELETE_FILES_PER_DATA_FILE`
     (``files``, ``rows``), ``dangling`` the delete files no live data file needs (``dvs``,
-    ``position_delete_files``, ``files_freed``, ``bytes_freed``).
+    ``position_delete_files``, ``files_freed``, ``bytes_freed``); ``partitions`` the first
+    :data:`PARTITION_ROWS` partitions by key, ``partition_summary`` every partition summed (one row of the
+    ``partition_summary`` measure).
     """
 
     counts: dict[str, int]
     size_histogram: Any
     partitions: Any
+    partition_summary: dict[str, Any]
     touched: dict[str, Any]
     many: dict[str, Any]
     mean_delete_files: float
@@ -296,9 +303,13 @@ def driver_file_aggregates(source: "TableSource", index, target: int, small_size
     for name in SUM_MEASURES:  # one row each, or one per size class: Python rows
         if name != "partition_totals":
             answers[name] = answers[name].to_pylist()
-    parts = answers["partition_totals"]  # one row per partition: codes back to text, column-wise
+    # the first partitions by key (codes follow the text's order), codes back to text, column-wise
+    parts = _first_rows(answers["partition_totals"], PARTITION_ROWS, [("pkey", "ascending")])
     answers["partition_totals"] = parts.set_column(parts.schema.get_field_index("partition"), "partition",
                                                    codes.partitions.take(parts.column("pkey")))
+    summary = answers["partition_summary"][0]
+    if summary["largest_pkey"] is not None:
+        summary["largest_partition"] = codes.partitions[int(summary["largest_pkey"])].as_py()
     data = relations["data"]
     data_pkey = data.column("pkey")
     del relations
@@ -355,13 +366,13 @@ def _current_findings(findings, frames, m, agg: FileAggregates, th, target, smal
     m["deleted_share"] = (m["deleted_rows"] / m["records"]) if m["records"] else 0.0
     frames["amplification"] = agg.amplification
     frames["size_histogram"] = agg.size_histogram
-    by_part = agg.partitions
-    frames["partitions"] = by_part
-    m["partitions"] = int(len(by_part))
-    _small_files_finding(findings, by_part, m, th, target, small_size, call, spark_t, ident)
+    frames["partitions"] = agg.partitions
+    summary = agg.partition_summary
+    m["partitions"] = int(summary["partitions"])
+    _small_files_finding(findings, summary, m, th, target, small_size, call, spark_t, ident)
     _deletes_findings(findings, agg, m, call, spark_t, ident, format_version)
     _dangling_finding(findings, agg.dangling, m)
-    _skew_finding(findings, by_part)
+    _skew_finding(findings, summary)
     if column is not None:
         frames["clustering"] = agg.clustering
         _clustering_finding(findings, agg.clustering, column, column_source, m, call, spark_t, ident)
@@ -663,16 +674,16 @@ def doctor(source: "TableSource", reads: Any, now: Any = None, older_than: Any =
     return TableHealth(ident, m, findings, thresholds, frames, now_ms, catalog)
 
 
-def _small_files_finding(findings, by_part, m, th, target, small_size, call, spark_t, ident) -> None:
+def _small_files_finding(findings, summary, m, th, target, small_size, call, spark_t, ident) -> None:
     """:func:`~puffin_explorer.health.small_files_finding` with Iceberg's statements."""
-    def actions(cand):
-        min_input = int(min(cand["small_files"].min(), 5))
+    def actions(summary):
+        min_input = int(min(summary["small_files_fewest"], 5))
         return (Action("spark", f"{call}rewrite_data_files(table => {spark_t}, options => "
                                 f"{_map({'min-input-files': min_input, 'remove-dangling-deletes': 'true'})})"),
                 Action("trino", f"ALTER TABLE {ident} EXECUTE optimize(file_size_threshold => "
                                 f"{_sql_str(_trino_size(small_size))})"))
 
-    found = small_files_finding(m, by_part, target, small_size, "write.target-file-size-bytes",
+    found = small_files_finding(m, summary, target, small_size, "write.target-file-size-bytes",
                                 th["write.target-file-size-bytes"]["source"], actions)
     if found is not None:
         findings.append(found)
@@ -748,21 +759,21 @@ def _trino_size_above(n: int) -> str:
     return f"{n // MIB + 1}MB"
 
 
-def _skew_finding(findings, by_part) -> None:
+def _skew_finding(findings, summary) -> None:
     """The largest partition holding ``SKEW_RATIO`` times the median partition's bytes."""
-    if len(by_part) < 2:
+    if int(summary["partitions"]) < 2:
         return
-    median = float(by_part["bytes"].median())
-    top = by_part.loc[by_part["bytes"].idxmax()]
-    ratio = float(top["bytes"]) / median if median else 0.0
+    median = float(summary["median_bytes"])
+    ratio = float(summary["largest_bytes"]) / median if median else 0.0
     if ratio < SKEW_RATIO:
         return
     findings.append(HealthFinding(
         "health.partition-skew", Severity.INFO,
-        f"partition {top['partition']} holds {int(top['bytes']):,} B, {ratio:.1f}x the median partition",
-        {"partition": str(top["partition"]), "bytes": int(top["bytes"]), "rows": int(top["rows"]),
-         "files": int(top["files"]), "median_bytes": median, "ratio": round(ratio, 2), "threshold": SKEW_RATIO,
-         "source": "default"}))
+        f"partition {summary['largest_partition']} holds {int(summary['largest_bytes']):,} B, {ratio:.1f}x the "
+        "median partition",
+        {"partition": str(summary["largest_partition"]), "bytes": int(summary["largest_bytes"]),
+         "rows": int(summary["largest_rows"]), "files": int(summary["largest_files"]), "median_bytes": median,
+         "ratio": round(ratio, 2), "threshold": SKEW_RATIO, "source": "default"}))
 
 
 # ---- clustering ---------------------------------------------------------------------------------

@@ -24,7 +24,7 @@ its live files instead, a DV belonging to its ``add``):
 - ``pos_rows``: rows that live Parquet position-delete files name, per data file — ``key``, ``rows``,
   ``files`` (read from the files themselves);
 - ``params``: one row — ``small_size`` (a data file below it is small), ``many`` (a data file merging more
-  delete files than this is read-amplified);
+  delete files than this is read-amplified), ``target`` (the target file size small files are rewritten into);
 - ``size_classes``: ``bucket``, ``lo`` / ``hi`` (bytes, None for unbounded) of the size histogram.
 
 A measure may read another measure's answer as a relation (its name); each is computed once per run.
@@ -50,7 +50,7 @@ RELATIONS = {
     "eq": "did bigint, dpkey string, dseq bigint, ref string, lo string, hi string, file_size_in_bytes bigint, "
           "partition_empty boolean",
     "pos_rows": "key string, rows bigint, files bigint",
-    "params": "small_size bigint, many bigint",
+    "params": "small_size bigint, many bigint, target bigint",
     "size_classes": "bucket bigint, lo bigint, hi bigint",
 }
 
@@ -224,6 +224,37 @@ PARTITION_TOTALS = Measure(
     "Per partition (spec and partition): data files, rows, deleted rows, bytes, delete files merged, and the small "
     "files, their bytes and rows.")
 
+PARTITION_SUMMARY = Measure(
+    "partition_summary",
+    {"partition_totals": ("pkey", "partition", "files", "rows", "bytes", "small_files", "small_bytes", "small_rows"),
+     "params": ("target",)},
+    ("partitions", "median_bytes", "largest_pkey", "largest_partition", "largest_bytes", "largest_rows", "largest_files",
+     "small_partitions", "small_files_merged", "small_files_after", "small_bytes_merged", "small_rows_merged",
+     "small_files_fewest"),
+    f"""
+    WITH a AS (SELECT COUNT(*) AS partitions,
+                      percentile_cont(0.5) WITHIN GROUP (ORDER BY CAST(bytes AS DOUBLE)) AS median_bytes
+               FROM {{partition_totals}}),
+    top AS (SELECT pkey, partition, bytes, rows, files FROM {{partition_totals}}
+            ORDER BY bytes DESC, pkey LIMIT 1),
+    c AS (SELECT t.small_files, t.small_bytes, t.small_rows,
+                 GREATEST(CAST(CEIL(CAST(t.small_bytes AS DOUBLE) / q.target) AS BIGINT), 1) AS after
+          FROM {{partition_totals}} t CROSS JOIN {{params}} q WHERE t.small_files >= 2),
+    s AS (SELECT COUNT(*) AS n, {_total('small_files')} AS files, {_total('after')} AS after,
+                 {_total('small_bytes')} AS bytes, {_total('small_rows')} AS rows,
+                 CAST(MIN(small_files) AS BIGINT) AS fewest FROM c)
+    SELECT a.partitions, a.median_bytes, top.pkey AS largest_pkey, top.partition AS largest_partition, top.bytes AS largest_bytes,
+           top.rows AS largest_rows, top.files AS largest_files, s.n AS small_partitions,
+           s.files AS small_files_merged, s.after AS small_files_after, s.bytes AS small_bytes_merged,
+           s.rows AS small_rows_merged, s.fewest AS small_files_fewest
+    FROM a CROSS JOIN s LEFT JOIN top ON 1 = 1
+    """,
+    "The partitions summed, so that no engine returns a row per partition to find a problem: how many, the median "
+    "partition's bytes, the largest partition (the first by key among equals: its text, bytes, rows, files), and "
+    "the partitions with two or more small files, each rewritten into ceil(small bytes / params.target) files (at "
+    "least one): how many, their small files, the files after, the small bytes and rows, the fewest small files "
+    "in one.", grain="table")
+
 SIZE_HISTOGRAM = Measure(
     "size_histogram",
     {"data": ("rid", "file_size_in_bytes"), "size_classes": ("bucket", "lo", "hi")}, ("bucket", "files", "bytes"),
@@ -287,7 +318,8 @@ DANGLING_DELETES = Measure(
 
 #: Every measure, by name: what the parity test runs on both engines.
 MEASURES = {m.name: m for m in (POSITION_DELETES_APPLIED, EQUALITY_DELETES_APPLIED, DELETED_ROWS, DATA_FILE_DELETES,
-                                FILE_TOTALS, PARTITION_TOTALS, SIZE_HISTOGRAM, DELETE_TOTALS, DANGLING_DELETES)}
+                                FILE_TOTALS, PARTITION_TOTALS, PARTITION_SUMMARY, SIZE_HISTOGRAM, DELETE_TOTALS,
+                                DANGLING_DELETES)}
 
 
 def path_scope(referenced_data_file: Any, lower: Any, upper: Any) -> tuple[Optional[str], str, str]:
@@ -319,11 +351,12 @@ def arrow_schema(name: str, columns: Any = None):
     return schema if columns is None else pa.schema([f for f in schema if f.name in columns])
 
 
-def params(small_size: int, many: int):
+def params(small_size: int, many: int, target: int):
     """The ``params`` relation (Arrow)."""
     import pyarrow as pa
 
-    return pa.table({"small_size": [int(small_size)], "many": [int(many)]}, schema=arrow_schema("params"))
+    return pa.table({"small_size": [int(small_size)], "many": [int(many)], "target": [int(target)]},
+                    schema=arrow_schema("params"))
 
 
 def size_classes(edges: list):

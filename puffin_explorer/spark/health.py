@@ -16,8 +16,9 @@ only its reads differ (:class:`SparkReads`):
 - the listing of the table location: the top-level folders listed here, each folder listed in a task through
   this package's I/O layer, anti-joined against the referenced files in Spark.
 
-What the driver holds per file is bounded: ``frames["amplification"]`` keeps the :data:`AMPLIFICATION_ROWS`
-data files merging the most delete files (``partition`` as text), ``frames["orphans"]`` and
+What the driver holds per file or partition is bounded: ``frames["amplification"]`` keeps the
+:data:`AMPLIFICATION_ROWS` data files merging the most delete files (``partition`` as text),
+``frames["partitions"]`` the first :data:`~puffin_explorer.iceberg.health.PARTITION_ROWS` partitions by key, ``frames["orphans"]`` and
 ``frames["expired_only"]`` the first :data:`FRAME_ROWS` by location, and ``frames["listing"]`` is the listing
 as a Spark DataFrame.  Metrics, findings, actions and effects are exactly the driver doctor's.
 """
@@ -295,7 +296,8 @@ class SparkReads:
 
         from ..iceberg.column_stats import columns_frame
         from ..health import sum_relations
-        from ..iceberg.health import AMPLIFICATION_COLUMNS, SUM_MEASURES, clustering_frame, file_aggregates
+        from ..iceberg.health import (AMPLIFICATION_COLUMNS, PARTITION_ROWS, SUM_MEASURES, clustering_frame,
+                                      file_aggregates)
         from ..iceberg.measures import DATA_FILE_DELETES, MEASURES, RELATIONS, SparkMeasures
         from .index import build_index_on_executors
         from .planner import to_spark
@@ -325,7 +327,12 @@ class SparkReads:
             relations[name] = to_spark(self.spark, table, RELATIONS[name])
         run = SparkMeasures(self.spark, relations, persist=True)
         try:
-            answers = {name: [r.asDict() for r in run.frame(MEASURES[name]).collect()] for name in SUM_MEASURES}
+            # one row per table or size class; per partition the first PARTITION_ROWS by key (every partition
+            # is summed in partition_summary): nothing here grows with the table
+            answers = {name: [r.asDict() for r in run.frame(MEASURES[name]).collect()] for name in SUM_MEASURES
+                       if name != "partition_totals"}
+            answers["partition_totals"] = [r.asDict() for r in run.frame(MEASURES["partition_totals"])
+                                           .orderBy("pkey").limit(PARTITION_ROWS).collect()]
             per_file = run.frame(DATA_FILE_DELETES).select("rid", *AMPLIFICATION_COLUMNS[7:])
             top = (data.select("rid", *AMPLIFICATION_COLUMNS[:7]).join(per_file, "rid")
                    .orderBy(F.col("delete_files").desc(), F.col("deleted_rows").desc(), "file_path")
