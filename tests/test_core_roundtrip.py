@@ -14,7 +14,7 @@ positions_st = st.lists(
 runs_st = st.lists(st.tuples(st.integers(0, 1 << 20), st.integers(1, 5000)), max_size=8)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=75, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(positions_st, runs_st)
 def test_dv_roundtrip(points, runs):
     # the expected positions in numpy (a Python set of the runs' 40,000 values per example was most of the time)

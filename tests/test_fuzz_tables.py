@@ -20,11 +20,11 @@ sys.path.insert(0, str(Path(__file__).parent / "fuzz"))
 import fuzz_pool  # noqa: E402
 import fuzz_tables as tf  # noqa: E402
 
-#: The suite's batch: fixed seed, sized to take under 2 minutes on two busy cores (a case is a few dozen user
-#: operations, about 1.6 s of CPU with charts drawn in one case of ten: 200 cases took 160 s beside the rest of
+#: The suite's batch: fixed seed, sized to take about a minute on two busy cores (a case is a few dozen user
+#: operations, about 1.6 s of CPU with charts drawn in one case of ten: 120 cases took 93 s beside the rest of
 #: ``make test``). The long runs, tens of thousands of cases, are `tests/fuzz/fuzz_tables.py --cases N`
 #: (docs/errors.md).
-SUITE_CASES = 120
+SUITE_CASES = 80
 #: CPU seconds per case before it counts as a stall: far above what any case needs (the long run uses 2 s),
 #: so a busy machine cannot make the test fail.
 SUITE_TIME_LIMIT = 10.0
