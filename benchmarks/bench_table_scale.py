@@ -21,8 +21,10 @@ printed as such, with the time and memory it had reached.
            the table location listed too)
     peer:  PyIceberg 0.12 ``inspect.files()`` (beside the card), ``inspect.delete_files()``
            (beside dvs()), and every DV read with ``pyiceberg.table.puffin`` (beside read_dvs())
-    --spark: ``dv_positions(spark, table).count()`` vs Iceberg's ``position_deletes`` count at
-           ``--spark-sizes`` (default 100,000), with the peak RSS of the driver (Python and JVM).
+    --spark: on ``local[2]`` at ``--spark-sizes`` (default 100,000): ``dv_positions(spark, table).count()``
+           vs Iceberg's ``position_deletes`` count, ``pes.health(spark, table, list_files=False)`` and
+           ``pes.check(spark, table, compare="record_count")``, with the peak RSS of the driver's Python
+           and of its JVM apart (``--spark-ops`` picks some).
 
 The ratio column is peer / ours for time (> 1: ours is faster) and for memory.
 """
@@ -136,30 +138,59 @@ def _peer(op: str, loc: str) -> dict:
     raise ValueError(f"unknown operation {op}")
 
 
-def _spark(op: str, loc: str) -> dict:
-    """Ours: dv_positions(...).count(); peer: Iceberg's position_deletes metadata table .count().
+SPARK_OPS = ["spark_dv_positions", "spark_position_deletes", "spark_health", "spark_check"]
+SPARK_LABEL = {"spark_dv_positions": "pes.dv_positions().count()",
+               "spark_position_deletes": "position_deletes count",
+               "spark_health": "pes.health(list_files=False)",
+               "spark_check": "pes.check(compare=record_count)"}
 
-    The session starts before the clock; the first count (planning included) is the time, a
-    second count on the warm session is reported beside it."""
+
+def _spark(op: str, loc: str) -> dict:
+    """One Spark operation on a session started before the clock, with the session's own driver memory
+    (``PE_BENCH_SPARK_DRIVER_MEMORY`` overrides it).
+
+    Counts (ours: ``dv_positions(...).count()``; peer: Iceberg's ``position_deletes`` metadata table) run
+    twice: the first (planning included) is the time, the second, on the warm session, is reported beside
+    it.  ``spark_health`` is the doctor without the storage listing; ``spark_check`` our decode of every DV
+    checked against the manifests' record counts (the part of ``pes.check`` that is ours)."""
     from puffin_explorer import spark as pes
 
-    spark = pes.session(os.path.join(os.path.dirname(loc), "unused"), master="local[2]",
-                        conf={"spark.driver.memory": "4g", "spark.sql.shuffle.partitions": "8"})
+    conf = {"spark.sql.shuffle.partitions": "8"}
+    if os.environ.get("PE_BENCH_SPARK_DRIVER_MEMORY"):
+        conf["spark.driver.memory"] = os.environ["PE_BENCH_SPARK_DRIVER_MEMORY"]
+    spark = pes.session(os.path.join(os.path.dirname(loc), "unused"), master="local[2]", conf=conf)
     spark.sparkContext.setLogLevel("ERROR")
-    if op == "spark_dv_positions":
-        frame = lambda: pes.dv_positions(spark, loc)  # noqa: E731
+    result: dict = {}
+    if op in ("spark_dv_positions", "spark_position_deletes"):
+        if op == "spark_dv_positions":
+            frame = lambda: pes.dv_positions(spark, loc)  # noqa: E731
+        else:
+            frame = lambda: spark.read.format("iceberg").load(loc + "#position_deletes")  # noqa: E731
+        started = time.perf_counter()
+        n = frame().count()
+        cold = time.perf_counter() - started
+        started = time.perf_counter()
+        again = frame().count()
+        result["second_s"] = round(time.perf_counter() - started, 2)
+        if again != n:
+            raise AssertionError(f"two counts differ: {n} then {again}")
+        result["rows"] = int(n)
+    elif op == "spark_health":
+        started = time.perf_counter()
+        h = pes.health(spark, loc, list_files=False)
+        cold = time.perf_counter() - started
+        result.update(findings=len(h.findings), codes=sorted({f.code for f in h.findings}),
+                      deleted_rows=int(h.metrics["deleted_rows"]), data_files=int(h.metrics.get("data_files", 0)))
+    elif op == "spark_check":
+        started = time.perf_counter()
+        checked = pes.check(spark, loc, compare="record_count")
+        bad = checked.where("NOT ok").count()
+        cold = time.perf_counter() - started
+        result.update(not_ok=int(bad))
     else:
-        frame = lambda: spark.read.format("iceberg").load(loc + "#position_deletes")  # noqa: E731
-    started = time.perf_counter()
-    n = frame().count()
-    cold = time.perf_counter() - started
-    started = time.perf_counter()
-    again = frame().count()
-    warm = time.perf_counter() - started
-    if again != n:
-        raise AssertionError(f"two counts differ: {n} then {again}")
-    return {"rows": int(n), "first_count_s": round(cold, 2), "second_count_s": round(warm, 2),
-            "jvm_peak_mb": round(_children_peak_mb())}
+        raise ValueError(f"unknown operation {op}")
+    result.update(first_s=round(cold, 2), python_peak_mb=round(_peak_mb()), jvm_peak_mb=round(_children_peak_mb()))
+    return result
 
 
 def _children_peak_mb() -> float:
@@ -212,10 +243,9 @@ def worker(op: str, loc: str) -> int:
         result = _peer(op, loc)
     elif op.startswith("spark"):
         result = _spark(op, loc)
-        started = time.perf_counter() - result["first_count_s"]  # the session's start is not the count's
         # the driver is this process and its JVM (local mode: the executors too); the JVM's CPU is not counted
-        # here, so no CPU time is reported
-        print(json.dumps({"seconds": result["first_count_s"], "peak_mb": _peak_mb() + result["jvm_peak_mb"],
+        # here, so no CPU time is reported; peak_mb is the Python driver's, the JVM's is in the result
+        print(json.dumps({"seconds": result["first_s"], "peak_mb": result["python_peak_mb"],
                           "imports_mb": base_mb, "result": result}))
         return 0
     elif op.startswith("duckdb"):
@@ -490,14 +520,16 @@ def main(argv=None) -> int:
     parser.add_argument("--validate-up-to", type=int, default=100_000,
                         help="validate every derived table up to this size (and one of this size before any larger)")
     parser.add_argument("--build-only", action="store_true", help="build and validate the tables, measure nothing")
-    parser.add_argument("--spark", action="store_true", help="also dv_positions vs position_deletes on Spark")
+    parser.add_argument("--spark", action="store_true", help="also the Spark operations (--spark-ops) on local[2]")
+    parser.add_argument("--spark-ops", default=",".join(SPARK_OPS), help=f"of {','.join(SPARK_OPS)}")
     parser.add_argument("--spark-sizes", default="100000")
     parser.add_argument("--json", help="write every measurement to this file")
     args = parser.parse_args(argv)
     byte_compile()  # as pip does for the peers: no process of ours compiles the package again
     sizes = [int(s) for s in args.sizes.split(",") if s]
     ops = [o for o in args.ops.split(",") if o]
-    unknown = sorted(set(ops) - set(OURS))
+    spark_ops = [o if o.startswith("spark_") else "spark_" + o for o in args.spark_ops.split(",") if o]
+    unknown = sorted(set(ops) - set(OURS)) + sorted(set(spark_ops) - set(SPARK_OPS))
     if unknown:
         parser.error(f"unknown operations {unknown}; known: {OURS}")
     os.nice(10)
@@ -541,21 +573,27 @@ def main(argv=None) -> int:
                 print(f"  {'  vs ' + PEER_LABEL[PEER[op]]:22} peer {_fmt_s(peer):>10} s {_fmt_mb(peer):>8} MB   "
                       f"{_detail(peer)}", flush=True)
         if args.spark and str(size) in args.spark_sizes.split(","):
-            ours = best_of("spark_dv_positions", loc, args.repeat, args.timeout, args.max_rss_mb)
-            peer = best_of("spark_position_deletes", loc, args.repeat, args.timeout, args.max_rss_mb)
-            results.append({"size": size, "op": "spark_count", "ours": ours, "peer": peer})
-            for name, r in (("dv_positions().count()", ours), ("position_deletes count", peer)):
-                print(f"  spark {name:24} {_fmt_s(r):>10} s  driver (Python + JVM) {_fmt_mb(r)} MB   {_detail(r)}",
-                      flush=True)
-            if ours["status"] == peer["status"] == "ok" and ours["result"]["rows"] != peer["result"]["rows"]:
-                print(f"  !! spark counts disagree: {ours['result']['rows']} vs {peer['result']['rows']}", flush=True)
+            spark_runs = {}
+            for op in spark_ops:
+                r = spark_runs[op] = best_of(op, loc, args.repeat, args.timeout, args.max_rss_mb)
+                jvm = f"JVM {r['result']['jvm_peak_mb']:,} MB" if r["status"] == "ok" else ""
+                print(f"  spark {SPARK_LABEL[op]:32} {_fmt_s(r):>10} s  driver Python {_fmt_mb(r)} MB {jvm}   "
+                      f"{_detail(r)}", flush=True)
+            if "spark_position_deletes" in spark_runs and "spark_dv_positions" in spark_runs:
+                ours, peer = spark_runs.pop("spark_dv_positions"), spark_runs.pop("spark_position_deletes")
+                results.append({"size": size, "op": "spark_dv_positions", "ours": ours, "peer": peer})
+                if ours["status"] == peer["status"] == "ok" and ours["result"]["rows"] != peer["result"]["rows"]:
+                    print(f"  !! spark counts disagree: {ours['result']['rows']} vs {peer['result']['rows']}",
+                          flush=True)
+            for op, r in spark_runs.items():
+                results.append({"size": size, "op": op, "ours": r, "peer": None})
 
     if results:
         print()
         print_table(results)
         print("\nseconds: opening the table to the answer, after imports, best of --repeat fresh processes "
               "(cpu s: the same run's CPU time, all threads); MB: the process's peak RSS (imports included; "
-              "spark_count: the first count on a started session, MB the Python driver's plus its JVM's peak); "
+              "spark_*: the first call on a started session, MB the Python driver's peak, its JVM's in the line above); "
               "peer/ours > 1: ours is faster / smaller.")
         print("targets at 1,000,000 data files: " + "; ".join(
             f"{op} ≤ {s} s and ≤ {mb / 1024:.1f} GB" for op, (s, mb) in TARGETS_1M.items() if s is not None)
