@@ -208,13 +208,14 @@ def test_retention_finding_and_the_expire_statement(health):
 
 
 def test_bounded_frames_keep_the_top_rows_and_the_sums_keep_every_file(monkeypatch):
-    """``amplification`` and ``expired_only`` keep their first rows only (as the Spark doctor does); the counts
-    and bytes still cover every file."""
+    """``amplification``, ``expired_only`` and ``partitions`` keep their first rows only (as the Spark doctor
+    does); the counts, bytes and findings still cover every file and partition."""
     import puffin_explorer.iceberg.health as ih
 
     full = Warehouse(str(WAREHOUSE)).table("shop.orders").health(now=NOW)
     monkeypatch.setattr(ih, "AMPLIFICATION_ROWS", 2)
     monkeypatch.setattr(ih, "FRAME_ROWS", 3)
+    monkeypatch.setattr(ih, "PARTITION_ROWS", 2)
     cut = Warehouse(str(WAREHOUSE)).table("shop.orders").health(now=NOW)
     truth = _independent(WAREHOUSE, "shop.orders")
     ranked = full.amplification.sort_values(["delete_files", "deleted_rows", "file_path"],
@@ -226,6 +227,11 @@ def test_bounded_frames_keep_the_top_rows_and_the_sums_keep_every_file(monkeypat
     assert cut.expired_only.location.tolist() == full.expired_only.location.tolist()[:3]
     assert cut.metrics == full.metrics
     assert cut.metrics["bytes_only_in_expired_snapshots"] == truth["bytes_only_in_expired_snapshots"]
+    # the small-files finding counts all 4 partitions from the summed row, the frame shows the first 2 by key
+    assert len(full.partitions) == full.metrics["partitions"] == 4 and len(cut.partitions) == 2
+    assert cut.partitions.to_dict("list") == full.partitions.head(2).to_dict("list")
+    assert cut.to_dict()["findings"] == full.to_dict()["findings"]
+    assert "8 of them in 4 partitions merge into 4" in cut.finding("health.small-files").message
 
 
 def test_orphans_respect_the_grace_period(tmp_path):
