@@ -703,6 +703,57 @@ def validate_many(dvs: list["DeletionVector"]) -> None:
         dv._fast_valid = True
 
 
+def common_positions(buf: Any, starts: Any, sizes: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The positions of many framed vectors lying in one buffer (a span of a Puffin or DV file), checked
+    together without an object per vector: ``(ok, cards, positions)``.
+
+    ``ok[i]`` when vector ``i`` (``sizes[i]`` bytes at ``starts[i]`` of ``buf``) is of the common shape (one
+    bucket, one array container, either Roaring cookie) and entirely right: length prefix, magic, a key
+    Iceberg Java can write, CRC, strictly increasing values, which are then exactly what its
+    ``positions()`` returns; ``cards[i]`` its position count (0 where not ok); ``positions`` the ok
+    vectors' positions one after another, in ``starts`` order.  A vector not ok needs a parse of its own
+    (:class:`DeletionVector`), which says what is wrong with it or decodes its other shape."""
+    starts = np.asarray(starts, dtype=np.int64)
+    sizes = np.asarray(sizes, dtype=np.int64)
+    view = memoryview(buf)
+    starts_l, sizes_l = starts.tolist(), sizes.tolist()
+    inside = ((starts >= 0) & (sizes >= 35) & (starts + sizes <= len(view))).tolist()
+    heads = np.frombuffer(b"".join([bytes(view[s:s + min(z, 40)]).ljust(40, b"\xff") if k else b"\xff" * 40
+                                    for s, z, k in zip(starts_l, sizes_l, inside)]), dtype=_HEAD) \
+        if starts_l else np.zeros(0, dtype=_HEAD)
+    plain = heads["cookie"] == SERIAL_COOKIE_NO_RUNCONTAINER  # offsets header, no run flags
+    runs_cookie = heads["cookie"] == SERIAL_COOKIE  # one container (count-1 = 0 in the high half)
+    card = np.where(plain, heads["card_m1"], heads["card_m1_r"]).astype(np.int64) + 1
+    first = np.where(plain, 36, 29)
+    ok = (np.asarray(inside, dtype=bool) & (heads["magic"] == _MAGIC_WORD)
+          & (heads["length"].astype(np.int64) == sizes - 8) & (heads["buckets"] == 1)
+          & (heads["key"] <= JAVA_MAX_KEY) & (card <= 4096) & (first + 2 * card == sizes - 4)
+          & ((plain & (heads["count"] == 1) & (heads["offset0"] == 16)) | (runs_cookie & (heads["run_flags"] == 0))))
+    for i in np.flatnonzero(ok).tolist():  # the CRC of the magic and the vector, stored big-endian after them
+        s, z = starts_l[i], sizes_l[i]
+        if zlib.crc32(view[s + 4:s + z - 4]) & 0xFFFFFFFF != int.from_bytes(view[s + z - 4:s + z], "big"):
+            ok[i] = False
+    chosen = np.flatnonzero(ok)
+    counts = card[chosen]
+    low = np.frombuffer(b"".join([view[s + f:s + f + 2 * c] for s, f, c in
+                                  zip(starts[chosen].tolist(), first[chosen].tolist(), counts.tolist())]), dtype="<u2")
+    ends = np.cumsum(counts)
+    firsts = ends - counts
+    falls = np.flatnonzero(low[1:] <= low[:-1]) + 1  # a value not above the one before it, in one vector
+    falls = falls[~np.isin(falls, firsts)]
+    high = (heads["key"][chosen].astype(np.uint64) << np.uint64(32)) | \
+        (np.where(plain, heads["hkey"], heads["hkey_r"])[chosen].astype(np.uint64) << np.uint64(16))
+    out = low.astype(np.uint64) | np.repeat(high, counts)
+    if len(falls):
+        spoiled = np.unique(np.searchsorted(ends, falls, side="right"))
+        ok[chosen[spoiled]] = False
+        keep = np.ones(len(chosen), dtype=bool)
+        keep[spoiled] = False
+        out = out[np.repeat(keep, counts)]
+    cards = np.where(ok, card, 0)
+    return ok, cards, out
+
+
 #: The first 40 bytes of a deletion vector, as far as one bucket with one array container goes
 #: (both Roaring cookies: with an offsets header, and with run flags).
 _HEAD = np.dtype({

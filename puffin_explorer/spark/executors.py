@@ -86,23 +86,6 @@ def _position_batches(pending: list[tuple[str, np.ndarray]]):
                                           pa.array(positions[start:end], pa.int64())], names=["data_file", "pos"])
 
 
-def _position_list_batches(pending: list[tuple[str, np.ndarray]]):
-    """One Arrow batch (data_file, positions) for [(data_file, positions), ...], lists cut at LIST_MAX."""
-    import pyarrow as pa
-
-    names, pieces = [], []
-    for name, pos in pending:
-        for start in range(0, len(pos), LIST_MAX):
-            names.append(name)
-            pieces.append(pos[start:start + LIST_MAX])
-    if not pieces:
-        return
-    offsets = np.zeros(len(pieces) + 1, dtype=np.int32)  # a batch is flushed at FLUSH_ROWS positions
-    np.cumsum([len(p) for p in pieces], out=offsets[1:])
-    lists = pa.ListArray.from_arrays(pa.array(offsets), pa.array(np.concatenate(pieces), pa.int64()))
-    yield pa.RecordBatch.from_arrays([pa.array(names, pa.string()), lists], names=["data_file", "positions"])
-
-
 def _dv_rows(batches: Iterable[Any]) -> Iterator[dict]:
     for batch in batches:
         yield from batch.to_pylist()
@@ -128,42 +111,54 @@ def _read_dvs(rows: Iterable[dict], storage_options: Optional[dict]) -> Iterator
     request and each DV is decoded from its slice, with its absolute file offset; otherwise each DV is
     read by ``read_range`` through the one open source.
     """
-    from ..errors import PuffinError
+    for path, group in _grouped(rows):
+        if path is None:
+            yield _inline(group[0])
+        else:
+            yield from _read_group(path, group, storage_options)
 
+
+def _grouped(rows: Iterable[dict]) -> Iterator[tuple[Optional[str], list[dict]]]:
+    """(path, rows) for each run of consecutive rows of one file (at most :data:`GROUP_MAX_ROWS`); a Delta DV
+    stored in the log (``inline_dv``) is ``(None, [row])``."""
     group: list[dict] = []
     path = None
     for row in rows:
-        inline = row.get("inline_dv")
-        if inline is not None:  # a Delta DV stored in the log: its framed bytes travel in the plan
-            try:
-                yield row, _decode_dv_bytes(bytes(inline), 0, row.get("referenced_data_file"), "inline DV")
-            except PuffinError as exc:
-                yield row, exc
+        if row.get("inline_dv") is not None:
+            yield None, [row]
             continue
         where = row.get("location") or row["file_path"]
         if group and (where != path or len(group) >= GROUP_MAX_ROWS):
-            yield from _read_group(path, group, storage_options)
+            yield path, group
             group = []
         path = where
         group.append(row)
     if group:
-        yield from _read_group(path, group, storage_options)
+        yield path, group
 
 
-def _read_group(path: str, group: list[dict], storage_options: Optional[dict]) -> Iterator[tuple[dict, Any]]:
-    """:func:`_read_dvs` for rows of one Puffin file: one open, one request for a dense span."""
+def _inline(row: dict) -> tuple[dict, Any]:
+    """A Delta DV stored in the log: its framed bytes travel in the plan."""
     from ..errors import PuffinError
-    from ..format.dv import DeletionVector, validate_many
-    from ..io import ByteSource, read_range
+
+    try:
+        return row, _decode_dv_bytes(bytes(row["inline_dv"]), 0, row.get("referenced_data_file"), "inline DV")
+    except PuffinError as exc:
+        return row, exc
+
+
+def _open_group(path: str, group: list[dict], storage_options: Optional[dict]):
+    """For rows of one Puffin file, sorted by offset: ``(source, span, start, end)``, ``span`` the bytes
+    ``[start, end)`` covering every placed DV when they fill most of it (else None); or the PuffinError
+    that opening the file raised."""
+    from ..errors import PuffinError
+    from ..io import ByteSource
     from .tables import fsspec_location
 
-    group.sort(key=lambda r: r["content_offset"] or 0)
     try:
         source = ByteSource(fsspec_location(path), storage_options)
     except PuffinError as exc:
-        for row in group:
-            yield row, exc
-        return
+        return exc
     placed = [r for r in group if r["content_offset"] is not None and r["content_size_in_bytes"] is not None]
     start = min((int(r["content_offset"]) for r in placed), default=0)
     end = max((int(r["content_offset"]) + int(r["content_size_in_bytes"]) for r in placed), default=0)
@@ -172,6 +167,29 @@ def _read_group(path: str, group: list[dict], storage_options: Optional[dict]) -
     if 0 <= start < end <= source.size and end - start <= COALESCE_MAX_SPAN \
             and used >= COALESCE_MIN_DENSITY * (end - start):
         span = source.read(start, end - start)
+    return source, span, start, end
+
+
+def _read_group(path: str, group: list[dict], storage_options: Optional[dict]) -> Iterator[tuple[dict, Any]]:
+    """:func:`_read_dvs` for rows of one Puffin file: one open, one request for a dense span."""
+    from ..errors import PuffinError
+
+    group.sort(key=lambda r: r["content_offset"] or 0)
+    opened = _open_group(path, group, storage_options)
+    if isinstance(opened, PuffinError):
+        for row in group:
+            yield row, opened
+        return
+    yield from _decode_group(group, *opened)
+
+
+def _decode_group(group: list[dict], source: Any, span: Any, start: int, end: int) -> Iterator[tuple[dict, Any]]:
+    """(row, DeletionVector or PuffinError) for rows of one open Puffin file, each DV from ``span`` when it
+    lies in it, else read alone."""
+    from ..errors import PuffinError
+    from ..format.dv import DeletionVector, validate_many
+    from ..io import read_range
+
     for first in range(0, len(group), VALIDATE_TOGETHER):
         out: list[tuple[dict, Any]] = []
         for row in group[first:first + VALIDATE_TOGETHER]:
@@ -194,6 +212,93 @@ def _read_group(path: str, group: list[dict], storage_options: Optional[dict]) -
         yield from out
 
 
+def _checked_positions(row: dict, dv: Any) -> np.ndarray:
+    """The positions of a DV read for ``row``, or the error that fails the job (its file and offset)."""
+    from ..errors import PuffinError, SourceError
+
+    if isinstance(dv, PuffinError):
+        # a storage error keeps its class (NotFoundError, ...) through Spark: see errors.spark_error
+        error_class = type(dv) if isinstance(dv, SourceError) else PuffinError
+        raise error_class(f"cannot read the DV of {row['referenced_data_file']} in {row['file_path']} "
+                          f"[{row['content_offset']}, +{row['content_size_in_bytes']}]: {dv}") from dv
+    errors = [f for f in dv.findings if f.severity.value == "error"]
+    if errors:
+        raise PuffinError(f"the DV of {row['referenced_data_file']} in {row['file_path']} is damaged: "
+                          f"{errors[0]}", errors[0].offset, errors[0].code)
+    return dv.positions().view(np.int64)
+
+
+def _position_lists(rows: Iterable[dict], storage_options: Optional[dict]):
+    """:func:`decode_positions` with ``as_lists``: Arrow batches (data_file, positions).  In each group of one
+    Puffin file read as one span, the DVs of the common shape are checked and decoded together
+    (:func:`~puffin_explorer.format.dv.common_positions`, no object per DV); any other DV, or a group not
+    read as a span, is parsed on its own, as :func:`_read_dvs` does."""
+    import pyarrow as pa
+
+    from ..errors import PuffinError
+    from ..format.dv import common_positions
+
+    names: list[str] = []
+    cards: list[np.ndarray] = []
+    values: list[np.ndarray] = []
+    held = 0
+
+    def batch():
+        offsets = np.zeros(len(names) + 1, dtype=np.int32)
+        np.cumsum(np.concatenate(cards), out=offsets[1:])
+        lists = pa.ListArray.from_arrays(pa.array(offsets), pa.array(np.concatenate(values), pa.int64()))
+        return pa.RecordBatch.from_arrays([pa.array(names, pa.string()), lists], names=["data_file", "positions"])
+
+    def add_alone(row: dict, dv: Any) -> None:
+        nonlocal held
+        pos = _checked_positions(row, dv)
+        for start in range(0, len(pos), LIST_MAX):  # an empty DV gives no row, as it gives no position
+            piece = pos[start:start + LIST_MAX]
+            names.append(row["referenced_data_file"])
+            cards.append(np.array([len(piece)], dtype=np.int64))
+            values.append(piece)
+            held += len(piece)
+
+    for path, group in _grouped(rows):
+        if path is None:
+            add_alone(*_inline(group[0]))
+        else:
+            group.sort(key=lambda r: r["content_offset"] or 0)
+            opened = _open_group(path, group, storage_options)
+            if isinstance(opened, PuffinError):
+                for row in group:
+                    add_alone(row, opened)
+            else:
+                source, span, start, end = opened
+                for first in range(0, len(group), VALIDATE_TOGETHER):
+                    part = group[first:first + VALIDATE_TOGETHER]
+                    rest = part
+                    if span is not None:
+                        placed = [r for r in part if r["content_offset"] is not None
+                                  and r["content_size_in_bytes"] is not None and start <= int(r["content_offset"])
+                                  and int(r["content_offset"]) + int(r["content_size_in_bytes"]) <= end]
+                        ok, counts, pos = common_positions(
+                            span, [int(r["content_offset"]) - start for r in placed],
+                            [int(r["content_size_in_bytes"]) for r in placed])
+                        if ok.any():
+                            names.extend(r["referenced_data_file"] for r, good in zip(placed, ok.tolist()) if good)
+                            cards.append(counts[ok])
+                            values.append(pos.view(np.int64))
+                            held += len(pos)
+                            fast = {id(r) for r, good in zip(placed, ok.tolist()) if good}
+                            rest = [r for r in part if id(r) not in fast]
+                    for row, dv in _decode_group(rest, source, span, start, end):
+                        add_alone(row, dv)
+                    if held >= FLUSH_ROWS:
+                        yield batch()
+                        names, cards, values, held = [], [], [], 0
+        if held >= FLUSH_ROWS:
+            yield batch()
+            names, cards, values, held = [], [], [], 0
+    if names:
+        yield batch()
+
+
 def _decode_dv_bytes(data: bytes, offset: int, referenced_data_file: Optional[str], space: str = "file"):
     """A framed DV (length, magic, bitmap, CRC): Iceberg's and Delta's portable format, or Delta's older
     native format (converted, with a finding)."""
@@ -205,31 +310,22 @@ def _decode_dv_bytes(data: bytes, offset: int, referenced_data_file: Optional[st
 def decode_positions(storage_options: Optional[dict] = None, as_lists: bool = False):
     """mapInArrow function: ``delete_files`` rows → (data_file, pos) for every deleted position, or with
     ``as_lists`` (data_file, positions) rows of :data:`POSITION_LISTS_SCHEMA`."""
-    flush = _position_list_batches if as_lists else _position_batches
 
     def run(batches):
         steady_imports()
-        from ..errors import PuffinError, SourceError
-
+        if as_lists:
+            yield from _position_lists(_dv_rows(batches), storage_options)
+            return
         pending: list[tuple[str, np.ndarray]] = []
         pending_rows = 0
         for row, dv in _read_dvs(_dv_rows(batches), storage_options):
-            if isinstance(dv, PuffinError):
-                # a storage error keeps its class (NotFoundError, ...) through Spark: see errors.spark_error
-                error_class = type(dv) if isinstance(dv, SourceError) else PuffinError
-                raise error_class(f"cannot read the DV of {row['referenced_data_file']} in {row['file_path']} "
-                                  f"[{row['content_offset']}, +{row['content_size_in_bytes']}]: {dv}") from dv
-            errors = [f for f in dv.findings if f.severity.value == "error"]
-            if errors:
-                raise PuffinError(f"the DV of {row['referenced_data_file']} in {row['file_path']} is damaged: "
-                                  f"{errors[0]}", errors[0].offset, errors[0].code)
-            positions = dv.positions().view(np.int64)
+            positions = _checked_positions(row, dv)
             pending.append((row["referenced_data_file"], positions))
             pending_rows += len(positions)
             if pending_rows >= FLUSH_ROWS:
-                yield from flush(pending)
+                yield from _position_batches(pending)
                 pending, pending_rows = [], 0
-        yield from flush(pending)
+        yield from _position_batches(pending)
 
     return run
 
