@@ -220,3 +220,29 @@ def test_partition_scoped_position_deletes_merge_on_executors(spark, tmp_path):
     amp = got.amplification.sort_values("file_path")
     assert sorted(amp["position_delete_files"].tolist()) == [1, 1, 1, 2, 2, 2]
     assert got.finding("health.read-amplification").evidence["data_files"] == 3
+
+
+def test_kept_frames_are_joined_at_their_real_size_not_broadcast(spark, wh):
+    """Spark estimates the executors' index from the plan it came from (a row per manifest: 228 B for
+    shop.orders' 16 entries of 13.5 kB), so a join of it would broadcast it, at any size; the doctor's kept
+    frames are computed once when kept, and their joins are planned with the bytes they hold.  Here with a
+    4 kB broadcast threshold: the index alone is broadcast, the kept index is sort-merged."""
+    from puffin_explorer.spark.health import SparkReads
+    from puffin_explorer.spark.index import build_index_on_executors
+
+    t = wh.table("shop.orders")
+    entries = build_index_on_executors(spark, t.source, metrics=True, partitions="repr").entries
+
+    def strategy(frame) -> str:
+        plan = frame.alias("a").join(frame.alias("b"), "file_path")._jdf.queryExecution().executedPlan().toString()
+        return "broadcast" if "BroadcastHashJoin" in plan else "sort-merge" if "SortMergeJoin" in plan else plan
+
+    before = spark.conf.get("spark.sql.autoBroadcastJoinThreshold")
+    spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "4096")
+    reads = SparkReads(spark, t.source, {})
+    try:
+        assert strategy(entries) == "broadcast"
+        assert strategy(reads._keep(entries)) == "sort-merge"
+    finally:
+        reads.release()
+        spark.conf.set("spark.sql.autoBroadcastJoinThreshold", before)

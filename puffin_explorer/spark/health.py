@@ -280,7 +280,12 @@ class SparkReads:
         self.listing = None
 
     def _keep(self, frame):
+        """``frame`` persisted and computed once: Spark then plans every join of it with its real size.  The
+        frames kept here come out of ``mapInArrow`` over a small plan (a row per manifest or folder), which Spark
+        estimates at the plan's size (about 1 KB for a table of any size), so it would broadcast them; at
+        10,000,000 files that broadcast exhausted a 2 GB heap."""
         frame = frame.persist()
+        frame.count()
         self.persisted.append(frame)
         return frame
 
