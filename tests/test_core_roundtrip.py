@@ -127,13 +127,10 @@ def test_fast_path_declines_what_it_does_not_read(fixtures):
         assert np.array_equal(DeletionVector.from_bytes(data).positions(), _general_positions(data))
 
 
-@given(st.integers(0, 3), st.lists(st.integers(0, (1 << 20) - 1), min_size=1, max_size=3000),
-       st.sampled_from(["none", "crc", "magic", "length", "swap"]))
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-def test_validating_many_dvs_together_finds_what_each_parse_finds(key, lows, damage):
-    """validate_many's one-pass checks agree with the full parse: same positions, findings and summary."""
-    from puffin_explorer.format.dv import validate_many
-
+def _damaged_dv(key: int, lows: list, damage: str) -> bytearray:
+    """The bytes of a DV of ``lows`` in bucket ``key``, with one kind of damage: ``crc``, ``magic``, ``length``
+    (a flipped bit in each), ``swap`` (the last two values of the last container, when they differ), ``short``
+    (its last byte cut), or ``none``."""
     data = bytearray(DeletionVector.from_positions(np.array(lows, dtype=np.uint64) + np.uint64(key << 32)).to_bytes())
     if damage == "crc":
         data[-1] ^= 0x01
@@ -142,7 +139,20 @@ def test_validating_many_dvs_together_finds_what_each_parse_finds(key, lows, dam
     elif damage == "length":
         data[3] ^= 0x02
     elif damage == "swap" and len(set(lows)) > 1:
-        data[-6:-4], data[-8:-6] = data[-8:-6], data[-6:-4]  # the last two values of the last container
+        data[-6:-4], data[-8:-6] = data[-8:-6], data[-6:-4]
+    elif damage == "short":
+        data = data[:-1]
+    return data
+
+
+@given(st.integers(0, 3), st.lists(st.integers(0, (1 << 20) - 1), min_size=1, max_size=3000),
+       st.sampled_from(["none", "crc", "magic", "length", "swap"]))
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_validating_many_dvs_together_finds_what_each_parse_finds(key, lows, damage):
+    """validate_many's one-pass checks agree with the full parse: same positions, findings and summary."""
+    from puffin_explorer.format.dv import validate_many
+
+    data = _damaged_dv(key, lows, damage)
     together = [DeletionVector.from_bytes(bytes(data)) for _ in range(3)]
     validate_many(together)
     alone = DeletionVector.from_bytes(bytes(data))
@@ -180,18 +190,7 @@ def test_common_positions_of_many_vectors_in_one_buffer_are_each_parse_s(vectors
 
     buf, starts, sizes, blobs = bytearray(), [], [], []
     for key, lows, damage, gap in vectors:
-        data = bytearray(DeletionVector.from_positions(np.array(lows, dtype=np.uint64) + np.uint64(key << 32))
-                         .to_bytes())
-        if damage == "crc":
-            data[-1] ^= 0x01
-        elif damage == "magic":
-            data[5] ^= 0x10
-        elif damage == "length":
-            data[3] ^= 0x02
-        elif damage == "swap" and len(set(lows)) > 1:
-            data[-6:-4], data[-8:-6] = data[-8:-6], data[-6:-4]
-        elif damage == "short":
-            data = data[:-1]
+        data = _damaged_dv(key, lows, damage)
         buf += gap
         starts.append(len(buf))
         sizes.append(len(data))
