@@ -644,20 +644,15 @@ def decode_many(dvs: list["DeletionVector"]) -> None:
     # the first 40 bytes of every vector side by side: its shape is read for all of them at once
     heads = np.frombuffer(b"".join([d[:40].ljust(40, b"\xff") for d in datas]), dtype=_HEAD)
     sizes = np.fromiter(map(len, datas), dtype=np.int64, count=len(datas))
-    plain = heads["cookie"] == SERIAL_COOKIE_NO_RUNCONTAINER  # offsets header, no run flags
-    runs_cookie = heads["cookie"] == SERIAL_COOKIE  # one container (count-1 = 0 in the high half)
-    card = np.where(plain, heads["card_m1"], heads["card_m1_r"]).astype(np.int64) + 1
-    start = np.where(plain, 36, 29)
+    shape, card, start, high = _common_shape(heads, sizes)
     like_dv = (heads["magic"] == _MAGIC_WORD) | (heads["length"] == sizes - 8)  # as _looks_like_dv
-    ok = (like_dv & (heads["buckets"] == 1) & (sizes >= 35) & (card <= 4096) & (start + 2 * card == sizes - 4)
-          & ((plain & (heads["count"] == 1) & (heads["offset0"] == 16)) | (runs_cookie & (heads["run_flags"] == 0))))
+    ok = like_dv & shape
     chosen = np.flatnonzero(ok).tolist()
     if not chosen:
         return
     starts, cards = start[ok].tolist(), card[ok].tolist()
     low = np.frombuffer(b"".join([datas[i][s:s + 2 * c] for i, s, c in zip(chosen, starts, cards)]), dtype="<u2")
-    high = (heads["key"][ok].astype(np.uint64) << np.uint64(32)) | \
-        (np.where(plain, heads["hkey"], heads["hkey_r"])[ok].astype(np.uint64) << np.uint64(16))
+    high = high[ok]
     ends = np.cumsum(cards)
     first = ends - np.asarray(cards)
     # a value not above the one before it, other than a vector's first value, spoils its vector
@@ -670,6 +665,21 @@ def decode_many(dvs: list["DeletionVector"]) -> None:
     for j, (i, a, b) in enumerate(zip(chosen, first.tolist(), ends.tolist())):
         if j not in bad:
             picked[i]._positions = out[a:b]
+
+
+def _common_shape(heads: np.ndarray, sizes: np.ndarray):
+    """For vectors' first 40 bytes (:data:`_HEAD`) and sizes: ``(shape, card, start, high)``: whether each is
+    of the common shape (one bucket, one array container, with either Roaring cookie, its values filling the
+    vector up to the CRC), its position count, where its values start, and the high bits of its positions."""
+    plain = heads["cookie"] == SERIAL_COOKIE_NO_RUNCONTAINER  # offsets header, no run flags
+    runs_cookie = heads["cookie"] == SERIAL_COOKIE  # one container (count-1 = 0 in the high half)
+    card = np.where(plain, heads["card_m1"], heads["card_m1_r"]).astype(np.int64) + 1
+    start = np.where(plain, 36, 29)
+    shape = ((heads["buckets"] == 1) & (sizes >= 35) & (card <= 4096) & (start + 2 * card == sizes - 4)
+             & ((plain & (heads["count"] == 1) & (heads["offset0"] == 16)) | (runs_cookie & (heads["run_flags"] == 0))))
+    high = (heads["key"].astype(np.uint64) << np.uint64(32)) | \
+        (np.where(plain, heads["hkey"], heads["hkey_r"]).astype(np.uint64) << np.uint64(16))
+    return shape, card, start, high
 
 
 def validate_many(dvs: list["DeletionVector"]) -> None:
@@ -721,14 +731,9 @@ def common_positions(buf: Any, starts: Any, sizes: Any) -> tuple[np.ndarray, np.
     heads = np.frombuffer(b"".join([bytes(view[s:s + min(z, 40)]).ljust(40, b"\xff") if k else b"\xff" * 40
                                     for s, z, k in zip(starts_l, sizes_l, inside)]), dtype=_HEAD) \
         if starts_l else np.zeros(0, dtype=_HEAD)
-    plain = heads["cookie"] == SERIAL_COOKIE_NO_RUNCONTAINER  # offsets header, no run flags
-    runs_cookie = heads["cookie"] == SERIAL_COOKIE  # one container (count-1 = 0 in the high half)
-    card = np.where(plain, heads["card_m1"], heads["card_m1_r"]).astype(np.int64) + 1
-    first = np.where(plain, 36, 29)
-    ok = (np.asarray(inside, dtype=bool) & (heads["magic"] == _MAGIC_WORD)
-          & (heads["length"].astype(np.int64) == sizes - 8) & (heads["buckets"] == 1)
-          & (heads["key"] <= JAVA_MAX_KEY) & (card <= 4096) & (first + 2 * card == sizes - 4)
-          & ((plain & (heads["count"] == 1) & (heads["offset0"] == 16)) | (runs_cookie & (heads["run_flags"] == 0))))
+    shape, card, first, high = _common_shape(heads, sizes)
+    ok = (np.asarray(inside, dtype=bool) & shape & (heads["magic"] == _MAGIC_WORD)
+          & (heads["length"].astype(np.int64) == sizes - 8) & (heads["key"] <= JAVA_MAX_KEY))
     for i in np.flatnonzero(ok).tolist():  # the CRC of the magic and the vector, stored big-endian after them
         s, z = starts_l[i], sizes_l[i]
         if zlib.crc32(view[s + 4:s + z - 4]) & 0xFFFFFFFF != int.from_bytes(view[s + z - 4:s + z], "big"):
@@ -741,9 +746,7 @@ def common_positions(buf: Any, starts: Any, sizes: Any) -> tuple[np.ndarray, np.
     firsts = ends - counts
     falls = np.flatnonzero(low[1:] <= low[:-1]) + 1  # a value not above the one before it, in one vector
     falls = falls[~np.isin(falls, firsts)]
-    high = (heads["key"][chosen].astype(np.uint64) << np.uint64(32)) | \
-        (np.where(plain, heads["hkey"], heads["hkey_r"])[chosen].astype(np.uint64) << np.uint64(16))
-    out = low.astype(np.uint64) | np.repeat(high, counts)
+    out = low.astype(np.uint64) | np.repeat(high[chosen], counts)
     if len(falls):
         spoiled = np.unique(np.searchsorted(ends, falls, side="right"))
         ok[chosen[spoiled]] = False
