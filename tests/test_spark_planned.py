@@ -482,6 +482,47 @@ def test_the_spark_functions_agree_wherever_the_index_is_built(any_spark):
         pes.dv_positions(any_spark, _table(ORDERS_META), index_on="nowhere")
 
 
+def _physical_plan(df) -> str:
+    if hasattr(df, "_jdf"):
+        return df._jdf.queryExecution().executedPlan().toString()
+    return df._explain_string(mode="simple")  # Spark Connect
+
+
+def _broadcast(plan: str) -> list[str]:
+    """The subtrees of a physical plan's text that Spark broadcasts."""
+    lines, found = plan.splitlines(), []
+    for i, line in enumerate(lines):
+        if "BroadcastExchange" in line:
+            depth = len(line) - len(line.lstrip(" :+-"))
+            below = [x for x in lines[i + 1:]]
+            end = next((k for k, x in enumerate(below) if len(x) - len(x.lstrip(" :+-")) <= depth), len(below))
+            found.append("\n".join([line] + below[:end]))
+    return found
+
+
+def test_decoded_frames_are_joined_by_shuffle_whatever_spark_estimates(any_spark):
+    """Spark sizes a mapInArrow output by the plan it came from (a row per Puffin stretch), so it would broadcast
+    the decoded DVs into any join, whatever they hold (at 10,000,000 DVs, past the driver's heap): they are never
+    broadcast as they come out of mapInArrow, in our joins or a user's.  A side that reaches its join through a
+    shuffle (an aggregate) may be planned as broadcast: adaptive execution measures it at the shuffle and plans
+    that join again at its real size."""
+    from puffin_explorer import spark as pes
+
+    table = _table(ORDERS_META)
+    frames = {"check": pes.check(any_spark, table, compare="record_count", mode="executors", index_on="executors"),
+              "deletion_report": pes.deletion_report(any_spark, table, mode="executors", index_on="executors"),
+              "a user's join": pes.dv_positions(any_spark, table, mode="executors", index_on="executors").join(
+                  pes.dv_facts(any_spark, table, mode="driver").select("data_file", "cardinality"), "data_file")}
+    for name, frame in frames.items():
+        plan = _physical_plan(frame)
+        assert "SortMergeJoin" in plan, (name, plan)
+        for side in _broadcast(plan):  # a small frame may be broadcast, or a side AQE measures at a shuffle first
+            lines = side.splitlines()
+            arrow = next((i for i, x in enumerate(lines) if "InArrow" in x), len(lines))
+            assert any("Exchange" in x for x in lines[:arrow]) or arrow == len(lines), (name, plan)
+    assert sum(r.ok for r in frames["check"].collect()) == len(table.dvs())
+
+
 def test_the_index_goes_to_the_executors_from_many_manifests(monkeypatch):
     from puffin_explorer.spark import planner
 

@@ -77,6 +77,14 @@ def _spread(spark, dvs):
             .sortWithinPartitions("file_path", "content_offset"))
 
 
+def _by_shuffle(frame):
+    """``frame`` with a sort-merge hint for the join it meets.  Spark sizes a ``mapInArrow`` output by the plan
+    it came from (a row per Puffin stretch or manifest), far below the rows it yields, and would broadcast it
+    into a join at any size (10,000,000 DVs' facts would fill the driver's heap); joined by shuffle, its size
+    costs disk, not memory.  The hint passes through the frame's selects and aggregates to that join."""
+    return frame.hint("merge")
+
+
 def _planned_dvs(spark, plan: TablePlan, data_files: Optional[list[str]] = None):
     """The plan's DV rows as a DataFrame (:data:`DV_PLAN_SCHEMA`), from the index where ``plan`` builds it."""
     if plan.index_where("deletes") == "executors":
@@ -100,11 +108,11 @@ def _decode_planned(spark, plan: TablePlan, data_files, fn, schema: str, mode: s
 
             dvs = pa.Table.from_pylist([r.asDict() for r in frame.collect()], schema=_arrow_schema(DV_PLAN_SCHEMA))
             return to_spark(spark, run_here(fn, dvs, schema), schema)
-        return _spread(spark, frame).mapInArrow(fn, schema)
+        return _by_shuffle(_spread(spark, frame).mapInArrow(fn, schema))
     dvs = plan.dvs(data_files)
     if plan.choose(dvs, mode) == "driver":
         return to_spark(spark, run_here(fn, dvs, schema), schema)
-    return to_spark(spark, dvs, DV_PLAN_SCHEMA).mapInArrow(fn, schema)
+    return _by_shuffle(to_spark(spark, dvs, DV_PLAN_SCHEMA).mapInArrow(fn, schema))
 
 
 def dv_positions(spark, table: Any, storage_options: Optional[dict[str, Any]] = None,
@@ -128,7 +136,7 @@ def dv_positions(spark, table: Any, storage_options: Optional[dict[str, Any]] = 
                                     executors.POSITION_LISTS_SCHEMA, mode)
             return lists.select("data_file", F.explode("positions").alias("pos"))
         dvs = _spread(spark, dv_metadata(spark, table, data_files))
-        return dvs.mapInArrow(executors.decode_positions(storage_options), executors.POSITIONS_SCHEMA)
+        return _by_shuffle(dvs.mapInArrow(executors.decode_positions(storage_options), executors.POSITIONS_SCHEMA))
 
 
 def dv_facts(spark, table: Any, storage_options: Optional[dict[str, Any]] = None, *,
@@ -142,7 +150,7 @@ def dv_facts(spark, table: Any, storage_options: Optional[dict[str, Any]] = None
             return _decode_planned(spark, plan, None, executors.decode_dv_facts(plan.storage_options),
                                    executors.DV_FACTS_SCHEMA, mode)
         dvs = _spread(spark, dv_metadata(spark, table))
-        return dvs.mapInArrow(executors.decode_dv_facts(storage_options), executors.DV_FACTS_SCHEMA)
+        return _by_shuffle(dvs.mapInArrow(executors.decode_dv_facts(storage_options), executors.DV_FACTS_SCHEMA))
 
 
 def puffin_inventory(spark, table: Any, storage_options: Optional[dict[str, Any]] = None,
@@ -199,7 +207,7 @@ def _planned_position_delete_counts(spark, plan: TablePlan, mode: str):
         counted = rows.group_by("data_file").aggregate([("pos", "count")]).rename_columns(["data_file", "file_deleted"])
         return to_spark(spark, counted, "data_file string, file_deleted bigint")
     rows = to_spark(spark, files, DELETE_FILES_SCHEMA).mapInArrow(fn, schema)
-    return rows.groupBy("data_file").agg(F.count(F.lit(1)).alias("file_deleted"))
+    return _by_shuffle(rows).groupBy("data_file").agg(F.count(F.lit(1)).alias("file_deleted"))
 
 
 def deletion_report(spark, table: Any, storage_options: Optional[dict[str, Any]] = None, *,
@@ -217,7 +225,7 @@ def deletion_report(spark, table: Any, storage_options: Optional[dict[str, Any]]
     with spark_errors():
         plan = plan_table(table, storage_options, relocate, index_on=index_on)
         if plan is not None and plan.index_where("data") == "executors":
-            data = plan.data_files_frame(spark)
+            data = _by_shuffle(plan.data_files_frame(spark))
         elif plan is not None:
             data = to_spark(spark, plan.data_files().drop(["location"]),
                             "data_file string, rows bigint, data_file_size bigint")
