@@ -129,14 +129,20 @@ def dv_positions(spark, table: Any, storage_options: Optional[dict[str, Any]] = 
     from pyspark.sql import functions as F
 
     with spark_errors():
-        plan = plan_table(table, storage_options, relocate, index_on=index_on)
-        if plan is not None:
-            lists = _decode_planned(spark, plan, data_files,
-                                    executors.decode_positions(plan.storage_options, as_lists=True),
-                                    executors.POSITION_LISTS_SCHEMA, mode)
-            return lists.select("data_file", F.explode("positions").alias("pos"))
-        dvs = _spread(spark, dv_metadata(spark, table, data_files))
-        return _by_shuffle(dvs.mapInArrow(executors.decode_positions(storage_options), executors.POSITIONS_SCHEMA))
+        lists = _position_lists(spark, table, storage_options, data_files, relocate, mode, index_on)
+        return lists.select("data_file", F.explode("positions").alias("pos"))
+
+
+def _position_lists(spark, table: Any, storage_options, data_files, relocate: Relocate, mode: str, index_on: str):
+    """(data_file, positions): a row per live DV with its positions as one array (:func:`dv_positions` explodes it;
+    counting them needs no row per position)."""
+    plan = plan_table(table, storage_options, relocate, index_on=index_on)
+    if plan is not None:
+        return _decode_planned(spark, plan, data_files, executors.decode_positions(plan.storage_options, as_lists=True),
+                               executors.POSITION_LISTS_SCHEMA, mode)
+    dvs = _spread(spark, dv_metadata(spark, table, data_files))
+    return _by_shuffle(dvs.mapInArrow(executors.decode_positions(storage_options, as_lists=True),
+                                      executors.POSITION_LISTS_SCHEMA))
 
 
 def dv_facts(spark, table: Any, storage_options: Optional[dict[str, Any]] = None, *,
@@ -317,12 +323,11 @@ def check(spark, table: Any, storage_options: Optional[dict[str, Any]] = None, *
             target, opts = table, storage_options
             compare = "position_deletes" if compare == "auto" else compare
             iceberg_name = table
-        ours = dv_positions(spark, target, opts, mode=mode, index_on=index_on)
         facts = dv_facts(spark, target, opts, mode=mode, index_on=index_on).select(
             "data_file", "delete_file", "content_offset", "record_count", "cardinality", "crc_ok", "findings")
         zero = F.lit(0)
         if compare == "position_deletes":
-            ours = ours.withColumn("_o", F.lit(1))
+            ours = dv_positions(spark, target, opts, mode=mode, index_on=index_on).withColumn("_o", F.lit(1))
             theirs = (_iceberg_positions(spark, iceberg_name, dvs=True)
                       .select(F.col("file_path").alias("data_file"), "pos").withColumn("_t", F.lit(1)))
             both = ours.join(theirs, ["data_file", "pos"], "full_outer")
@@ -339,7 +344,8 @@ def check(spark, table: Any, storage_options: Optional[dict[str, Any]] = None, *
             agree = ((F.col("only_ours") == 0) & (F.col("only_iceberg") == 0)
                      & (F.col("ours") == F.col("iceberg")))
         else:
-            per_file = ours.groupBy("data_file").agg(F.count(F.lit(1)).alias("ours"))
+            lists = _position_lists(spark, target, opts, None, None, mode, index_on)  # a row per DV, not per position
+            per_file = lists.groupBy("data_file").agg(F.sum(F.size("positions")).alias("ours"))
             result = (facts.join(per_file, "data_file", "left")
                       .withColumn("ours", F.coalesce(F.col("ours"), zero)))
             for name in ("iceberg", "only_ours", "only_iceberg", "first_only_ours", "first_only_iceberg"):
