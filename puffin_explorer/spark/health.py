@@ -96,8 +96,6 @@ def _health_rows(fields: dict, column: Optional[str]):
         import pyarrow as pa
 
         from ..iceberg.bounds import decode_bounds
-        from ..iceberg.measures import path_scope
-        from ..iceberg.paths import normalize
         from .executors import _arrow_schema
 
         schema = _arrow_schema(HEALTH_ROWS_SCHEMA)
@@ -110,8 +108,6 @@ def _health_rows(fields: dict, column: Optional[str]):
 
         from ..iceberg.column_stats import ColumnPartial
 
-        read = ("kind", "partition", "referenced_data_file", "spec_id", "manifest", "entry", "file_path",
-                "sequence_number", "record_count", "file_size_in_bytes", "lower_bounds", "upper_bounds")
         partial = ColumnPartial()
         for b in batches:
             data_rows = b.filter(pc.equal(b.column("kind"), "data"))
@@ -119,44 +115,90 @@ def _health_rows(fields: dict, column: Optional[str]):
                 rids = (data_rows.column("manifest").to_numpy(zero_copy_only=False).astype(np.int64) << 32) + \
                     data_rows.column("entry").to_numpy(zero_copy_only=False).astype(np.int64)
                 partial.add_arrow(rids, pa.Table.from_batches([data_rows]).select(list(METRIC_COLUMNS)), fields)
-            batch = b.select(list(read)).to_pylist()
-            out = {f.name: [] for f in schema}
-            for r in batch:
-                kind = r["kind"]
-                rid = (int(r["manifest"]) << 32) + int(r["entry"])
-                lows, highs = needed(r["lower_bounds"]), needed(r["upper_bounds"])
-                part = r["partition"]
-                ref = r["referenced_data_file"]
-                scope, lo, hi = path_scope(ref, lows.get("file_path"), highs.get("file_path"))
-                spec = r["spec_id"]
-                out["rid"].append(rid)
-                out["kind"].append(kind)
-                out["file_path"].append(r["file_path"])
-                out["key"].append(normalize(r["file_path"]) if r["file_path"] is not None else None)
-                out["pkey"].append(("" if spec is None else str(spec)) + "|" + (part if part is not None else "{}"))
-                out["partition"].append(part)
-                out["partition_empty"].append(part is None or part == "{}")
-                out["spec_id"].append(spec)
-                out["sequence_number"].append(r["sequence_number"])
-                out["seq"].append(r["sequence_number"] or 0)
-                out["record_count"].append(r["record_count"])
-                out["file_size_in_bytes"].append(r["file_size_in_bytes"])
-                out["ref_key"].append(normalize(ref) if isinstance(ref, str) else None)
-                out["scope_ref"].append(scope)
-                out["scope_lo"].append(lo)
-                out["scope_hi"].append(hi)
-                data = kind == "data"
-                for col, bounds in (("clus_lo", lows), ("clus_hi", highs)):
-                    v = bounds.get(column) if (data and column is not None) else None
-                    out[col].append(None if v is None else pickle.dumps(v))
-                out["partial"].append(None)
-            yield pa.RecordBatch.from_arrays([pa.array(out[f.name], f.type) for f in schema], schema=schema)
+            yield _health_batch(b, schema, wanted, needed, column)
         last = {f.name: pa.nulls(1, f.type) for f in schema}  # the task's column partial: one row of its own
         last["kind"] = pa.array(["partial"], pa.string())
         last["partial"] = pa.array([pickle.dumps(partial)], pa.binary())
         yield pa.RecordBatch.from_arrays([last[f.name] for f in schema], schema=schema)
 
     return run
+
+
+def _normalized(paths):
+    """:func:`~puffin_explorer.iceberg.paths.normalize` over an Arrow string array (nulls stay null)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from ..iceberg.paths import normalize
+
+    out = pc.replace_substring_regex(pc.replace_substring_regex(paths, r"^file:(?://)?", ""), r"^s3[an]://", "s3://")
+    slashed = pc.fill_null(pc.ends_with(out, "/"), False)
+    if not pc.any(slashed).as_py():
+        return out
+    # a trailing slash (a folder-like name): Python's rstrip rule, row by row for those few
+    fixed = [normalize(p) if cut and p is not None else q
+             for p, q, cut in zip(paths.to_pylist(), out.to_pylist(), slashed.to_pylist())]
+    return pa.array(fixed, pa.string())
+
+
+def _health_batch(b, schema, wanted: set, needed, column: Optional[str]):
+    """One batch of index entries as :data:`HEALTH_ROWS_SCHEMA` rows, in Arrow; only the rows whose bounds hold a
+    wanted column (``file_path`` of a delete file, the clustering column) are decoded one by one."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from ..iceberg.measures import path_scope
+
+    n = b.num_rows
+    string = pa.string()
+    col = {name: b.column(name) for name in b.schema.names}
+    kind = col["kind"].cast(string)
+    file_path, ref = col["file_path"].cast(string), col["referenced_data_file"].cast(string)
+    part, spec, seq = col["partition"].cast(string), col["spec_id"].cast(pa.int32()), col["sequence_number"]
+    rid = ((col["manifest"].to_numpy(zero_copy_only=False).astype(np.int64) << 32)
+           + col["entry"].to_numpy(zero_copy_only=False).astype(np.int64))
+    ref_key = _normalized(ref)
+    has_ref = pc.fill_null(pc.not_equal(ref, ""), False)
+    out = {"rid": pa.array(rid, pa.int64()), "kind": kind, "file_path": file_path, "key": _normalized(file_path),
+           "pkey": pc.binary_join_element_wise(pc.fill_null(spec.cast(string), ""), pc.fill_null(part, "{}"), "|"),
+           "partition": part, "partition_empty": pc.fill_null(pc.equal(part, "{}"), True), "spec_id": spec,
+           "sequence_number": seq, "seq": pc.fill_null(seq, 0), "record_count": col["record_count"],
+           "file_size_in_bytes": col["file_size_in_bytes"], "ref_key": ref_key,
+           "scope_ref": pc.if_else(has_ref, ref_key, pa.scalar(None, string)),
+           "scope_lo": pa.array([""] * n, string), "scope_hi": pa.array([""] * n, string),
+           "clus_lo": pa.nulls(n, pa.binary()), "clus_hi": pa.nulls(n, pa.binary()), "partial": pa.nulls(n, pa.binary())}
+    # rows whose bounds name a wanted column: their path scope and clustering bounds, as the driver decodes them
+    hits = np.zeros(n, dtype=bool)
+    keys = pa.array(sorted(wanted), pa.int32())
+    for name in ("lower_bounds", "upper_bounds"):
+        bounds = col[name]
+        if bounds.null_count == n or not len(keys):
+            continue
+        flat = pc.list_flatten(bounds)
+        if len(flat):
+            found = pc.is_in(flat.field("key").cast(pa.int32()), value_set=keys).to_numpy(zero_copy_only=False)
+            rows = pc.list_parent_indices(bounds).to_numpy(zero_copy_only=False)
+            hits[rows[found]] = True
+    picked = np.flatnonzero(hits)
+    if len(picked):
+        idx = pa.array(picked, pa.int64())
+        names = ("kind", "referenced_data_file", "lower_bounds", "upper_bounds")
+        columns = {k: list(v) for k, v in zip(("scope_ref", "scope_lo", "scope_hi", "clus_lo", "clus_hi"),
+                                                (out[c].to_pylist() for c in
+                                                 ("scope_ref", "scope_lo", "scope_hi", "clus_lo", "clus_hi")))}
+        for i, r in zip(picked, b.select(list(names)).take(idx).to_pylist()):
+            lows, highs = needed(r["lower_bounds"]), needed(r["upper_bounds"])
+            columns["scope_ref"][i], columns["scope_lo"][i], columns["scope_hi"][i] = path_scope(
+                r["referenced_data_file"], lows.get("file_path"), highs.get("file_path"))
+            if r["kind"] == "data" and column is not None:
+                for c, bounds in (("clus_lo", lows), ("clus_hi", highs)):
+                    v = bounds.get(column)
+                    columns[c][i] = None if v is None else pickle.dumps(v)
+        for c, values in columns.items():
+            out[c] = pa.array(values, pa.binary() if c.startswith("clus") else string)
+    return pa.RecordBatch.from_arrays([out[f.name].cast(f.type) if out[f.name].type != f.type else out[f.name]
+                                       for f in schema], schema=schema)
 
 
 def _clustering_group(pdf):
