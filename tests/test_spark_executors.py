@@ -183,3 +183,17 @@ def test_unsorted_dv_rows_give_the_same_positions_with_more_opens(tmp_path):
                                                                              ("pos", "ascending")])
     assert again.equals(ordered)
     assert ordered.num_rows == 27 and ordered.column("pos").to_pylist()[:3] == [0, 3, 100]
+
+
+def test_health_rows_spell_paths_as_the_drivers_normalize():
+    """The Spark doctor's health rows normalize paths in Arrow; every spelling comes out as the driver's
+    ``normalize`` spells it (a trailing slash goes through ``normalize`` itself)."""
+    from puffin_explorer.iceberg.paths import normalize
+    from puffin_explorer.spark.health import _normalized
+
+    paths = ["file:///w/a.parquet", "file:/w/a.parquet", "/w/a.parquet", "s3a://b/k", "s3n://b/k", "s3://b/k/",
+             "gs://b/dir//", "/", "///", "", None, "file://", "s3a://", "file:s3a://x"]
+    assert _normalized(pa.array(paths, pa.string())).to_pylist() == [None if p is None else normalize(p)
+                                                                     for p in paths]
+    assert _normalized(pa.array(paths[:5], pa.string())).to_pylist() == [
+        "/w/a.parquet", "/w/a.parquet", "/w/a.parquet", "s3://b/k", "s3://b/k"]
