@@ -313,7 +313,10 @@ def run_op(op: str, loc: str, timeout: float, max_rss_mb: float) -> dict:
     if stopped:
         return {"op": op, "status": stopped, "seconds": wall, "peak_mb": hwm, "wall": wall}
     if proc.returncode != 0:
-        tail = (err or "").strip().splitlines()[-3:]
+        lines = (err or "").strip().splitlines()
+        # the JVM's own reason (a Java heap OutOfMemoryError, a task's exception) is far above Python's traceback
+        cause = [x for x in lines if "java.lang." in x and ("Error" in x or "Exception" in x)][:1]
+        tail = cause + lines[-3:]
         return {"op": op, "status": "error", "seconds": wall, "peak_mb": hwm, "wall": wall,
                 "error": " | ".join(tail)}
     rec = json.loads(out.strip().splitlines()[-1])
