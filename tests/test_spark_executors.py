@@ -186,10 +186,10 @@ def test_unsorted_dv_rows_give_the_same_positions_with_more_opens(tmp_path):
 
 
 def test_health_rows_spell_paths_as_the_drivers_normalize():
-    """The Spark doctor's health rows normalize paths in Arrow; every spelling comes out as the driver's
-    ``normalize`` spells it (a trailing slash goes through ``normalize`` itself)."""
+    """The Spark doctor's health rows normalize paths in Arrow (``columns.normalized``, as the driver's relations
+    do); every spelling comes out as the driver's ``normalize`` spells it."""
+    from puffin_explorer.iceberg.columns import normalized as _normalized
     from puffin_explorer.iceberg.paths import normalize
-    from puffin_explorer.spark.health import _normalized
 
     paths = ["file:///w/a.parquet", "file:/w/a.parquet", "/w/a.parquet", "s3a://b/k", "s3n://b/k", "s3://b/k/",
              "gs://b/dir//", "/", "///", "", None, "file://", "s3a://", "file:s3a://x"]

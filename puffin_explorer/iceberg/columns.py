@@ -24,8 +24,8 @@ def normalized(column):
         c = pc.replace_substring_regex(c, r"^file:(//)?", "")
     if some(pc.or_(pc.starts_with(c, "s3a://"), pc.starts_with(c, "s3n://"))):
         c = pc.replace_substring_regex(c, r"^s3[an]://", "s3://")
-    if some(pc.ends_with(c, "/")):
-        c = pc.replace_substring_regex(c, r"(.)/+$", r"\1")
+    if some(pc.ends_with(c, "/")):  # as str.rstrip("/") above one character: "//" and "///" are ""
+        c = pc.replace_substring_regex(pc.replace_substring_regex(c, r"^//+$", ""), r"(.)/+$", r"\1")
     return c
 
 

@@ -110,12 +110,14 @@ def _health_rows(fields: dict, column: Optional[str]):
 
         partial = ColumnPartial()
         for b in batches:
-            data_rows = b.filter(pc.equal(b.column("kind"), "data"))
+            rids = (b.column("manifest").to_numpy(zero_copy_only=False).astype(np.int64) << 32) + \
+                b.column("entry").to_numpy(zero_copy_only=False).astype(np.int64)
+            is_data = pc.fill_null(pc.equal(b.column("kind"), "data"), False)
+            data_rows = b.filter(is_data)
             if data_rows.num_rows:  # the column metrics of the batch's data files, in Arrow
-                rids = (data_rows.column("manifest").to_numpy(zero_copy_only=False).astype(np.int64) << 32) + \
-                    data_rows.column("entry").to_numpy(zero_copy_only=False).astype(np.int64)
-                partial.add_arrow(rids, pa.Table.from_batches([data_rows]).select(list(METRIC_COLUMNS)), fields)
-            yield _health_batch(b, schema, wanted, needed, column)
+                partial.add_arrow(rids[is_data.to_numpy(zero_copy_only=False)],
+                                  pa.Table.from_batches([data_rows]).select(list(METRIC_COLUMNS)), fields)
+            yield _health_batch(b, rids, schema, needed, wanted, column)
         last = {f.name: pa.nulls(1, f.type) for f in schema}  # the task's column partial: one row of its own
         last["kind"] = pa.array(["partial"], pa.string())
         last["partial"] = pa.array([pickle.dumps(partial)], pa.binary())
@@ -124,30 +126,15 @@ def _health_rows(fields: dict, column: Optional[str]):
     return run
 
 
-def _normalized(paths):
-    """:func:`~puffin_explorer.iceberg.paths.normalize` over an Arrow string array (nulls stay null)."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    from ..iceberg.paths import normalize
-
-    out = pc.replace_substring_regex(pc.replace_substring_regex(paths, r"^file:(?://)?", ""), r"^s3[an]://", "s3://")
-    slashed = pc.fill_null(pc.ends_with(out, "/"), False)
-    if not pc.any(slashed).as_py():
-        return out
-    # a trailing slash (a folder-like name): Python's rstrip rule, row by row for those few
-    fixed = [normalize(p) if cut and p is not None else q
-             for p, q, cut in zip(paths.to_pylist(), out.to_pylist(), slashed.to_pylist())]
-    return pa.array(fixed, pa.string())
-
-
-def _health_batch(b, schema, wanted: set, needed, column: Optional[str]):
-    """One batch of index entries as :data:`HEALTH_ROWS_SCHEMA` rows, in Arrow; only the rows whose bounds hold a
-    wanted column (``file_path`` of a delete file, the clustering column) are decoded one by one."""
+def _health_batch(b, rids, schema, needed, wanted: set, column: Optional[str]):
+    """One batch of index entries (``rids`` their row ids) as :data:`HEALTH_ROWS_SCHEMA` rows, in Arrow; only the
+    rows whose bounds hold a ``wanted`` column (``file_path`` of a delete file, the clustering column) are decoded
+    one by one, by ``needed``."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
 
+    from ..iceberg.columns import normalized
     from ..iceberg.measures import path_scope
 
     n = b.num_rows
@@ -156,11 +143,9 @@ def _health_batch(b, schema, wanted: set, needed, column: Optional[str]):
     kind = col["kind"].cast(string)
     file_path, ref = col["file_path"].cast(string), col["referenced_data_file"].cast(string)
     part, spec, seq = col["partition"].cast(string), col["spec_id"].cast(pa.int32()), col["sequence_number"]
-    rid = ((col["manifest"].to_numpy(zero_copy_only=False).astype(np.int64) << 32)
-           + col["entry"].to_numpy(zero_copy_only=False).astype(np.int64))
-    ref_key = _normalized(ref)
+    ref_key = normalized(ref)
     has_ref = pc.fill_null(pc.not_equal(ref, ""), False)
-    out = {"rid": pa.array(rid, pa.int64()), "kind": kind, "file_path": file_path, "key": _normalized(file_path),
+    out = {"rid": pa.array(rids, pa.int64()), "kind": kind, "file_path": file_path, "key": normalized(file_path),
            "pkey": pc.binary_join_element_wise(pc.fill_null(spec.cast(string), ""), pc.fill_null(part, "{}"), "|"),
            "partition": part, "partition_empty": pc.fill_null(pc.equal(part, "{}"), True), "spec_id": spec,
            "sequence_number": seq, "seq": pc.fill_null(seq, 0), "record_count": col["record_count"],
@@ -184,9 +169,7 @@ def _health_batch(b, schema, wanted: set, needed, column: Optional[str]):
     if len(picked):
         idx = pa.array(picked, pa.int64())
         names = ("kind", "referenced_data_file", "lower_bounds", "upper_bounds")
-        columns = {k: list(v) for k, v in zip(("scope_ref", "scope_lo", "scope_hi", "clus_lo", "clus_hi"),
-                                                (out[c].to_pylist() for c in
-                                                 ("scope_ref", "scope_lo", "scope_hi", "clus_lo", "clus_hi")))}
+        columns = {c: out[c].to_pylist() for c in ("scope_ref", "scope_lo", "scope_hi", "clus_lo", "clus_hi")}
         for i, r in zip(picked, b.select(list(names)).take(idx).to_pylist()):
             lows, highs = needed(r["lower_bounds"]), needed(r["upper_bounds"])
             columns["scope_ref"][i], columns["scope_lo"][i], columns["scope_hi"][i] = path_scope(
