@@ -469,7 +469,9 @@ class SparkMeasures(_Run):
     def _keep(self, name: str, sql: str) -> str:
         frame = self.spark.sql(sql)
         if self.persist:
-            frame = frame.persist()
+            from ..spark.arrow import kept
+
+            frame = kept(frame)
             self.kept.append(frame)
         return self._view(name, frame)
 

@@ -308,8 +308,11 @@ class SparkReads:
         """``frame`` persisted and computed once: Spark then plans every join of it with its real size.  The
         frames kept here come out of ``mapInArrow`` over a small plan (a row per manifest or folder), which Spark
         estimates at the plan's size (about 1 KB for a table of any size), so it would broadcast them; at
-        10,000,000 files that broadcast exhausted a 2 GB heap."""
-        frame = frame.persist()
+        10,000,000 files that broadcast exhausted a 2 GB heap.  Kept on disk (:func:`~.arrow.kept`), not in memory: the
+        joins and sums over them need the memory."""
+        from .arrow import kept
+
+        frame = kept(frame)
         frame.count()
         self.persisted.append(frame)
         return frame
