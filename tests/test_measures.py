@@ -44,6 +44,32 @@ def test_no_rows_in_no_rows_out():
             assert got == [], measure.name
 
 
+@pytest.mark.parametrize("sizes", [[], [5], [7, 5], [3, 1, 2], [1, 1, 1, 9], [4, 4, 4, 4], [0, 10**15, 3, 10**15],
+                                   "random"])
+def test_the_median_partition_is_percentile_conts(sizes):
+    """partition_summary's median (a running count over the distinct sizes, so that no engine holds every size
+    in one aggregation buffer) is DuckDB's percentile_cont(0.5) of the same sizes: odd and even counts, ties,
+    none."""
+    import random
+
+    import duckdb
+
+    cases = [[random.Random(seed).randint(0, 10 ** random.Random(-seed).randint(1, 12)) for _ in range(seed % 23)]
+             for seed in range(60)] if sizes == "random" else [sizes]
+    for case in cases:
+        n = len(case)
+        totals = pa.table({"pkey": pa.array([f"0|{i}" for i in range(n)], pa.string()),
+                           "partition": pa.array([str(i) for i in range(n)], pa.string()),
+                           **{c: pa.array(case if c == "bytes" else [1] * n, pa.int64())
+                              for c in ("files", "rows", "bytes", "small_files", "small_bytes", "small_rows")}})
+        got = M.run_local(M.PARTITION_SUMMARY, partition_totals=totals, params=M.params(1, 1, 1)).to_pylist()[0]
+        con = duckdb.connect()
+        con.register("t", totals)
+        want = con.execute("SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY CAST(bytes AS DOUBLE)) FROM t") \
+            .fetchone()[0]
+        assert (got["partitions"], got["median_bytes"]) == (len(case), want), case
+
+
 def test_sums_past_a_long_are_clipped_not_raised():
     """A damaged size or count near 2**63 (the file fuzzer writes them) gives the largest long, in both engines,
     never an overflow error."""

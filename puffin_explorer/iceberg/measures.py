@@ -232,9 +232,14 @@ PARTITION_SUMMARY = Measure(
      "small_partitions", "small_files_merged", "small_files_after", "small_bytes_merged", "small_rows_merged",
      "small_files_fewest"),
     f"""
-    WITH a AS (SELECT COUNT(*) AS partitions,
-                      percentile_cont(0.5) WITHIN GROUP (ORDER BY CAST(bytes AS DOUBLE)) AS median_bytes
-               FROM {{partition_totals}}),
+    WITH n AS (SELECT COUNT(*) AS partitions FROM {{partition_totals}}),
+    sizes AS (SELECT CAST(bytes AS DOUBLE) AS v, COUNT(*) AS c FROM {{partition_totals}}
+              GROUP BY CAST(bytes AS DOUBLE)),
+    upto AS (SELECT v, SUM(c) OVER (ORDER BY v ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS upto FROM sizes),
+    mid AS (SELECT MIN(CASE WHEN u.upto > FLOOR((n.partitions - 1) / 2.0) THEN u.v END) AS lo,
+                   MIN(CASE WHEN u.upto > CEIL((n.partitions - 1) / 2.0) THEN u.v END) AS hi
+            FROM upto u CROSS JOIN n),
+    a AS (SELECT n.partitions, (mid.lo + mid.hi) / 2 AS median_bytes FROM n CROSS JOIN mid),
     top AS (SELECT pkey, partition, bytes, rows, files FROM {{partition_totals}}
             ORDER BY bytes DESC, pkey LIMIT 1),
     c AS (SELECT t.small_files, t.small_bytes, t.small_rows,
@@ -250,10 +255,11 @@ PARTITION_SUMMARY = Measure(
     FROM a CROSS JOIN s LEFT JOIN top ON 1 = 1
     """,
     "The partitions summed, so that no engine returns a row per partition to find a problem: how many, the median "
-    "partition's bytes, the largest partition (the first by key among equals: its text, bytes, rows, files), and "
-    "the partitions with two or more small files, each rewritten into ceil(small bytes / params.target) files (at "
-    "least one): how many, their small files, the files after, the small bytes and rows, the fewest small files "
-    "in one.", grain="table")
+    "partition's bytes (percentile_cont(0.5)'s value, the mean of the two middle sizes, found by a running count over "
+    "the distinct sizes in order, not in one aggregation buffer that holds them all), the largest partition (the "
+    "first by key among equals: its text, bytes, rows, files), and the partitions with two or more small files, "
+    "each rewritten into ceil(small bytes / params.target) files (at least one): how many, their small files, the "
+    "files after, the small bytes and rows, the fewest small files in one.", grain="table")
 
 SIZE_HISTOGRAM = Measure(
     "size_histogram",
