@@ -246,3 +246,29 @@ def test_kept_frames_are_joined_at_their_real_size_not_broadcast(spark, wh):
     finally:
         reads.release()
         spark.conf.set("spark.sql.autoBroadcastJoinThreshold", before)
+
+
+def test_the_current_snapshots_manifests_are_decoded_once(spark, wh):
+    """The snapshot file sets (retention, orphans) take the current snapshot's files from the rows its health
+    was summed from: only the manifests no current snapshot lists are decoded again, and the sets are the
+    driver's (the expired-only files and their bytes)."""
+    from puffin_explorer.iceberg.health import DriverReads, doctor
+    from puffin_explorer.iceberg.index import EntryCache
+    from puffin_explorer.spark.health import SparkReads
+
+    t = wh.table("shop.orders")
+    src = t.source
+    keys = {sid: {EntryCache.manifest_key(m) for m in src.manifest_records(sid)}
+            for sid in (s.snapshot_id for s in src.metadata.snapshots)}
+    only_past = set().union(*keys.values()) - keys[src.metadata.current_snapshot_id]
+    assert len(keys) > 1 and only_past  # shop.orders: snapshots whose manifests the current one no longer lists
+    reads = SparkReads(spark, src, {})
+    try:
+        got = doctor(src, reads, now=NOW, list_files=False)
+        assert reads.decoded_again == len(only_past)
+    finally:
+        reads.release()
+    want = doctor(src, DriverReads(src), now=NOW, list_files=False)
+    assert got.to_dict() == want.to_dict()
+    assert got.metrics["bytes_only_in_expired_snapshots"] > 0
+    assert sorted(got.expired_only.location) == sorted(want.expired_only.location)

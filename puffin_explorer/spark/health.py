@@ -40,7 +40,7 @@ HEALTH_ROWS_SCHEMA = (
     "rid bigint, kind string, file_path string, key string, pkey string, partition string, "
     "partition_empty boolean, spec_id int, sequence_number bigint, seq bigint, record_count bigint, "
     "file_size_in_bytes bigint, ref_key string, scope_ref string, scope_lo string, scope_hi string, "
-    "clus_lo binary, clus_hi binary, partial binary")
+    "clus_lo binary, clus_hi binary, partial binary, finding_code string, finding_message string, finding_order int")
 LISTING_SCHEMA = "location string, size bigint, mtime_ms bigint, hidden boolean"
 _CLUSTER_SCHEMA = ("pkey string, partition string, files bigint, files_with_bounds bigint, average_depth double, "
                    "max_depth bigint, bytes bigint, rows bigint")
@@ -85,10 +85,14 @@ def health(spark, table: Any, *, now: Any = None, older_than: Any = None, catalo
 
 
 # ---- executor functions ---------------------------------------------------------------------------
-def _health_rows(fields: dict, column: Optional[str]):
-    """mapInArrow function: executor index entries (with metrics) → :data:`HEALTH_ROWS_SCHEMA` rows, decoded
-    as ``files(decode=True)`` decodes them (bounds by column name, the path scope of position deletes); only
-    the bounds these rows need are decoded (``file_path``'s and the clustering column's)."""
+def _health_rows(fields: dict, column: Optional[str], decode):
+    """mapInArrow function: manifest plan rows → :data:`HEALTH_ROWS_SCHEMA` rows of their live entries, each
+    manifest decoded by ``decode`` (:func:`~.index.decode_manifests` with metrics) in the same task, so that the
+    entries and their metrics never cross into the JVM and back.  Rows are decoded as ``files(decode=True)``
+    decodes them (bounds by column name, the path scope of position deletes); only the bounds these rows need are
+    decoded (``file_path``'s and the clustering column's).  A manifest that could not be read whole gives rows of
+    kind ``finding`` (``rid`` its plan position << 32), which :meth:`SparkReads.snapshot_files` reads; each task
+    ends with one row of kind ``partial``, its column metrics."""
     wanted = {fid for fid, (name, _) in fields.items() if name in ("file_path", column)}
 
     def run(batches):
@@ -109,7 +113,10 @@ def _health_rows(fields: dict, column: Optional[str]):
         from ..iceberg.column_stats import ColumnPartial
 
         partial = ColumnPartial()
-        for b in batches:
+        for b in _live(decode(batches), schema):
+            if "rid" in b.schema.names:  # a manifest's findings, as health rows already
+                yield b
+                continue
             rids = (b.column("manifest").to_numpy(zero_copy_only=False).astype(np.int64) << 32) + \
                 b.column("entry").to_numpy(zero_copy_only=False).astype(np.int64)
             is_data = pc.fill_null(pc.equal(b.column("kind"), "data"), False)
@@ -124,6 +131,31 @@ def _health_rows(fields: dict, column: Optional[str]):
         yield pa.RecordBatch.from_arrays([last[f.name] for f in schema], schema=schema)
 
     return run
+
+
+def _live(batches, schema):
+    """Index batches → their entries that are not deleted (status 2), and the findings that say a manifest could
+    not be read whole as ``schema`` (:data:`HEALTH_ROWS_SCHEMA`) rows of kind ``finding``."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from ..iceberg.health import _MANIFEST_BROKEN
+
+    for b in batches:
+        code = b.column("finding_code")
+        if code.null_count < b.num_rows:
+            broken = b.filter(pc.and_(pc.fill_null(pc.is_in(code, value_set=pa.array(_MANIFEST_BROKEN)), False),
+                                      pc.fill_null(pc.not_equal(b.column("finding_message"), ""), False)))
+            if broken.num_rows:
+                out = {f.name: pa.nulls(broken.num_rows, f.type) for f in schema}
+                out["rid"] = pc.shift_left(broken.column("manifest").cast(pa.int64()), 32)
+                out["kind"] = pa.array(["finding"] * broken.num_rows, pa.string())
+                for c in ("finding_code", "finding_message", "finding_order"):
+                    out[c] = broken.column(c).cast(schema.field(c).type)
+                yield pa.RecordBatch.from_arrays([out[f.name] for f in schema], schema=schema)
+        b = b.filter(pc.and_(pc.is_null(code), pc.fill_null(pc.not_equal(b.column("status"), 2), True)))
+        if b.num_rows:
+            yield b
 
 
 def _health_batch(b, rids, schema, needed, wanted: set, column: Optional[str]):
@@ -152,7 +184,10 @@ def _health_batch(b, rids, schema, needed, wanted: set, column: Optional[str]):
            "file_size_in_bytes": col["file_size_in_bytes"], "ref_key": ref_key,
            "scope_ref": pc.if_else(has_ref, ref_key, pa.scalar(None, string)),
            "scope_lo": pa.array([""] * n, string), "scope_hi": pa.array([""] * n, string),
-           "clus_lo": pa.nulls(n, pa.binary()), "clus_hi": pa.nulls(n, pa.binary()), "partial": pa.nulls(n, pa.binary())}
+           "clus_lo": pa.nulls(n, pa.binary()), "clus_hi": pa.nulls(n, pa.binary()),
+           "partial": pa.nulls(n, pa.binary()),
+           "finding_code": pa.nulls(n, string), "finding_message": pa.nulls(n, string),
+           "finding_order": pa.nulls(n, pa.int32())}
     # rows whose bounds name a wanted column: their path scope and clustering bounds, as the driver decodes them
     hits = np.zeros(n, dtype=bool)
     keys = pa.array(sorted(wanted), pa.int32())
@@ -299,6 +334,10 @@ class SparkReads:
         self.options = dict(storage_options or {})
         self.persisted: list = []
         self.entries = None  # (manifest id, location, size) of every distinct manifest's live entries
+        self.current = None  # the current snapshot's health rows, and its manifests' keys by plan position
+        self.current_keys: dict[int, tuple] = {}
+        self.entries_kept = False
+        self.decoded_again = 0  # manifests snapshot_files decoded itself: those the current snapshot does not list
         self.membership = None  # (sid, manifest id) of the readable, complete snapshots
         self.manifest_files: list[tuple[int, str, int]] = []
         self.extra: list[tuple[int, str, int]] = []
@@ -331,15 +370,21 @@ class SparkReads:
         from ..health import sum_relations
         from ..iceberg.health import (AMPLIFICATION_COLUMNS, PARTITION_ROWS, SUM_MEASURES, clustering_frame,
                                       file_aggregates)
+        from ..iceberg.index import EntryCache
         from ..iceberg.measures import DATA_FILE_DELETES, MEASURES, RELATIONS, SparkMeasures
-        from .index import build_index_on_executors
+        from .index import MANIFEST_PLAN_SCHEMA, decode_manifests, manifest_plan, manifest_tasks
         from .planner import to_spark
 
-        ix = build_index_on_executors(self.spark, self.source, metrics=True, storage_options=self.options,
-                                      partitions="repr")
-        fields = self.source.fields_by_id()
-        live = ix.entries.where(F.coalesce(F.col("status") != 2, F.lit(True)))
-        rows = self._keep(live.mapInArrow(_health_rows(fields, column), HEALTH_ROWS_SCHEMA))
+        # one Python function per task from manifest to health rows: the entries with their metrics never
+        # cross into the JVM and back (at 10,000,000 files that round trip was most of the stage)
+        plan, manifests = manifest_plan(self.source)
+        decode = decode_manifests(self.options, self.source.metadata.partition_specs, True, "repr")
+        tasks = manifest_tasks(self.spark, to_spark(self.spark, plan, MANIFEST_PLAN_SCHEMA), plan.num_rows)
+        rows = self._keep(tasks.mapInArrow(_health_rows(self.source.fields_by_id(), column, decode),
+                                           HEALTH_ROWS_SCHEMA))
+        # snapshot_files takes these manifests' live files from here rather than decoding them again
+        self.current = rows
+        self.current_keys = {p: EntryCache.manifest_key(manifests[p]) for p in plan.column("manifest").to_pylist()}
         kind = F.col("kind")
         data, dv = rows.where(kind == "data"), rows.where(kind == "dv")
         pos, eq = rows.where(kind == "position-deletes"), rows.where(kind == "equality-deletes")
@@ -413,8 +458,10 @@ class SparkReads:
 
     # ---- every snapshot's files ----------------------------------------------------------------------
     def snapshot_files(self, readable: list, current: Optional[int]) -> dict[int, str]:
-        """Decodes every distinct manifest of the ``readable`` snapshots once on the executors; returns, per
-        snapshot with an unreadable or damaged manifest, the first reason (its files then count as none)."""
+        """Decodes every distinct manifest of the ``readable`` snapshots once on the executors (those of the
+        current snapshot were decoded by :meth:`current_files`: their rows are read again, not their bytes);
+        returns, per snapshot with an unreadable or damaged manifest, the first reason (its files then count as
+        none)."""
         import pyarrow as pa
         from pyspark.sql import functions as F
 
@@ -436,24 +483,40 @@ class SparkReads:
                     records.append(m)
                 order.append(ids[key])
             listed[sid] = order
-        if records:
-            locations = [self.source.locate(m.get("manifest_path") or "") for m in records]
-            plan = pa.table({"manifest": pa.array(range(len(records)), pa.int32()),
+        # manifest id → its position in the current snapshot's plan, for those current_files decoded
+        decoded_at = {ids[key]: pos for pos, key in self.current_keys.items() if key in ids} \
+            if self.current is not None else {}
+        todo = [i for i in range(len(records)) if i not in decoded_at]
+        self.decoded_again = len(todo)
+        bad, parts = [], []
+        if todo:
+            locations = [self.source.locate(records[i].get("manifest_path") or "") for i in todo]
+            plan = pa.table({"manifest": pa.array(todo, pa.int32()),
                              "location": pa.array(locations, pa.string()),
                              "read_from": pa.array([executor_location(x) for x in locations], pa.string()),
-                             "record": pa.array([_record_json(m) for m in records], pa.string())})
-            frame = manifest_tasks(self.spark, to_spark(self.spark, plan, MANIFEST_PLAN_SCHEMA), len(records))
+                             "record": pa.array([_record_json(records[i]) for i in todo], pa.string())})
+            frame = manifest_tasks(self.spark, to_spark(self.spark, plan, MANIFEST_PLAN_SCHEMA), len(todo))
             decoded = self._keep(frame.mapInArrow(
                 decode_manifests(self.options, self.source.metadata.partition_specs), index_schema(False)))
-            bad = decoded.where(F.col("finding_code").isin(list(_MANIFEST_BROKEN))
-                                & (F.coalesce(F.col("finding_message"), F.lit("")) != "")) \
+            bad += decoded.where(F.col("finding_code").isin(list(_MANIFEST_BROKEN))
+                                 & (F.coalesce(F.col("finding_message"), F.lit("")) != "")) \
                 .select("manifest", "finding_order", "finding_message").collect()
-            self.entries = self._keep(
-                decoded.where(F.col("finding_code").isNull() & F.coalesce(F.col("status") != 2, F.lit(True)))
-                .select("manifest", "file_path", "file_size_in_bytes")
-                .mapInArrow(_located_entries(self.source.mapper), "manifest int, location string, size bigint"))
-        else:
-            bad = []
+            parts.append(decoded.where(F.col("finding_code").isNull() & F.coalesce(F.col("status") != 2, F.lit(True)))
+                         .select("manifest", "file_path", "file_size_in_bytes"))
+        if decoded_at:
+            ids_at = to_spark(self.spark, pa.table({"pos": pa.array(list(decoded_at.values()), pa.int64()),
+                                                    "manifest": pa.array(list(decoded_at), pa.int32())}),
+                              "pos bigint, manifest int")
+            rows = self.current.withColumn("pos", F.shiftright(F.col("rid"), 32)).join(F.broadcast(ids_at), "pos")
+            kind = F.col("kind")
+            bad += rows.where(kind == "finding").select("manifest", "finding_order", "finding_message").collect()
+            entry = F.coalesce(~kind.isin("finding", "partial"), F.lit(True))
+            parts.append(rows.where(entry).select("manifest", "file_path", "file_size_in_bytes"))
+        if parts:
+            entries = parts[0] if len(parts) == 1 else parts[0].unionByName(parts[1])
+            # kept when first read (_sets): a table with no snapshot past retention and no listing never reads it
+            self.entries = entries.mapInArrow(_located_entries(self.source.mapper),
+                                              "manifest int, location string, size bigint")
         first_bad: dict[int, list] = {}
         for mid, order, message in bad:
             first_bad.setdefault(int(mid), []).append((int(order), message))
@@ -489,6 +552,8 @@ class SparkReads:
                                                "location": pa.array([r[1] for r in small], pa.string()),
                                                "size": pa.array([r[2] for r in small], pa.int64())}), _SET_SCHEMA)
         if self.membership is not None and self.entries is not None:
+            if not self.entries_kept:
+                self.entries, self.entries_kept = self._keep(self.entries), True
             frame = frame.unionByName(self.membership.join(self.entries, "manifest").select("sid", "location", "size"))
         return frame.groupBy("sid", "location").agg(F.max("size").alias("size"))
 
