@@ -226,7 +226,7 @@ def test_kept_frames_are_joined_at_their_real_size_not_broadcast(spark, wh):
     """Spark estimates the executors' index from the plan it came from (a row per manifest: 228 B for
     shop.orders' 16 entries of 13.5 kB), so a join of it would broadcast it, at any size; the doctor's kept
     frames are computed once when kept, and their joins are planned with the bytes they hold.  Here with a
-    4 kB broadcast threshold: the index alone is broadcast, the kept index is sort-merged."""
+    4 kB broadcast threshold: the index alone is broadcast, the kept index is sort-merged.  It is kept on disk."""
     from puffin_explorer.spark.health import SparkReads
     from puffin_explorer.spark.index import build_index_on_executors
 
@@ -242,7 +242,10 @@ def test_kept_frames_are_joined_at_their_real_size_not_broadcast(spark, wh):
     reads = SparkReads(spark, t.source, {})
     try:
         assert strategy(entries) == "broadcast"
-        assert strategy(reads._keep(entries)) == "sort-merge"
+        kept = reads._keep(entries)
+        assert strategy(kept) == "sort-merge"
+        # on disk: in memory it would hold the storage half of the memory its joins and sums need
+        assert (kept.storageLevel.useDisk, kept.storageLevel.useMemory) == (True, False)
     finally:
         reads.release()
         spark.conf.set("spark.sql.autoBroadcastJoinThreshold", before)
