@@ -92,7 +92,7 @@ test-envs: $(STAMP) browser $(SPARK4_STAMP) $(ICEBERG_NEXT_STAMP)
 	@for v in $(OTHER_PYTHONS); do .ci/test-python --prepare $$v; done
 
 test-main: $(STAMP) browser
-	$(PY) -m pytest -p no:cacheprovider --nbval tests notebooks
+	$(PY) -m pytest -p no:cacheprovider --durations=20 --nbval tests notebooks
 
 test-spark4: $(SPARK4_STAMP)
 	$(SPARK4_VENV)/bin/python -m pytest -p no:cacheprovider $(SPARK4_TESTS)
