@@ -334,8 +334,7 @@ class SparkReads:
         self.options = dict(storage_options or {})
         self.persisted: list = []
         self.entries = None  # (manifest id, location, size) of every distinct manifest's live entries
-        self.current = None  # the current snapshot's health rows, and its manifests' keys by plan position
-        self.current_keys: dict[int, tuple] = {}
+        self.current = None  # the current snapshot's health rows (current_files), row id = plan position << 32 | entry
         self.entries_kept = False
         self.decoded_again = 0  # manifests snapshot_files decoded itself: those the current snapshot does not list
         self.membership = None  # (sid, manifest id) of the readable, complete snapshots
@@ -370,21 +369,18 @@ class SparkReads:
         from ..health import sum_relations
         from ..iceberg.health import (AMPLIFICATION_COLUMNS, PARTITION_ROWS, SUM_MEASURES, clustering_frame,
                                       file_aggregates)
-        from ..iceberg.index import EntryCache
         from ..iceberg.measures import DATA_FILE_DELETES, MEASURES, RELATIONS, SparkMeasures
         from .index import MANIFEST_PLAN_SCHEMA, decode_manifests, manifest_plan, manifest_tasks
         from .planner import to_spark
 
         # one Python function per task from manifest to health rows: the entries with their metrics never
-        # cross into the JVM and back (at 10,000,000 files that round trip was most of the stage)
-        plan, manifests = manifest_plan(self.source)
+        # cross into the JVM and back (at 10,000,000 files the stage took about half the time without that trip)
+        plan, _ = manifest_plan(self.source)
         decode = decode_manifests(self.options, self.source.metadata.partition_specs, True, "repr")
         tasks = manifest_tasks(self.spark, to_spark(self.spark, plan, MANIFEST_PLAN_SCHEMA), plan.num_rows)
         rows = self._keep(tasks.mapInArrow(_health_rows(self.source.fields_by_id(), column, decode),
                                            HEALTH_ROWS_SCHEMA))
-        # snapshot_files takes these manifests' live files from here rather than decoding them again
-        self.current = rows
-        self.current_keys = {p: EntryCache.manifest_key(manifests[p]) for p in plan.column("manifest").to_pylist()}
+        self.current = rows  # snapshot_files takes these manifests' live files from here, not decoding them again
         kind = F.col("kind")
         data, dv = rows.where(kind == "data"), rows.where(kind == "dv")
         pos, eq = rows.where(kind == "position-deletes"), rows.where(kind == "equality-deletes")
@@ -466,7 +462,7 @@ class SparkReads:
         from pyspark.sql import functions as F
 
         from ..iceberg.health import _MANIFEST_BROKEN
-        from ..iceberg.index import EntryCache
+        from ..iceberg.index import EntryCache, listed_once
         from ..iceberg.paths import normalize
         from .index import MANIFEST_PLAN_SCHEMA, _record_json, decode_manifests, index_schema, manifest_tasks
         from .planner import executor_location, to_spark
@@ -483,9 +479,12 @@ class SparkReads:
                     records.append(m)
                 order.append(ids[key])
             listed[sid] = order
-        # manifest id → its position in the current snapshot's plan, for those current_files decoded
-        decoded_at = {ids[key]: pos for pos, key in self.current_keys.items() if key in ids} \
-            if self.current is not None else {}
+        # manifest id → its position in the current snapshot's plan (manifest_plan's), for those current_files decoded
+        decoded_at = {}
+        if self.current is not None and current is not None:
+            listed_now = self.source.manifest_records(current)
+            keys = {pos: EntryCache.manifest_key(listed_now[pos]) for pos in listed_once(listed_now)[0]}
+            decoded_at = {ids[key]: pos for pos, key in keys.items() if key in ids}
         todo = [i for i in range(len(records)) if i not in decoded_at]
         self.decoded_again = len(todo)
         bad, parts = [], []
