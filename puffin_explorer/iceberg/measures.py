@@ -397,6 +397,12 @@ class _Run:
     def _sql(self, measure: Measure) -> str:
         return measure.sql.format(**{n: self._name(n) for n in measure.inputs})
 
+    def _answer_sql(self, measure: Measure) -> str:
+        """The SQL of a measure's answer: its kept table when another measure read it already (not run twice)."""
+        if measure.name in self.names and measure.name not in self.relations:
+            return f"SELECT * FROM {self.names[measure.name]}"
+        return self._sql(measure)
+
 
 class LocalMeasures(_Run):
     """Measures run by DuckDB in this process over Arrow tables (``relations``: name → ``pyarrow.Table``, the
@@ -433,7 +439,7 @@ class LocalMeasures(_Run):
 
     def arrow(self, measure: Measure):
         """The measure's answer: a ``pyarrow.Table`` of its columns."""
-        relation = self.con.sql(self._sql(measure))
+        relation = self.con.sql(self._answer_sql(measure))
         table = relation.to_arrow_table() if hasattr(relation, "to_arrow_table") else relation.arrow()
         return table.select(list(measure.columns))
 
@@ -478,12 +484,13 @@ class SparkMeasures(_Run):
             from ..spark.arrow import kept
 
             frame = kept(frame)
+            frame.count()  # computed now: Spark then plans the measures reading it with its real size
             self.kept.append(frame)
         return self._view(name, frame)
 
     def frame(self, measure: Measure):
         """The measure's answer: a DataFrame of its columns (valid until :meth:`close`)."""
-        return self.spark.sql(self._sql(measure)).select(*measure.columns)
+        return self.spark.sql(self._answer_sql(measure)).select(*measure.columns)
 
     def close(self) -> None:
         for frame in self.kept:
