@@ -275,3 +275,67 @@ def test_the_current_snapshots_manifests_are_decoded_once(spark, wh):
     assert got.to_dict() == want.to_dict()
     assert got.metrics["bytes_only_in_expired_snapshots"] > 0
     assert sorted(got.expired_only.location) == sorted(want.expired_only.location)
+
+
+def _shuffled_scans(plan: str) -> list[str]:
+    """The scans under each shuffle Spark adds to a physical plan (``ENSURE_REQUIREMENTS``: not a kept frame's own
+    repartition), one string of the scan lines per shuffle; a plan's tree is read by its indentation."""
+    lines = plan.splitlines()
+    found = []
+    for i, line in enumerate(lines):
+        if "Exchange" not in line or "ENSURE_REQUIREMENTS" not in line:
+            continue
+        depth = len(line) - len(line.lstrip(" :|+-"))
+        below = []
+        for other in lines[i + 1:]:
+            if len(other) - len(other.lstrip(" :|+-")) <= depth:
+                break
+            if "InMemoryRelation" in other or "Scan ExistingRDD" in other or "Scan" in other.split("[")[0]:
+                below.append(other.strip(" :|+-"))
+        found.append(" / ".join(below[:1]))
+    return found
+
+
+def test_the_measures_read_the_kept_files_where_they_are_partitioned(spark, monkeypatch):
+    """The doctor keeps the data files and the DVs partitioned alike by the file key, so the measures' joins and
+    sums on the key (here ``deleted_rows``: DVs summed per data file, joined to the data files) shuffle neither;
+    the same relations given as they come are shuffled, and the answers are the same.  Joins are sort-merged
+    (broadcasts off) so that the plan shows what a large table gets."""
+    import importlib
+
+    from puffin_explorer.iceberg.measures import DELETED_ROWS, RELATIONS, SparkMeasures
+    from puffin_explorer.spark.health import SparkReads
+
+    spark_health = importlib.import_module("puffin_explorer.spark.health")  # the module, not pes.health
+
+    files = 60
+    data = spark.createDataFrame([(i, f"s3://b/t/data/f{i}.parquet", f"s3://b/t/data/f{i}.parquet", "0|{}", "{}", 1,
+                                   100 + i, 1000) for i in range(files)], RELATIONS["data"])
+    dvs = spark.createDataFrame([(f"s3://b/t/data/f{i}.parquet", i % 7, "s3://b/t/data/d.puffin", 500)
+                                 for i in range(0, files, 2)], RELATIONS["dvs"])
+    pos_rows = spark.createDataFrame([], RELATIONS["pos_rows"])
+    before = spark.conf.get("spark.sql.autoBroadcastJoinThreshold")
+    spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "-1")
+    monkeypatch.setattr(spark_health, "ROWS_PER_KEY_PARTITION", 20)  # several partitions of a small table
+    reads = SparkReads(spark, None, {})
+    answers, shuffled = [], []
+    try:
+        kept_data = reads._keep_by_key(data, "key", files)
+        kept_dvs = reads._keep_by_key(dvs, "ref_key", files)
+        assert kept_data.rdd.getNumPartitions() == kept_dvs.rdd.getNumPartitions() > 1
+        for d, v in ((data, dvs), (kept_data, kept_dvs)):
+            run = SparkMeasures(spark, {"data": d, "dvs": v, "pos_rows": pos_rows})
+            try:
+                frame = run.frame(DELETED_ROWS)
+                shuffled.append(_shuffled_scans(frame._jdf.queryExecution().executedPlan().toString()))
+                answers.append(sorted(tuple(r) for r in frame.collect()))
+            finally:
+                run.close()
+    finally:
+        reads.release()
+        spark.conf.set("spark.sql.autoBroadcastJoinThreshold", before)
+    as_given, kept = shuffled
+    assert sum("ExistingRDD" in s for s in as_given) >= 2  # the data files and the DVs, each shuffled by key
+    assert not any("InMemoryRelation" in s for s in kept), kept  # only the (given) position-delete rows move
+    assert answers[0] == answers[1]
+    assert len(answers[1]) == files and sum(r[1] for r in answers[1]) == sum(i % 7 for i in range(0, files, 2))

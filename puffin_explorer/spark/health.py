@@ -45,6 +45,8 @@ LISTING_SCHEMA = "location string, size bigint, mtime_ms bigint, hidden boolean"
 _CLUSTER_SCHEMA = ("pkey string, partition string, files bigint, files_with_bounds bigint, average_depth double, "
                    "max_depth bigint, bytes bigint, rows bigint")
 _SET_SCHEMA = "sid bigint, location string, size bigint"
+#: Rows per partition of the frames kept partitioned by file key (:meth:`SparkReads._keep_by_key`).
+ROWS_PER_KEY_PARTITION = 100_000
 
 
 def health(spark, table: Any, *, now: Any = None, older_than: Any = None, catalog: Optional[str] = None,
@@ -219,6 +221,14 @@ def _health_batch(b, rids, schema, needed, wanted: set, column: Optional[str]):
                                        for f in schema], schema=schema)
 
 
+def _no_rows(spark, ddl: str):
+    """An empty DataFrame of the columns ``ddl`` names, which Spark's optimizer knows to be empty when it plans (a
+    DataFrame made from an empty list is a scan it must run to find no rows)."""
+    columns = ", ".join(f"CAST(NULL AS {kind}) AS {name}" for name, kind in
+                        (field.strip().split(None, 1) for field in ddl.split(",")))
+    return spark.sql(f"SELECT {columns} WHERE 1 = 0")
+
+
 def _clustering_group(pdf):
     """applyInPandas function: one partition's data files (bounds pickled) → its clustering row."""
     import pandas as pd
@@ -348,12 +358,26 @@ class SparkReads:
         estimates at the plan's size (about 1 KB for a table of any size), so it would broadcast them; at
         10,000,000 files that broadcast exhausted a 2 GB heap.  Kept on disk (:func:`~.arrow.kept`), not in memory: the
         joins and sums over them need the memory."""
+        return self._keep_counted(frame)[0]
+
+    def _keep_counted(self, frame):
+        """:meth:`_keep`, and the number of rows kept."""
         from .arrow import kept
 
         frame = kept(frame)
-        frame.count()
+        rows = frame.count()
         self.persisted.append(frame)
-        return frame
+        return frame, rows
+
+    def _keep_by_key(self, frame, column: str, rows: int):
+        """``frame`` hash-partitioned by ``column`` (a file key) into as many partitions as ``rows`` call for (at
+        most the session's shuffle partitions), then kept.  Every frame kept this way with the same ``rows``
+        has the same partitioning, which Spark remembers for the kept frame: the measures' joins and sums on
+        the file key then read both sides where they are, with no shuffle (at 10,000,000 files the measures
+        had shuffled the same rows by key a dozen times)."""
+        parts = max(1, min(int(self.spark.conf.get("spark.sql.shuffle.partitions", "200")),
+                           -(-rows // ROWS_PER_KEY_PARTITION)))
+        return self._keep(frame.repartition(parts, column))
 
     def release(self) -> None:
         for frame in self.persisted:
@@ -378,11 +402,17 @@ class SparkReads:
         plan, _ = manifest_plan(self.source)
         decode = decode_manifests(self.options, self.source.metadata.partition_specs, True, "repr")
         tasks = manifest_tasks(self.spark, to_spark(self.spark, plan, MANIFEST_PLAN_SCHEMA), plan.num_rows)
-        rows = self._keep(tasks.mapInArrow(_health_rows(self.source.fields_by_id(), column, decode),
-                                           HEALTH_ROWS_SCHEMA))
+        rows, total = self._keep_counted(tasks.mapInArrow(_health_rows(self.source.fields_by_id(), column, decode),
+                                                          HEALTH_ROWS_SCHEMA))
         self.current = rows  # snapshot_files takes these manifests' live files from here, not decoding them again
         kind = F.col("kind")
-        data, dv = rows.where(kind == "data"), rows.where(kind == "dv")
+        counts = {r["kind"]: r["count"] for r in rows.groupBy("kind").count().collect()}
+        # the data files and DVs, the relations that grow with the table, partitioned alike by the file key
+        data = self._keep_by_key(rows.where(kind == "data").select(
+            "rid", "key", "file_path", "pkey", "partition", "seq", "record_count", "file_size_in_bytes", "spec_id",
+            "sequence_number"), "key", total)
+        dv = self._keep_by_key(rows.where(kind == "dv").select(
+            "ref_key", "record_count", "file_path", "file_size_in_bytes"), "ref_key", total)
         pos, eq = rows.where(kind == "position-deletes"), rows.where(kind == "equality-deletes")
 
         # ---- the relations of iceberg/measures.py, and its measures run by Spark SQL ----------------------
@@ -395,8 +425,13 @@ class SparkReads:
                                          "record_count", "file_size_in_bytes"),
                      "dvs": dv.select("ref_key", "record_count", "file_path", "file_size_in_bytes"),
                      "pos": deletes(pos), "eq": deletes(eq)}
-        relations["pos_rows"] = self._position_delete_rows(pos) if pos.limit(1).count() else \
-            self.spark.createDataFrame([], RELATIONS["pos_rows"])
+        relations["pos_rows"] = self._position_delete_rows(pos) if counts.get("position-deletes") else None
+        # a relation with no rows (a table with DVs and no position- or equality-delete files) is given as an empty
+        # local relation: Spark then drops the joins over it when it plans, instead of running them to find nothing
+        for name, kinds in (("data", ("data",)), ("dvs", ("dv",)), ("pos", ("position-deletes",)),
+                            ("eq", ("equality-deletes",)), ("pos_rows", ("position-deletes",))):
+            if relations[name] is None or not any(counts.get(k) for k in kinds):
+                relations[name] = _no_rows(self.spark, RELATIONS[name])
         for name, table in sum_relations(target, small_size).items():
             relations[name] = to_spark(self.spark, table, RELATIONS[name])
         run = SparkMeasures(self.spark, relations, persist=True)
@@ -417,7 +452,8 @@ class SparkReads:
         # ---- clustering and column metrics: the driver's functions, per partition and per task -----------
         clustering = None
         if column is not None:
-            got = sorted(data.select("pkey", "partition", "clus_lo", "clus_hi", "file_size_in_bytes", "record_count")
+            got = sorted(rows.where(kind == "data")
+                         .select("pkey", "partition", "clus_lo", "clus_hi", "file_size_in_bytes", "record_count")
                          .groupBy("pkey").applyInPandas(_clustering_group, _CLUSTER_SCHEMA).collect(),
                          key=lambda r: r["pkey"])
             out = pd.DataFrame({
