@@ -428,9 +428,9 @@ class SparkReads:
         relations["pos_rows"] = self._position_delete_rows(pos) if counts.get("position-deletes") else None
         # a relation with no rows (a table with DVs and no position- or equality-delete files) is given as an empty
         # local relation: Spark then drops the joins over it when it plans, instead of running them to find nothing
-        for name, kinds in (("data", ("data",)), ("dvs", ("dv",)), ("pos", ("position-deletes",)),
-                            ("eq", ("equality-deletes",)), ("pos_rows", ("position-deletes",))):
-            if relations[name] is None or not any(counts.get(k) for k in kinds):
+        for name, of_kind in (("data", "data"), ("dvs", "dv"), ("pos", "position-deletes"),
+                              ("eq", "equality-deletes"), ("pos_rows", "position-deletes")):
+            if relations[name] is None or not counts.get(of_kind):
                 relations[name] = _no_rows(self.spark, RELATIONS[name])
         for name, table in sum_relations(target, small_size).items():
             relations[name] = to_spark(self.spark, table, RELATIONS[name])
