@@ -358,16 +358,12 @@ class SparkReads:
         estimates at the plan's size (about 1 KB for a table of any size), so it would broadcast them; at
         10,000,000 files that broadcast exhausted a 2 GB heap.  Kept on disk (:func:`~.arrow.kept`), not in memory: the
         joins and sums over them need the memory."""
-        return self._keep_counted(frame)[0]
-
-    def _keep_counted(self, frame):
-        """:meth:`_keep`, and the number of rows kept."""
         from .arrow import kept
 
         frame = kept(frame)
-        rows = frame.count()
+        frame.count()
         self.persisted.append(frame)
-        return frame, rows
+        return frame
 
     def _keep_by_key(self, frame, column: str, rows: int):
         """``frame`` hash-partitioned by ``column`` (a file key) into as many partitions as ``rows`` call for (at
@@ -402,11 +398,12 @@ class SparkReads:
         plan, _ = manifest_plan(self.source)
         decode = decode_manifests(self.options, self.source.metadata.partition_specs, True, "repr")
         tasks = manifest_tasks(self.spark, to_spark(self.spark, plan, MANIFEST_PLAN_SCHEMA), plan.num_rows)
-        rows, total = self._keep_counted(tasks.mapInArrow(_health_rows(self.source.fields_by_id(), column, decode),
-                                                          HEALTH_ROWS_SCHEMA))
+        rows = self._keep(tasks.mapInArrow(_health_rows(self.source.fields_by_id(), column, decode),
+                                           HEALTH_ROWS_SCHEMA))
         self.current = rows  # snapshot_files takes these manifests' live files from here, not decoding them again
         kind = F.col("kind")
         counts = {r["kind"]: r["count"] for r in rows.groupBy("kind").count().collect()}
+        total = sum(counts.values())
         # the data files and DVs, the relations that grow with the table, partitioned alike by the file key
         data = self._keep_by_key(rows.where(kind == "data").select(
             "rid", "key", "file_path", "pkey", "partition", "seq", "record_count", "file_size_in_bytes", "spec_id",
@@ -425,12 +422,13 @@ class SparkReads:
                                          "record_count", "file_size_in_bytes"),
                      "dvs": dv.select("ref_key", "record_count", "file_path", "file_size_in_bytes"),
                      "pos": deletes(pos), "eq": deletes(eq)}
-        relations["pos_rows"] = self._position_delete_rows(pos) if counts.get("position-deletes") else None
+        if counts.get("position-deletes"):
+            relations["pos_rows"] = self._position_delete_rows(pos)
         # a relation with no rows (a table with DVs and no position- or equality-delete files) is given as an empty
         # local relation: Spark then drops the joins over it when it plans, instead of running them to find nothing
         for name, of_kind in (("data", "data"), ("dvs", "dv"), ("pos", "position-deletes"),
                               ("eq", "equality-deletes"), ("pos_rows", "position-deletes")):
-            if relations[name] is None or not counts.get(of_kind):
+            if not counts.get(of_kind):
                 relations[name] = _no_rows(self.spark, RELATIONS[name])
         for name, table in sum_relations(target, small_size).items():
             relations[name] = to_spark(self.spark, table, RELATIONS[name])
