@@ -126,7 +126,7 @@ def partition_labels(index: "EntryIndex", codes, label: Callable[[Any], Optional
     if every is None or (c >= len(every) - 1).any():
         present = np.unique(c[c >= 0])
         if len(present) * 2 > len(parts):  # most partitions: label them all, once for every analysis of the index
-            every = index.derived[key] = _every_label(parts, label)
+            every = index.derived[key] = every_label(parts, label)
         else:
             every = None
             some = pa.array([label(r) for r in parts.take(present)] + [None], pa.string())
@@ -136,7 +136,7 @@ def partition_labels(index: "EntryIndex", codes, label: Callable[[Any], Optional
     return out if missing is None else pc.fill_null(out, missing)
 
 
-def _every_label(parts, label: Callable[[Any], Optional[str]]):
+def every_label(parts, label: Callable[[Any], Optional[str]]):
     """``label`` of every partition record of the registry ``parts`` and a null after them, an Arrow string array:
     made column-wise (``label.arrow``) for the records the registry also holds as Arrow, in Python for the rest."""
     import numpy as np

@@ -19,14 +19,15 @@ KINDS = {"data": "data", "dvs": "dv", "pos": "position-deletes", "eq": "equality
 def partition_texts(index: "EntryIndex", codes) -> Any:
     """The partition of each row as the doctor shows it (the record's ``str``; null without one), an Arrow
     string array: each distinct partition's text made once (:func:`.columns.partition_labels`)."""
-    return partition_labels(index, codes, _record_text, None)
+    return partition_labels(index, codes, record_text, None)
 
 
-def _record_text(value: Any) -> Any:
+def record_text(value: Any) -> Any:
+    """A partition record as the doctor shows it: Python's ``str`` of it (None for none)."""
     return None if value is None else str(value)
 
 
-_record_text.arrow = lambda records: record_labels(records, "repr")  # the same texts, column-wise
+record_text.arrow = lambda records: record_labels(records, "repr")  # the same texts, column-wise
 
 
 def _pkey(rows, parts) -> Any:
@@ -172,4 +173,4 @@ def coded(relations: dict[str, Any]) -> Coded:
     return Coded(out, texts, partitions)
 
 
-__all__ = ["KINDS", "Coded", "coded", "index_relations", "partition_texts"]
+__all__ = ["KINDS", "Coded", "coded", "index_relations", "partition_texts", "record_text"]

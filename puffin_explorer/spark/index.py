@@ -17,6 +17,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Iterator, Optional
 
+from ..iceberg.relations import record_text
 from .executors import steady_imports
 
 #: The manifests of one snapshot: one row per manifest (Spark DDL).
@@ -95,7 +96,10 @@ def manifest_plan(table: Any, snapshot_id: Optional[int] = None, content: Option
 
 def partition_repr(value: Any) -> Optional[str]:
     """A partition record as Python writes it (``str``), as pandas shows the driver's ``files()`` partitions."""
-    return None if value is None else str(value)
+    return record_text(value)
+
+
+partition_repr.arrow = record_text.arrow  # the same texts, column-wise
 
 
 #: How the ``partition`` column spells a partition record: ``json`` (:func:`partition_json`) or ``repr``.
@@ -142,8 +146,10 @@ def _manifest_reader():
 
 def _manifest_rows(io, row: dict, specs: dict, metrics: bool, text=partition_json, duck=None) -> Iterator[Any]:
     import pyarrow as pa
+    import pyarrow.compute as pc
 
     from ..errors import SourceError
+    from ..iceberg.columns import every_label
     from ..iceberg.index import FINDINGS_PER_CODE, EntryCache, decode_manifest
     from ..iceberg.paths import basename
     from ..regions import Severity
@@ -163,13 +169,13 @@ def _manifest_rows(io, row: dict, specs: dict, metrics: bool, text=partition_jso
             for f in found:
                 keys[id(f)] = f"{spec_id}:{partition_json(cache.partitions[code])}"
     if chunk is not None and chunk.num_rows:
-        codes = chunk.column("partition").to_pylist()
-        present = sorted({c for c in codes if c is not None})
-        texts = {c: text(r) for c, r in zip(present, cache.partitions.take(present))}
+        # every partition of this manifest's registry labelled once (column-wise where ``text`` can), a null after
+        labels = every_label(cache.partitions, text)
+        codes = pc.fill_null(pc.cast(chunk.column("partition"), pa.int64()), len(labels) - 1)
         cols = {}
         for f in schema:
             if f.name == "partition":
-                cols[f.name] = pa.array([texts.get(c) for c in codes], pa.string())
+                cols[f.name] = labels.take(codes)
             elif f.name == "manifest":
                 cols[f.name] = pa.array([row["manifest"]] * chunk.num_rows, pa.int32())
             elif f.name.startswith("finding_"):
