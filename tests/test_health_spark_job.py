@@ -297,14 +297,15 @@ def _shuffled_scans(plan: str) -> list[str]:
 
 
 def test_the_measures_read_the_kept_files_where_they_are_partitioned(spark, monkeypatch):
-    """The doctor keeps the data files and the DVs partitioned alike by the file key, so the measures' joins and
-    sums on the key (here ``deleted_rows``: DVs summed per data file, joined to the data files) shuffle neither;
+    """The doctor keeps the data files and the DVs of its health rows (a DV's ``key`` is the data file it
+    references) partitioned alike by the file key, so the measures' joins and sums on the key (here
+    ``deleted_rows``: DVs summed per data file, joined to the data files) shuffle neither;
     the same relations given as they come are shuffled, and the answers are the same.  Joins are sort-merged
     (broadcasts off) so that the plan shows what a large table gets."""
     import importlib
 
     from puffin_explorer.iceberg.measures import DELETED_ROWS, RELATIONS, SparkMeasures
-    from puffin_explorer.spark.health import SparkReads
+    from puffin_explorer.spark.health import SparkReads, files_by_key
 
     spark_health = importlib.import_module("puffin_explorer.spark.health")  # the module, not pes.health
 
@@ -313,6 +314,12 @@ def test_the_measures_read_the_kept_files_where_they_are_partitioned(spark, monk
                                    100 + i, 1000) for i in range(files)], RELATIONS["data"])
     dvs = spark.createDataFrame([(f"s3://b/t/data/f{i}.parquet", i % 7, "s3://b/t/data/d.puffin", 500)
                                  for i in range(0, files, 2)], RELATIONS["dvs"])
+    rows = data.selectExpr("rid", "'data' AS kind", "key", "raw AS file_path", "pkey", "partition", "seq",
+                           "record_count", "file_size_in_bytes", "0 AS spec_id", "seq AS sequence_number") \
+        .unionByName(dvs.selectExpr("CAST(-1 AS BIGINT) AS rid", "'dv' AS kind", "ref_key AS key", "file_path",
+                                    "'0|{}' AS pkey", "'{}' AS partition", "CAST(0 AS BIGINT) AS seq",
+                                    "record_count", "file_size_in_bytes", "0 AS spec_id",
+                                    "CAST(0 AS BIGINT) AS sequence_number"))
     pos_rows = spark.createDataFrame([], RELATIONS["pos_rows"])
     before = spark.conf.get("spark.sql.autoBroadcastJoinThreshold")
     spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "-1")
@@ -320,9 +327,12 @@ def test_the_measures_read_the_kept_files_where_they_are_partitioned(spark, monk
     reads = SparkReads(spark, None, {})
     answers, shuffled = [], []
     try:
-        kept_data = reads._keep_by_key(data, "key", files)
-        kept_dvs = reads._keep_by_key(dvs, "ref_key", files)
+        kept_data, kept_dvs = files_by_key(rows)
+        kept_data = reads._keep_by_key(kept_data, "key", files + files // 2)
+        kept_dvs = reads._keep_by_key(kept_dvs, "ref_key", files + files // 2)
         assert kept_data.rdd.getNumPartitions() == kept_dvs.rdd.getNumPartitions() > 1
+        kept_data = kept_data.select("rid", "key", kept_data["file_path"].alias("raw"), "pkey", "partition", "seq",
+                                     "record_count", "file_size_in_bytes")
         for d, v in ((data, dvs), (kept_data, kept_dvs)):
             run = SparkMeasures(spark, {"data": d, "dvs": v, "pos_rows": pos_rows})
             try:

@@ -39,7 +39,7 @@ from .executors import steady_imports
 HEALTH_ROWS_SCHEMA = (
     "rid bigint, kind string, file_path string, key string, pkey string, partition string, "
     "partition_empty boolean, spec_id int, sequence_number bigint, seq bigint, record_count bigint, "
-    "file_size_in_bytes bigint, ref_key string, scope_ref string, scope_lo string, scope_hi string, "
+    "file_size_in_bytes bigint, scope_ref string, scope_lo string, scope_hi string, "
     "clus_lo binary, clus_hi binary, partial binary, finding_code string, finding_message string, finding_order int")
 LISTING_SCHEMA = "location string, size bigint, mtime_ms bigint, hidden boolean"
 _CLUSTER_SCHEMA = ("pkey string, partition string, files bigint, files_with_bounds bigint, average_depth double, "
@@ -179,12 +179,16 @@ def _health_batch(b, rids, schema, needed, wanted: set, column: Optional[str]):
     part, spec, seq = col["partition"].cast(string), col["spec_id"].cast(pa.int32()), col["sequence_number"]
     ref_key = normalized(ref)
     has_ref = pc.fill_null(pc.not_equal(ref, ""), False)
-    out = {"rid": pa.array(rids, pa.int64()), "kind": kind, "file_path": file_path, "key": normalized(file_path),
+    # ``key`` is the data file a row belongs to, which the rows are partitioned by: a DV's is the data file it
+    # references, any other row's its own file (a position-delete file's rows stay spread, not on one key)
+    is_dv = pc.fill_null(pc.equal(kind, "dv"), False)
+    out = {"rid": pa.array(rids, pa.int64()), "kind": kind, "file_path": file_path,
+           "key": pc.if_else(is_dv, ref_key, normalized(file_path)),
            "pkey": pc.binary_join_element_wise(pc.fill_null(spec.cast(string), ""), pc.fill_null(part, "{}"), "|"),
            "partition": part, "partition_empty": pc.fill_null(pc.equal(part, "{}"), True), "spec_id": spec,
            "sequence_number": seq, "seq": pc.fill_null(seq, 0), "record_count": col["record_count"],
-           "file_size_in_bytes": col["file_size_in_bytes"], "ref_key": ref_key,
-           "scope_ref": pc.if_else(has_ref, ref_key, pa.scalar(None, string)),
+           "file_size_in_bytes": col["file_size_in_bytes"],
+           "scope_ref": pc.if_else(pc.and_(has_ref, pc.invert(is_dv)), ref_key, pa.scalar(None, string)),
            "scope_lo": pa.array([""] * n, string), "scope_hi": pa.array([""] * n, string),
            "clus_lo": pa.nulls(n, pa.binary()), "clus_hi": pa.nulls(n, pa.binary()),
            "partial": pa.nulls(n, pa.binary()),
@@ -219,6 +223,19 @@ def _health_batch(b, rids, schema, needed, wanted: set, column: Optional[str]):
             out[c] = pa.array(values, pa.binary() if c.startswith("clus") else string)
     return pa.RecordBatch.from_arrays([out[f.name].cast(f.type) if out[f.name].type != f.type else out[f.name]
                                        for f in schema], schema=schema)
+
+
+def files_by_key(rows):
+    """The data files and the DVs of health rows, the columns the measures read of each (a DV's ``key`` is the
+    data file it references, named ``ref_key`` here): what :meth:`SparkReads._keep_by_key` keeps."""
+    from pyspark.sql import functions as F
+
+    kind = F.col("kind")
+    data = rows.where(kind == "data").select("rid", "key", "file_path", "pkey", "partition", "seq", "record_count",
+                                             "file_size_in_bytes", "spec_id", "sequence_number")
+    dv = rows.where(kind == "dv").select(F.col("key").alias("ref_key"), "record_count", "file_path",
+                                         "file_size_in_bytes")
+    return data, dv
 
 
 def _no_rows(spark, ddl: str):
@@ -404,12 +421,10 @@ class SparkReads:
         kind = F.col("kind")
         counts = {r["kind"]: r["count"] for r in rows.groupBy("kind").count().collect()}
         total = sum(counts.values())
-        # the data files and DVs, the relations that grow with the table, partitioned alike by the file key
-        data = self._keep_by_key(rows.where(kind == "data").select(
-            "rid", "key", "file_path", "pkey", "partition", "seq", "record_count", "file_size_in_bytes", "spec_id",
-            "sequence_number"), "key", total)
-        dv = self._keep_by_key(rows.where(kind == "dv").select(
-            "ref_key", "record_count", "file_path", "file_size_in_bytes"), "ref_key", total)
+        # the data files and DVs, the relations that grow with the table, kept apart (each measure reads only
+        # their columns) and partitioned alike by the file key
+        data, dv = files_by_key(rows)
+        data, dv = self._keep_by_key(data, "key", total), self._keep_by_key(dv, "ref_key", total)
         pos, eq = rows.where(kind == "position-deletes"), rows.where(kind == "equality-deletes")
 
         # ---- the relations of iceberg/measures.py, and its measures run by Spark SQL ----------------------
