@@ -292,11 +292,16 @@ def driver_file_aggregates(source: "TableSource", index, target: int, small_size
     relations.update(sum_relations(target, small_size))
     at = np.flatnonzero(index.mask(["data"]))  # the data rows, in the relations' rid order
     paths = index.take(at, ["file_path"]).column("file_path")
-    # DELETED_ROWS answered already (row_counts, shared with the card): one row per data file key
+    # DELETED_ROWS answered already (row_counts, shared with the card): one row per data file key, with the DVs
+    # naming it (DATA_FILE_DELETES reads whether it has one from here)
     deleted = deleted_rows_of(source, index, paths)
-    relations["deleted_rows"] = pa.table({"key": relations["data"].column("key"),
-                                          "deleted": pa.array(deleted, pa.int64())}) \
+    per_key = pa.table({"key": relations["data"].column("key"), "deleted": pa.array(deleted, pa.int64())}) \
         .group_by("key").aggregate([("deleted", "max")]).rename_columns(["key", "deleted"])
+    refs = relations["dvs"].select(["ref_key"]).filter(pc.is_valid(relations["dvs"].column("ref_key")))
+    dvs_of = refs.group_by("ref_key").aggregate([("ref_key", "count")]).rename_columns(["key", "dvs"])
+    per_key = per_key.join(dvs_of, "key", join_type="left outer")
+    relations["deleted_rows"] = per_key.set_column(per_key.schema.get_field_index("dvs"), "dvs",
+                                                   pc.fill_null(per_key.column("dvs"), 0).cast(pa.int64()))
     with LocalMeasures(relations) as run:
         answers = {name: run.arrow(MEASURES[name]) for name in SUM_MEASURES}
         per_file = run.arrow(DATA_FILE_DELETES)
