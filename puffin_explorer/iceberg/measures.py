@@ -152,7 +152,7 @@ DELETED_ROWS = Measure(
     "resolved to rows.")
 
 #: What :data:`DATA_FILE_DELETES` returns per data file (the doctor's ``amplification`` frame adds the rest).
-DATA_FILE_DELETE_COLUMNS = ("rid", "key", "pkey", "partition", "record_count", "file_size_in_bytes", "dvs",
+DATA_FILE_DELETE_COLUMNS = ("rid", "pkey", "partition", "record_count", "file_size_in_bytes", "dvs",
                             "position_delete_files", "equality_delete_files", "delete_files", "deleted_rows")
 DATA_FILE_DELETES = Measure(
     "data_file_deletes",
@@ -164,18 +164,19 @@ DATA_FILE_DELETES = Measure(
     WITH pa AS (SELECT rid, COUNT(*) AS n FROM {position_deletes_applied} GROUP BY rid),
     ea AS (SELECT rid, COUNT(*) AS n FROM {equality_deletes_applied} GROUP BY rid),
     per_file AS (
-        SELECT d.rid, d.key, d.pkey, d.partition, d.record_count, d.file_size_in_bytes,
+        SELECT d.rid, d.pkey, d.partition, d.record_count, d.file_size_in_bytes,
                CAST(CASE WHEN COALESCE(r.dvs, 0) > 0 THEN 1 ELSE 0 END AS BIGINT) AS dvs,
                CAST(COALESCE(pa.n, 0) AS BIGINT) AS position_delete_files,
                CAST(COALESCE(ea.n, 0) AS BIGINT) AS equality_delete_files,
                CAST(COALESCE(r.deleted, 0) AS BIGINT) AS deleted_rows
         FROM {data} d LEFT JOIN pa ON d.rid = pa.rid
         LEFT JOIN ea ON d.rid = ea.rid LEFT JOIN {deleted_rows} r ON d.key = r.key)
-    SELECT rid, key, pkey, partition, record_count, file_size_in_bytes, dvs, position_delete_files,
+    SELECT rid, pkey, partition, record_count, file_size_in_bytes, dvs, position_delete_files,
            equality_delete_files, dvs + position_delete_files + equality_delete_files AS delete_files, deleted_rows
     FROM per_file
     """,
-    "Per live data file: the delete files a reader merges when scanning it (its DV, at most one: deleted_rows "
+    "Per live data file (by row id; its key is not repeated: nothing that reads it needs the path): the delete "
+    "files a reader merges when scanning it (its DV, at most one: deleted_rows "
     "counts the DVs naming it, so the DVs are not joined again here; and the position and equality delete files "
     "that apply) and its deleted rows (deleted_rows).")
 
