@@ -179,8 +179,8 @@ def _health_batch(b, rids, schema, needed, wanted: set, column: Optional[str]):
     part, spec, seq = col["partition"].cast(string), col["spec_id"].cast(pa.int32()), col["sequence_number"]
     ref_key = normalized(ref)
     has_ref = pc.fill_null(pc.not_equal(ref, ""), False)
-    # ``key`` is the data file a row belongs to, which the rows are partitioned by: a DV's is the data file it
-    # references, any other row's its own file (a position-delete file's rows stay spread, not on one key)
+    # ``key`` is the file key the measures join a row on: a DV's is the data file it references (the measures'
+    # ``ref_key``, held once), any other row's its own file
     is_dv = pc.fill_null(pc.equal(kind, "dv"), False)
     out = {"rid": pa.array(rids, pa.int64()), "kind": kind, "file_path": file_path,
            "key": pc.if_else(is_dv, ref_key, normalized(file_path)),
