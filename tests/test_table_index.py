@@ -554,7 +554,7 @@ def test_every_partitions_label_made_column_wise_is_the_text_python_makes():
 
     from puffin_explorer.iceberg.columns import partition_labels
     from puffin_explorer.iceberg.deletes import partition_text
-    from puffin_explorer.iceberg.relations import _record_text
+    from puffin_explorer.iceberg.relations import record_text
 
     cache = index_module.EntryCache()
     decoder = cache.decoder(False)
@@ -570,7 +570,7 @@ def test_every_partitions_label_made_column_wise_is_the_text_python_makes():
     assert partition_labels(index, codes, partition_text, "-").to_pylist() == [
         "f=1.5", "i=-7, s=tab\t, b=False, d=0001-01-01", "i=None, s=x'y, b=None, d=None",
         "i=1, s=a, b=True, d=2024-01-31", "-"]
-    assert partition_labels(index, codes, _record_text, None).to_pylist() == [
+    assert partition_labels(index, codes, record_text, None).to_pylist() == [
         "{'f': 1.5}", "{'i': -7, 's': 'tab\\t', 'b': False, 'd': datetime.date(1, 1, 1)}",
         "{'i': None, 's': \"x'y\", 'b': None, 'd': None}",
         "{'i': 1, 's': 'a', 'b': True, 'd': datetime.date(2024, 1, 31)}", None]
