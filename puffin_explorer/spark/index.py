@@ -94,12 +94,9 @@ def manifest_plan(table: Any, snapshot_id: Optional[int] = None, content: Option
     }), manifests
 
 
-def partition_repr(value: Any) -> Optional[str]:
-    """A partition record as Python writes it (``str``), as pandas shows the driver's ``files()`` partitions."""
-    return record_text(value)
-
-
-partition_repr.arrow = record_text.arrow  # the same texts, column-wise
+#: A partition record as Python writes it (``str``), as pandas shows the driver's ``files()`` partitions: the
+#: relations' own text (made column-wise where it can be).
+partition_repr = record_text
 
 
 #: How the ``partition`` column spells a partition record: ``json`` (:func:`partition_json`) or ``repr``.
