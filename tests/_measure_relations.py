@@ -27,7 +27,7 @@ def v2_relations(everywhere: bool = False) -> dict:
     in two Puffin files (x holds e's and one of a data file gone, y one naming no data file); small files below
     100 B, read amplification above one delete file, size classes below 50 B, to 1,000 B and above."""
     data = pa.table({"rid": [0, 1, 2, 3, 4], "key": [A, BB, C, D, E], "raw": [A, BB, C, D, E],
-                     "pkey": [P1, P1, P2, P2, P3], "partition": [p.split("|")[1] for p in (P1, P1, P2, P2, P3)],
+                     "pkey": [P1, P1, P2, P2, P3],
                      "seq": [1, 2, 1, 3, 5], "record_count": [100, 200, 300, 400, 500],
                      "file_size_in_bytes": [10, 20, 300, 400, 5_000]})
     dvs = pa.table({"ref_key": [E, f"{B}/p=3/gone.parquet", None], "record_count": [7, 4, 2],
@@ -57,14 +57,14 @@ V2_EXPECTED = {
 V2_EXPECTED.update({
     # a: DV 0, position 1, equality 1, 10 rows deleted; b: two position-delete files; c: one of each kind but DV;
     # d: equality only; e: its DV (the position-delete file for p=3 is superseded)
-    "data_file_deletes": [(0, P1, "{'p': 1}", 100, 10, 0, 1, 1, 2, 10), (1, P1, "{'p': 1}", 200, 20, 0, 2, 0, 2, 0),
-                          (2, P2, "{'p': 2}", 300, 300, 0, 1, 1, 2, 0), (3, P2, "{'p': 2}", 400, 400, 0, 0, 1, 1, 0),
-                          (4, P3, "{'p': 3}", 500, 5_000, 1, 0, 0, 1, 7)],
+    "data_file_deletes": [(0, P1, 100, 10, 0, 1, 1, 2, 10), (1, P1, 200, 20, 0, 2, 0, 2, 0),
+                          (2, P2, 300, 300, 0, 1, 1, 2, 0), (3, P2, 400, 400, 0, 0, 1, 1, 0),
+                          (4, P3, 500, 5_000, 1, 0, 0, 1, 7)],
     "file_totals": [(5, 5_730, 1_500, 17, 5, 2, 1.6, 5_000, 1_500, 17, 3, 600, 2, 30)],
-    "partition_totals": [(P1, "{'p': 1}", 2, 300, 10, 30, 4, 2, 30, 300), (P2, "{'p': 2}", 2, 700, 0, 700, 3, 0, 0, 0),
-                         (P3, "{'p': 3}", 1, 500, 7, 5_000, 1, 0, 0, 0)],
+    "partition_totals": [(P1, 2, 300, 10, 30, 4, 2, 30, 300), (P2, 2, 700, 0, 700, 3, 0, 0, 0),
+                         (P3, 1, 500, 7, 5_000, 1, 0, 0, 0)],
     # 3 partitions, median 700 B; p=3 the largest; only p=1 has two small files (30 B: one file of the 400 B target)
-    "partition_summary": [(3, 700.0, P3, "{'p': 3}", 5_000, 500, 1, 1, 2, 1, 30, 300, 2)],
+    "partition_summary": [(3, 700.0, P3, 5_000, 500, 1, 1, 2, 1, 30, 300, 2)],
     "size_histogram": [(0, 2, 30), (1, 2, 700), (2, 1, 5_000)],
     # 3 DVs in 2 Puffin files (1,050 B), 5 position-delete files (65 B), 2 equality-delete files (43 B)
     "delete_totals": [(3, 2, 5, 2, 9, 1_158)],

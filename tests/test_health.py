@@ -474,7 +474,9 @@ def test_partition_skew_from_the_summed_partitions():
 
     def skew(relations):
         found: list = []
-        ih._skew_finding(found, M.run_local(M.PARTITION_SUMMARY, **relations).to_pylist()[0])
+        summary = M.run_local(M.PARTITION_SUMMARY, **relations).to_pylist()[0]
+        summary["largest_partition"] = summary["largest_pkey"].split("|", 1)[1]  # the engines look the text up
+        ih._skew_finding(found, summary)
         return found
 
     rel = v2_relations()

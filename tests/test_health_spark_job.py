@@ -310,11 +310,11 @@ def test_the_measures_read_the_kept_files_where_they_are_partitioned(spark, monk
     spark_health = importlib.import_module("puffin_explorer.spark.health")  # the module, not pes.health
 
     files = 60
-    data = spark.createDataFrame([(i, f"s3://b/t/data/f{i}.parquet", f"s3://b/t/data/f{i}.parquet", "0|{}", "{}", 1,
+    data = spark.createDataFrame([(i, f"s3://b/t/data/f{i}.parquet", f"s3://b/t/data/f{i}.parquet", "0|{}", 1,
                                    100 + i, 1000) for i in range(files)], RELATIONS["data"])
     dvs = spark.createDataFrame([(f"s3://b/t/data/f{i}.parquet", i % 7, "s3://b/t/data/d.puffin", 500)
                                  for i in range(0, files, 2)], RELATIONS["dvs"])
-    rows = data.selectExpr("rid", "'data' AS kind", "key", "raw AS file_path", "pkey", "partition", "seq",
+    rows = data.selectExpr("rid", "'data' AS kind", "key", "raw AS file_path", "pkey", "'{}' AS partition", "seq",
                            "record_count", "file_size_in_bytes", "0 AS spec_id", "seq AS sequence_number") \
         .unionByName(dvs.selectExpr("CAST(-1 AS BIGINT) AS rid", "'dv' AS kind", "ref_key AS key", "file_path",
                                     "'0|{}' AS pkey", "'{}' AS partition", "CAST(0 AS BIGINT) AS seq",
@@ -331,7 +331,7 @@ def test_the_measures_read_the_kept_files_where_they_are_partitioned(spark, monk
         kept_data = reads._keep_by_key(kept_data, "key", files + files // 2)
         kept_dvs = reads._keep_by_key(kept_dvs, "ref_key", files + files // 2)
         assert kept_data.rdd.getNumPartitions() == kept_dvs.rdd.getNumPartitions() > 1
-        kept_data = kept_data.select("rid", "key", kept_data["file_path"].alias("raw"), "pkey", "partition", "seq",
+        kept_data = kept_data.select("rid", "key", kept_data["file_path"].alias("raw"), "pkey", "seq",
                                      "record_count", "file_size_in_bytes")
         for d, v in ((data, dvs), (kept_data, kept_dvs)):
             run = SparkMeasures(spark, {"data": d, "dvs": v, "pos_rows": pos_rows})

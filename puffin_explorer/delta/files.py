@@ -92,7 +92,7 @@ def measure_relations(snap: DeltaSnapshot, dv_file_sizes=None, locate_dvs: bool 
     dv_paths = [snap.dv_location(f.dv) if locate_dvs else None for _, f in with_dv]
     return {
         "data": pa.table({"rid": pa.array(range(len(live)), pa.int64()), "key": keys,
-                          "raw": pa.array([f.path for f in live], pa.string()), "pkey": parts, "partition": parts,
+                          "raw": pa.array([f.path for f in live], pa.string()), "pkey": parts,
                           "seq": pa.array([0] * len(live), pa.int64()),
                           "record_count": pa.array([_long(f.num_records) for f in live], pa.int64()),
                           "file_size_in_bytes": pa.array([_size(f.add) for f in live], pa.int64())}),

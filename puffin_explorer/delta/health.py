@@ -175,7 +175,7 @@ def delta_health(snap: DeltaSnapshot, now: Any = None, name: Optional[str] = Non
     # ---- small files, per partition --------------------------------------------------------------
     m["small_files"], m["small_bytes"] = int(totals["small_files"]), int(totals["small_bytes"])
     by_part = pd.DataFrame({
-        "partition": [r["partition"] for r in parts],
+        "partition": [r["pkey"] for r in parts],  # a Delta partition's key is its text
         **{col: pd.array([int(r[col]) for r in parts], dtype="int64")
            for col in ("files", "rows", "deleted_rows", "bytes", "delete_files", "small_files", "small_bytes",
                        "small_rows")}})

@@ -308,13 +308,13 @@ def driver_file_aggregates(source: "TableSource", index, target: int, small_size
     for name in SUM_MEASURES:  # one row each, or one per size class: Python rows
         if name != "partition_totals":
             answers[name] = answers[name].to_pylist()
-    # the first partitions by key (codes follow the text's order), codes back to text, column-wise
+    # the first partitions by key (codes follow the text's order), each with its text (the smallest of its files'),
+    # column-wise; and the largest partition's
     parts = _first_rows(answers["partition_totals"], PARTITION_ROWS, [("pkey", "ascending")])
-    answers["partition_totals"] = parts.set_column(parts.schema.get_field_index("partition"), "partition",
-                                                   codes.partitions.take(parts.column("pkey")))
+    answers["partition_totals"] = parts.append_column("partition", codes.partitions.take(parts.column("pkey")))
     summary = answers["partition_summary"][0]
-    if summary["largest_pkey"] is not None:
-        summary["largest_partition"] = codes.partitions[int(summary["largest_pkey"])].as_py()
+    summary["largest_partition"] = None if summary["largest_pkey"] is None else \
+        codes.partitions[int(summary["largest_pkey"])].as_py()
     data = relations["data"]
     data_pkey = data.column("pkey")
     del relations

@@ -43,8 +43,7 @@ from typing import Any, Optional
 KEYS = ("key", "ref_key", "ref", "file_path", "pkey", "dpkey")
 #: Spark DDL of each input relation (DuckDB reads the same columns from Arrow).
 RELATIONS = {
-    "data": "rid bigint, key string, raw string, pkey string, partition string, seq bigint, record_count bigint, "
-            "file_size_in_bytes bigint",
+    "data": "rid bigint, key string, raw string, pkey string, seq bigint, record_count bigint, file_size_in_bytes bigint",
     "dvs": "ref_key string, record_count bigint, file_path string, file_size_in_bytes bigint",
     "pos": "did bigint, dpkey string, dseq bigint, ref string, lo string, hi string, file_size_in_bytes bigint",
     "eq": "did bigint, dpkey string, dseq bigint, ref string, lo string, hi string, file_size_in_bytes bigint, "
@@ -152,11 +151,11 @@ DELETED_ROWS = Measure(
     "resolved to rows.")
 
 #: What :data:`DATA_FILE_DELETES` returns per data file (the doctor's ``amplification`` frame adds the rest).
-DATA_FILE_DELETE_COLUMNS = ("rid", "pkey", "partition", "record_count", "file_size_in_bytes", "dvs",
+DATA_FILE_DELETE_COLUMNS = ("rid", "pkey", "record_count", "file_size_in_bytes", "dvs",
                             "position_delete_files", "equality_delete_files", "delete_files", "deleted_rows")
 DATA_FILE_DELETES = Measure(
     "data_file_deletes",
-    {"data": ("rid", "key", "pkey", "partition", "record_count", "file_size_in_bytes"),
+    {"data": ("rid", "key", "pkey", "record_count", "file_size_in_bytes"),
      "position_deletes_applied": ("rid",), "equality_deletes_applied": ("rid",),
      "deleted_rows": ("key", "dvs", "deleted")},
     DATA_FILE_DELETE_COLUMNS,
@@ -164,14 +163,14 @@ DATA_FILE_DELETES = Measure(
     WITH pa AS (SELECT rid, COUNT(*) AS n FROM {position_deletes_applied} GROUP BY rid),
     ea AS (SELECT rid, COUNT(*) AS n FROM {equality_deletes_applied} GROUP BY rid),
     per_file AS (
-        SELECT d.rid, d.pkey, d.partition, d.record_count, d.file_size_in_bytes,
+        SELECT d.rid, d.pkey, d.record_count, d.file_size_in_bytes,
                CAST(CASE WHEN COALESCE(r.dvs, 0) > 0 THEN 1 ELSE 0 END AS BIGINT) AS dvs,
                CAST(COALESCE(pa.n, 0) AS BIGINT) AS position_delete_files,
                CAST(COALESCE(ea.n, 0) AS BIGINT) AS equality_delete_files,
                CAST(COALESCE(r.deleted, 0) AS BIGINT) AS deleted_rows
         FROM {data} d LEFT JOIN pa ON d.rid = pa.rid
         LEFT JOIN ea ON d.rid = ea.rid LEFT JOIN {deleted_rows} r ON d.key = r.key)
-    SELECT rid, pkey, partition, record_count, file_size_in_bytes, dvs, position_delete_files,
+    SELECT rid, pkey, record_count, file_size_in_bytes, dvs, position_delete_files,
            equality_delete_files, dvs + position_delete_files + equality_delete_files AS delete_files, deleted_rows
     FROM per_file
     """,
@@ -209,12 +208,12 @@ FILE_TOTALS = Measure(
 
 PARTITION_TOTALS = Measure(
     "partition_totals",
-    {"data_file_deletes": ("pkey", "partition", "record_count", "file_size_in_bytes", "delete_files",
-                           "deleted_rows"), "params": ("small_size",)},
-    ("pkey", "partition", "files", "rows", "deleted_rows", "bytes", "delete_files", "small_files", "small_bytes",
+    {"data_file_deletes": ("pkey", "record_count", "file_size_in_bytes", "delete_files", "deleted_rows"),
+     "params": ("small_size",)},
+    ("pkey", "files", "rows", "deleted_rows", "bytes", "delete_files", "small_files", "small_bytes",
      "small_rows"),
     f"""
-    SELECT f.pkey, MIN(f.partition) AS partition, COUNT(*) AS files, {_total('f.record_count')} AS rows,
+    SELECT f.pkey, COUNT(*) AS files, {_total('f.record_count')} AS rows,
            {_total('f.deleted_rows')} AS deleted_rows, {_total('f.file_size_in_bytes')} AS bytes,
            {_total('f.delete_files')} AS delete_files,
            {_count('f.file_size_in_bytes < p.small_size')} AS small_files,
@@ -223,14 +222,16 @@ PARTITION_TOTALS = Measure(
     FROM {{data_file_deletes}} f CROSS JOIN {{params}} p
     GROUP BY f.pkey
     """,
-    "Per partition (spec and partition): data files, rows, deleted rows, bytes, delete files merged, and the small "
-    "files, their bytes and rows.")
+    "Per partition (spec and partition, by key): data files, rows, deleted rows, bytes, delete files merged, and "
+    "the small files, their bytes and rows.  The partition's text is not summed here: an engine looks it up for "
+    "the partitions it shows (a string minimum per partition is a sort on Spark; a table can have one partition "
+    "per file).")
 
 PARTITION_SUMMARY = Measure(
     "partition_summary",
-    {"partition_totals": ("pkey", "partition", "files", "rows", "bytes", "small_files", "small_bytes", "small_rows"),
+    {"partition_totals": ("pkey", "files", "rows", "bytes", "small_files", "small_bytes", "small_rows"),
      "params": ("target",)},
-    ("partitions", "median_bytes", "largest_pkey", "largest_partition", "largest_bytes", "largest_rows", "largest_files",
+    ("partitions", "median_bytes", "largest_pkey", "largest_bytes", "largest_rows", "largest_files",
      "small_partitions", "small_files_merged", "small_files_after", "small_bytes_merged", "small_rows_merged",
      "small_files_fewest"),
     f"""
@@ -242,7 +243,7 @@ PARTITION_SUMMARY = Measure(
                    MIN(CASE WHEN u.upto > CEIL((n.partitions - 1) / 2.0) THEN u.v END) AS hi
             FROM upto u CROSS JOIN n),
     a AS (SELECT n.partitions, (mid.lo + mid.hi) / 2 AS median_bytes FROM n CROSS JOIN mid),
-    top AS (SELECT pkey, partition, bytes, rows, files FROM {{partition_totals}}
+    top AS (SELECT pkey, bytes, rows, files FROM {{partition_totals}}
             ORDER BY bytes DESC, pkey LIMIT 1),
     c AS (SELECT t.small_files, t.small_bytes, t.small_rows,
                  GREATEST(CAST(CEIL(CAST(t.small_bytes AS DOUBLE) / q.target) AS BIGINT), 1) AS after
@@ -250,7 +251,7 @@ PARTITION_SUMMARY = Measure(
     s AS (SELECT COUNT(*) AS n, {_total('small_files')} AS files, {_total('after')} AS after,
                  {_total('small_bytes')} AS bytes, {_total('small_rows')} AS rows,
                  CAST(MIN(small_files) AS BIGINT) AS fewest FROM c)
-    SELECT a.partitions, a.median_bytes, top.pkey AS largest_pkey, top.partition AS largest_partition, top.bytes AS largest_bytes,
+    SELECT a.partitions, a.median_bytes, top.pkey AS largest_pkey, top.bytes AS largest_bytes,
            top.rows AS largest_rows, top.files AS largest_files, s.n AS small_partitions,
            s.files AS small_files_merged, s.after AS small_files_after, s.bytes AS small_bytes_merged,
            s.rows AS small_rows_merged, s.fewest AS small_files_fewest
@@ -259,7 +260,7 @@ PARTITION_SUMMARY = Measure(
     "The partitions summed, so that no engine returns a row per partition to find a problem: how many, the median "
     "partition's bytes (percentile_cont(0.5)'s value, the mean of the two middle sizes, found by a running count over "
     "the distinct sizes in order, not in one aggregation buffer that holds them all), the largest partition (the "
-    "first by key among equals: its text, bytes, rows, files), and the partitions with two or more small files, "
+    "first by key among equals: its key, bytes, rows, files), and the partitions with two or more small files, "
     "each rewritten into ceil(small bytes / params.target) files (at least one): how many, their small files, the "
     "files after, the small bytes and rows, the fewest small files in one.", grain="table")
 

@@ -114,7 +114,7 @@ class Coded:
 def coded(relations: dict[str, Any]) -> Coded:
     """The string relations of :func:`index_relations` with paths (``key``, ``ref_key``, ``ref``, a DV's
     ``file_path``) and partition keys (``pkey``, ``dpkey``) as integer codes, the same in every relation, and
-    ``data.partition`` null (the answers carry partition codes; :class:`Coded` turns them back).  Partition
+    no ``data.partition`` (the answers carry partition codes; :class:`Coded` turns them back).  Partition
     codes follow the order of their text, so answers sorted by code are sorted as by text.  ``data.raw`` is kept
     only where a delete file's ``file_path`` bounds need it."""
     import numpy as np
@@ -163,7 +163,7 @@ def coded(relations: dict[str, Any]) -> Coded:
     where[by_code.column("pkey").to_numpy()] = np.arange(by_code.num_rows)
     partitions = pa.concat_arrays([by_code.column("partition_min").combine_chunks().cast(pa.string()),
                                    pa.nulls(1, pa.string())]).take(pa.array(where))
-    data = data.set_column(data.schema.get_field_index("partition"), "partition", pa.nulls(data.num_rows, pa.string()))
+    data = data.drop_columns(["partition"])  # its text per code is ``partitions``: no measure reads it per file
     if not bounded:  # no delete file scoped by bounds: the paths as written are never compared
         data = data.set_column(data.schema.get_field_index("raw"), "raw", pa.nulls(data.num_rows, pa.string()))
     out["data"] = data

@@ -433,7 +433,7 @@ class SparkReads:
                                 F.col("scope_ref").alias("ref"), F.col("scope_lo").alias("lo"),
                                 F.col("scope_hi").alias("hi"), "file_size_in_bytes", "partition_empty")
 
-        relations = {"data": data.select("rid", "key", F.col("file_path").alias("raw"), "pkey", "partition", "seq",
+        relations = {"data": data.select("rid", "key", F.col("file_path").alias("raw"), "pkey", "seq",
                                          "record_count", "file_size_in_bytes"),
                      "dvs": dv.select("ref_key", "record_count", "file_path", "file_size_in_bytes"),
                      "pos": deletes(pos), "eq": deletes(eq)}
@@ -455,6 +455,14 @@ class SparkReads:
                        if name != "partition_totals"}
             answers["partition_totals"] = [r.asDict() for r in run.frame(MEASURES["partition_totals"])
                                            .orderBy("pkey").limit(PARTITION_ROWS).collect()]
+            # the text of the partitions shown (the smallest of each one's files', as on the driver), looked up
+            # for them alone rather than summed for every partition
+            summary = answers["partition_summary"][0]
+            shown = {r["pkey"] for r in answers["partition_totals"]} | {summary["largest_pkey"]}
+            texts = self._partition_texts(data, sorted(k for k in shown if k is not None))
+            for r in answers["partition_totals"]:
+                r["partition"] = texts.get(r["pkey"])
+            summary["largest_partition"] = texts.get(summary["largest_pkey"])
             per_file = run.frame(DATA_FILE_DELETES).select("rid", *AMPLIFICATION_COLUMNS[7:])
             top = (data.select("rid", *AMPLIFICATION_COLUMNS[:7]).join(per_file, "rid")
                    .orderBy(F.col("delete_files").desc(), F.col("deleted_rows").desc(), "file_path")
@@ -482,6 +490,20 @@ class SparkReads:
             clustering = clustering_frame(out, column)
         partials = [pickle.loads(r[0]) for r in rows.where(kind == "partial").select("partial").collect()]
         return file_aggregates(answers, target, small_size, columns_frame(partials), clustering, top)
+
+    def _partition_texts(self, data, pkeys: list) -> dict:
+        """pkey → the partition text of the data files with that key (their smallest, as the driver's), for
+        ``pkeys`` alone: a broadcast of those keys against the data files, then one short sum."""
+        import pyarrow as pa
+        from pyspark.sql import functions as F
+
+        from .planner import to_spark
+
+        if not pkeys:
+            return {}
+        wanted = to_spark(self.spark, pa.table({"pkey": pa.array(pkeys, pa.string())}), "pkey string")
+        return {r[0]: r[1] for r in data.join(F.broadcast(wanted), "pkey").groupBy("pkey")
+                .agg(F.min("partition")).collect()}
 
     def _position_delete_rows(self, pos):
         """``pos_rows`` of :mod:`~puffin_explorer.iceberg.measures`: rows each live Parquet position-delete file names
