@@ -54,7 +54,7 @@ def spark_major() -> int:
 
 
 def to_spark(spark, data, schema_ddl: str):
-    """A Spark DataFrame holding the Arrow table ``data`` with the schema ``schema_ddl``.
+    """A Spark DataFrame holding the columns of the Arrow table ``data`` that ``schema_ddl`` names, in its types.
 
     PySpark 4 takes Arrow tables directly (classic and Connect); PySpark 3.5 goes
     through pandas with Arrow enabled for that one call.
@@ -63,7 +63,8 @@ def to_spark(spark, data, schema_ddl: str):
 
     # one chunk per column: PySpark 3.5 refuses a pandas column backed by a chunked Arrow array and falls
     # back to converting row by row (seconds for a few hundred thousand positions)
-    data = data.cast(_arrow_schema(schema_ddl)).combine_chunks()
+    target = _arrow_schema(schema_ddl)
+    data = data.select(target.names).cast(target).combine_chunks()
     if spark_major() < 4 and _nested(data):
         # PySpark 3.5's pandas-to-Arrow path cannot take maps, and pandas turns list items into numpy
         # scalars its type checks refuse: these plans and results are small, plain rows do
