@@ -66,6 +66,15 @@ def any_spark(request):
         os.environ.pop("SPARK_REMOTE", None)
 
 
+def _metas(spark) -> tuple:
+    """The warehouse tables a test runs over: both on a classic session; on Spark Connect one (its answers come
+    from the same Spark 4 engine as the classic session's in the same run: what Connect adds is how plans and
+    rows travel, which one table exercises)."""
+    from puffin_explorer.spark.arrow import is_connect
+
+    return (ORDERS_META,) if is_connect(spark) else (ORDERS_META, EVENTS_META)
+
+
 def _table(meta):
     from puffin_explorer import Table
 
@@ -448,7 +457,7 @@ def test_the_spark_functions_agree_wherever_the_index_is_built(any_spark):
         return {r["data_file"]: (r["n"], r["s"]) for r in
                 df.groupBy("data_file").agg(F.count("pos").alias("n"), F.sum("pos").alias("s")).collect()}
 
-    for meta in (ORDERS_META, EVENTS_META):
+    for meta in _metas(any_spark):
         table = _table(meta)
         some = sorted(e["referenced_data_file"] for e in table.entries(content="deletes") if e["kind"] == "dv")[:2]
         for mode in ("driver", "executors"):
@@ -543,7 +552,7 @@ def test_the_doctor_on_spark_is_the_drivers_doctor(any_spark):
     same model as t.health() on the warehouse where it lies, its storage listing included."""
     from puffin_explorer import spark as pes
 
-    for meta in (ORDERS_META, EVENTS_META):
+    for meta in _metas(any_spark):
         t = _table(meta)
         expected = t.health(now="2026-11-28T00:00:00Z")
         got = pes.health(any_spark, _table(meta), now="2026-11-28T00:00:00Z")
@@ -600,9 +609,10 @@ def _spark_answers(spark, frames: dict, measures: dict) -> dict[str, list[tuple]
 def test_every_measure_answers_the_same_on_spark(any_spark):
     """Each measure of ``iceberg/measures.py`` is one SQL text: DuckDB runs it here, Spark SQL on the session
     (3.5 with Iceberg; 4.0 classic and Connect), over the same relations — the v2 table written by hand
-    (position and equality deletes across partitions, a DV superseding position deletes) and the relations
-    the doctor builds from each reference table: the Spark-written warehouse, DuckDB's v3 table and, where
-    Spark 3.5 writes it, the demo warehouse — and every answer is the same."""
+    (position and equality deletes across partitions, a DV superseding position deletes, with and without
+    partitions) and the relations the doctors build from another writer's tables (DuckDB's v3 table, a Delta
+    table with DVs) — and every answer is the same.  The Spark-written warehouse's tables are measured on Spark
+    by the doctor-equality tests (every measure, through ``pes.health``, against the driver's doctor)."""
     import pyarrow as pa
 
     from _measure_relations import V2_EVERYWHERE_EQUALITY, V2_EXPECTED, rows, v2_relations
@@ -621,9 +631,9 @@ def test_every_measure_answers_the_same_on_spark(any_spark):
     cases = [("v2 by hand", v2_relations()), ("v2, unpartitioned equality deletes", v2_relations(everywhere=True))]
     from puffin_explorer import Table
 
-    tables = [_table(meta) for meta in (ORDERS_META, EVENTS_META,
-                                        FIXTURE_WAREHOUSE / "shop" / "legacy" / "metadata" / "v3.metadata.json")]
-    tables.append(Table.from_folder(str(FIXTURE_WAREHOUSE.parent / "engines" / "duckdb" / "dv_single")))
+    # the Spark-written warehouse's tables: test_the_doctor_on_spark_is_the_drivers_doctor (every session kind),
+    # tests/test_health_spark_job.py (Spark 3.5, legacy's position deletes too)
+    tables = [Table.from_folder(str(FIXTURE_WAREHOUSE.parent / "engines" / "duckdb" / "dv_single"))]
     sums = sum_relations(4_096, 3_072)  # the fixtures' files are KiBs: some small, some not
     for t in tables:
         relations = index_relations(t.source, build_index(t.source, metrics=True))  # what the driver doctor runs
@@ -632,7 +642,7 @@ def test_every_measure_answers_the_same_on_spark(any_spark):
         relations["pos_rows"] = pa.table({"key": named, "rows": [counts["rows"][k] for k in named],
                                           "files": [counts["files"][k] for k in named]})
         cases.append((t.name, {**relations, **sums}))
-    for name in ("kernel-rs-table-with-dv-small", "delta-spark-table-with-dv-large"):  # Delta: a DV is its add's
+    for name in ("delta-spark-table-with-dv-large",):  # Delta: a DV is its add's
         folder = FIXTURE_WAREHOUSE.parent / "engines" / "delta" / name
         cases.append((name, {**delta_relations(DeltaTable(str(folder))._snap), **sums}))
     answered = {}
@@ -644,4 +654,4 @@ def test_every_measure_answers_the_same_on_spark(any_spark):
             answered[(label, name)] = here
     assert [answered[("v2 by hand", n)] for n in sorted(V2_EXPECTED)] == [V2_EXPECTED[n] for n in sorted(V2_EXPECTED)]
     assert answered[("v2, unpartitioned equality deletes", "equality_deletes_applied")] == V2_EVERYWHERE_EQUALITY
-    assert len(cases) == 2 + len(tables) + 2 >= 7  # the hand-written ones, the Iceberg tables, the Delta ones
+    assert len(cases) == 2 + len(tables) + 1 == 4  # the hand-written ones, DuckDB's v3 table, a Delta one
