@@ -94,13 +94,9 @@ def manifest_plan(table: Any, snapshot_id: Optional[int] = None, content: Option
     }), manifests
 
 
-#: A partition record as Python writes it (``str``), as pandas shows the driver's ``files()`` partitions: the
-#: relations' own text (made column-wise where it can be).
-partition_repr = record_text
-
-
-#: How the ``partition`` column spells a partition record: ``json`` (:func:`partition_json`) or ``repr``.
-PARTITION_TEXT = {"json": partition_json, "repr": partition_repr}
+#: How the ``partition`` column spells a partition record: ``json`` (:func:`partition_json`) or ``repr`` (Python's
+#: ``str`` of it, as pandas shows the driver's ``files()`` partitions: the relations' own ``record_text``).
+PARTITION_TEXT = {"json": partition_json, "repr": record_text}
 
 
 def decode_manifests(storage_options: Optional[dict], partition_specs: dict, metrics: bool = False,
