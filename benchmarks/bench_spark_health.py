@@ -36,7 +36,7 @@ def one(metadata: str, mode: str, master: str) -> dict:
     table = Table.from_metadata(metadata)
     before = _peak_mib()
     t = time.perf_counter()
-    h = pes.health(spark, table, now=NOW) if spark is not None else table.health(now=NOW)
+    h = pes.health(spark, table, now=NOW, index_on="executors") if spark is not None else table.health(now=NOW)
     seconds = time.perf_counter() - t
     out = {"mode": mode, "data_files": h.metrics["data_files"], "seconds": round(seconds, 2),
            "peak_rss_before_mib": round(before), "peak_rss_after_mib": round(_peak_mib()),

@@ -22,9 +22,9 @@ printed as such, with the time and memory it had reached.
     peer:  PyIceberg 0.12 ``inspect.files()`` (beside the card), ``inspect.delete_files()``
            (beside dvs()), and every DV read with ``pyiceberg.table.puffin`` (beside read_dvs())
     --spark: on ``local[2]`` at ``--spark-sizes`` (default 100,000): ``dv_positions(spark, table).count()``
-           vs Iceberg's ``position_deletes`` count, ``pes.health(spark, table, list_files=False)`` and
-           ``pes.check(spark, table, compare="record_count")``, with the peak RSS of the driver's Python
-           and of its JVM apart (``--spark-ops`` picks some).
+           vs Iceberg's ``position_deletes`` count, ``pes.health(spark, table, list_files=False,
+           index_on="executors")`` and ``pes.check(spark, table, compare="record_count")``, with the peak RSS of
+           the driver's Python and of its JVM apart (``--spark-ops`` picks some).
 
 The ratio column is peer / ours for time (> 1: ours is faster) and for memory.
 """
@@ -141,7 +141,7 @@ def _peer(op: str, loc: str) -> dict:
 SPARK_OPS = ["spark_dv_positions", "spark_position_deletes", "spark_health", "spark_check"]
 SPARK_LABEL = {"spark_dv_positions": "pes.dv_positions().count()",
                "spark_position_deletes": "position_deletes count",
-               "spark_health": "pes.health(list_files=False)",
+               "spark_health": 'pes.health(list_files=False, index_on="executors")',
                "spark_check": "pes.check(compare=record_count)"}
 
 
@@ -177,7 +177,7 @@ def _spark(op: str, loc: str) -> dict:
         result["rows"] = int(n)
     elif op == "spark_health":
         started = time.perf_counter()
-        h = pes.health(spark, loc, list_files=False)
+        h = pes.health(spark, loc, list_files=False, index_on="executors")
         cold = time.perf_counter() - started
         result.update(findings=len(h.findings), codes=sorted({f.code for f in h.findings}),
                       deleted_rows=int(h.metrics["deleted_rows"]), data_files=int(h.metrics.get("data_files", 0)))

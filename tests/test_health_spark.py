@@ -123,7 +123,7 @@ def test_v2_position_deletes_read_amplification_is_counted_and_fixed(spark, tmp_
     expected = [named.get(p.replace("file:", ""), 0) for p in amp.file_path]
     assert amp.position_delete_files.tolist() == expected and max(expected) == 3
     # the Spark doctor runs the same measures (Spark SQL) and reads the same position-delete files (executors)
-    on_spark = pes.health(spark, t, now=now, catalog="doc2", name="ns.v2")
+    on_spark = pes.health(spark, t, now=now, catalog="doc2", name="ns.v2", index_on="executors")
     assert on_spark.to_dict() == before.to_dict() and on_spark.to_text() == before.to_text()
     rows = spark.table("doc2.ns.v2").count()
     m = before.metrics
@@ -202,7 +202,7 @@ def test_equality_deletes_read_amplification_is_counted_on_spark_and_fixed(spark
     f = before.finding("health.read-amplification")
     assert f.severity.value == "warning" and f.evidence["data_files"] == 3
     assert (f.effect["data_files_rewritten"], f.effect["rows_read"]) == (3, 3000)
-    on_spark = pes.health(spark, t, now=now, catalog="doc3", name="ns.eq")
+    on_spark = pes.health(spark, t, now=now, catalog="doc3", name="ns.eq", index_on="executors")
     assert on_spark.to_dict() == before.to_dict() and on_spark.to_text() == before.to_text()
 
     for action in f.actions:

@@ -49,7 +49,7 @@ def spark_doctor(spark, wh):
 
     def of(name: str):
         if name not in done:
-            done[name] = pes.health(spark, wh.table(name), now=NOW)
+            done[name] = pes.health(spark, wh.table(name), now=NOW, index_on="executors")
         return done[name]
     return of
 
@@ -68,6 +68,38 @@ def test_the_spark_job_is_the_driver_doctor(spark_doctor, wh, name):
     assert top["file_path"].tolist() == amp["file_path"].tolist()
     assert top["delete_files"].tolist() == amp["delete_files"].tolist()
     assert top["deleted_rows"].tolist() == amp["deleted_rows"].tolist()
+
+
+def test_a_table_the_driver_holds_is_read_there_without_a_spark_job(spark, wh, monkeypatch):
+    """``index_on="auto"`` (the default) reads a table whose manifests list at most ``CARD_HEALTH_UP_TO`` entries
+    on the driver, as ``t.health()`` does, with no Spark job: shop.orders' nine distinct manifests (over five
+    snapshots) list 36 entries.  The answer is the driver doctor's, its listing a Spark DataFrame as on the
+    executors; one entry fewer allowed and the table goes to the executors (what ``index_on="executors"``
+    runs in the other tests here)."""
+    from pyspark.sql import DataFrame
+
+    import puffin_explorer.health as health_module
+    from puffin_explorer import spark as pes
+    from puffin_explorer.spark.health import driver_holds
+
+    t = wh.table("shop.orders")
+    sc = spark.sparkContext
+    sc.setJobGroup("pe-auto-doctor", "the doctor of a table the driver holds")
+    try:
+        got = pes.health(spark, t, now=NOW)
+        jobs = sc.statusTracker().getJobIdsForGroup("pe-auto-doctor")
+    finally:
+        sc.setLocalProperty("spark.jobGroup.id", None)
+    assert jobs == []
+    expected = t.health(now=NOW)
+    _same(got, expected)
+    assert isinstance(got.frames["listing"], DataFrame) and got.frames["listing"].count() == len(expected.listing) == 35
+    monkeypatch.setattr(health_module, "CARD_HEALTH_UP_TO", 36)
+    assert driver_holds(t.source)
+    monkeypatch.setattr(health_module, "CARD_HEALTH_UP_TO", 35)
+    assert not driver_holds(t.source)
+    with pytest.raises(ValueError, match="index_on must be one of auto, driver, executors"):
+        pes.health(spark, t, now=NOW, index_on="cluster")
 
 
 def test_known_numbers_of_the_fixture_tables(spark_doctor):
@@ -91,7 +123,7 @@ def test_orphans_and_expired_snapshots_on_a_copy(spark, tmp_path):
     leave_orphans(table, NOW_MS, top_level=True)  # the top-level file, beside the folders, is listed on the driver
     t = Warehouse(str(root)).table("shop.events")
     expected = t.health(now=NOW)
-    got = pes.health(spark, t, now=NOW)
+    got = pes.health(spark, t, now=NOW, index_on="executors")
     _same(got, expected)
     m = got.metrics
     assert (m["orphan_files"], m["orphan_bytes"], m["in_flight_files"]) == (3, 1251, 1)
@@ -102,7 +134,7 @@ def test_orphans_and_expired_snapshots_on_a_copy(spark, tmp_path):
     assert m["snapshots_past_retention"] > 0 and m["bytes_only_in_expired_snapshots"] > 0
     assert sorted(got.expired_only.location) == sorted(expected.expired_only.location)
     assert int(got.expired_only["size"].sum()) == m["bytes_only_in_expired_snapshots"]
-    later = pes.health(spark, t, now=NOW, older_than=NOW)  # the young file is an orphan too
+    later = pes.health(spark, t, now=NOW, older_than=NOW, index_on="executors")  # the young file is an orphan too
     assert (later.metrics["orphan_files"], later.metrics["orphan_bytes"]) == (4, 1350)
     assert later.to_dict() == t.health(now=NOW, older_than=NOW).to_dict()
 
@@ -114,26 +146,26 @@ def test_a_broken_manifest_and_an_older_metadata_file(spark, tmp_path):
     manifest = root / "shop/events/metadata/6d3f6038-5e32-44af-984a-804a0d99305d-m0.avro"
     manifest.write_bytes(manifest.read_bytes()[:100])  # only an older snapshot uses it
     t = Warehouse(str(root)).table("shop.events")
-    got = pes.health(spark, t, now=NOW)
+    got = pes.health(spark, t, now=NOW, index_on="executors")
     _same(got, t.health(now=NOW))
     assert got.finding("health.snapshot-unreadable").evidence == {"snapshot_id": 3379575596702121728}
     assert got.metrics["orphan_files"] is None
     current = root / "shop" / ORDERS_DELETE_MANIFEST  # the current snapshot's delete manifest, cut short
     current.write_bytes(current.read_bytes()[:300])
     t = Warehouse(str(root)).table("shop.orders")
-    got = pes.health(spark, t, now=NOW)
+    got = pes.health(spark, t, now=NOW, index_on="executors")
     _same(got, t.health(now=NOW))
     assert "a manifest is unreadable" in got.finding("health.snapshot-unreadable").message
     meta = root / "shop/orders/metadata"
     for i, p in enumerate(sorted(meta.glob("v*.metadata.json"), key=lambda p: int(p.name[1:].split(".")[0]))):
         os.utime(p, (NOW_MS / 1000 - 10 * DAY_MS / 1000 + i, NOW_MS / 1000 - 10 * DAY_MS / 1000 + i))
     old = Table.from_metadata(str(meta / "v3.metadata.json"))
-    got = pes.health(spark, str(meta / "v3.metadata.json"), now=NOW)  # a metadata location
+    got = pes.health(spark, str(meta / "v3.metadata.json"), now=NOW, index_on="executors")  # a metadata location
     _same(got, old.health(now=NOW))
     assert got.finding("health.not-current-metadata").evidence["newer"] == [
         str(meta / f"v{i}.metadata.json") for i in range(4, 8)]
     empty = Table.from_metadata(str(meta / "v1.metadata.json"), relocate={WRITTEN_ROOT: str(root)})
-    got = pes.health(spark, empty, now=NOW)  # no snapshot: no files to sum, no snapshot sets
+    got = pes.health(spark, empty, now=NOW, index_on="executors")  # no snapshot: no files to sum, no snapshot sets
     _same(got, empty.health(now=NOW))
     assert (got.metrics["snapshots"], got.metrics["data_files"], got.status) == (0, 0, "ok")
 
@@ -173,19 +205,19 @@ def test_clustering_is_measured_per_partition_on_executors(spark, tmp_path):
         for lo, hi in ranges:
             t.append(pa.table({"zone": [zone] * (hi - lo + 1), "v": list(range(lo, hi + 1))}, schema=arrow))
     table = Warehouse(cat).table("ns.t")
-    got = pes.health(spark, table, now=NOW)
+    got = pes.health(spark, table, now=NOW, index_on="executors")
     _same(got, table.health(now=NOW))
     clus = got.clustering.set_index("partition")
     assert clus["average_depth"].tolist() == [3.0, 1.0] and clus["max_depth"].tolist() == [3, 1]
     assert got.finding("health.poor-clustering").evidence["poor_partitions"] == 1
-    by_zone = pes.health(spark, table, now=NOW, cluster_by="zone")
+    by_zone = pes.health(spark, table, now=NOW, cluster_by="zone", index_on="executors")
     _same(by_zone, table.health(now=NOW, cluster_by="zone"))
 
 
 def test_a_catalog_table_name(spark, fixture_warehouse):
     from puffin_explorer import spark as pes
 
-    got = pes.health(spark, "fx.shop.orders", now=NOW)
+    got = pes.health(spark, "fx.shop.orders", now=NOW, index_on="executors")
     t = Table.from_folder(str(fixture_warehouse / "shop/orders"))
     _same(got, t.health(now=NOW, catalog="fx", name="shop.orders"))
     assert got.actions("spark")[0].startswith("CALL fx.system.")
@@ -210,7 +242,7 @@ def test_partition_scoped_position_deletes_merge_on_executors(spark, tmp_path):
     now = time.time() * 1000
     t = Table.from_folder(str(wh / "ns" / "pd"))
     expected = t.health(now=now, catalog="hj", name="ns.pd")
-    got = pes.health(spark, t, now=now, catalog="hj", name="ns.pd")
+    got = pes.health(spark, t, now=now, catalog="hj", name="ns.pd", index_on="executors")
     _same(got, expected)
     m = got.metrics
     rows = spark.table("hj.ns.pd").count()

@@ -555,7 +555,7 @@ def test_the_doctor_on_spark_is_the_drivers_doctor(any_spark):
     for meta in _metas(any_spark):
         t = _table(meta)
         expected = t.health(now="2026-11-28T00:00:00Z")
-        got = pes.health(any_spark, _table(meta), now="2026-11-28T00:00:00Z")
+        got = pes.health(any_spark, _table(meta), now="2026-11-28T00:00:00Z", index_on="executors")
         assert got.to_dict() == expected.to_dict()
         assert got.metrics["live_rows"] == LIVE[meta.parent.parent.name]
 

@@ -51,19 +51,27 @@ ROWS_PER_KEY_PARTITION = 100_000
 
 def health(spark, table: Any, *, now: Any = None, older_than: Any = None, catalog: Optional[str] = None,
            name: Optional[str] = None, list_files: bool = True, cluster_by: Optional[str] = None,
-           storage_options: Optional[dict[str, Any]] = None, relocate: Optional[Mapping[str, str]] = None):
+           storage_options: Optional[dict[str, Any]] = None, relocate: Optional[Mapping[str, str]] = None,
+           index_on: str = "auto"):
     """The table doctor of ``table`` (a Table, a metadata location or folder, or a catalog table name) with the
     reads that grow with the table run on Spark: the same :class:`~puffin_explorer.health.TableHealth` as
-    ``Table.health(now=..., ...)`` (parameters as there), so ``to_dict()`` and the view are the same.
+    ``Table.health(now=..., ...)`` (parameters as there), so ``to_dict()`` and the view are the same;
+    ``frames["listing"]`` is a Spark DataFrame.
 
+    ``index_on="auto"`` reads a table whose manifests list at most ``CARD_HEALTH_UP_TO`` entries (every snapshot's,
+    counted from the manifest lists) on the driver, as ``Table.health()`` does: at that size Spark's jobs cost more
+    than the reads (seconds against a fraction of one); larger tables, and manifest lists without file counts, on
+    the executors.  ``"executors"`` or ``"driver"`` chooses.
     A catalog name ``cat.ns.t`` is opened at its current metadata file; ``catalog`` and ``name`` then default
     to ``cat`` and ``ns.t``.  See the module docstring for what the driver keeps per file (bounded frames)."""
-    from ..iceberg.health import doctor
+    from ..iceberg.health import doctor, table_health
     from ..iceberg.paths import TableIO
     from ..iceberg.source import TableSource
-    from .planner import plan_table
+    from .planner import MODES, plan_table
     from .tables import current_metadata_location
 
+    if index_on not in MODES:
+        raise ValueError(f"index_on must be one of {', '.join(MODES)}, not {index_on!r}")
     with spark_errors():
         plan = plan_table(table, storage_options, relocate)
         if plan is None:
@@ -78,12 +86,56 @@ def health(spark, table: Any, *, now: Any = None, older_than: Any = None, catalo
                              "has no manifests to spread over tasks)")
         else:
             opened, options = plan.table, plan.storage_options
+        if index_on == "driver" or (index_on == "auto" and driver_holds(opened)):
+            found = table_health(opened, now=now, older_than=older_than, catalog=catalog or "spark_catalog",
+                                 name=name, list_files=list_files, cluster_by=cluster_by)
+            if "listing" in found.frames:
+                found.frames["listing"] = _spark_listing(spark, found.frames["listing"])
+            return found
         reads = SparkReads(spark, opened, options)
         try:
             return doctor(opened, reads, now=now, older_than=older_than, catalog=catalog or "spark_catalog",
                           name=name, list_files=list_files, cluster_by=cluster_by)
         finally:
             reads.release()
+
+
+def driver_holds(source: Any) -> bool:
+    """Whether the doctor of ``source`` is read on the driver under ``index_on="auto"``: the distinct manifests of
+    its snapshots list at most ``CARD_HEALTH_UP_TO`` entries (added, existing and deleted: what the doctor
+    decodes), each manifest list read and every manifest counting its files."""
+    from ..errors import PuffinError
+    from ..health import CARD_HEALTH_UP_TO
+    from ..iceberg.index import EntryCache
+
+    seen: set = set()
+    entries = 0
+    for snap in source.metadata.snapshots:
+        try:
+            listed = source.manifest_records(snap.snapshot_id)
+        except PuffinError:  # a list the doctor cannot read: it says so, with either reads
+            continue
+        for m in listed:
+            key = EntryCache.manifest_key(m)
+            if key in seen:
+                continue
+            seen.add(key)
+            counts = [m.get(k) for k in ("added_files_count", "existing_files_count", "deleted_files_count")]
+            if any(not isinstance(c, int) or c < 0 for c in counts):
+                return False
+            entries += sum(counts)
+            if entries > CARD_HEALTH_UP_TO:
+                return False
+    return True
+
+
+def _spark_listing(spark, listing):
+    """The driver's listing (pandas) as the Spark DataFrame the doctor on Spark gives."""
+    import pyarrow as pa
+
+    from .planner import to_spark
+
+    return to_spark(spark, pa.Table.from_pandas(listing, preserve_index=False), LISTING_SCHEMA)
 
 
 # ---- executor functions ---------------------------------------------------------------------------
@@ -724,4 +776,4 @@ class SparkReads:
         return frame, int(n or 0), int(nbytes or 0), int(in_flight or 0)
 
 
-__all__ = ["health", "SparkReads", "AMPLIFICATION_ROWS", "FRAME_ROWS"]
+__all__ = ["health", "driver_holds", "SparkReads", "AMPLIFICATION_ROWS", "FRAME_ROWS"]
