@@ -16,6 +16,9 @@ only its reads differ (:class:`SparkReads`):
 - the listing of the table location: the top-level folders listed here, each folder listed in a task through
   this package's I/O layer, anti-joined against the referenced files in Spark.
 
+A table whose manifests list at most ``CARD_HEALTH_UP_TO`` entries is read on the driver instead (``index_on="auto"``,
+:func:`driver_holds`): at that size the Spark jobs cost more than the reads.
+
 What the driver holds per file or partition is bounded: ``frames["amplification"]`` keeps the
 :data:`AMPLIFICATION_ROWS` data files merging the most delete files (``partition`` as text),
 ``frames["partitions"]`` the first :data:`~puffin_explorer.iceberg.health.PARTITION_ROWS` partitions by key, ``frames["orphans"]`` and
