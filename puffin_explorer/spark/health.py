@@ -70,13 +70,11 @@ def health(spark, table: Any, *, now: Any = None, older_than: Any = None, catalo
     from ..iceberg.health import doctor, table_health
     from ..iceberg.paths import TableIO
     from ..iceberg.source import TableSource
-    from .planner import MODES, plan_table
+    from .planner import plan_table
     from .tables import current_metadata_location
 
-    if index_on not in MODES:
-        raise ValueError(f"index_on must be one of {', '.join(MODES)}, not {index_on!r}")
     with spark_errors():
-        plan = plan_table(table, storage_options, relocate)
+        plan = plan_table(table, storage_options, relocate, index_on=index_on)  # index_on checked there
         if plan is None:
             parts = str(table).split(".")
             opened = TableSource.open(current_metadata_location(spark, table), TableIO(storage_options))
@@ -110,6 +108,7 @@ def driver_holds(source: Any) -> bool:
     from ..errors import PuffinError
     from ..health import CARD_HEALTH_UP_TO
     from ..iceberg.index import EntryCache
+    from ..iceberg.manifests import manifest_counts
 
     seen: set = set()
     entries = 0
@@ -123,10 +122,10 @@ def driver_holds(source: Any) -> bool:
             if key in seen:
                 continue
             seen.add(key)
-            counts = [m.get(k) for k in ("added_files_count", "existing_files_count", "deleted_files_count")]
-            if any(not isinstance(c, int) or c < 0 for c in counts):
+            counted = manifest_counts(m)
+            if counted is None or counted < 0:
                 return False
-            entries += sum(counts)
+            entries += counted
             if entries > CARD_HEALTH_UP_TO:
                 return False
     return True
