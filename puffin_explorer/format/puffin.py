@@ -78,6 +78,9 @@ def json_depth(text: str) -> int:
     return int(np.cumsum(steps).max()) if len(steps) else 0
 
 
+#: A blob's compression-codec as written by the writers that compress (absent: uncompressed).
+_CODECS_AS_WRITTEN = (None, *codecs.KNOWN_CODECS)
+
 _TYPE_WORDS = {"type": "a string", "fields": "a list of ints", "snapshot-id": "an integer",
                "sequence-number": "an integer", "offset": "an integer", "length": "an integer"}
 
@@ -373,6 +376,18 @@ class PuffinFile(RichRepr):
         self._check_layout()
 
     def _blob_metadata(self, i: int, raw: Any, at: int) -> BlobMetadata:
+        if type(raw) is dict:  # the well-formed entry every writer writes, checked at once (no finding to say)
+            get = raw.get
+            kind, fields, sid, seq, off, length = (get("type"), get("fields"), get("snapshot-id"),
+                                                   get("sequence-number"), get("offset"), get("length"))
+            codec, props = get("compression-codec"), get("properties")
+            if (type(kind) is str and type(fields) is list and type(sid) is int and type(seq) is int
+                    and type(off) is int and type(length) is int and codec in _CODECS_AS_WRITTEN
+                    and (props is None and "properties" not in raw
+                         or type(props) is dict and all(type(v) is str for v in props.values()))
+                    and all(type(x) is int for x in fields)):
+                return BlobMetadata(i, kind, fields, sid, seq, off, length, codec, {} if props is None else props,
+                                    raw, True)._attach(self)
         if not isinstance(raw, dict):
             self._add("footer.blob-field", Severity.ERROR, at, f"blob {i} is not a JSON object")
             return BlobMetadata(i, None, [], None, None, None, None, raw={}, readable=False)._attach(self)
