@@ -113,8 +113,8 @@ class TableIO(FileIO):
     (``file:``, ``s3a://``) normalized when comparing and keying them."""
 
     def listdir(self, location: str) -> list[tuple[str, str, Optional[int]]]:
-        return [e for e in super().listdir(location)
-                if normalize(join(location, e[0])) != normalize(location)]
+        # an entry whose name is only slashes is the folder itself (all a normalized comparison could find)
+        return [e for e in super().listdir(location) if e[0].strip("/")]
 
     def sizes_in(self, folders: Iterable[str], failed: Optional[dict[str, Exception]] = None) -> dict[str, int]:
         """Sizes of every file in the given folders, keyed by normalized location.
@@ -130,6 +130,12 @@ class TableIO(FileIO):
                 if failed is None:
                     raise
                 failed[folder] = exc
+                continue
+            if len(folder.rstrip("/")) >= 6:  # normalize reads a path's first 7 characters and its end alone:
+                head = normalize(join(folder, "x"))[:-1]  # one folder's files share its normalized spelling
+                for name, kind, size in listed:
+                    if kind == "file" and size is not None:
+                        out[head + name.strip("/")] = int(size)
                 continue
             for name, kind, size in listed:
                 if kind == "file" and size is not None:
