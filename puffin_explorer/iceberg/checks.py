@@ -392,6 +392,8 @@ def _check_dvs(source: "TableSource", snapshot_id: int, cols: _Columns, out: lis
     refs, record_counts = ref.to_pylist(), dv["record_count"].to_pylist()
     file_sizes = dv["file_size_in_bytes"].to_pylist()
     data_paths, data_records = data["file_path"], data["record_count"]
+    # each data file's row count, the int64 maximum where it has none (no position is out of its range)
+    limits = pc.fill_null(data_records.cast(pa.int64()), np.iinfo(np.int64).max).to_numpy(zero_copy_only=False)
     codes, puffins = pd.factorize(paths, use_na_sentinel=False)
     order = np.argsort(codes, kind="stable")
     bounds = np.searchsorted(codes[order], np.arange(len(puffins) + 1))
@@ -424,6 +426,9 @@ def _check_dvs(source: "TableSource", snapshot_id: int, cols: _Columns, out: lis
         elif kind == container.BARE_DV:
             out.append(_f("iceberg.dv-bare-blob", Severity.WARNING, path,
                           f"the DV file is a bare deletion-vector blob ({plural(pf.size, 'byte')}), not a Puffin file"))
+        if kind == container.PUFFIN:  # what a columnar screen finds right needs no step of its own
+            cleared = _cleared_dvs(pf, members, offsets, sizes, record_counts, refs, target, limits)
+            members = [i for i in members if i not in cleared]
         ready = _read_together(source, path, [i for i in members if offsets[i] is not None and sizes[i] is not None],
                                offsets, sizes, refs, file_sizes)
         for i in members:
@@ -473,6 +478,67 @@ def _check_dvs(source: "TableSource", snapshot_id: int, cols: _Columns, out: lis
                                   f"only {plural(limit, 'row', sep='')}", int(off), int(size)))
     if progress is not None:
         progress(done, len(rows))
+
+
+#: The largest framed DV of the common shape (one bucket, one array container of at most 4,096 positions).
+_COMMON_DV_MAX_BYTES = 36 + 2 * 4096 + 4
+
+
+def _cleared_dvs(pf: Any, members: list[int], offsets: list, sizes: list, records: list, refs: list,
+                 target: Any, limits: Any) -> set[int]:
+    """The members (rows of one Puffin file's DV entries) in which a columnar screen finds nothing to say: the
+    footer has one blob at the entry's offset, a DV of the entry's length whose properties agree with the entry;
+    the DV's bytes are of the common shape and entirely right (:func:`~puffin_explorer.format.dv.common_positions`,
+    read a coalesced request at a time, no object per DV), its position count the entry's record_count and its
+    last position below its data file's row count. The rest go through the per-DV checks, which say what is
+    wrong; nothing is cleared that those would report."""
+    import numpy as np
+
+    from ..format.dv import common_positions
+    from ..io.ranges import coalesce
+
+    placed = [i for i in members if offsets[i] is not None and sizes[i] is not None]
+    blobs = [b for b in pf.blobs if _is_int(b.offset)]
+    if not placed or not blobs or len({b.offset for b in blobs}) != len(blobs):  # no blob, or which one is unclear
+        return set()
+    at = np.array([b.offset for b in blobs], np.int64)
+    order = np.argsort(at, kind="stable")
+    off = np.array([offsets[i] for i in placed], np.int64)
+    size = np.array([sizes[i] for i in placed], np.int64)
+    j = np.minimum(np.searchsorted(at[order], off), len(at) - 1)
+    ok = at[order][j] == off
+    for k in np.flatnonzero(ok).tolist():  # the entry against its footer blob, as _check_blob compares them
+        b, i = blobs[order[j[k]]], placed[k]
+        props = b.properties or {}
+        card, ref = props.get("cardinality"), props.get("referenced-data-file")
+        if (b.length != sizes[i] or b.type != DV_BLOB_TYPE or card is not None and str(card) != str(records[i])
+                or ref and refs[i] and ref != refs[i]):
+            ok[k] = False
+    ok &= (off >= 0) & (size > 0) & (size <= _COMMON_DV_MAX_BYTES) & (off + size <= pf.size)
+    cand = np.flatnonzero(ok)
+    cand = cand[np.argsort(off[cand], kind="stable")]
+    claimed = np.array([-1 if records[i] is None else records[i] for i in placed], np.int64)
+    counted = np.array([records[i] is not None for i in placed], bool)
+    no_limit = np.iinfo(np.int64).max
+    limit = np.where(target[placed] >= 0, limits[np.maximum(target[placed], 0)], no_limit) if len(limits) else \
+        np.full(len(placed), no_limit, np.int64)
+    cleared = np.zeros(len(placed), bool)
+    requests = coalesce(zip(off[cand].tolist(), size[cand].tolist()))
+    bounds = np.searchsorted(off[cand], [start for start, _ in requests] + [np.iinfo(np.int64).max])
+    for (start, length), a, b in zip(requests, bounds[:-1].tolist(), bounds[1:].tolist()):
+        sel = cand[a:b]
+        try:
+            span = pf.source.read(start, length)
+        except (PuffinError, OSError, ValueError):  # the per-DV reads say what failed
+            continue
+        if len(span) != length:
+            continue
+        good, cards, positions = common_positions(span, off[sel] - start, size[sel])
+        ends = np.cumsum(cards)
+        last = np.where(cards > 0, positions.view(np.int64)[np.maximum(ends - 1, 0)] if len(positions) else -1, -1)
+        right = good & (~counted[sel] | (cards == claimed[sel])) & (last < limit[sel])
+        cleared[sel[right]] = True
+    return {placed[k] for k in np.flatnonzero(cleared).tolist()}
 
 
 def _brief(v: Any) -> str:
