@@ -184,9 +184,9 @@ def test_decoding_many_dvs_in_chunks_gives_each_its_own_positions(monkeypatch):
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 def test_common_positions_of_many_vectors_in_one_buffer_are_each_parse_s(vectors):
     """common_positions over vectors lying back to back (gaps between them): a vector is ok only when its own
-    parse finds no error, and then its positions are the parse's; every sound vector of the common shape (one
-    bucket, one array container) is ok; each kind of damage is not."""
-    from puffin_explorer.format.dv import common_positions
+    parse finds no error, and then its positions are the parse's (common_last_positions: its last one); every sound
+    vector of the common shape (one bucket, one array container) is ok; each kind of damage is not."""
+    from puffin_explorer.format.dv import common_last_positions, common_positions
 
     buf, starts, sizes, blobs = bytearray(), [], [], []
     for key, lows, damage, gap in vectors:
@@ -198,9 +198,13 @@ def test_common_positions_of_many_vectors_in_one_buffer_are_each_parse_s(vectors
         buf += data
     ok, cards, positions = common_positions(bytes(buf), starts, sizes)
     assert len(positions) == int(cards.sum())
+    ok2, cards2, lasts = common_last_positions(bytes(buf), starts, sizes)
+    assert ok2.tolist() == ok.tolist() and cards2.tolist() == cards.tolist()
     at = 0
-    for (key, lows, damage, _), data, good, card in zip(vectors, blobs, ok.tolist(), cards.tolist()):
+    for (key, lows, damage, _), data, good, card, last in zip(vectors, blobs, ok.tolist(), cards.tolist(),
+                                                              lasts.tolist()):
         alone = DeletionVector.from_bytes(data)
+        assert last == (int(alone.positions()[-1]) if good else -1)
         # Java writes an empty bucket for each key below the highest: only key 0 makes one bucket
         one_array = key == 0 and len(set(lows)) <= 4096 and max(lows) < 1 << 16 and data[20:24] in (
             (12346).to_bytes(4, "little"), (12347).to_bytes(4, "little"))
@@ -231,3 +235,4 @@ def test_common_positions_takes_the_common_shape_and_leaves_the_rest_to_their_pa
     assert ok.tolist() == [True, False, False] and cards.tolist() == [469, 0, 0]
     assert np.array_equal(positions, wanted[0])
     assert [DeletionVector.from_bytes(b).findings.errors for b in blobs[1:]] == [[], []]
+

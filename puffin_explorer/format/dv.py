@@ -723,20 +723,48 @@ def common_positions(buf: Any, starts: Any, sizes: Any) -> tuple[np.ndarray, np.
     ``positions()`` returns; ``cards[i]`` its position count (0 where not ok); ``positions`` the ok
     vectors' positions one after another, in ``starts`` order.  A vector not ok needs a parse of its own
     (:class:`DeletionVector`), which says what is wrong with it or decodes its other shape."""
+    ok, cards, low, high, counts = _common_vectors(buf, starts, sizes)
+    return ok, cards, low.astype(np.uint64) | np.repeat(high, counts)
+
+
+def common_last_positions(buf: Any, starts: Any, sizes: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`common_positions`'s ``(ok, cards)`` and each vector's last (highest) position, -1 where it is not ok
+    or empty, without the positions themselves (what a check of counts and ranges needs)."""
+    ok, cards, low, high, counts = _common_vectors(buf, starts, sizes)
+    last = np.full(len(ok), -1, np.int64)
+    full = counts > 0
+    ends = np.cumsum(counts)
+    last[np.flatnonzero(ok)[full]] = (low[ends[full] - 1].astype(np.uint64) | high[full]).view(np.int64)
+    return ok, cards, last
+
+
+def _heads(buf: Any, starts: np.ndarray, sizes: np.ndarray, inside: np.ndarray) -> np.ndarray:
+    """The first 40 bytes of each vector (:data:`_HEAD`), 0xFF past its end or for a vector not inside ``buf``,
+    gathered in one numpy step."""
+    raw = np.frombuffer(buf, np.uint8)
+    if not len(starts) or not len(raw):
+        return np.full((len(starts), 40), 0xFF, np.uint8).view(_HEAD).reshape(len(starts))
+    reach = np.arange(40)
+    got = raw[np.clip(starts[:, None] + reach, 0, len(raw) - 1)]
+    got[(reach >= np.minimum(sizes, 40)[:, None]) | ~inside[:, None]] = 0xFF
+    return np.ascontiguousarray(got).view(_HEAD).reshape(len(starts))
+
+
+def _common_vectors(buf: Any, starts: Any, sizes: Any):
+    """The work of :func:`common_positions`: ``(ok, cards, low, high, counts)``, ``low`` the ok vectors' low 16
+    bits one after another (``counts`` of each ok vector), ``high`` each ok vector's high bits."""
     starts = np.asarray(starts, dtype=np.int64)
     sizes = np.asarray(sizes, dtype=np.int64)
     view = memoryview(buf)
-    starts_l, sizes_l = starts.tolist(), sizes.tolist()
-    inside = ((starts >= 0) & (sizes >= 35) & (starts + sizes <= len(view))).tolist()
-    heads = np.frombuffer(b"".join([bytes(view[s:s + min(z, 40)]).ljust(40, b"\xff") if k else b"\xff" * 40
-                                    for s, z, k in zip(starts_l, sizes_l, inside)]), dtype=_HEAD) \
-        if starts_l else np.zeros(0, dtype=_HEAD)
+    inside = (starts >= 0) & (sizes >= 35) & (starts + sizes <= len(view))
+    heads = _heads(buf, starts, sizes, inside)
     shape, card, first, high = _common_shape(heads, sizes)
-    ok = (np.asarray(inside, dtype=bool) & shape & (heads["magic"] == _MAGIC_WORD)
+    ok = (inside & shape & (heads["magic"] == _MAGIC_WORD)
           & (heads["length"].astype(np.int64) == sizes - 8) & (heads["key"] <= JAVA_MAX_KEY))
-    for i in np.flatnonzero(ok).tolist():  # the CRC of the magic and the vector, stored big-endian after them
-        s, z = starts_l[i], sizes_l[i]
-        if zlib.crc32(view[s + 4:s + z - 4]) & 0xFFFFFFFF != int.from_bytes(view[s + z - 4:s + z], "big"):
+    crc = zlib.crc32
+    for i, s, z in zip(np.flatnonzero(ok).tolist(), starts[ok].tolist(), sizes[ok].tolist()):
+        # the CRC of the magic and the vector, stored big-endian after them
+        if crc(view[s + 4:s + z - 4]) != int.from_bytes(view[s + z - 4:s + z], "big"):
             ok[i] = False
     chosen = np.flatnonzero(ok)
     counts = card[chosen]
@@ -746,15 +774,15 @@ def common_positions(buf: Any, starts: Any, sizes: Any) -> tuple[np.ndarray, np.
     firsts = ends - counts
     falls = np.flatnonzero(low[1:] <= low[:-1]) + 1  # a value not above the one before it, in one vector
     falls = falls[~np.isin(falls, firsts)]
-    out = low.astype(np.uint64) | np.repeat(high[chosen], counts)
+    high = high[chosen]
     if len(falls):
         spoiled = np.unique(np.searchsorted(ends, falls, side="right"))
         ok[chosen[spoiled]] = False
         keep = np.ones(len(chosen), dtype=bool)
         keep[spoiled] = False
-        out = out[np.repeat(keep, counts)]
+        low, high, counts = low[np.repeat(keep, counts)], high[keep], counts[keep]
     cards = np.where(ok, card, 0)
-    return ok, cards, out
+    return ok, cards, low, high, counts
 
 
 #: The first 40 bytes of a deletion vector, as far as one bucket with one array container goes
