@@ -14,6 +14,7 @@ from typing import Iterable, Mapping, Optional
 
 from ..errors import SourceError
 from ..io.files import FileIO
+from ..io.source import is_remote
 
 _SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
 
@@ -108,6 +109,10 @@ class PathMapper:
         return f"PathMapper({self._map!r})"
 
 
+#: Folders listed at once by :meth:`TableIO.sizes_in` (each listing's entries are held until it is merged).
+LISTING_WORKERS = 16
+
+
 class TableIO(FileIO):
     """The one I/O layer's :class:`~puffin_explorer.io.FileIO`, with Iceberg's spelling of locations
     (``file:``, ``s3a://``) normalized when comparing and keying them."""
@@ -116,6 +121,28 @@ class TableIO(FileIO):
         # an entry whose name is only slashes is the folder itself (all a normalized comparison could find)
         return [e for e in super().listdir(location) if e[0].strip("/")]
 
+    def _listings(self, folders: list[str]):
+        """``(folder, entries or the SourceError listing it raised)`` for each folder, in order; remote folders
+        listed several at a time (a listing is a request that waits on the store; local listings are Python
+        loops over ``os.scandir`` that threads only slow down: 35 s against 14 s for a million files)."""
+        def listing(folder: str):
+            try:
+                return folder, self.listdir(folder)
+            except SourceError as exc:
+                return folder, exc
+
+        try:
+            remote = len(folders) > 1 and self.max_workers > 1 and is_remote(self.fs(folders[-1])[0])
+        except SourceError:  # a folder that cannot be named: its listing says so
+            remote = False
+        if not remote:
+            yield from map(listing, folders)
+            return
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(max_workers=min(self.max_workers, len(folders), LISTING_WORKERS)) as pool:
+            yield from pool.map(listing, folders)
+
     def sizes_in(self, folders: Iterable[str], failed: Optional[dict[str, Exception]] = None) -> dict[str, int]:
         """Sizes of every file in the given folders, keyed by normalized location.
 
@@ -123,21 +150,32 @@ class TableIO(FileIO):
         raises, or with ``failed`` given is left out and named there with its error.
         """
         out: dict[str, int] = {}
-        for folder in set(folders):
-            try:
-                listed = self.listdir(folder)
-            except SourceError as exc:
+        for keys, sizes in self._sized(folders, failed):
+            out.update(zip(keys, sizes))
+        return out
+
+    def listed_sizes(self, folders: Iterable[str], failed: Optional[dict[str, Exception]] = None):
+        """:meth:`sizes_in` as two Arrow arrays, normalized locations and sizes, made a folder at a time (no
+        Python string per file outlives its folder's listing)."""
+        import pyarrow as pa
+
+        names, sizes = [pa.array([], pa.string())], [pa.array([], pa.int64())]
+        for keys, values in self._sized(folders, failed):
+            names.append(pa.array(keys, pa.string()))
+            sizes.append(pa.array(values, pa.int64()))
+        return pa.concat_arrays(names), pa.concat_arrays(sizes)
+
+    def _sized(self, folders: Iterable[str], failed: Optional[dict[str, Exception]]):
+        """Per listed folder, its files' normalized locations and sizes (two lists)."""
+        for folder, listed in self._listings(sorted(set(folders))):
+            if isinstance(listed, SourceError):
                 if failed is None:
-                    raise
-                failed[folder] = exc
+                    raise listed
+                failed[folder] = listed
                 continue
+            files = [(name, size) for name, kind, size in listed if kind == "file" and size is not None]
             if len(folder.rstrip("/")) >= 6:  # normalize reads a path's first 7 characters and its end alone:
                 head = normalize(join(folder, "x"))[:-1]  # one folder's files share its normalized spelling
-                for name, kind, size in listed:
-                    if kind == "file" and size is not None:
-                        out[head + name.strip("/")] = int(size)
-                continue
-            for name, kind, size in listed:
-                if kind == "file" and size is not None:
-                    out[normalize(join(folder, name))] = int(size)
-        return out
+                yield [head + name.strip("/") for name, _ in files], [int(size) for _, size in files]
+            else:
+                yield [normalize(join(folder, name)) for name, _ in files], [int(size) for _, size in files]
