@@ -795,7 +795,8 @@ def _check_files_exist(source: "TableSource", snapshot_id: int, cols: _Columns, 
         .to_numpy(zero_copy_only=False).astype(np.int64)
     keep = pa.array(last, pa.int64()).take(pc.sort_indices(loc.take(pa.array(last, pa.int64()))))
     loc, written, size, what = loc.take(keep), written.take(keep), size.take(keep), what.take(keep)
-    trimmed = pc.replace_substring_regex(loc, r"/+$", "")
+    # locations are normalized (no trailing slash) unless a mapped prefix ends with one: trimmed only then
+    trimmed = pc.replace_substring_regex(loc, r"/+$", "") if pc.any(pc.ends_with(loc, "/")).as_py() else loc
     folders = pc.replace_substring_regex(trimmed, r"/[^/]*$", "")  # parent() depends on this part alone
     one_each = trimmed.take(pc.index_in(pc.unique(folders), value_set=folders))
     del trimmed, folders
