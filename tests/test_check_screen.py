@@ -178,3 +178,11 @@ def test_damaged_copies_are_said_alike_with_and_without_the_screen(shop, monkeyp
         finally:
             shutil.rmtree(folder, ignore_errors=True)
     assert damaged_said >= CASES // 4  # the cases do damage the DVs check() reads
+
+
+def test_an_offset_near_the_long_limit_is_left_to_the_per_dv_checks(shop, monkeypatch):
+    small_dvs(shop, entry=lambda k, e: k == 0 and e.update(content_offset=2 ** 63 - 10))
+    with_screen, one_by_one, cleared = _both(monkeypatch, lambda: Table.from_folder(str(shop / "orders")))
+    assert with_screen == one_by_one
+    assert cleared == 3
+    assert "iceberg.dv-offset-mismatch" in [s[0] for s in with_screen]

@@ -553,7 +553,8 @@ def _cleared_dvs(pf: Any, members: list[int], offsets: list, sizes: list, record
     ok = ((at[blob] == off) & (length[blob] == size) & is_dv[blob]
           & (np.equal(card_at, None) | np.equal(card_at, claimed))
           & (np.equal(ref_at, None) | np.equal(written, None) | np.equal(ref_at, written)))
-    ok &= (off >= 0) & (size > 0) & (size <= _COMMON_DV_MAX_BYTES) & (off + size <= pf.size)
+    ok &= (off >= 0) & (off <= pf.size) & (size > 0) & (size <= _COMMON_DV_MAX_BYTES)
+    ok &= off + np.where(ok, size, 0) <= pf.size  # no sum near the int64 limit: off is within the file now
     cand = np.flatnonzero(ok)
     cand = cand[np.argsort(off[cand], kind="stable")]
     counted = np.array([records[i] is not None for i in rows], bool)
