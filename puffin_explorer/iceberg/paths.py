@@ -140,8 +140,13 @@ class TableIO(FileIO):
             return
         from concurrent.futures import ThreadPoolExecutor
 
-        with ThreadPoolExecutor(max_workers=min(self.max_workers, len(folders), LISTING_WORKERS)) as pool:
+        pool = ThreadPoolExecutor(max_workers=min(self.max_workers, len(folders), LISTING_WORKERS))
+        done = False
+        try:
             yield from pool.map(listing, folders)
+            done = True
+        finally:  # interrupted (Ctrl-C, an error raised from a listing): the listings not started are dropped
+            pool.shutdown(wait=done, cancel_futures=not done)
 
     def sizes_in(self, folders: Iterable[str], failed: Optional[dict[str, Exception]] = None) -> dict[str, int]:
         """Sizes of every file in the given folders, keyed by normalized location.
