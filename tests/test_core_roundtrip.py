@@ -236,3 +236,16 @@ def test_common_positions_takes_the_common_shape_and_leaves_the_rest_to_their_pa
     assert np.array_equal(positions, wanted[0])
     assert [DeletionVector.from_bytes(b).findings.errors for b in blobs[1:]] == [[], []]
 
+
+
+def test_common_positions_leave_a_range_near_the_long_limit_to_its_parse():
+    """Offsets and sizes come from manifests: a start or size near 2**63 is outside the buffer (no wrapped sum
+    taken for inside), the sound vector beside it still read."""
+    from puffin_explorer.format.dv import common_last_positions, common_positions
+
+    blob = DeletionVector.from_positions(np.array([3, 9, 27], dtype=np.uint64)).to_bytes()
+    for start, size in ((2 ** 63 - 10, len(blob)), (0, 2 ** 63 - 1), (2 ** 62, 2 ** 62)):
+        ok, cards, positions = common_positions(blob, [start, 0], [size, len(blob)])
+        assert ok.tolist() == [False, True] and cards.tolist() == [0, 3] and positions.tolist() == [3, 9, 27]
+        ok, cards, last = common_last_positions(blob, [start, 0], [size, len(blob)])
+        assert ok.tolist() == [False, True] and last.tolist() == [-1, 27]
