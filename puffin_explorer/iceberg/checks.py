@@ -514,8 +514,8 @@ def _check_dvs(source: "TableSource", snapshot_id: int, cols: _Columns, out: lis
 
 #: The largest framed DV of the common shape (one bucket, one array container of at most 4,096 positions).
 _COMMON_DV_MAX_BYTES = 36 + 2 * 4096 + 4
-#: The screen reads DVs closer than this as one request, of at most this many bytes and DVs.
-_SCREEN_GAP, _SCREEN_REQUEST_BYTES, _SCREEN_REQUEST_DVS = 64 << 10, 16 << 20, 16_384
+#: The screen reads at most this many DVs in one request (gap and size as the I/O layer's ``coalesce``).
+_SCREEN_REQUEST_DVS = 16_384
 
 
 def _cleared_dvs(pf: Any, members: list[int], offsets: list, sizes: list, records: list, refs: list,
@@ -579,16 +579,19 @@ def _cleared_dvs(pf: Any, members: list[int], offsets: list, sizes: list, record
 
 def _screen_requests(off: Any, size: Any, rows: Any) -> list:
     """``rows`` (sorted by ``off``) cut into the groups the screen reads as one request each: a new request where
-    a gap of more than ``_SCREEN_GAP`` bytes opens, or past ``_SCREEN_REQUEST_BYTES`` or ``_SCREEN_REQUEST_DVS``."""
+    a gap of more than ``io.ranges.DEFAULT_GAP`` bytes opens, or past ``DEFAULT_MAX_REQUEST`` bytes or
+    ``_SCREEN_REQUEST_DVS`` DVs (``coalesce``'s plan, in numpy: a DV file lists thousands of ranges)."""
     import numpy as np
+
+    from ..io.ranges import DEFAULT_GAP, DEFAULT_MAX_REQUEST
 
     if not len(rows):
         return []
     reach = np.maximum.accumulate(off + size)
-    run = np.cumsum(np.concatenate([[True], off[1:] - reach[:-1] > _SCREEN_GAP])) - 1
+    run = np.cumsum(np.concatenate([[True], off[1:] - reach[:-1] > DEFAULT_GAP])) - 1
     run_start = off[np.searchsorted(run, run, side="left")]
     within = np.arange(len(rows)) - np.searchsorted(run, run, side="left")
-    key = np.stack([run, (off - run_start) // _SCREEN_REQUEST_BYTES, within // _SCREEN_REQUEST_DVS])
+    key = np.stack([run, (off - run_start) // DEFAULT_MAX_REQUEST, within // _SCREEN_REQUEST_DVS])
     cut = np.flatnonzero((np.diff(key, axis=1) != 0).any(axis=0)) + 1
     return np.split(rows, cut)
 
