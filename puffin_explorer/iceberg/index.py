@@ -669,6 +669,7 @@ class _DuckDB:
             raise ImportError("duckdb_extension_avro ships no avro.duckdb_extension")
         self.con = duckdb.connect(config={"threads": 1})  # one thread: rows come back in file order
         self.con.execute("SET enable_progress_bar = false")  # it would print into notebooks and terminals
+        self.con.execute("SET enable_external_file_cache = false")  # its scratch files are read once
         self.con.execute(f"LOAD '{ext[-1]}'")
         self.error = duckdb.Error
         self.folder: Optional[str] = None  # made by start(), removed when no read is running
@@ -1318,6 +1319,7 @@ def _finish_batch(source: "TableSource", batch: _Batch, duck: Optional[_DuckDB])
             continue
         for m, chunk in chunks:
             cache.chunks[(cache.manifest_key(m), metrics)] = (chunk, validate_chunk(source, chunk, m))
+    release_arrow_pages()
 
 
 def _collect_chunks(decoder: "_Decoder", duck: _DuckDB, members: list[tuple[dict, str, dict, int]],
@@ -1344,12 +1346,25 @@ def _collect_chunks(decoder: "_Decoder", duck: _DuckDB, members: list[tuple[dict
         if counts.get(path, 0) != claimed:
             raise ValueError(f"{loc}: DuckDB read {counts.get(path, 0)} records, the blocks claim {claimed}")
     codes = decoder._partition_codes_of(raw.column("partition")) if partitioned else None
+    raw = _owned(raw)
     chunks = []
     for (m, loc, meta, claimed), path in zip(members, paths):
         at, n = starts.get(path, 0), counts.get(path, 0)
         chunks.append((m, decoder.chunk_from_arrow(raw.slice(at, n), m, meta,
                                                    codes.slice(at, n) if codes is not None else None)))
     return chunks
+
+
+def _owned(raw):
+    """DuckDB's result with the columns a chunk keeps copied into Arrow's own memory pool.
+
+    An imported Arrow batch lives as long as any of its buffers: a chunk holding DuckDB's ``file_path`` column
+    as read kept that read's whole batch alive (its scratch file names, partition records and the slack of its
+    growing buffers; 0.45 GB at a million entries). The copy costs one pass over the kept columns."""
+    import pyarrow as pa
+
+    return pa.table({name: raw.column(name).combine_chunks() for name in raw.column_names
+                     if name not in ("filename", "partition")})
 
 
 def _raise_if_strict(index: EntryIndex, strict: bool) -> None:
