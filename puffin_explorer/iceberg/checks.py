@@ -367,28 +367,27 @@ def _check_dvs(source: "TableSource", snapshot_id: int, cols: _Columns, out: lis
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from .columns import normalized
+    from .columns import path_codes
 
     dv_mask = cols.deletes & cols.kind_is("dv")
     if not dv_mask.any():
         return
     rows = np.flatnonzero(dv_mask)
-    dv = cols.select(["file_path", "referenced_data_file", "content_offset", "content_size_in_bytes",
-                      "record_count", "file_size_in_bytes"], dv_mask)
-    data = cols.select(["file_path", "record_count"], cols.data)
-    ref = dv["referenced_data_file"]
+    # paths as codes of the index's one dictionary of normalized paths: equal codes, the same file
+    codes = path_codes(cols.ix)
+    ref_code = codes.refs[rows].astype(np.int64)
+    ref = cols.ix.take(rows, ["referenced_data_file"]).column("referenced_data_file")
     no_ref = pc.fill_null(pc.equal(ref, ""), True).to_numpy(zero_copy_only=False)
-    ref_keys = normalized(ref)
-    # the last live data entry of each normalized path (what a dict keyed by path keeps)
-    data_keys = normalized(data["file_path"])
-    last_first = pa.array(np.arange(len(data_keys) - 1, -1, -1, dtype=np.int64))
-    found = pc.index_in(ref_keys, value_set=data_keys.take(last_first))
-    target = np.where(found.is_valid().to_numpy(zero_copy_only=False),
-                      len(data_keys) - 1 - pc.fill_null(found, 0).to_numpy().astype(np.int64), -1)
+    del ref
+    # the last live data entry of each path (what a dict keyed by path keeps), as a place among the data rows
+    data_code = codes.files[np.flatnonzero(cols.data)].astype(np.int64)
+    last = np.full(len(codes.dictionary) + 1, -1, dtype=np.int64)  # the last slot: a row without a path
+    np.maximum.at(last, data_code, np.arange(len(data_code), dtype=np.int64))
+    target = np.where(no_ref, -1, last[ref_code])
     orphan = ~no_ref & (target < 0)
 
     def values(name: str, at) -> list:
-        return dv[name].take(pa.array(at, pa.int64())).to_pylist()
+        return cols.ix.take(rows[np.asarray(at, dtype=np.int64)], [name]).column(name).to_pylist()
 
     flagged = np.flatnonzero(no_ref | orphan)
     for i, path, r, off, size in zip(flagged.tolist(), values("file_path", flagged),
@@ -401,12 +400,12 @@ def _check_dvs(source: "TableSource", snapshot_id: int, cols: _Columns, out: lis
             out.append(_f("iceberg.dv-orphan", Severity.ERROR, path,
                           f"DV at offset {off} references {r}, which is not a live data file of snapshot "
                           f"{snapshot_id}", off, size))
-    same_key = pc.dictionary_encode(ref_keys, null_encoding="encode").indices.to_numpy(zero_copy_only=False)
+    same_key = np.where(no_ref, len(codes.dictionary), ref_code)
     twice = np.flatnonzero((np.bincount(same_key)[same_key] > 1) & ~no_ref)
     if len(twice):
         groups: dict[str, list[tuple[str, Any]]] = {}
-        for k, path, off in zip(ref_keys.take(pa.array(twice)).to_pylist(), values("file_path", twice),
-                                values("content_offset", twice)):
+        for k, path, off in zip(codes.dictionary.take(pa.array(ref_code[twice])).to_pylist(),
+                                values("file_path", twice), values("content_offset", twice)):
             groups.setdefault(k, []).append((path, off))
         for k, entries in groups.items():
             where = ", ".join(f"{path}@{off}" for path, off in entries)
@@ -415,7 +414,10 @@ def _check_dvs(source: "TableSource", snapshot_id: int, cols: _Columns, out: lis
                           hint="a snapshot may hold at most one DV per data file"))
     if not read_files:
         return
-    del ref_keys, data_keys, same_key
+    del same_key, last
+    dv = cols.select(["file_path", "referenced_data_file", "content_offset", "content_size_in_bytes",
+                      "record_count", "file_size_in_bytes"], dv_mask)
+    data = cols.select(["file_path", "record_count"], cols.data)
     entries = pa.table(dv)  # Python values are made one Puffin file at a time, never for every DV at once
     by_file = pc.dictionary_encode(dv["file_path"], null_encoding="encode")
     codes, puffins = by_file.indices.to_numpy(zero_copy_only=False), by_file.dictionary.to_pylist()

@@ -4,7 +4,7 @@ round or overflow.  Below every analysis (over a :class:`~.source.TableSource`),
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, NamedTuple, Optional
 
 if TYPE_CHECKING:  # pragma: no cover
     from .index import EntryIndex
@@ -27,6 +27,41 @@ def normalized(column):
     if some(pc.ends_with(c, "/")):  # as str.rstrip("/") above one character: "//" and "///" are ""
         c = pc.replace_substring_regex(pc.replace_substring_regex(c, r"^//+$", ""), r"(.)/+$", r"\1")
     return c
+
+
+class PathCodes(NamedTuple):
+    """Every index row's normalized ``file_path`` and ``referenced_data_file`` as codes into one dictionary of
+    paths (int32 numpy arrays in the index's row order, -1 for a null), and that dictionary (an Arrow string
+    array): two rows name the same file exactly when their codes are equal."""
+
+    files: Any
+    refs: Any
+    dictionary: Any
+
+
+def path_codes(index: "EntryIndex") -> PathCodes:
+    """:class:`PathCodes` of an index, made in one dictionary encoding and kept on it: deleted rows per data file,
+    ``check()``'s DV references and the doctor join these integers instead of hashing the paths each time."""
+    known = index.derived.get("path-codes")
+    if known is not None:
+        return known
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    files = normalized(index.table.column("file_path"))
+    refs = normalized(index.table.column("referenced_data_file"))
+    chunks = [c.cast(pa.string()) for part in (files, refs) for c in (
+        part.chunks if isinstance(part, pa.ChunkedArray) else [part])]
+    n = len(index)
+    if not chunks or not n:
+        out = PathCodes(np.zeros(n, dtype=np.int32), np.zeros(n, dtype=np.int32), pa.array([], pa.string()))
+    else:
+        encoded = pa.chunked_array(chunks, pa.string()).dictionary_encode()  # one memo: every chunk's codes agree
+        codes = pc.fill_null(pa.chunked_array([c.indices for c in encoded.chunks], pa.int32()), -1).to_numpy()
+        out = PathCodes(codes[:n], codes[n:], encoded.chunk(encoded.num_chunks - 1).dictionary)
+    index.derived["path-codes"] = out
+    return out
 
 
 def objects(values: list):

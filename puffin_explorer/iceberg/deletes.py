@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Callable, NamedTuple, Optional
 
 from ..errors import NotFoundError, PuffinError
 from ..regions import Severity
-from .columns import located_strings, normalized, partition_labels, partitions, record_labels, strings
+from .columns import located_strings, normalized, partition_labels, partitions, path_codes, record_labels, strings
 from . import vanished
 from .findings import TableFinding
 
@@ -107,7 +107,7 @@ def row_counts(source: "TableSource", index: "EntryIndex") -> RowCounts:
     from .measures import DELETED_ROWS, run_local
 
     at = np.flatnonzero(index.mask(["data"], deletes=False))
-    dvs = index.rows(index.mask(["dv"], deletes=True), ["referenced_data_file", "record_count"])
+    dv_at = np.flatnonzero(index.mask(["dv"], deletes=True))
     kinds = index.rows(index.mask(deletes=True), ["kind"]).column("kind")
     eq_files = int(pc.sum(pc.equal(kinds, "equality-deletes")).as_py() or 0)
     unread: list[str] = []
@@ -122,22 +122,21 @@ def row_counts(source: "TableSource", index: "EntryIndex") -> RowCounts:
 
             counts = position_delete_counts(source, index, on_error=on_error)
     named = list(counts["rows"])
-    # every path of the index as a code into its distinct paths, in one pass (the data rows' codes are taken
-    # from them: no copy of their paths); a DV or delete naming no live data file joins none of them
-    encoded = normalized(index.table.column("file_path")).dictionary_encode()
-    distinct = encoded.chunk(encoded.num_chunks - 1).dictionary if encoded.num_chunks else pa.array([], pa.string())
-    path_codes = pc.fill_null(pa.chunked_array([c.indices for c in encoded.chunks], pa.int32()), -1).to_numpy() \
-        if encoded.num_chunks else np.zeros(0, dtype=np.int32)
-    rows_at = path_codes[at].astype(np.int64)
-    del encoded, path_codes
+    # every path as a code into the index's one dictionary of normalized paths (path_codes, shared with check()
+    # and the doctor): no copy of a path; a DV or delete naming no live data file joins none of the data rows
+    codes = path_codes(index)
+    distinct = codes.dictionary
+    rows_at = codes.files[at].astype(np.int64)
+    ref_at = codes.refs[dv_at].astype(np.int64)
 
-    def code(column):
-        return pc.cast(pc.index_in(column, value_set=distinct), pa.int64())
+    def code(column):  # index_in hashes its value set: not for no values
+        return pc.cast(pc.index_in(column, value_set=distinct), pa.int64()) if len(column) else \
+            pa.array([], pa.int64())
 
     row_code = pa.array(rows_at, pa.int64(), mask=rows_at < 0)
     per_key = run_local(DELETED_ROWS, data=pa.table({"key": row_code}),
-                        dvs=pa.table({"ref_key": code(normalized(dvs.column("referenced_data_file").combine_chunks())),
-                                      "record_count": pc.fill_null(dvs.column("record_count"), 0)}),
+                        dvs=pa.table({"ref_key": pa.array(ref_at, pa.int64(), mask=ref_at < 0),
+                                      "record_count": pa.array(index.ints("record_count", 0)[dv_at], pa.int64())}),
                         pos_rows=pa.table({"key": code(pa.array(named, pa.string())),
                                            "rows": pa.array([counts["rows"][k] for k in named], pa.int64()),
                                            "files": pa.array([counts["files"].get(k, 0) for k in named], pa.int64())}))
