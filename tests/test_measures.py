@@ -144,28 +144,33 @@ def test_a_delta_tables_card_per_file_rows_and_doctor_count_the_same_deleted_row
     assert h.partitions["deleted_rows"].sum() == deleted
 
 
-def test_paths_and_partitions_as_codes_answer_as_the_paths_do():
-    """The driver doctor hands DuckDB integer codes (iceberg/relations.coded): every table-wide answer, and
-    each partition's once its code is turned back, equals the answer over the paths themselves."""
+@pytest.mark.parametrize("coded_paths", [False, True])
+def test_paths_and_partitions_as_codes_answer_as_the_paths_do(coded_paths):
+    """The driver doctor hands DuckDB integer codes (iceberg/relations.coded; the paths as the index's path codes
+    with ``coded_paths``): every table-wide answer, and each partition's once its code is turned back, equals the
+    answer over the paths themselves."""
     from puffin_explorer.health import sum_relations
     from puffin_explorer.iceberg.index import build_index
     from puffin_explorer.iceberg.relations import coded, index_relations
 
     sums = sum_relations(4_096, 3_072)
     for t, _ in _tables():
-        plain = {**index_relations(t.source, build_index(t.source, metrics=True)), **sums,
-                 "pos_rows": M.empty("pos_rows")}
-        codes = coded(plain)
+        index = build_index(t.source, metrics=True)
+        plain = {**index_relations(t.source, index), **sums, "pos_rows": M.empty("pos_rows")}
+        codes = coded(index_relations(t.source, index, coded_paths=True) if coded_paths else plain)
+        if coded_paths:
+            assert all(pa.types.is_integer(codes.relations[r].column(c).type)
+                       for r, c in (("data", "key"), ("dvs", "ref_key"), ("pos", "ref"), ("eq", "ref")))
         for name in ("file_totals", "delete_totals", "size_histogram", "dangling_deletes", "partition_totals",
-                     "partition_summary"):
+                     "partition_summary", "data_file_deletes"):
             here = M.run_local(M.MEASURES[name], **plain).to_pylist()
             there = M.run_local(M.MEASURES[name], **{**codes.relations, **sums, "pos_rows": M.empty("pos_rows")}).to_pylist()
-            if name == "partition_totals":
+            if name in ("partition_totals", "data_file_deletes"):
                 for r in there:
                     r["pkey"] = codes.pkeys[r["pkey"]].as_py()
             if name == "partition_summary":
                 for r in there:
                     if r["largest_pkey"] is not None:
                         r["largest_pkey"] = codes.pkeys[r["largest_pkey"]].as_py()
-            key = (lambda r: r.get("pkey", r.get("bucket", 0)))
+            key = (lambda r: (r.get("rid", 0), r.get("pkey", r.get("bucket", 0))))
             assert sorted(there, key=key) == sorted(here, key=key), (t.name, name)

@@ -287,7 +287,8 @@ def driver_file_aggregates(source: "TableSource", index, target: int, small_size
     from .measures import DATA_FILE_DELETES, MEASURES, LocalMeasures
     from .relations import coded, index_relations
 
-    codes = coded(index_relations(source, index))  # paths and partitions as integers: DuckDB joins integers
+    # paths (the index's path codes) and partitions as integers: DuckDB joins integers
+    codes = coded(index_relations(source, index, coded_paths=True))
     relations = codes.relations
     relations.update(sum_relations(target, small_size))
     at = np.flatnonzero(index.mask(["data"]))  # the data rows, in the relations' rid order

@@ -47,16 +47,36 @@ def _longs(rows, name: str, fill: Any = None) -> Any:
     return col if fill is None else pc.fill_null(col, fill)
 
 
-def index_relations(source: "TableSource", index: "EntryIndex", names=tuple(KINDS)) -> dict[str, Any]:
+def index_relations(source: "TableSource", index: "EntryIndex", names=tuple(KINDS),
+                    coded_paths: bool = False) -> dict[str, Any]:
     """``data``, ``dvs``, ``pos`` and ``eq`` of the index's live files, or those of them in ``names`` (``rid`` /
     ``did``: a row's place among its kind's live rows, in index order).  The path scope of a position- or
     equality-delete file comes from its ``referenced_data_file`` and its ``file_path`` bounds (decoded only for
-    those rows; an index without metrics has no bounds)."""
+    those rows; an index without metrics has no bounds).  ``coded_paths``: ``data.key`` and ``dvs.ref_key`` as the
+    index's :func:`~.columns.path_codes` (no path copied or hashed again), ``pos.ref`` / ``eq.ref`` coded the same
+    way (a path no row has gets a code of its own) and ``dvs.file_path`` as codes of its own: what :func:`coded`
+    makes of the string relations, with the same answers."""
     import numpy as np
     import pyarrow as pa
+    import pyarrow.compute as pc
 
     from .bounds import decode_bounds
+    from .columns import path_codes
     from .measures import arrow_schema, path_scope
+
+    codes = path_codes(index) if coded_paths else None
+
+    def as_codes(values) -> Any:  # -1 (no path) as null
+        values = values.astype(np.int64)
+        return pa.array(values, pa.int64(), mask=values < 0)
+
+    def scope_codes(refs: list) -> Any:  # a scope's path as the index's code; a path no row has, a new code
+        at = pc.index_in(pa.array(refs, pa.string()), value_set=codes.dictionary) if any(
+            r is not None for r in refs) else pa.nulls(len(refs), pa.int32())
+        at = pc.fill_null(at, -1).to_numpy(zero_copy_only=False).astype(np.int64)
+        unknown = [r for r, a in zip(refs, at.tolist()) if r is not None and a < 0]
+        extra = {r: len(codes.dictionary) + i for i, r in enumerate(dict.fromkeys(unknown))}
+        return pa.array([a if a >= 0 or r is None else extra[r] for r, a in zip(refs, at.tolist())], pa.int64())
 
     cols = ["file_path", "spec_id", "partition", "sequence_number", "record_count", "file_size_in_bytes",
             "referenced_data_file"]
@@ -64,18 +84,26 @@ def index_relations(source: "TableSource", index: "EntryIndex", names=tuple(KIND
     for name, kind in KINDS.items():
         if name not in names:
             continue
-        rows = index.rows(index.mask([kind]), cols)
+        at = np.flatnonzero(index.mask([kind]))
+        rows = index.take(at, cols)
         n = rows.num_rows
         parts = partition_texts(index, rows.column("partition")) if name != "dvs" else None  # a DV has no pkey
         if name == "data":
-            out[name] = pa.table({"rid": pa.array(np.arange(n), pa.int64()), "key": normalized(rows.column("file_path")),
+            key = as_codes(codes.files[at]) if codes is not None else normalized(rows.column("file_path"))
+            out[name] = pa.table({"rid": pa.array(np.arange(n), pa.int64()), "key": key,
                                   "raw": rows.column("file_path"), "pkey": _pkey(rows, parts), "partition": parts,
                                   "seq": _longs(rows, "sequence_number", 0), "record_count": _longs(rows, "record_count"),
                                   "file_size_in_bytes": _longs(rows, "file_size_in_bytes")})
         elif name == "dvs":
-            out[name] = pa.table({"ref_key": normalized(rows.column("referenced_data_file")),
-                                  "record_count": _longs(rows, "record_count", 0), "file_path": rows.column("file_path"),
-                                  "file_size_in_bytes": _longs(rows, "file_size_in_bytes")})
+            if codes is not None:
+                ref_key = as_codes(codes.refs[at])
+                files = pc.dictionary_encode(rows.column("file_path"))  # one memo: every chunk's codes agree
+                file_path = pc.cast(pa.chunked_array([c.indices for c in files.chunks], pa.int32()), pa.int64()) \
+                    if n else pa.array([], pa.int64())
+            else:
+                ref_key, file_path = normalized(rows.column("referenced_data_file")), rows.column("file_path")
+            out[name] = pa.table({"ref_key": ref_key, "record_count": _longs(rows, "record_count", 0),
+                                  "file_path": file_path, "file_size_in_bytes": _longs(rows, "file_size_in_bytes")})
         else:
             refs, los, his = [], [], []
             if index.metrics:  # the file_path bounds, decoded for these rows only
@@ -95,9 +123,14 @@ def index_relations(source: "TableSource", index: "EntryIndex", names=tuple(KIND
                      "lo": pa.array(los, pa.string()), "hi": pa.array(his, pa.string()),
                      "file_size_in_bytes": _longs(rows, "file_size_in_bytes")}
             if name == "eq":
-                codes = rows.column("partition").to_pylist()
-                table["partition_empty"] = pa.array([not p for p in index.partition_values(codes)], pa.bool_())
-            out[name] = pa.table(table).cast(arrow_schema(name))
+                partition_codes = rows.column("partition").to_pylist()
+                table["partition_empty"] = pa.array([not p for p in index.partition_values(partition_codes)],
+                                                    pa.bool_())
+            schema = arrow_schema(name)
+            if codes is not None:
+                table["ref"] = scope_codes(refs)
+                schema = schema.set(schema.get_field_index("ref"), pa.field("ref", pa.int64()))
+            out[name] = pa.table(table).cast(schema)
     return out
 
 
@@ -142,9 +175,13 @@ def coded(relations: dict[str, Any]) -> Coded:
             at += n
         return split, values
 
-    (data_key, ref_key, pos_ref, eq_ref, dv_file), _ = encode(
-        [data.column("key"), dvs.column("ref_key"), pos.column("ref"), eq.column("ref"), dvs.column("file_path")],
-        False)
+    if pa.types.is_integer(data.column("key").type):  # coded already (index_relations' coded_paths)
+        data_key, ref_key, pos_ref, eq_ref, dv_file = (data.column("key"), dvs.column("ref_key"), pos.column("ref"),
+                                                       eq.column("ref"), dvs.column("file_path"))
+    else:
+        (data_key, ref_key, pos_ref, eq_ref, dv_file), _ = encode(
+            [data.column("key"), dvs.column("ref_key"), pos.column("ref"), eq.column("ref"),
+             dvs.column("file_path")], False)
     (data_pkey, pos_pkey, eq_pkey), texts = encode([data.column("pkey"), pos.column("dpkey"), eq.column("dpkey")],
                                                     True)
 
