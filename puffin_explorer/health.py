@@ -21,6 +21,12 @@ DAY_MS = 86_400_000
 #: card says to run ``health()``, which costs about 3 s of CPU and 240 MB per 100,000 files of a three-column table
 #: (at 1,000,000: 29 s of CPU, 2.4 GB; each column's metrics add to it).
 CARD_HEALTH_UP_TO = 100_000
+#: An Iceberg table's card also runs it up to this many data files when their column metrics are few: data files
+#: times the columns the schema has (at most 100: Iceberg keeps metrics for the first 100 by default) at most
+#: :data:`CARD_HEALTH_METRIC_CELLS`. The doctor's index holds about 80 bytes per file and column of metrics; at
+#: 500,000 files of three columns the card, Health section included, took 8.9 s and 1.37 GB.
+CARD_HEALTH_NARROW_UP_TO = 500_000
+CARD_HEALTH_METRIC_CELLS = 2_000_000
 #: An undated card health is reused for this long, so the HTML and text forms of one display share it.
 CARD_HEALTH_KEEP_S = 600
 
@@ -456,13 +462,24 @@ def small_files_finding(m: dict, summary: dict, target: int, small_size: int, pr
         actions(summary), effect)
 
 
-def card_health(table: Any, data_files: int, now: Any, kept: dict) -> Optional[TableHealth]:
+def card_runs_health(data_files: int, metric_columns: Optional[int] = None) -> bool:
+    """Whether a table card runs the doctor: up to :data:`CARD_HEALTH_UP_TO` data files, or, given the columns
+    with metrics, up to :data:`CARD_HEALTH_NARROW_UP_TO` when files times columns are at most
+    :data:`CARD_HEALTH_METRIC_CELLS`."""
+    if data_files <= CARD_HEALTH_UP_TO:
+        return True
+    return metric_columns is not None and data_files <= CARD_HEALTH_NARROW_UP_TO and \
+        data_files * max(int(metric_columns), 1) <= CARD_HEALTH_METRIC_CELLS
+
+
+def card_health(table: Any, data_files: int, now: Any, kept: dict,
+                metric_columns: Optional[int] = None) -> Optional[TableHealth]:
     """The doctor run a table card shows: ``table.health(list_files=False)`` dated by ``now`` (default this
-    minute), None above ``CARD_HEALTH_UP_TO`` data files.  The HTML and text forms of one display share one
+    minute), None where :func:`card_runs_health` says no.  The HTML and text forms of one display share one
     run: an undated one is kept in the table's ``kept`` dict for ``CARD_HEALTH_KEEP_S`` seconds."""
     import time
 
-    if data_files > CARD_HEALTH_UP_TO:
+    if not card_runs_health(data_files, metric_columns):
         return None
     if now is not None:
         return table.health(now=now, list_files=False)

@@ -92,6 +92,7 @@ def test_one_display_runs_the_doctor_once_and_a_big_table_says_to_run_it(monkeyp
     assert "health warning (no storage listing" in bundle["text/plain"]
     assert t.summary()["data_files"] == 8
     monkeypatch.setattr(model_module, "CARD_HEALTH_UP_TO", 7)
+    monkeypatch.setattr(model_module, "CARD_HEALTH_NARROW_UP_TO", 7)  # no narrow-table allowance either
     t = Warehouse(str(WAREHOUSE)).table("shop.orders")
     html, text = table_html(t, RenderOptions(now=NOW)), table_text(t, RenderOptions(now=NOW))
     assert len(runs) == 1  # above the card's limit: no doctor run
@@ -99,6 +100,29 @@ def test_one_display_runs_the_doctor_once_and_a_big_table_says_to_run_it(monkeyp
     assert "<details open><summary>Health<span class=\"pe-count\"> not run</span></summary>" in html and note in html
     assert f"health not run: {note}" in text
     assert t.health(now=NOW, list_files=False).status == "warning" and len(runs) == 2
+
+
+def test_a_narrow_table_above_the_cards_limit_still_gets_its_health_section(monkeypatch):
+    """Above CARD_HEALTH_UP_TO an Iceberg card still runs the doctor up to CARD_HEALTH_NARROW_UP_TO data files when
+    files times columns (the doctor's index holds metrics per file and column) are at most CARD_HEALTH_METRIC_CELLS."""
+    from puffin_explorer import health as model_module
+
+    t = Warehouse(str(WAREHOUSE)).table("shop.orders")
+    assert [f.name for f in t.metadata.fields()] == ["order_id", "customer_id", "status", "amount", "order_date"]
+    monkeypatch.setattr(model_module, "CARD_HEALTH_UP_TO", 7)  # shop.orders has 8 data files
+    monkeypatch.setattr(model_module, "CARD_HEALTH_NARROW_UP_TO", 8)
+    monkeypatch.setattr(model_module, "CARD_HEALTH_METRIC_CELLS", 8 * 5)
+    html = table_html(t, RenderOptions(now=NOW))
+    assert t.card_health(NOW).status == "warning" and "<summary>Health " in html and " not run</span>" not in html
+    for cells, narrow in ((8 * 5 - 1, 8), (8 * 5, 7)):  # one metric cell too many, or one data file too many
+        monkeypatch.setattr(model_module, "CARD_HEALTH_METRIC_CELLS", cells)
+        monkeypatch.setattr(model_module, "CARD_HEALTH_NARROW_UP_TO", narrow)
+        t = Warehouse(str(WAREHOUSE)).table("shop.orders")
+        assert t.card_health(NOW) is None
+        if narrow == 8:
+            assert ("health not run: more than 7 data files (8 when data files times columns are at most 39), the "
+                    "most the card runs the doctor on") in table_text(t, RenderOptions(now=NOW))
+    assert model_module.card_runs_health(7) and not model_module.card_runs_health(8)  # no columns given (Delta)
 
 
 def test_damaged_table_shows_findings_before_health(tmp_path):

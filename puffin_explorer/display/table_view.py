@@ -335,10 +335,12 @@ _CHECK_CLASS = {"ok": "ok", "info": "info", "warning": "warning", "error": "erro
 
 def _no_card_health() -> str:
     """Why a card shows no health section: the table is above the card's doctor limit."""
-    from ..health import CARD_HEALTH_UP_TO
+    from ..health import CARD_HEALTH_METRIC_CELLS, CARD_HEALTH_NARROW_UP_TO, CARD_HEALTH_UP_TO
 
-    return (f"more than {plural(CARD_HEALTH_UP_TO, 'data file')}, the most the card runs the doctor on: t.health() runs "
-            "every check, with each finding's fix, and pes.health(spark, t) runs it on a Spark cluster")
+    narrow = f" ({CARD_HEALTH_NARROW_UP_TO:,} when data files times columns are at most {CARD_HEALTH_METRIC_CELLS:,})" \
+        if CARD_HEALTH_NARROW_UP_TO > CARD_HEALTH_UP_TO else ""
+    return (f"more than {plural(CARD_HEALTH_UP_TO, 'data file')}{narrow}, the most the card runs the doctor on: "
+            "t.health() runs every check, with each finding's fix, and pes.health(spark, t) runs it on a Spark cluster")
 
 
 def _health_html(t: Any, opts: RenderOptions) -> str:

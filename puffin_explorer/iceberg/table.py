@@ -179,8 +179,8 @@ class Table(RichRepr):
 
     def card_health(self, now: Any = None):
         """The doctor run a table card shows (no storage listing), or None above ``CARD_HEALTH_UP_TO``
-        data files (counted from the manifest list, as the warehouse card does); see
-        :func:`~puffin_explorer.health.card_health`."""
+        data files (counted from the manifest list, as the warehouse card does; up to ``CARD_HEALTH_NARROW_UP_TO``
+        when the files' column metrics are few); see :func:`~puffin_explorer.health.card_health`."""
         from ..health import card_health
         from .overview import listed_counts
 
@@ -191,7 +191,8 @@ class Table(RichRepr):
         except PuffinError:
             listed = None
         data_files = (listed or self.summary())["data_files"]
-        return card_health(self, int(data_files or 0), now, self.results.card_health)
+        columns = sum(1 for f in self.metadata.fields() if isinstance(f.type, str))  # primitive: metrics kept
+        return card_health(self, int(data_files or 0), now, self.results.card_health, min(columns, 100))
 
     def summary(self) -> dict[str, Any]:
         """The warehouse-card row of this table (the metadata file, the current manifest list, and its manifests
