@@ -658,3 +658,32 @@ def test_rows_taken_by_position_are_the_rows_arrow_takes_in_runs_or_scattered(mo
         got = ix.take(np.array(at, dtype=np.int64), ["file_path", "lower_bounds", "partition"])
         want = ix.table.select(["file_path", "lower_bounds", "partition"]).take(pa.array(at, pa.int64()))
         assert got.equals(want) and got.to_pylist() == want.to_pylist()
+
+
+def test_partition_keys_look_up_only_the_pieces_whose_range_meets_the_keys_and_find_every_key():
+    """A lookup reads only the registered pieces whose smallest..largest key range meets the looked-up keys'; it
+    must still find every registered key (pieces with interleaved ranges included) and no other."""
+    import random
+
+    import pyarrow as pa
+
+    rng = random.Random(7)
+    keys = index_module.PartitionKeys()
+    truth: dict[str, int] = {}
+    first = 0
+    for piece in range(12):  # disjoint ranges, then interleaved ones
+        width = rng.randint(1, 50)
+        if piece < 6:
+            texts = [f"i{piece:02d}:{n:04d}" for n in rng.sample(range(10_000), width)]
+        else:
+            texts = [f"i{rng.randint(0, 11):02d}:{n:04d}" for n in rng.sample(range(10_000, 20_000), width)]
+        texts = [t for t in dict.fromkeys(texts) if t not in truth]
+        keys.add_arrow(pa.array(texts, pa.string()), first)
+        truth.update({t: first + i for i, t in enumerate(texts)})
+        first += len(texts)
+    registered = list(truth)
+    for _ in range(200):
+        asked = list(dict.fromkeys(rng.sample(registered, rng.randint(0, 20))
+                                   + [f"i{rng.randint(0, 12):02d}:{rng.randint(0, 30_000):05d}x" for _ in range(3)]))
+        got = keys.lookup_arrow(pa.array(asked, pa.string())).tolist()
+        assert got == [truth.get(k, -1) for k in asked]

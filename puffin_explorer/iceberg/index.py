@@ -917,6 +917,7 @@ class PartitionKeys:
     def __init__(self) -> None:
         self.by_value: dict[Any, int] = {}
         self.pieces: list[tuple[int, Any]] = []  # (first code, Arrow string array of keys)
+        self._ranges: list[tuple[Any, Any]] = []  # each piece's smallest and largest key: a lookup skips the others
         self._synced = 0  # pieces[:_synced] are in by_value too
         self._texts_by_value = 0  # text keys registered by value: a column's lookup asks the dict for them
 
@@ -939,8 +940,12 @@ class PartitionKeys:
     def add_arrow(self, keys: Any, first: int) -> None:
         """Register distinct, new text keys (an Arrow string array) as the codes ``first``, ``first + 1``, …"""
         import pyarrow as pa
+        import pyarrow.compute as pc
 
-        self.pieces.append((first, keys.cast(pa.string())))
+        keys = keys.cast(pa.string())
+        bounds = pc.min_max(keys)
+        self.pieces.append((first, keys))
+        self._ranges.append((bounds["min"].as_py(), bounds["max"].as_py()))
 
     def lookup_arrow(self, keys: Any):
         """The codes of distinct text keys (an Arrow string array) as a numpy array, -1 for a key not registered:
@@ -950,13 +955,18 @@ class PartitionKeys:
         import pyarrow.compute as pc
 
         found = np.full(len(keys), -1, dtype=np.int64)
-        if self.pieces:
-            registered = pa.chunked_array([k for _, k in self.pieces], pa.string())
+        bounds = pc.min_max(keys) if len(keys) else None
+        lo, hi = (bounds["min"].as_py(), bounds["max"].as_py()) if bounds is not None else (None, None)
+        # only the pieces whose range of keys meets these keys' (manifests of a growing table rarely share one)
+        pieces = [p for p, (a, b) in zip(self.pieces, self._ranges)
+                  if lo is None or a is None or not (b < lo or a > hi)] if lo is not None else []
+        if pieces:
+            registered = pa.chunked_array([k for _, k in pieces], pa.string())
             at = pc.fill_null(pc.index_in(registered, value_set=keys), -1).to_numpy()
             hit = np.flatnonzero(at >= 0)
-            starts = np.cumsum([0] + [len(k) for _, k in self.pieces])
+            starts = np.cumsum([0] + [len(k) for _, k in pieces])
             piece = np.searchsorted(starts, hit, side="right") - 1
-            firsts = np.array([first for first, _ in self.pieces], dtype=np.int64)
+            firsts = np.array([first for first, _ in pieces], dtype=np.int64)
             found[at[hit]] = firsts[piece] + (hit - starts[piece])
         if self._texts_by_value:
             missing = np.flatnonzero(found < 0)
