@@ -86,7 +86,8 @@ def _ours(op: str, loc: str) -> dict:
         return {"rows": len(t.dvs())}
     if op == "delete_debt":
         debt = t.delete_debt()
-        return {"deleted_rows": int(debt.deleted_rows), "candidates": len(debt.candidates())}
+        # the count the card shows; debt.candidates() lists each one: deleted_rows_per_file's cost, measured there
+        return {"deleted_rows": int(debt.deleted_rows), "candidates": debt.candidate_count}
     if op == "deleted_rows_per_file":
         df = t.deleted_rows_per_file()
         return {"rows": len(df), "deleted_rows": int(df["deleted_rows"].sum())}

@@ -152,13 +152,35 @@ def test_delete_debt(wh):
     assert len(wh.table("shop.orders").delete_debt(threshold=0.235).candidates()) == 1
     assert d.candidate_count == 4 and d.candidates(limit=2).deleted_rows.tolist() == [7_105, 6_953]
     assert d.candidates(limit=0).empty and d.candidates(limit=9).equals(d.candidates())
-    # ties on the share are broken by path, whether the rest is sorted or not
-    d.per_file = d.per_file.assign(deleted_share=0.5)
+    # ties on the share are broken by path, whether the rest is sorted or not (every share made equal)
+    d._share[:] = 0.5
     paths = sorted(d.per_file.file_path)
     assert d.candidates().file_path.tolist() == paths
     assert [d.candidates(limit=k).file_path.tolist() for k in (1, 3)] == [paths[:1], paths[:3]]
     legacy = wh.table("shop.legacy").delete_debt()
     assert legacy.position_delete_files().record_count.tolist() == [2_000]
+
+
+@pytest.mark.parametrize("threshold", [0.0, 0.2, 0.235, 1.0])
+def test_delete_debt_partitions_and_candidates_are_the_per_file_frames(wh, threshold):
+    """DeleteDebt sums and ranks the per-file counts as arrays (its per-file frame made only when read): the same
+    partitions, candidates and totals as grouping and sorting that frame."""
+    import pandas as pd
+
+    for name in ("shop.orders", "shop.events", "shop.legacy"):
+        d = wh.table(name).delete_debt(threshold=threshold)
+        pf = d.per_file
+        g = pf.assign(candidate=pf.deleted_share > threshold).groupby("partition", sort=True, dropna=False).agg(
+            data_files=("file_path", "size"), record_count=("record_count", "sum"),
+            deleted_rows=("deleted_rows", "sum"), candidates=("candidate", "sum")).reset_index()
+        g["deleted_share"] = (g.deleted_rows / g.record_count.where(g.record_count > 0)).fillna(0.0)
+        expected = g[["partition", "data_files", "record_count", "deleted_rows", "deleted_share", "candidates"]]
+        pd.testing.assert_frame_equal(d.per_partition(), expected, check_dtype=False)
+        cand = pf[pf.deleted_share > threshold].sort_values(["deleted_share", "file_path"], ascending=[False, True])
+        # (no candidate: an empty frame, its string columns of object dtype as an empty table's per-file frame has)
+        pd.testing.assert_frame_equal(d.candidates(), cand.reset_index(drop=True), check_dtype=len(cand) > 0)
+        assert (d.records, d.deleted_rows, d.data_files, d.candidate_count) == (
+            int(pf.record_count.sum()), int(pf.deleted_rows.sum()), len(pf), len(cand))
 
 
 def test_table_card(wh):

@@ -249,7 +249,7 @@ def _debt_html(debt: Any, opts: RenderOptions) -> str:
     gone = findings_html(debt.findings, max_rows=opts.max_rows) if debt.findings else ""
     facts = gone + H.facts([("deleted", f"<b>{debt.deleted_rows:,}</b> of {plural(debt.records, 'row')} ({debt.deleted_share:.1%})"),
                      ("threshold", f"{debt.threshold:.0%}"),
-                     ("compaction candidates", f"<b>{debt.candidate_count:,}</b> of {plural(len(debt.per_file), 'data file')}")])
+                     ("compaction candidates", f"<b>{debt.candidate_count:,}</b> of {plural(debt.data_files, 'data file')}")])
     part = debt.per_partition()
     shown_part = part.head(opts.max_rows)  # only the rows a table shows are formatted
     body = facts + "<div><i>per partition</i></div>" + _frame_table(
@@ -575,7 +575,7 @@ def debt_html(d: Any, opts: RenderOptions = RenderOptions()) -> str:
 
 def debt_text(d: Any, opts: RenderOptions = RenderOptions()) -> str:
     lines = [f"delete debt of {T.printable(d.source.name)}: {d.deleted_rows:,} of {plural(d.records, 'row')} deleted "
-             f"({d.deleted_share:.1%}); {d.candidate_count:,} of {plural(len(d.per_file), 'data file')} above {d.threshold:.0%}"]
+             f"({d.deleted_share:.1%}); {d.candidate_count:,} of {plural(d.data_files, 'data file')} above {d.threshold:.0%}"]
     if d.findings:  # counted without the files that were gone: say so before any number is read as the whole
         lines[0] = "PARTIAL " + lines[0]
         lines += [T.printable(f"{f.severity.value} {f.code}: {f.message}") for f in d.findings]

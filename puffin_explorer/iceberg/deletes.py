@@ -197,21 +197,28 @@ def snapshot_rows(source: "TableSource", index: "EntryIndex") -> SnapshotRows:
     return SnapshotRows(records, deleted, records - deleted, partial)
 
 
-def deleted_rows_per_file(source: "TableSource", index: "EntryIndex", partition_text: bool = False):
+def deleted_rows_per_file(source: "TableSource", index: "EntryIndex", partition_text: bool = False,
+                          places: Any = None):
     """Per live data file: rows, deleted rows, share deleted and how many delete files touch it.
 
     ``partition_text`` gives the partition as ``name=value, ...`` text (one string per distinct
-    partition), else the partition record.
+    partition), else the partition record.  ``places``: only these data files (places among the live data files,
+    in this order), the rest not made.
     """
     import numpy as np
     import pandas as pd
     import pyarrow as pa
 
     c = row_counts(source, index)
+    if places is not None:
+        at = np.asarray(places, dtype=np.int64)
+        c = c._replace(rows=c.rows[at], records=c.records[at], dv_rows=c.dv_rows[at], dvs=c.dvs[at],
+                       pos_rows=c.pos_rows[at], pos_files=c.pos_files[at], superseded=c.superseded[at],
+                       deleted=c.deleted[at])
     n, records, deleted = len(c.records), c.records, c.deleted
     with np.errstate(divide="ignore", invalid="ignore"):
         share = np.where(records != 0, deleted / np.where(records != 0, records, 1), 0.0)
-    data = index.table.select(["file_path", "partition"]).take(pa.array(c.rows))
+    data = index.table.select(["file_path", "partition"]).take(pa.array(c.rows, pa.int64()))
     part = partition_texts(index, data) if partition_text else partitions(index, data)
     return vanished.mark(pd.DataFrame({
         "file_path": strings(data.column("file_path")), "location": located_strings(source, data.column("file_path")),

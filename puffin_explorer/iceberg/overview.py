@@ -367,23 +367,41 @@ class DeleteDebt(RichRepr):
     """Rows readers must skip: deleted share per data file and per partition, compaction candidates.
 
     DV counts come from the manifests; Parquet position-delete files are read to
-    count per data file (no Puffin byte is read).
+    count per data file (no Puffin byte is read).  The totals, the partitions and the candidates are computed
+    from the per-file counts as arrays; :attr:`per_file` (a row per data file) is made only when read.
     """
 
     def __init__(self, source: "TableSource", snapshot_id: Optional[int] = None,
                  threshold: float = DELETED_SHARE_THRESHOLD) -> None:
-        self.source = source
-        self.threshold = float(threshold)
-        from .deletes import deleted_rows_per_file
+        import numpy as np
+
+        from . import vanished
+        from .deletes import row_counts
         from .index import build_index
 
+        self.source = source
+        self.threshold = float(threshold)
         if snapshot_id is None and source.metadata.current_snapshot_id is None:
             self.snapshot_id = None  # a table with no snapshot yet has no debt: every frame is empty
         else:
             self.snapshot_id = source.snapshot(snapshot_id).snapshot_id
-        self.per_file = deleted_rows_per_file(source, build_index(source, self.snapshot_id), partition_text=True)
+        self._index = build_index(source, self.snapshot_id)
+        self._counts = row_counts(source, self._index)
+        records, deleted = self._counts.records, self._counts.deleted
+        with np.errstate(divide="ignore", invalid="ignore"):  # the per-file frame's deleted_share
+            self._share = np.where(records != 0, deleted / np.where(records != 0, records, 1), 0.0).astype(np.float64)
+        self._per_file = None
         #: ``table.file-vanished`` findings: files of the snapshot gone when read; the counts are then partial.
-        self.findings = list(self.per_file.attrs.get("findings") or [])
+        self.findings = list(vanished.snapshot_findings(source, self._index.snapshot_id))
+
+    @property
+    def per_file(self):
+        """Per live data file: :func:`~.deletes.deleted_rows_per_file` with the partition as text (made once)."""
+        if self._per_file is None:
+            from .deletes import deleted_rows_per_file
+
+            self._per_file = deleted_rows_per_file(self.source, self._index, partition_text=True)
+        return self._per_file
 
     @property
     def partial(self) -> bool:
@@ -391,43 +409,75 @@ class DeleteDebt(RichRepr):
         return bool(self.findings)
 
     @property
+    def data_files(self) -> int:
+        """The live data files (rows of :attr:`per_file`)."""
+        return len(self._counts.records)
+
+    @property
     def records(self) -> int:
-        return int(self.per_file.record_count.sum())
+        return int(self._counts.records.sum())
 
     @property
     def deleted_rows(self) -> int:
-        return int(self.per_file.deleted_rows.sum())
+        return int(self._counts.deleted.sum())
 
     @property
     def deleted_share(self) -> float:
         return self.deleted_rows / self.records if self.records else 0.0
 
     def per_partition(self):
-        """Per partition: data files, rows, deleted rows, share and compaction candidates."""
-        df = self.per_file.assign(candidate=self.per_file.deleted_share > self.threshold)
-        g = df.groupby("partition", sort=True, dropna=False).agg(
-            data_files=("file_path", "size"), record_count=("record_count", "sum"),
-            deleted_rows=("deleted_rows", "sum"), candidates=("candidate", "sum")).reset_index()
-        g["deleted_share"] = (g.deleted_rows / g.record_count.where(g.record_count > 0)).fillna(0.0)
-        return g[["partition", "data_files", "record_count", "deleted_rows", "deleted_share", "candidates"]]
+        """Per partition: data files, rows, deleted rows, share and compaction candidates (by partition text)."""
+        import numpy as np
+        import pandas as pd
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        from .columns import partition_labels, strings
+        from .deletes import partition_text
+
+        codes = self._index.table.column("partition").take(pa.array(self._counts.rows, pa.int64()))
+        t = pa.table({"partition": partition_labels(self._index, codes, partition_text, "(unpartitioned)"),
+                      "record_count": pa.array(self._counts.records, pa.int64()),
+                      "deleted_rows": pa.array(self._counts.deleted, pa.int64()),
+                      "candidate": pa.array((self._share > self.threshold).astype(np.int64))})
+        g = t.group_by("partition", use_threads=False).aggregate(
+            [("record_count", "count"), ("record_count", "sum"), ("deleted_rows", "sum"), ("candidate", "sum")])
+        g = g.sort_by([("partition", "ascending")])
+        records = pc.fill_null(g.column("record_count_sum"), 0).to_numpy().astype(np.int64)
+        deleted = pc.fill_null(g.column("deleted_rows_sum"), 0).to_numpy().astype(np.int64)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            share = np.where(records > 0, deleted / np.where(records > 0, records, 1), 0.0).astype(np.float64)
+        return pd.DataFrame({"partition": strings(g.column("partition")),
+                             "data_files": g.column("record_count_count").to_numpy().astype(np.int64),
+                             "record_count": records, "deleted_rows": deleted, "deleted_share": share,
+                             "candidates": pc.fill_null(g.column("candidate_sum"), 0).to_numpy().astype(np.int64)},
+                            index=pd.RangeIndex(g.num_rows))
 
     @property
     def candidate_count(self) -> int:
         """How many data files' deleted share is above the threshold (``len(candidates())``, nothing sorted)."""
-        return int((self.per_file.deleted_share > self.threshold).sum())
+        return int((self._share > self.threshold).sum())
 
     def candidates(self, limit: Optional[int] = None):
         """Data files whose deleted share is above the threshold, most deleted first (then by path); ``limit``:
         the first ``limit`` of them only, chosen without sorting the rest (what a view shows of a big table)."""
-        df = self.per_file[self.per_file.deleted_share > self.threshold]
-        if limit is not None and 0 <= limit < len(df):
-            import pyarrow as pa
-            import pyarrow.compute as pc
+        import numpy as np
+        import pyarrow as pa
+        import pyarrow.compute as pc
 
-            keys = pa.table({"share": pa.array(df.deleted_share.to_numpy()), "path": pa.array(df.file_path)})
-            df = df.iloc[pc.select_k_unstable(keys, limit, sort_keys=[("share", "descending"),
-                                                                       ("path", "ascending")]).to_numpy()]
-        return df.sort_values(["deleted_share", "file_path"], ascending=[False, True]).reset_index(drop=True)
+        from .deletes import deleted_rows_per_file
+
+        at = np.flatnonzero(self._share > self.threshold)  # places among the data rows
+        paths = self._index.take(self._counts.rows[at], ["file_path"]).column("file_path")  # runs: slices, no copy
+        keys = pa.table({"share": pa.array(self._share[at]), "path": paths})
+        order = [("share", "descending"), ("path", "ascending")]
+        if limit is not None and 0 <= limit < len(at):  # the first ``limit`` chosen, then only they sorted
+            chosen = pc.select_k_unstable(keys, limit, sort_keys=order)
+            chosen = chosen.take(pc.sort_indices(keys.take(chosen), sort_keys=order))
+        else:
+            chosen = pc.sort_indices(keys, sort_keys=order)
+        picked = at[chosen.to_numpy()]
+        return deleted_rows_per_file(self.source, self._index, partition_text=True, places=picked)
 
     def position_delete_files(self):
         """Live Parquet position-delete files (v2 style; a v3 writer folds them into DVs)."""
