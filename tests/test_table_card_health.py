@@ -125,6 +125,18 @@ def test_a_narrow_table_above_the_cards_limit_still_gets_its_health_section(monk
     assert model_module.card_runs_health(7) and not model_module.card_runs_health(8)  # no columns given (Delta)
 
 
+def test_the_partition_chart_says_when_it_holds_only_the_first_partitions_by_key(wh):
+    """The doctor keeps the first partitions by key (every one is summed in its metrics): past them, the chart of
+    the largest says it chose among those, not among all."""
+    from puffin_explorer.display.table_charts import health_svg
+
+    h = wh.table("shop.orders").health(now=NOW, list_files=False)
+    assert len(h.frames["partitions"]) == h.metrics["partitions"] == 4
+    assert "of the first" not in health_svg(h)
+    h.metrics["partitions"] = 500_000
+    assert "(top 4 of the first 4 by key)" in health_svg(h)
+
+
 def test_damaged_table_shows_findings_before_health(tmp_path):
     root = copy_warehouse(tmp_path / "wh")
     manifest = root / "shop" / ORDERS_DELETE_MANIFEST

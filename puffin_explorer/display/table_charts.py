@@ -177,7 +177,11 @@ def health_figure(health: Any, pyplot: bool = True, _themable: bool = False, top
             ax2.set_yticks(y)
             ax2.set_yticklabels([_partition_label(v) for v in p["partition"].fillna("")], fontsize=6)
             ax2.xaxis.set_major_formatter(_fmt(matplotlib))
-            shown = "" if len(parts) <= top else f" (top {top} of {len(parts)})"
+            total = int(health.metrics.get("partitions") or len(parts))
+            if total > len(parts):  # the frame holds the first partitions by key, not the largest: said so
+                shown = f"\n(top {min(top, len(parts))} of the first {len(parts):,} by key)"
+            else:
+                shown = "" if len(parts) <= top else f" (top {top} of {len(parts):,})"
             ax2.set_title(f"bytes per partition{shown}", fontsize=8, loc="left")
         else:
             ax2.set_title("bytes per partition", fontsize=8, loc="left")
