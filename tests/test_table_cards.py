@@ -175,7 +175,7 @@ def test_delete_debt_partitions_and_candidates_are_the_per_file_frames(wh, thres
             deleted_rows=("deleted_rows", "sum"), candidates=("candidate", "sum")).reset_index()
         g["deleted_share"] = (g.deleted_rows / g.record_count.where(g.record_count > 0)).fillna(0.0)
         expected = g[["partition", "data_files", "record_count", "deleted_rows", "deleted_share", "candidates"]]
-        pd.testing.assert_frame_equal(d.per_partition(), expected, check_dtype=False)
+        pd.testing.assert_frame_equal(d.per_partition(), expected)
         cand = pf[pf.deleted_share > threshold].sort_values(["deleted_share", "file_path"], ascending=[False, True])
         # (no candidate: an empty frame, its string columns of object dtype as an empty table's per-file frame has)
         pd.testing.assert_frame_equal(d.candidates(), cand.reset_index(drop=True), check_dtype=len(cand) > 0)
