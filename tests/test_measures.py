@@ -145,14 +145,18 @@ def test_a_delta_tables_card_per_file_rows_and_doctor_count_the_same_deleted_row
 
 
 @pytest.mark.parametrize("coded_paths", [False, True])
-def test_paths_and_partitions_as_codes_answer_as_the_paths_do(coded_paths):
+@pytest.mark.parametrize("scoped", [True, False])
+def test_paths_and_partitions_as_codes_answer_as_the_paths_do(monkeypatch, coded_paths, scoped):
     """The driver doctor hands DuckDB integer codes (iceberg/relations.coded; the paths as the index's path codes
     with ``coded_paths``): every table-wide answer, and each partition's once its code is turned back, equals the
-    answer over the paths themselves."""
+    answer over the paths themselves.  Unscoped: every delete file read as applying to its whole partition (no
+    path: a null ``ref``, as a partition-scoped position-delete file has)."""
     from puffin_explorer.health import sum_relations
     from puffin_explorer.iceberg.index import build_index
     from puffin_explorer.iceberg.relations import coded, index_relations
 
+    if not scoped:
+        monkeypatch.setattr(M, "path_scope", lambda ref, lower, upper: (None, "", ""))
     sums = sum_relations(4_096, 3_072)
     for t, _ in _tables():
         index = build_index(t.source, metrics=True)

@@ -76,7 +76,8 @@ def index_relations(source: "TableSource", index: "EntryIndex", names=tuple(KIND
         at = pc.fill_null(at, -1).to_numpy(zero_copy_only=False).astype(np.int64)
         unknown = [r for r, a in zip(refs, at.tolist()) if r is not None and a < 0]
         extra = {r: len(codes.dictionary) + i for i, r in enumerate(dict.fromkeys(unknown))}
-        return pa.array([a if a >= 0 or r is None else extra[r] for r, a in zip(refs, at.tolist())], pa.int64())
+        return pa.array([None if r is None else a if a >= 0 else extra[r] for r, a in zip(refs, at.tolist())],
+                        pa.int64())
 
     cols = ["file_path", "spec_id", "partition", "sequence_number", "record_count", "file_size_in_bytes",
             "referenced_data_file"]
