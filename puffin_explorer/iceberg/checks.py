@@ -367,22 +367,20 @@ def _check_dvs(source: "TableSource", snapshot_id: int, cols: _Columns, out: lis
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from .columns import path_codes
+    from .columns import last_of_each, path_codes
 
     dv_mask = cols.deletes & cols.kind_is("dv")
     if not dv_mask.any():
         return
     rows = np.flatnonzero(dv_mask)
     # paths as codes of the index's one dictionary of normalized paths: equal codes, the same file
-    codes = path_codes(cols.ix)
-    ref_code = codes.refs[rows].astype(np.int64)
+    paths = path_codes(cols.ix)
+    ref_code = paths.refs[rows].astype(np.int64)
     ref = cols.ix.take(rows, ["referenced_data_file"]).column("referenced_data_file")
     no_ref = pc.fill_null(pc.equal(ref, ""), True).to_numpy(zero_copy_only=False)
     del ref
     # the last live data entry of each path (what a dict keyed by path keeps), as a place among the data rows
-    data_code = codes.files[np.flatnonzero(cols.data)].astype(np.int64)
-    last = np.full(len(codes.dictionary) + 1, -1, dtype=np.int64)  # the last slot: a row without a path
-    np.maximum.at(last, data_code, np.arange(len(data_code), dtype=np.int64))
+    last = last_of_each(paths.files[np.flatnonzero(cols.data)], len(paths.dictionary))
     target = np.where(no_ref, -1, last[ref_code])
     orphan = ~no_ref & (target < 0)
 
@@ -400,11 +398,11 @@ def _check_dvs(source: "TableSource", snapshot_id: int, cols: _Columns, out: lis
             out.append(_f("iceberg.dv-orphan", Severity.ERROR, path,
                           f"DV at offset {off} references {r}, which is not a live data file of snapshot "
                           f"{snapshot_id}", off, size))
-    same_key = np.where(no_ref, len(codes.dictionary), ref_code)
+    same_key = np.where(no_ref, len(paths.dictionary), ref_code)
     twice = np.flatnonzero((np.bincount(same_key)[same_key] > 1) & ~no_ref)
     if len(twice):
         groups: dict[str, list[tuple[str, Any]]] = {}
-        for k, path, off in zip(codes.dictionary.take(pa.array(ref_code[twice])).to_pylist(),
+        for k, path, off in zip(paths.dictionary.take(pa.array(ref_code[twice])).to_pylist(),
                                 values("file_path", twice), values("content_offset", twice)):
             groups.setdefault(k, []).append((path, off))
         for k, entries in groups.items():
@@ -769,16 +767,13 @@ def _last_per_file(cols: _Columns, masks, names: list[str]) -> list:
     dict keyed by location keeps of them.  A million DVs in 300 Puffin files are 300 rows here, not a million."""
     import numpy as np
 
-    from .columns import path_codes
+    from .columns import last_of_each, path_codes
 
-    codes = path_codes(cols.ix).files
+    paths = path_codes(cols.ix)
     rows = [np.flatnonzero(m) for m in masks]
-    seq = codes[np.concatenate(rows)] if rows else np.zeros(0, dtype=np.int32)
-    last = np.zeros(len(seq), dtype=bool)
-    if len(seq):
-        _, first_from_end = np.unique(seq[::-1], return_index=True)
-        last[len(seq) - 1 - first_from_end] = True
-    last &= seq >= 0  # a row without a path names no file
+    seq = paths.files[np.concatenate(rows)] if rows else np.zeros(0, dtype=np.int32)
+    place = np.arange(len(seq))
+    last = (last_of_each(seq, len(paths.dictionary))[seq] == place) & (seq >= 0)  # a row without a path: no file
     out, at = [], 0
     for r in rows:
         out.append(cols.ix.take(r[last[at:at + len(r)]], names))

@@ -64,6 +64,26 @@ def path_codes(index: "EntryIndex") -> PathCodes:
     return out
 
 
+def coded_array(codes):
+    """Path codes (a numpy array, -1 for no path) as an Arrow int64 array, -1 as null: a join key."""
+    import numpy as np
+    import pyarrow as pa
+
+    codes = np.asarray(codes).astype(np.int64)
+    return pa.array(codes, pa.int64(), mask=codes < 0)
+
+
+def last_of_each(codes, size: int):
+    """For each code ``0..size-1``, the last place in ``codes`` that holds it (-1 where none does); codes of -1
+    (no path) go to the slot ``size``, the array's last: ``last[codes]`` is defined for every code, -1 included."""
+    import numpy as np
+
+    codes = np.asarray(codes, dtype=np.int64)
+    last = np.full(size + 1, -1, dtype=np.int64)
+    np.maximum.at(last, np.where(codes < 0, size, codes), np.arange(len(codes), dtype=np.int64))
+    return last
+
+
 def objects(values: list):
     """A numpy object array holding ``values`` as they are (dicts and lists stay one element each)."""
     import numpy as np

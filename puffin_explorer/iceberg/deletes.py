@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Any, Callable, NamedTuple, Optional
 
 from ..errors import NotFoundError, PuffinError
 from ..regions import Severity
-from .columns import located_strings, normalized, partition_labels, partitions, path_codes, record_labels, strings
+from .columns import (coded_array, located_strings, normalized, partition_labels, partitions, path_codes,
+                      record_labels, strings)
 from . import vanished
 from .findings import TableFinding
 
@@ -133,9 +134,8 @@ def row_counts(source: "TableSource", index: "EntryIndex") -> RowCounts:
         return pc.cast(pc.index_in(column, value_set=distinct), pa.int64()) if len(column) else \
             pa.array([], pa.int64())
 
-    row_code = pa.array(rows_at, pa.int64(), mask=rows_at < 0)
-    per_key = run_local(DELETED_ROWS, data=pa.table({"key": row_code}),
-                        dvs=pa.table({"ref_key": pa.array(ref_at, pa.int64(), mask=ref_at < 0),
+    per_key = run_local(DELETED_ROWS, data=pa.table({"key": coded_array(rows_at)}),
+                        dvs=pa.table({"ref_key": coded_array(ref_at),
                                       "record_count": pa.array(index.ints("record_count", 0)[dv_at], pa.int64())}),
                         pos_rows=pa.table({"key": code(pa.array(named, pa.string())),
                                            "rows": pa.array([counts["rows"][k] for k in named], pa.int64()),
@@ -197,6 +197,14 @@ def snapshot_rows(source: "TableSource", index: "EntryIndex") -> SnapshotRows:
     return SnapshotRows(records, deleted, records - deleted, partial)
 
 
+def deleted_shares(records, deleted):
+    """Each data file's deleted share (numpy float64): deleted rows over records, 0 for a file of no records."""
+    import numpy as np
+
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(records != 0, deleted / np.where(records != 0, records, 1), 0.0).astype(np.float64)
+
+
 def deleted_rows_per_file(source: "TableSource", index: "EntryIndex", partition_text: bool = False,
                           places: Any = None):
     """Per live data file: rows, deleted rows, share deleted and how many delete files touch it.
@@ -216,8 +224,7 @@ def deleted_rows_per_file(source: "TableSource", index: "EntryIndex", partition_
                        pos_rows=c.pos_rows[at], pos_files=c.pos_files[at], superseded=c.superseded[at],
                        deleted=c.deleted[at])
     n, records, deleted = len(c.records), c.records, c.deleted
-    with np.errstate(divide="ignore", invalid="ignore"):
-        share = np.where(records != 0, deleted / np.where(records != 0, records, 1), 0.0)
+    share = deleted_shares(records, deleted)
     data = index.table.select(["file_path", "partition"]).take(pa.array(c.rows, pa.int64()))
     part = partition_texts(index, data) if partition_text else partitions(index, data)
     return vanished.mark(pd.DataFrame({

@@ -959,7 +959,7 @@ class PartitionKeys:
         lo, hi = (bounds["min"].as_py(), bounds["max"].as_py()) if bounds is not None else (None, None)
         # only the pieces whose range of keys meets these keys' (manifests of a growing table rarely share one)
         pieces = [p for p, (a, b) in zip(self.pieces, self._ranges)
-                  if lo is None or a is None or not (b < lo or a > hi)] if lo is not None else []
+                  if a is None or not (b < lo or a > hi)] if lo is not None else []
         if pieces:
             registered = pa.chunked_array([k for _, k in pieces], pa.string())
             at = pc.fill_null(pc.index_in(registered, value_set=keys), -1).to_numpy()

@@ -373,10 +373,8 @@ class DeleteDebt(RichRepr):
 
     def __init__(self, source: "TableSource", snapshot_id: Optional[int] = None,
                  threshold: float = DELETED_SHARE_THRESHOLD) -> None:
-        import numpy as np
-
         from . import vanished
-        from .deletes import row_counts
+        from .deletes import deleted_shares, row_counts
         from .index import build_index
 
         self.source = source
@@ -387,9 +385,7 @@ class DeleteDebt(RichRepr):
             self.snapshot_id = source.snapshot(snapshot_id).snapshot_id
         self._index = build_index(source, self.snapshot_id)
         self._counts = row_counts(source, self._index)
-        records, deleted = self._counts.records, self._counts.deleted
-        with np.errstate(divide="ignore", invalid="ignore"):  # the per-file frame's deleted_share
-            self._share = np.where(records != 0, deleted / np.where(records != 0, records, 1), 0.0).astype(np.float64)
+        self._share = deleted_shares(self._counts.records, self._counts.deleted)  # the per-file frame's
         self._per_file = None
         #: ``table.file-vanished`` findings: files of the snapshot gone when read; the counts are then partial.
         self.findings = list(vanished.snapshot_findings(source, self._index.snapshot_id))

@@ -61,14 +61,10 @@ def index_relations(source: "TableSource", index: "EntryIndex", names=tuple(KIND
     import pyarrow.compute as pc
 
     from .bounds import decode_bounds
-    from .columns import path_codes
+    from .columns import coded_array, path_codes
     from .measures import arrow_schema, path_scope
 
     codes = path_codes(index) if coded_paths else None
-
-    def as_codes(values) -> Any:  # -1 (no path) as null
-        values = values.astype(np.int64)
-        return pa.array(values, pa.int64(), mask=values < 0)
 
     def scope_codes(refs: list) -> Any:  # a scope's path as the index's code; a path no row has, a new code
         at = pc.index_in(pa.array(refs, pa.string()), value_set=codes.dictionary) if any(
@@ -90,14 +86,14 @@ def index_relations(source: "TableSource", index: "EntryIndex", names=tuple(KIND
         n = rows.num_rows
         parts = partition_texts(index, rows.column("partition")) if name != "dvs" else None  # a DV has no pkey
         if name == "data":
-            key = as_codes(codes.files[at]) if codes is not None else normalized(rows.column("file_path"))
+            key = coded_array(codes.files[at]) if codes is not None else normalized(rows.column("file_path"))
             out[name] = pa.table({"rid": pa.array(np.arange(n), pa.int64()), "key": key,
                                   "raw": rows.column("file_path"), "pkey": _pkey(rows, parts), "partition": parts,
                                   "seq": _longs(rows, "sequence_number", 0), "record_count": _longs(rows, "record_count"),
                                   "file_size_in_bytes": _longs(rows, "file_size_in_bytes")})
         elif name == "dvs":
             if codes is not None:
-                ref_key = as_codes(codes.refs[at])
+                ref_key = coded_array(codes.refs[at])
                 files = pc.dictionary_encode(rows.column("file_path"))  # one memo: every chunk's codes agree
                 file_path = pc.cast(pa.chunked_array([c.indices for c in files.chunks], pa.int32()), pa.int64()) \
                     if n else pa.array([], pa.int64())
