@@ -444,22 +444,49 @@ def test_the_bounded_frames_of_nothing_are_empty_frames(wh):
 
 
 @pytest.mark.parametrize("name", ["shop.orders", "shop.events"])
-def test_column_metrics_summed_batch_by_batch_are_the_whole_tables(monkeypatch, name):
-    """The driver sums data files' column metrics a batch at a time (``METRIC_BATCH`` files, so that a batch
-    bounds the memory): batches of two files give the same doctor, column frame and clustering as one batch."""
+@pytest.mark.parametrize("way", ["one manifest a batch", "2 rows a batch", "index built before",
+                                 "index with metrics, 2 rows a batch"])
+def test_column_metrics_summed_batch_by_batch_are_the_whole_tables(monkeypatch, name, way):
+    """The driver never keeps the column metrics per file: they are summed as the index is built, a batch of
+    manifests at a time, or read again after an index built before, or summed from an index that holds them
+    ``ROWS_PER_BATCH`` rows at a time.  Every way gives the same doctor, column frame and clustering."""
     import pandas as pd
 
-    from puffin_explorer.iceberg import health as health_module
+    from puffin_explorer.iceberg import index as index_module
+    from puffin_explorer.iceberg import metric_totals
 
     whole = Warehouse(str(WAREHOUSE)).table(name).health(now=NOW, list_files=False)
-    monkeypatch.setattr(health_module, "METRIC_BATCH", 2)
-    batched = Warehouse(str(WAREHOUSE)).table(name).health(now=NOW, list_files=False)
+    t = Warehouse(str(WAREHOUSE)).table(name)
+    if way == "one manifest a batch":
+        monkeypatch.setattr(index_module, "BATCH", 1)
+    elif way == "2 rows a batch":
+        monkeypatch.setattr(metric_totals, "ROWS_PER_BATCH", 2)
+    elif way == "index built before":
+        t.index()
+    else:
+        monkeypatch.setattr(metric_totals, "ROWS_PER_BATCH", 2)
+        assert t.index(metrics=True).metrics
+    batched = t.health(now=NOW, list_files=False)
     assert batched.to_dict() == whole.to_dict()
     for frame in ("columns", "clustering"):
         assert (frame in batched.frames) == (frame in whole.frames)
         if frame in whole.frames:
             pd.testing.assert_frame_equal(batched.frames[frame], whole.frames[frame])
     assert len(whole.frames["columns"]) >= 3
+
+
+def test_health_keeps_no_column_metrics_per_file_in_the_index():
+    """The doctor's index is the one every analysis shares, without metrics, and no manifest stays cached
+    with them: the metrics were summed and dropped a batch at a time."""
+    from puffin_explorer.iceberg.index import entry_cache
+
+    t = Warehouse(str(WAREHOUSE)).table("shop.orders")
+    h = t.health(now=NOW, list_files=False)
+    cache = entry_cache(t.source)
+    assert h.frames["columns"]["values"].sum() > 0
+    assert [k for k in cache.indexes if k[2]] == []
+    assert [k for k in cache.chunks if k[1]] == []
+    assert t.index() is cache.indexes[(t.source.metadata.current_snapshot_id, None, False)]
 
 
 def test_partition_skew_from_the_summed_partitions():

@@ -29,7 +29,7 @@ set; every finding says which (``evidence["source"]``).  Defaults used:
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Optional
 
 from .._text import are, plural
@@ -47,6 +47,7 @@ from .paths import join, normalize
 _MANIFEST_BROKEN = ("iceberg.manifest-unreadable", "iceberg.manifest-damaged", "table.file-vanished")
 
 if TYPE_CHECKING:  # pragma: no cover
+    from .metric_totals import MetricTotals
     from .source import TableSource
 
 
@@ -102,9 +103,6 @@ def _map(options: dict[str, Any]) -> str:
 #: The measures whose answers make :class:`FileAggregates` (each one row, or one per partition or size class).
 SUM_MEASURES = ("file_totals", "delete_totals", "partition_totals", "partition_summary", "size_histogram",
                 "dangling_deletes")
-#: Data files whose column metrics are summed at a time on the driver: the metrics of a batch are copied out of
-#: the index and flattened (several int64 arrays per map entry), so the batch bounds that memory.
-METRIC_BATCH = 20_000
 #: Data files kept in ``frames["amplification"]`` (driver and Spark alike): the ones merging the most delete files.
 AMPLIFICATION_ROWS = 1_000
 #: Rows kept in ``frames["expired_only"]`` (driver and Spark alike; Spark's ``frames["orphans"]`` too): the
@@ -268,27 +266,34 @@ class FileAggregates:
     columns: Any
     clustering: Any = None
     amplification: Any = None
+    #: why the column metrics of some manifests could not be read (their files count as files without metrics)
+    metrics_unread: list = field(default_factory=list)
 
 
 def driver_file_aggregates(source: "TableSource", index, target: int, small_size: int,
-                           column: Optional[str]) -> FileAggregates:
-    """:class:`FileAggregates` of a snapshot's entry index (with metrics), here: the measures of
-    :mod:`.measures` run by DuckDB over the index's columns (:func:`.relations.index_relations`; deleted rows
-    are :func:`~.deletes.row_counts`', the same measure computed once per index and shared with the card),
-    column metrics and clustering by the functions the Spark doctor runs per task and per partition."""
+                           column: Optional[str], totals: Optional["MetricTotals"] = None) -> FileAggregates:
+    """:class:`FileAggregates` of a snapshot's entry index, here: the measures of :mod:`.measures` run by DuckDB
+    over the index's columns (:func:`.relations.index_relations`; deleted rows are :func:`~.deletes.row_counts`',
+    the same measure computed once per index and shared with the card), column metrics and clustering by the
+    functions the Spark doctor runs per task and per partition, from ``totals`` (summed as the manifests were
+    decoded, :mod:`.metric_totals`) or from the index's own metrics when it has them."""
     import numpy as np
     import pandas as pd
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from .column_stats import METRIC_COLUMNS, ColumnPartial, column_bounds, columns_frame
+    from .column_stats import columns_frame
     from .columns import nullable_ints, partitions, plain, strings
     from .deletes import deleted_rows_of
     from .measures import DATA_FILE_DELETES, MEASURES, LocalMeasures
+    from .metric_totals import MetricTotals
     from .relations import coded, index_relations
 
+    if totals is None:
+        totals = MetricTotals.from_index(index, source.fields_by_id(), column) if index.metrics else \
+            MetricTotals(source.fields_by_id(), column).finish(index)
     # paths (the index's path codes) and partitions as integers: DuckDB joins integers
-    codes = coded(index_relations(source, index, coded_paths=True))
+    codes = coded(index_relations(source, index, coded_paths=True, scope_bounds=totals.scope_bounds))
     relations = codes.relations
     relations.update(sum_relations(target, small_size))
     at = np.flatnonzero(index.mask(["data"]))  # the data rows, in the relations' rid order
@@ -337,22 +342,10 @@ def driver_file_aggregates(source: "TableSource", index, target: int, small_size
     for col in AMPLIFICATION_COLUMNS[7:]:
         amp[col] = top.column(col).to_numpy()
 
-    # column metrics and the clustering column's bounds, a batch of data files at a time
-    fields = source.fields_by_id()
-    partial = ColumnPartial()
-    lows: list = []
-    highs: list = []
-    if index.metrics:
-        for start in range(0, len(at), METRIC_BATCH):  # a batch's metrics copied at a time, never all of them
-            part = index.take(at[start:start + METRIC_BATCH], list(METRIC_COLUMNS))
-            partial.add_arrow(np.arange(start, start + part.num_rows), part, fields)
-            if column is not None:
-                lows += column_bounds(part.column("lower_bounds"), fields, column)
-                highs += column_bounds(part.column("upper_bounds"), fields, column)
+    # the clustering column's bounds per data file (summed metrics: ``totals``)
     clustering = None
     if column is not None:
-        if not index.metrics:
-            lows = highs = [None] * len(at)
+        lows, highs = totals.lows, totals.highs
         sizes = index.take(at, ["record_count", "file_size_in_bytes"])
         d = pd.DataFrame({"pkey": codes.pkeys.take(data_pkey).to_numpy(zero_copy_only=False),
                           "partition": pc.fill_null(codes.partitions.take(data_pkey), "None")
@@ -361,7 +354,7 @@ def driver_file_aggregates(source: "TableSource", index, target: int, small_size
                           "bytes": pc.fill_null(sizes.column("file_size_in_bytes"), 0).to_numpy().astype("int64"),
                           "rows": pc.fill_null(sizes.column("record_count"), 0).to_numpy().astype("int64")})
         clustering = clustering_frame(clustering_by_partition(d), column)
-    return file_aggregates(answers, target, small_size, columns_frame([partial]), clustering, amp)
+    return file_aggregates(answers, target, small_size, columns_frame([totals.partial]), clustering, amp)
 
 
 def _current_findings(findings, frames, m, agg: FileAggregates, th, target, small_size, column, column_source,
@@ -384,6 +377,12 @@ def _current_findings(findings, frames, m, agg: FileAggregates, th, target, smal
         _clustering_finding(findings, agg.clustering, column, column_source, m, call, spark_t, ident)
     frames["columns"] = agg.columns
     _column_findings(findings, frames["columns"], m, spark_t, catalog, ident)
+    if agg.metrics_unread:  # read once for the counts, not again for the metrics: the table changed meanwhile
+        findings.append(HealthFinding(
+            "health.snapshot-unreadable", Severity.INFO,
+            f"the column metrics of {plural(len(agg.metrics_unread), 'manifest')} of the current snapshot could not "
+            f"be read again ({agg.metrics_unread[0]}); their files are left out of the column checks",
+            {"manifests": len(agg.metrics_unread)}, hint="t.check() names the broken file"))
 
 
 class DriverReads:
@@ -397,8 +396,13 @@ class DriverReads:
         self.listing = None
 
     def current_files(self, target: int, small_size: int, column: Optional[str]) -> FileAggregates:
-        return driver_file_aggregates(self.source, build_index(self.source, metrics=True), target, small_size,
-                                      column)
+        from . import vanished
+        from .metric_totals import metric_totals
+
+        index, totals, unread = metric_totals(self.source, column)
+        agg = driver_file_aggregates(self.source, index, target, small_size, column, totals)
+        agg.metrics_unread = [f[3] for f in unread if f[0] != vanished.CODE]  # a vanished one: noted already
+        return agg
 
     def snapshot_files(self, readable: list, current: Optional[int]) -> dict[int, str]:
         """Reads the file set of each ``(snapshot id, manifests frame)``; returns, per snapshot whose set is

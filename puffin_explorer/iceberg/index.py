@@ -1144,9 +1144,14 @@ def listed_once(manifests: list[dict[str, Any]]) -> tuple[list[int], list[dict]]
     return keep, again
 
 
+#: What :func:`build_index` and :func:`stream_metrics` hand a metric sink: ``(ordinal, chunk)`` per decoded manifest,
+#: the ordinal its place in the index's ``manifests`` (its ``manifest`` column), the chunk its entries with metrics.
+MetricSink = Callable[[list], None]
+
+
 def build_index(source: "TableSource", snapshot_id: Optional[int] = None, content: Optional[str] = None,
                 metrics: bool = False, progress: Optional[bool] = None, strict: bool = False,
-                keep: bool = True) -> EntryIndex:
+                keep: bool = True, metric_sink: Optional[MetricSink] = None) -> EntryIndex:
     """Read a snapshot's manifests (current by default) into an :class:`EntryIndex`, or only its
     ``content`` ``"data"`` or ``"deletes"`` manifests; cached on the source per (snapshot, content, metrics).
 
@@ -1156,6 +1161,9 @@ def build_index(source: "TableSource", snapshot_id: Optional[int] = None, conten
     Ctrl-C stops the build, closes the bar and re-raises (the manifests decoded so far stay cached).
     ``strict`` raises the first error finding as a :class:`PuffinError`. ``keep=False`` builds an index
     that is not kept on the source (the decoded manifests still are): one answer about a past snapshot.
+    ``metric_sink`` (with ``metrics=False``): the manifests decoded now are decoded with their metrics, handed to it
+    a batch at a time and cached without them, so the metrics are summed without ever being kept; a manifest
+    decoded before is not handed over (:func:`stream_metrics` reads it again).
     """
     import pyarrow as pa
 
@@ -1186,11 +1194,13 @@ def build_index(source: "TableSource", snapshot_id: Optional[int] = None, conten
     manifests = of_content(listed, content)
     once, listed_twice = listed_once(manifests)  # a manifest the list names more than once: decoded once, and said
     todo = [manifests[i] for i in once if cache.cached(manifests[i], metrics) is None]
+    sink = metric_sink if not metrics else None
+    ordinals = {cache.manifest_key(manifests[i]): i for i in once} if sink is not None else {}
     duck: Any = None
     bar = _progress_bar(len(todo), f"{source.name}: manifests") if todo and _show_progress(
         progress, len(todo)) else None
     read_bytes = 0  # DuckDB is chosen by the bytes read, never by a manifest_length the list claims
-    pending: Optional[tuple[_Batch, int]] = None  # started, not yet chunked: DuckDB reads it meanwhile
+    pending: Optional[tuple[_Batch, list]] = None  # started, not yet chunked: DuckDB reads it meanwhile
     try:
         for batch in _batches(todo):
             locs = [source.locate(m.get("manifest_path") or "") for m in batch]
@@ -1203,17 +1213,21 @@ def build_index(source: "TableSource", snapshot_id: Optional[int] = None, conten
             read_bytes += sum(len(fetched[loc]) for _, loc in ok)
             if duck is None and read_bytes >= DUCKDB_FROM_BYTES:
                 duck = _duckdb() or False
-            started = (_start_batch(ok, fetched, metrics, duck or None), len(batch))
+            started = (_start_batch(ok, fetched, metrics or sink is not None, duck or None), batch)
             del fetched
             if pending is not None:
                 _finish_batch(source, pending[0], duck or None)
+                if sink is not None:
+                    _hand_over(cache, pending[1], ordinals, sink, keep_plain=True)
                 if bar is not None:
-                    bar.update(pending[1])
+                    bar.update(len(pending[1]))
             pending = started
         if pending is not None:
             _finish_batch(source, pending[0], duck or None)
+            if sink is not None:
+                _hand_over(cache, pending[1], ordinals, sink, keep_plain=True)
             if bar is not None:
-                bar.update(pending[1])
+                bar.update(len(pending[1]))
             pending = None
     finally:
         if bar is not None:
@@ -1245,6 +1259,110 @@ def build_index(source: "TableSource", snapshot_id: Optional[int] = None, conten
         release_arrow_pages()  # what decoding built and dropped (DuckDB's columns, casts) goes back
     _raise_if_strict(index, strict)
     return index
+
+
+def _hand_over(cache: "EntryCache", batch: list[dict[str, Any]], ordinals: dict, sink: MetricSink,
+               keep_plain: bool) -> None:
+    """The chunks a batch was decoded into with metrics, handed to ``sink`` as ``(ordinal, chunk)`` and dropped;
+    cached without their metrics when ``keep_plain`` (the index's own chunks)."""
+    handed = []
+    plain = len(_schema(False))
+    for m in batch:
+        key = cache.manifest_key(m)
+        got = cache.chunks.pop((key, True), None)
+        if got is None:  # not read: what stands for it is cached without metrics already
+            continue
+        chunk, found = got
+        if keep_plain:
+            cache.chunks[(key, False)] = (chunk.select(list(range(plain))), found)
+        handed.append((ordinals[key], chunk))
+    if handed:
+        sink(handed)
+
+
+def stream_metrics(source: "TableSource", index: EntryIndex, sink: MetricSink, skip: Iterable[int] = (),
+                   progress: Optional[bool] = None) -> list[tuple]:
+    """Hand ``sink`` the metric columns of every manifest of ``index`` (an index without metrics) but those in
+    ``skip``: each decoded again with its metrics a batch at a time (or taken from a chunk with metrics cached
+    already) and never kept, so that summing a table's column metrics holds one batch of them at a time.
+    Returns raw findings for each manifest whose metrics could not be read (one gone is noted on the source as
+    :mod:`.vanished` notes it), or whose entries read again are not the index's (the table changed under the
+    reader: other files, or another number of them): its files count as files without metrics."""
+    import numpy as np
+
+    cache: EntryCache = entry_cache(source)
+    ordinal_of_row = index.ints("manifest", -1)
+    counts = np.bincount(ordinal_of_row[ordinal_of_row >= 0], minlength=len(index.manifests))
+    first = np.zeros(len(index.manifests), dtype=np.int64)  # a manifest's entries are one run of the index
+    seen, at = np.unique(ordinal_of_row, return_index=True)
+    first[seen[seen >= 0]] = at[seen >= 0]
+    skip = set(skip)
+    wanted = [i for i in range(len(index.manifests)) if counts[i] and i not in skip]
+    ordinals = {cache.manifest_key(index.manifests[i]): i for i in wanted}
+    findings: list[tuple] = []
+
+    def checked(handed: list) -> None:
+        fits = []
+        for i, chunk in handed:
+            before = index.table.column("file_path").slice(int(first[i]), int(counts[i]))
+            if chunk.num_rows == counts[i] and chunk.column("file_path").equals(before):
+                fits.append((i, chunk))
+                continue
+            loc = source.locate(index.manifests[i].get("manifest_path") or "")
+            differs = f"{chunk.num_rows:,} entries, not the {int(counts[i]):,} read before" \
+                if chunk.num_rows != counts[i] else "other files than it held when read before"
+            findings.append(("iceberg.manifest-unreadable", Severity.ERROR, loc,
+                             f"{basename(loc)}: read again for its column metrics it holds {differs}; its files' "
+                             "metrics are left out", None))
+        if fits:
+            sink(fits)
+
+    held = [(i, cache.chunks[(cache.manifest_key(index.manifests[i]), True)][0]) for i in wanted
+            if (cache.manifest_key(index.manifests[i]), True) in cache.chunks]
+    for start in range(0, len(held), BATCH):
+        checked(held[start:start + BATCH])
+    have = {i for i, _ in held}
+    todo = [index.manifests[i] for i in wanted if i not in have]
+    duck: Any = None
+    bar = _progress_bar(len(todo), f"{source.name}: column metrics") if todo and _show_progress(
+        progress, len(todo)) else None
+    read_bytes = 0
+    pending: Optional[tuple[_Batch, list]] = None
+    try:
+        for batch in _batches(todo):
+            locs = [source.locate(m.get("manifest_path") or "") for m in batch]
+            fetched, failed = _fetch(source, locs)
+            for m, loc in zip(batch, locs):  # gone since the index read it: noted as such, counts whole
+                findings += [vanished.manifest_raw(source, index.snapshot_id, m, f, True) if f[0] == vanished.CODE
+                             else f for f in failed if f[2] == loc]
+            ok = [(m, loc) for m, loc in zip(batch, locs) if loc in fetched]
+            read_bytes += sum(len(fetched[loc]) for _, loc in ok)
+            if duck is None and read_bytes >= DUCKDB_FROM_BYTES:
+                duck = _duckdb() or False
+            started = (_start_batch(ok, fetched, True, duck or None), [m for m, _ in ok])
+            del fetched
+            if pending is not None:
+                _finish_batch(source, pending[0], duck or None)
+                _hand_over(cache, pending[1], ordinals, checked, keep_plain=False)
+                if bar is not None:
+                    bar.update(len(pending[1]))
+            pending = started
+        if pending is not None:
+            _finish_batch(source, pending[0], duck or None)
+            _hand_over(cache, pending[1], ordinals, checked, keep_plain=False)
+            if bar is not None:
+                bar.update(len(pending[1]))
+            pending = None
+    finally:
+        if pending is not None:  # interrupted: no metric chunk stays cached
+            for m in pending[1]:
+                cache.chunks.pop((cache.manifest_key(m), True), None)
+        if bar is not None:
+            bar.close()
+        if duck:
+            duck.close()
+        release_arrow_pages()
+    return findings
 
 
 def _length(manifest: dict[str, Any]) -> int:

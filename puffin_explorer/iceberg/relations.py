@@ -4,7 +4,7 @@ file): what DuckDB runs the measures over here.  The Spark doctor builds the sam
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Optional
 
 from .columns import normalized, partition_labels, record_labels
 
@@ -48,11 +48,12 @@ def _longs(rows, name: str, fill: Any = None) -> Any:
 
 
 def index_relations(source: "TableSource", index: "EntryIndex", names=tuple(KINDS),
-                    coded_paths: bool = False) -> dict[str, Any]:
+                    coded_paths: bool = False, scope_bounds: Optional[dict] = None) -> dict[str, Any]:
     """``data``, ``dvs``, ``pos`` and ``eq`` of the index's live files, or those of them in ``names`` (``rid`` /
     ``did``: a row's place among its kind's live rows, in index order).  The path scope of a position- or
     equality-delete file comes from its ``referenced_data_file`` and its ``file_path`` bounds (decoded only for
-    those rows; an index without metrics has no bounds).  ``coded_paths``: ``data.key`` and ``dvs.ref_key`` as the
+    those rows; an index without metrics has none unless ``scope_bounds`` gives them: kind -> (lower, upper)
+    bounds maps of its live rows, as :class:`~.metric_totals.MetricTotals` keeps them).  ``coded_paths``: ``data.key`` and ``dvs.ref_key`` as the
     index's :func:`~.columns.path_codes` (no path copied or hashed again), ``pos.ref`` / ``eq.ref`` coded the same
     way (a path no row has gets a code of its own) and ``dvs.file_path`` as codes of its own: what :func:`coded`
     makes of the string relations, with the same answers."""
@@ -103,7 +104,9 @@ def index_relations(source: "TableSource", index: "EntryIndex", names=tuple(KIND
                                   "file_path": file_path, "file_size_in_bytes": _longs(rows, "file_size_in_bytes")})
         else:
             refs, los, his = [], [], []
-            if index.metrics:  # the file_path bounds, decoded for these rows only
+            if scope_bounds is not None and kind in scope_bounds:
+                lowers, uppers = scope_bounds[kind]
+            elif index.metrics:  # the file_path bounds, decoded for these rows only
                 bounds = index.rows(index.mask([kind]), ["lower_bounds", "upper_bounds"])
                 fields = source.fields_by_id()
                 lowers = [decode_bounds(v, fields) for v in bounds.column("lower_bounds").to_pylist()]
