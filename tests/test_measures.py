@@ -44,6 +44,26 @@ def test_no_rows_in_no_rows_out():
             assert got == [], measure.name
 
 
+@pytest.mark.parametrize("emptied", ["pos", "eq"])
+def test_a_measure_over_an_empty_relation_every_row_joins_runs_none_of_its_joins(emptied):
+    """A measure whose every row joins a relation (``empty_without``) given without rows is answered by a query
+    of no rows of its types, bound and never run; every measure answers as when its SQL runs in full."""
+    class Full(M.LocalMeasures):
+        def _given_empty(self, name: str) -> bool:
+            return False
+
+    relations = v2_relations()
+    relations[emptied] = M.empty(emptied)
+    with M.LocalMeasures(relations) as short, Full(relations) as full:
+        for name, measure in M.MEASURES.items():
+            got, whole = short.arrow(measure), full.arrow(measure)
+            assert got.schema == whole.schema and rows(got) == rows(whole), name
+        skipped = [n for n, m in M.MEASURES.items() if emptied in m.empty_without]
+        assert skipped and all(short.names[n] == f"m_{n}" for n in skipped)
+        assert short._sql(M.MEASURES[skipped[0]]).startswith('SELECT CAST(NULL AS BIGINT) AS "rid"')
+        assert "JOIN" in full._sql(M.MEASURES[skipped[0]])
+
+
 @pytest.mark.parametrize("sizes", [[], [5], [7, 5], [3, 1, 2], [1, 1, 1, 9], [4, 4, 4, 4], [0, 10**15, 3, 10**15],
                                    "random"])
 def test_the_median_partition_is_percentile_conts(sizes):

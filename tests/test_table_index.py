@@ -687,3 +687,28 @@ def test_partition_keys_look_up_only_the_pieces_whose_range_meets_the_keys_and_f
                                    + [f"i{rng.randint(0, 12):02d}:{rng.randint(0, 30_000):05d}x" for _ in range(3)]))
         got = keys.lookup_arrow(pa.array(asked, pa.string())).tolist()
         assert got == [truth.get(k, -1) for k in asked]
+
+
+def test_take_rows_takes_chunk_by_chunk_in_any_order_as_arrow_does():
+    """``take_rows`` (the index's take of scattered rows: chunk by chunk, never a concatenated column) gives what
+    Arrow's ``take`` gives, for positions in any order, repeated, within one chunk or across all, and raises on a
+    position past the end."""
+    import numpy as np
+    import pyarrow as pa
+
+    from puffin_explorer.iceberg.index import take_rows
+
+    rng = np.random.default_rng(7)
+    schema = pa.schema([("path", pa.string()), ("n", pa.int64()),
+                        ("m", pa.list_(pa.struct([("key", pa.int32()), ("value", pa.int64())])))])
+    chunks = [pa.table({"path": [f"p{c}-{i}" for i in range(n)], "n": list(range(n)),
+                        "m": [[{"key": i, "value": c}] for i in range(n)]}, schema=schema)
+              for c, n in enumerate([5, 1, 0, 9, 3])]
+    table = pa.concat_tables(chunks)
+    assert table.column("path").num_chunks == 5
+    for positions in ([], [0], [17], [17, 0, 5, 5, 6], list(range(18)), list(range(17, -1, -1)),
+                      rng.integers(0, 18, 40).tolist(), sorted(rng.integers(0, 18, 40).tolist())):
+        got = take_rows(table, np.array(positions, dtype=np.int64))
+        assert got.equals(table.take(pa.array(positions, pa.int64()))), positions
+    with pytest.raises(IndexError):
+        take_rows(table, np.array([3, 18]))

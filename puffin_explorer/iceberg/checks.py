@@ -307,7 +307,7 @@ def _check_quirks(source: "TableSource", snap: Any, cols: _Columns, out: list[Fi
                         (None, snap.snapshot_id) for m in ix.manifests] or [False], dtype=bool)
     carried = np.flatnonzero((cols.status == 2) & earlier[cols.manifest]) if len(ix) else np.empty(0, np.int64)
     if len(carried):
-        kinds = sorted(set(pc.unique(ix.table.column("kind").take(pa.array(carried))).to_pylist()))
+        kinds = sorted(set(pc.unique(ix.take(carried, ["kind"]).column("kind")).to_pylist()))
         out.append(_f("iceberg.deleted-entries-carried", Severity.INFO, cols.manifest_path(carried[0]) or "",
                       f"{len(carried)} DELETED (status 2) entries of earlier snapshots are still in the manifests of "
                       f"snapshot {snap.snapshot_id} ({', '.join(kinds)}); skipped"))

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable, NamedTuple, Optional
 
+from .._memory import release_freed_memory
 from ..errors import NotFoundError, PuffinError
 from ..regions import Severity
 from .columns import (coded_array, located_strings, normalized, partition_labels, partitions, path_codes,
@@ -152,18 +153,24 @@ def row_counts(source: "TableSource", index: "EntryIndex") -> RowCounts:
     out = index.derived["row-counts"] = RowCounts(at, records, col("dv_rows"), col("dvs"), col("pos_rows"),
                                                   col("pos_files"), col("superseded"), col("deleted"), eq_files,
                                                   len(unread))
+    per_key = None  # (read by col above: dropped before the memory is given back)
+    release_freed_memory()  # DuckDB's answer and the index's integer columns read for it
     return out
 
 
-def deleted_rows_of(source: "TableSource", index: "EntryIndex", paths) -> Any:
+def deleted_rows_of(source: "TableSource", index: "EntryIndex", paths, rows: Any = None) -> Any:
     """:func:`row_counts`' deleted rows of the data files ``paths`` (as written; an Arrow array, a pandas Series or
-    a list), in their order: the counts of the index's live data rows when ``paths`` are those rows, else by path."""
+    a list), in their order: the counts of the index's live data rows when ``paths`` are those rows (known without
+    comparing a path when ``rows``, the index positions ``paths`` were taken from, are row_counts' rows), else by
+    path."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
 
     c = row_counts(source, index)
-    written = index.table.column("file_path").take(pa.array(c.rows))
+    if rows is not None and np.array_equal(np.asarray(rows), c.rows):
+        return c.deleted.copy()
+    written = index.take(c.rows, ["file_path"]).column("file_path")
     given = paths if isinstance(paths, (pa.Array, pa.ChunkedArray)) else \
         pa.array(list(paths) if not hasattr(paths, "array") else paths.array, pa.string())
     if len(given) == len(written) and bool(pc.all(pc.equal(written, given)).as_py() in (True, None)):
@@ -215,7 +222,6 @@ def deleted_rows_per_file(source: "TableSource", index: "EntryIndex", partition_
     """
     import numpy as np
     import pandas as pd
-    import pyarrow as pa
 
     c = row_counts(source, index)
     if places is not None:
@@ -225,7 +231,7 @@ def deleted_rows_per_file(source: "TableSource", index: "EntryIndex", partition_
                        deleted=c.deleted[at])
     n, records, deleted = len(c.records), c.records, c.deleted
     share = deleted_shares(records, deleted)
-    data = index.table.select(["file_path", "partition"]).take(pa.array(c.rows, pa.int64()))
+    data = index.take(c.rows, ["file_path", "partition"])
     part = partition_texts(index, data) if partition_text else partitions(index, data)
     return vanished.mark(pd.DataFrame({
         "file_path": strings(data.column("file_path")), "location": located_strings(source, data.column("file_path")),

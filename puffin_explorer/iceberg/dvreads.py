@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Callable, Optional, Union
 from .._text import plural
 from ..errors import InvalidFileError, NotFoundError, NotInTableError, PuffinError, SourceError
 from . import vanished
-from .index import EntryIndex, built_index, deletes_index
+from .index import EntryIndex, built_index, deletes_index, take_rows
 from .paths import normalize
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -186,7 +186,7 @@ class DVReader:
             t = ix.table
             rows = np.flatnonzero(ix.mask(["dv"]) & t.column("content_offset").is_valid().to_numpy(
                 zero_copy_only=False) & t.column("content_size_in_bytes").is_valid().to_numpy(zero_copy_only=False))
-            locs = located(self.source, t.column("file_path").take(rows))
+            locs = located(self.source, ix.take(rows, ["file_path"]).column("file_path"))
             offsets = ix.ints("content_offset")[rows]
             order = np.lexsort((offsets, locs.astype(str)))
             rows, locs, offsets = rows[order], locs[order], offsets[order]
@@ -200,7 +200,7 @@ class DVReader:
         i = a + int(np.searchsorted(offsets[a:b], offset, side="left"))
         j = a + int(np.searchsorted(offsets[a:b], offset + self.readahead, side="left"))
         j = min(j, i + 4096)
-        return ix.dicts_of(ix.table.take(rows[i:j])) if j > i else []
+        return ix.dicts_of(take_rows(ix.table, rows[i:j])) if j > i else []
 
     def read_dvs(self, entries: Optional[Any] = None, snapshot_id: Optional[int] = None,
                  progress: Optional[bool] = None, columnar: bool = False):
@@ -228,7 +228,7 @@ class DVReader:
         if entries is None:  # the index's columns as lists: no dict per DV
             ix = deletes_index(self.source, snapshot_id)
             at = np.flatnonzero(ix.mask(["dv"]))
-            t = ix.table.select(list(names)).take(pa.array(at))
+            t = ix.take(at, list(names))
             paths, offsets, sizes, refs, claims = (t.column(n).to_pylist() for n in names)
             del t
 

@@ -177,18 +177,33 @@ def _first_rows(table, k: int, order: list) -> Any:
 
 def _snapshot_files(source: "TableSource", snapshot_id: int, manifests) -> Any:
     """Every file one snapshot references as an Arrow table of normalized ``location`` and ``size`` (no Python
-    value per file): live data and delete files (a Puffin file once per DV), its manifests (its manifest
-    list is added later)."""
+    value per file): live data and delete files (a Puffin file once per DV, or once when the index's paths are
+    coded already: each distinct path located once, its largest size), its manifests (its manifest list is added
+    later)."""
+    import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
 
     from .columns import located_array, normalized
 
     ix = build_index(source, snapshot_id)
-    rows = ix.rows(ix.mask(), ["file_path", "file_size_in_bytes"])
-    files = pa.table({"location": normalized(located_array(source, rows.column("file_path"))),
-                      "size": pc.fill_null(pc.cast(rows.column("file_size_in_bytes"), pa.int64()), 0)})
-    files = files.filter(pc.is_valid(files.column("location")))  # an entry without a path references no file
+    codes = ix.derived.get("path-codes")  # the current snapshot's, made by the doctor's relations
+    if codes is not None:
+        live = ix.mask()
+        code = codes.files[live].astype(np.int64)
+        sizes = ix.ints("file_size_in_bytes", 0)[live]
+        named = code >= 0  # an entry without a path references no file
+        code, sizes = code[named], sizes[named]
+        largest = np.full(len(codes.dictionary), np.iinfo(np.int64).min, dtype=np.int64)
+        np.maximum.at(largest, code, sizes)
+        present = np.unique(code)
+        files = pa.table({"location": normalized(located_array(source, codes.dictionary.take(pa.array(present)))),
+                          "size": pa.array(largest[present], pa.int64())})
+    else:
+        rows = ix.rows(ix.mask(), ["file_path", "file_size_in_bytes"])
+        files = pa.table({"location": normalized(located_array(source, rows.column("file_path"))),
+                          "size": pc.fill_null(pc.cast(rows.column("file_size_in_bytes"), pa.int64()), 0)})
+        files = files.filter(pc.is_valid(files.column("location")))  # an entry without a path references no file
     if len(manifests):
         files = pa.concat_tables([files, pa.table({
             "location": pa.array([normalize(v) for v in manifests["location"]], pa.string()),
@@ -282,10 +297,12 @@ def driver_file_aggregates(source: "TableSource", index, target: int, small_size
     import pyarrow as pa
     import pyarrow.compute as pc
 
+    from .._memory import release_freed_memory
     from .column_stats import columns_frame
     from .columns import nullable_ints, partitions, plain, strings
     from .deletes import deleted_rows_of
     from .measures import DATA_FILE_DELETES, MEASURES, LocalMeasures
+    from .index import take_rows
     from .metric_totals import MetricTotals
     from .relations import coded, index_relations
 
@@ -294,23 +311,33 @@ def driver_file_aggregates(source: "TableSource", index, target: int, small_size
             MetricTotals(source.fields_by_id(), column).finish(index)
     # paths (the index's path codes) and partitions as integers: DuckDB joins integers
     codes = coded(index_relations(source, index, coded_paths=True, scope_bounds=totals.scope_bounds))
+    release_freed_memory()  # the partition texts and string keys coded away
     relations = codes.relations
     relations.update(sum_relations(target, small_size))
     at = np.flatnonzero(index.mask(["data"]))  # the data rows, in the relations' rid order
     paths = index.take(at, ["file_path"]).column("file_path")
     # DELETED_ROWS answered already (row_counts, shared with the card): one row per data file key, with the DVs
     # naming it (DATA_FILE_DELETES reads whether it has one from here)
-    deleted = deleted_rows_of(source, index, paths)
-    per_key = pa.table({"key": relations["data"].column("key"), "deleted": pa.array(deleted, pa.int64())}) \
-        .group_by("key").aggregate([("deleted", "max")]).rename_columns(["key", "deleted"])
-    refs = relations["dvs"].select(["ref_key"]).filter(pc.is_valid(relations["dvs"].column("ref_key")))
-    dvs_of = refs.group_by("ref_key").aggregate([("ref_key", "count")]).rename_columns(["key", "dvs"])
-    per_key = per_key.join(dvs_of, "key", join_type="left outer")
-    relations["deleted_rows"] = per_key.set_column(per_key.schema.get_field_index("dvs"), "dvs",
-                                                   pc.fill_null(per_key.column("dvs"), 0).cast(pa.int64()))
+    deleted = deleted_rows_of(source, index, paths, rows=at)
+    # per data file key (integer codes: arrays indexed by code, no hash table): its largest deleted-row count and
+    # the DVs naming it
+    keys = pc.fill_null(relations["data"].column("key"), -1).to_numpy()
+    refs = pc.fill_null(relations["dvs"].column("ref_key"), -1).to_numpy()
+    size = int(max(keys.max(initial=-1), refs.max(initial=-1))) + 1
+    most = np.full(size, np.iinfo(np.int64).min, dtype=np.int64)
+    named = keys >= 0
+    np.maximum.at(most, keys[named], np.asarray(deleted, dtype=np.int64)[named])
+    present = np.zeros(size, dtype=bool)
+    present[keys[named]] = True
+    codes_of = np.flatnonzero(present)
+    dvs_per = np.bincount(refs[refs >= 0], minlength=size)
+    relations["deleted_rows"] = pa.table({"key": pa.array(codes_of, pa.int64()),
+                                          "deleted": pa.array(most[codes_of], pa.int64()),
+                                          "dvs": pa.array(dvs_per[codes_of], pa.int64())})
     with LocalMeasures(relations) as run:
         answers = {name: run.arrow(MEASURES[name]) for name in SUM_MEASURES}
         per_file = run.arrow(DATA_FILE_DELETES)
+    release_freed_memory()
     for name in SUM_MEASURES:  # one row each, or one per size class: Python rows
         if name != "partition_totals":
             answers[name] = answers[name].to_pylist()
@@ -330,8 +357,8 @@ def driver_file_aggregates(source: "TableSource", index, target: int, small_size
     order = [("delete_files", "descending"), ("deleted_rows", "descending"), ("file_path", "ascending")]
     top = _first_rows(ranked, AMPLIFICATION_ROWS, order)
     rids = top.column("rid").combine_chunks()
-    rows = index.table.select(["file_path", "partition", "spec_id", "sequence_number", "record_count",
-                               "file_size_in_bytes"]).take(pa.array(at).take(rids))
+    rows = take_rows(index.table.select(["file_path", "partition", "spec_id", "sequence_number", "record_count",
+                                         "file_size_in_bytes"]), at[rids.to_numpy()])
     amp = pd.DataFrame({"file_path": strings(rows.column("file_path")), "partition": partitions(index, rows),
                         "spec_id": plain(rows.column("spec_id")),
                         "sequence_number": nullable_ints(rows.column("sequence_number")),
@@ -494,13 +521,13 @@ def table_health(source: "TableSource", now: Any = None, older_than: Any = None,
     listing (no orphan check, no manifest-list sizes).  Clustering is measured on ``cluster_by`` when
     given, else on the default sort order's first column (none when the table has no sort order).
     """
-    from .._memory import release_arrow_pages
+    from .._memory import release_freed_memory
 
     try:
         return doctor(source, DriverReads(source), now=now, older_than=older_than, catalog=catalog, name=name,
                       list_files=list_files, cluster_by=cluster_by)
     finally:
-        release_arrow_pages()  # the measures' and frames' columns it built and dropped
+        release_freed_memory()  # the measures' and frames' columns it built and dropped
 
 
 def doctor(source: "TableSource", reads: Any, now: Any = None, older_than: Any = None, catalog: str = "spark_catalog",

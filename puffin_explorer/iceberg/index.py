@@ -45,7 +45,7 @@ import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional
 
-from .._memory import release_arrow_pages
+from .._memory import release_freed_memory
 from ..errors import NotFoundError, PuffinError, SourceError
 from ..regions import Finding, Severity
 from . import manifests as mf, vanished
@@ -207,7 +207,7 @@ class EntryIndex:
         at = np.asarray(positions, dtype=np.int64)
         breaks = np.flatnonzero(np.diff(at) != 1) + 1
         if not len(at) or len(breaks) * ROWS_PER_SLICE > len(at):
-            return table.take(pa.array(at))
+            return take_rows(table, at)
         bounds = zip(np.concatenate([[0], breaks]).tolist(), np.concatenate([breaks, [len(at)]]).tolist())
         return pa.concat_tables([table.slice(int(at[a]), b - a) for a, b in bounds])
 
@@ -269,6 +269,39 @@ class EntryIndex:
 
 #: The column-wise key of a null partition record (registered through :func:`registry_key` instead).
 _NULL_RECORD = "\x00null"
+
+
+def take_rows(table, positions):
+    """The rows of a ``pyarrow.Table`` at ``positions`` (in that order), taken chunk by chunk.
+
+    Arrow's ``take`` of a chunked string or list column first concatenates its chunks: a few rows of the index
+    (one chunk per manifest) cost a copy of every path (270 MB of resident memory and 0.25 s for 1,000 rows of a
+    million-file index). Here each chunk gives its own rows and only those are put together."""
+    import numpy as np
+    import pyarrow as pa
+
+    at = np.asarray(positions, dtype=np.int64)
+    if not len(at):  # (Arrow concatenates the chunks even to take no row)
+        return table.slice(0, 0)
+    batches = table.to_batches()
+    if len(batches) <= 1:
+        return table.take(pa.array(at, pa.int64()))
+    bounds = np.cumsum([0] + [b.num_rows for b in batches])
+    if at.min() < 0 or at.max() >= bounds[-1]:
+        raise IndexError(f"row positions out of bounds for a table of {int(bounds[-1]):,} rows")
+    ascending = bool((np.diff(at) >= 0).all())
+    order = None if ascending else np.argsort(at, kind="stable")
+    ordered = at if order is None else at[order]
+    which = np.searchsorted(bounds, ordered, side="right") - 1
+    cuts = np.flatnonzero(np.diff(which)) + 1
+    parts = [batches[int(which[a])].take(pa.array(ordered[a:b] - bounds[which[a]]))
+             for a, b in zip([0, *cuts.tolist()], [*cuts.tolist(), len(ordered)])]
+    got = pa.Table.from_batches(parts, schema=table.schema)
+    if order is None:
+        return got
+    inverse = np.empty_like(order)
+    inverse[order] = np.arange(len(order))
+    return got.combine_chunks().take(pa.array(inverse))
 
 
 def _record_names(names: Iterable[Any]) -> str:
@@ -1256,7 +1289,7 @@ def build_index(source: "TableSource", snapshot_id: Optional[int] = None, conten
     if keep:
         cache.indexes[key] = index
     if todo:
-        release_arrow_pages()  # what decoding built and dropped (DuckDB's columns, casts) goes back
+        release_freed_memory()  # what decoding built and dropped (DuckDB's columns, casts) goes back
     _raise_if_strict(index, strict)
     return index
 
@@ -1361,7 +1394,7 @@ def stream_metrics(source: "TableSource", index: EntryIndex, sink: MetricSink, s
             bar.close()
         if duck:
             duck.close()
-        release_arrow_pages()
+        release_freed_memory()
     return findings
 
 
@@ -1447,7 +1480,7 @@ def _finish_batch(source: "TableSource", batch: _Batch, duck: Optional[_DuckDB])
             continue
         for m, chunk in chunks:
             cache.chunks[(cache.manifest_key(m), metrics)] = (chunk, validate_chunk(source, chunk, m))
-    release_arrow_pages()
+    release_freed_memory()
 
 
 def _collect_chunks(decoder: "_Decoder", duck: _DuckDB, members: list[tuple[dict, str, dict, int]],

@@ -58,7 +58,10 @@ RELATIONS = {
 class Measure:
     """One measure: its SQL (relations named ``{data}``, ``{dvs}``, …, or another measure's name), the columns
     it reads of each input relation, the columns it returns, in order (its rows are compared sorted by them),
-    and its grain: ``"row"`` (a row per file, partition or class; none from no input) or ``"table"`` (one row)."""
+    and its grain: ``"row"`` (a row per file, partition or class; none from no input) or ``"table"`` (one row).
+    ``empty_without``: input relations every row of the answer joins, so that one given without rows leaves the
+    answer without rows; an engine that knows a relation is empty then answers with no rows of the measure's
+    types without running its joins."""
 
     name: str
     inputs: dict
@@ -66,6 +69,7 @@ class Measure:
     sql: str
     doc: str
     grain: str = "row"
+    empty_without: tuple[str, ...] = ()
 
 
 #: The exact integer type sums are made in, named by each engine when it runs a measure (``{exact}`` in the SQL):
@@ -111,7 +115,7 @@ POSITION_DELETES_APPLIED = Measure(
     """,
     "(data file, position-delete file) pairs where the deletes apply: the same partition (and spec), a data "
     "sequence number at most the delete file's, within its path scope; none for a data file with a DV, which "
-    "supersedes its position deletes (v3).")
+    "supersedes its position deletes (v3).", empty_without=("pos",))
 
 EQUALITY_DELETES_APPLIED = Measure(
     "equality_deletes_applied",
@@ -130,7 +134,7 @@ EQUALITY_DELETES_APPLIED = Measure(
     """,
     "(data file, equality-delete file) pairs where the deletes apply: a data sequence number strictly below the "
     "delete file's, the same partition (every partition when every equality-delete file is unpartitioned), "
-    "within its path scope.")
+    "within its path scope.", empty_without=("eq",))
 
 DELETED_ROWS = Measure(
     "deleted_rows", {"data": ("key",), "dvs": ("ref_key", "record_count"), "pos_rows": ("key", "rows", "files")},
@@ -411,7 +415,18 @@ class _Run:
         return self.names[name]
 
     def _sql(self, measure: Measure) -> str:
-        return measure.sql.format(exact=self.exact, **{n: self._name(n) for n in measure.inputs})
+        sql = measure.sql.format(exact=self.exact, **{n: self._name(n) for n in measure.inputs})
+        if any(self._given_empty(n) for n in measure.empty_without):  # a v3 table's pos and eq: no join run
+            return self._no_rows(sql)
+        return sql
+
+    def _given_empty(self, name: str) -> bool:
+        """Whether the relation ``name`` is given and known, without running anything, to have no rows."""
+        return False
+
+    def _no_rows(self, sql: str) -> str:
+        """A query of no rows with the columns and types of ``sql``, which it does not run."""
+        return f"SELECT * FROM ({sql}) AS no_rows WHERE false"
 
     def _answer_sql(self, measure: Measure) -> str:
         """The SQL of a measure's answer: its kept table when another measure read it already, or when it is
@@ -434,6 +449,15 @@ class LocalMeasures(_Run):
 
         super().__init__(relations)
         self.con = duckdb.connect(config={"threads": 1})
+
+    def _given_empty(self, name: str) -> bool:
+        return name in self.relations and getattr(self.relations[name], "num_rows", None) == 0
+
+    def _no_rows(self, sql: str) -> str:
+        # bound, not run (a ``WHERE false`` around it would still run a CTE DuckDB materializes)
+        relation = self.con.sql(sql)
+        return "SELECT " + ", ".join(f'CAST(NULL AS {t}) AS "{c}"' for c, t in zip(relation.columns, relation.types)) \
+            + " WHERE false"
 
     def _register(self, name: str, table: Any) -> str:
         import pyarrow as pa

@@ -431,7 +431,7 @@ class DeleteDebt(RichRepr):
         from .columns import partition_labels, strings
         from .deletes import partition_text
 
-        codes = self._index.table.column("partition").take(pa.array(self._counts.rows, pa.int64()))
+        codes = self._index.take(self._counts.rows, ["partition"]).column("partition")
         t = pa.table({"partition": partition_labels(self._index, codes, partition_text, "(unpartitioned)"),
                       "record_count": pa.array(self._counts.records, pa.int64()),
                       "deleted_rows": pa.array(self._counts.deleted, pa.int64()),

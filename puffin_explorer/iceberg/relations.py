@@ -193,12 +193,17 @@ def coded(relations: dict[str, Any]) -> Coded:
     bounded = any(pc.any(pc.not_equal(t.column(c), "")).as_py() for t in (pos, eq) for c in ("lo", "hi")
                   if t.num_rows)
     data = swap(data, {"key": data_key, "pkey": data_pkey})
+    # the partition text of each code: a code's rows share their text (``pkey`` holds it), or have none where the
+    # text is ``{}``: the first row with a text, found by sorting the codes (no hash of a string)
     part = data.column("partition")
-    by_code = pa.table({"pkey": data.column("pkey"), "partition": part}).group_by("pkey").aggregate(
-        [("partition", "min")])
-    where = np.full(len(texts), by_code.num_rows, dtype=np.int64)  # a code no data row has: the null after
-    where[by_code.column("pkey").to_numpy()] = np.arange(by_code.num_rows)
-    partitions = pa.concat_arrays([by_code.column("partition_min").combine_chunks().cast(pa.string()),
+    pk = pc.fill_null(data.column("pkey"), -1).to_numpy()
+    order = np.lexsort((~part.is_valid().to_numpy(zero_copy_only=False), pk))  # by code, rows with a text first
+    first = order[np.r_[True, np.diff(pk[order]) != 0]] if len(order) else order
+    first = first[pk[first] >= 0]
+    where = np.full(len(texts), len(first), dtype=np.int64)  # a code no data row has: the null after
+    where[pk[first]] = np.arange(len(first))
+    partitions = pa.concat_arrays([part.take(pa.array(first, pa.int64())).combine_chunks().cast(pa.string())
+                                   if len(first) else pa.array([], pa.string()),
                                    pa.nulls(1, pa.string())]).take(pa.array(where))
     data = data.drop_columns(["partition"])  # its text per code is ``partitions``: no measure reads it per file
     if not bounded:  # no delete file scoped by bounds: the paths as written are never compared
