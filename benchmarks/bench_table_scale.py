@@ -16,7 +16,7 @@ An operation that runs past ``--timeout`` seconds or above ``--max-rss-mb`` is s
 printed as such, with the time and memory it had reached.
 
     ours:  card (``Table.from_metadata(...)._repr_mimebundle_()``; whether it holds its Health section is
-           printed: up to 100,000 data files, or 500,000 of a table this narrow), dvs(), delete_debt(),
+           printed: up to ``ICEBERG_CARD_HEALTH_UP_TO``, 1,000,000 data files), dvs(), delete_debt(),
            deleted_rows_per_file(), timeline(), check(), read_dvs() (every position decoded; read_dvs_columnar: the same as one Arrow table),
            health (``t.health(list_files=False)``: the doctor on the metadata alone) and health_listed (``t.health()``,
            the table location listed too)

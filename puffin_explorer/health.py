@@ -17,16 +17,13 @@ from .regions import Severity
 MIB = 1 << 20
 DAY_MS = 86_400_000
 
-#: A table card runs the doctor (without the storage listing) up to this many live data files; above it the
-#: card says to run ``health()``, which costs about 3 s of CPU and 240 MB per 100,000 files of a three-column table
-#: (at 1,000,000: 29 s of CPU, 2.4 GB; each column's metrics add to it).
+#: A Delta table's card runs the doctor (without the storage listing) up to this many live data files; above it
+#: the card says to run ``health()``. Also the size up to which the Spark doctor reads a table on the driver.
 CARD_HEALTH_UP_TO = 100_000
-#: An Iceberg table's card also runs it up to this many data files when their column metrics are few: data files
-#: times the columns the schema has (at most 100: Iceberg keeps metrics for the first 100 by default) at most
-#: :data:`CARD_HEALTH_METRIC_CELLS`. The doctor's index holds about 80 bytes per file and column of metrics; at
-#: 500,000 files of three columns the card, Health section included, took 8.9 s and 1.37 GB.
-CARD_HEALTH_NARROW_UP_TO = 500_000
-CARD_HEALTH_METRIC_CELLS = 2_000_000
+#: An Iceberg table's card runs it up to this many: its doctor sums the files' column metrics as the manifests
+#: are decoded, never keeping them per file, so its memory grows with the files whatever the table's width. At
+#: 1,000,000 data files with one DV each the card, Health section included, peaks at 1.7 GB (1.56 GB without it).
+ICEBERG_CARD_HEALTH_UP_TO = 1_000_000
 #: An undated card health is reused for this long, so the HTML and text forms of one display share it.
 CARD_HEALTH_KEEP_S = 600
 
@@ -462,24 +459,13 @@ def small_files_finding(m: dict, summary: dict, target: int, small_size: int, pr
         actions(summary), effect)
 
 
-def card_runs_health(data_files: int, metric_columns: Optional[int] = None) -> bool:
-    """Whether a table card runs the doctor: up to :data:`CARD_HEALTH_UP_TO` data files, or, given the columns
-    with metrics, up to :data:`CARD_HEALTH_NARROW_UP_TO` when files times columns are at most
-    :data:`CARD_HEALTH_METRIC_CELLS`."""
-    if data_files <= CARD_HEALTH_UP_TO:
-        return True
-    return metric_columns is not None and data_files <= CARD_HEALTH_NARROW_UP_TO and \
-        data_files * max(int(metric_columns), 1) <= CARD_HEALTH_METRIC_CELLS
-
-
-def card_health(table: Any, data_files: int, now: Any, kept: dict,
-                metric_columns: Optional[int] = None) -> Optional[TableHealth]:
+def card_health(table: Any, data_files: int, now: Any, kept: dict, up_to: int) -> Optional[TableHealth]:
     """The doctor run a table card shows: ``table.health(list_files=False)`` dated by ``now`` (default this
-    minute), None where :func:`card_runs_health` says no.  The HTML and text forms of one display share one
-    run: an undated one is kept in the table's ``kept`` dict for ``CARD_HEALTH_KEEP_S`` seconds."""
+    minute), None above ``up_to`` data files (the table's ``card_health_up_to``).  The HTML and text forms of one
+    display share one run: an undated one is kept in the table's ``kept`` dict for ``CARD_HEALTH_KEEP_S`` seconds."""
     import time
 
-    if not card_runs_health(data_files, metric_columns):
+    if data_files > up_to:
         return None
     if now is not None:
         return table.health(now=now, list_files=False)

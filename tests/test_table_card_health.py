@@ -91,8 +91,7 @@ def test_one_display_runs_the_doctor_once_and_a_big_table_says_to_run_it(monkeyp
     assert len(runs) == 1 and "<summary>Health " in bundle["text/html"]
     assert "health warning (no storage listing" in bundle["text/plain"]
     assert t.summary()["data_files"] == 8
-    monkeypatch.setattr(model_module, "CARD_HEALTH_UP_TO", 7)
-    monkeypatch.setattr(model_module, "CARD_HEALTH_NARROW_UP_TO", 7)  # no narrow-table allowance either
+    monkeypatch.setattr(model_module, "ICEBERG_CARD_HEALTH_UP_TO", 7)
     t = Warehouse(str(WAREHOUSE)).table("shop.orders")
     html, text = table_html(t, RenderOptions(now=NOW)), table_text(t, RenderOptions(now=NOW))
     assert len(runs) == 1  # above the card's limit: no doctor run
@@ -102,27 +101,32 @@ def test_one_display_runs_the_doctor_once_and_a_big_table_says_to_run_it(monkeyp
     assert t.health(now=NOW, list_files=False).status == "warning" and len(runs) == 2
 
 
-def test_a_narrow_table_above_the_cards_limit_still_gets_its_health_section(monkeypatch):
-    """Above CARD_HEALTH_UP_TO an Iceberg card still runs the doctor up to CARD_HEALTH_NARROW_UP_TO data files when
-    files times columns (the doctor's index holds metrics per file and column) are at most CARD_HEALTH_METRIC_CELLS."""
+def test_an_iceberg_card_runs_the_doctor_up_to_its_own_limit_and_a_delta_card_up_to_the_general_one(monkeypatch,
+                                                                                                  fixtures):
+    """An Iceberg card's doctor sums column metrics as it decodes the manifests (its memory grows with the files, not
+    the columns): it runs up to ICEBERG_CARD_HEALTH_UP_TO data files; a Delta card up to CARD_HEALTH_UP_TO."""
     from puffin_explorer import health as model_module
+    from puffin_explorer.delta import DeltaTable
 
+    monkeypatch.setattr(model_module, "CARD_HEALTH_UP_TO", 7)  # shop.orders has 8 data files: not the Iceberg limit
+    monkeypatch.setattr(model_module, "ICEBERG_CARD_HEALTH_UP_TO", 8)
     t = Warehouse(str(WAREHOUSE)).table("shop.orders")
-    assert [f.name for f in t.metadata.fields()] == ["order_id", "customer_id", "status", "amount", "order_date"]
-    monkeypatch.setattr(model_module, "CARD_HEALTH_UP_TO", 7)  # shop.orders has 8 data files
-    monkeypatch.setattr(model_module, "CARD_HEALTH_NARROW_UP_TO", 8)
-    monkeypatch.setattr(model_module, "CARD_HEALTH_METRIC_CELLS", 8 * 5)
+    assert t.card_health_up_to == 8
     html = table_html(t, RenderOptions(now=NOW))
     assert t.card_health(NOW).status == "warning" and "<summary>Health " in html and " not run</span>" not in html
-    for cells, narrow in ((8 * 5 - 1, 8), (8 * 5, 7)):  # one metric cell too many, or one data file too many
-        monkeypatch.setattr(model_module, "CARD_HEALTH_METRIC_CELLS", cells)
-        monkeypatch.setattr(model_module, "CARD_HEALTH_NARROW_UP_TO", narrow)
-        t = Warehouse(str(WAREHOUSE)).table("shop.orders")
-        assert t.card_health(NOW) is None
-        if narrow == 8:
-            assert ("health not run: more than 7 data files (8 when data files times columns are at most 39), the "
-                    "most the card runs the doctor on") in table_text(t, RenderOptions(now=NOW))
-    assert model_module.card_runs_health(7) and not model_module.card_runs_health(8)  # no columns given (Delta)
+    monkeypatch.setattr(model_module, "ICEBERG_CARD_HEALTH_UP_TO", 7)
+    t = Warehouse(str(WAREHOUSE)).table("shop.orders")
+    assert t.card_health(NOW) is None
+    assert ("health not run: more than 7 data files, the most the card runs the doctor on"
+            in table_text(t, RenderOptions(now=NOW)))
+    small = fixtures / "engines/delta/kernel-rs-table-with-dv-small"
+    delta = DeltaTable(str(small))
+    files = delta.totals()["data_files"]
+    monkeypatch.setattr(model_module, "CARD_HEALTH_UP_TO", files)
+    assert delta.card_health_up_to == files and delta.card_health(NOW) is not None
+    monkeypatch.setattr(model_module, "CARD_HEALTH_UP_TO", files - 1)
+    delta = DeltaTable(str(small))
+    assert delta.card_health(NOW) is None
 
 
 def test_the_partition_chart_says_when_it_holds_only_the_first_partitions_by_key(wh):

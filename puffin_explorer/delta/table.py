@@ -237,12 +237,19 @@ class DeltaTable(RichRepr):
 
         return delta_health(self._snap, now=now, name=name, list_files=list_files)
 
+    @property
+    def card_health_up_to(self) -> int:
+        """The most data files the table card runs the doctor on (``health.CARD_HEALTH_UP_TO``)."""
+        from .. import health
+
+        return health.CARD_HEALTH_UP_TO
+
     def card_health(self, now: Any = None):
-        """The doctor run a table card shows (no storage listing), or None above ``CARD_HEALTH_UP_TO`` data
+        """The doctor run a table card shows (no storage listing), or None above :attr:`card_health_up_to` data
         files; see :func:`~puffin_explorer.health.card_health`."""
         from ..health import card_health
 
-        return card_health(self, self.totals()["data_files"], now, self._kept)
+        return card_health(self, self.totals()["data_files"], now, self._kept, self.card_health_up_to)
 
     def summary(self) -> str:
         t = self.totals()

@@ -333,13 +333,9 @@ def _stats_html(t: Any, opts: RenderOptions) -> str:
 _CHECK_CLASS = {"ok": "ok", "info": "info", "warning": "warning", "error": "error", "not run": "muted"}
 
 
-def _no_card_health() -> str:
+def _no_card_health(t: Any) -> str:
     """Why a card shows no health section: the table is above the card's doctor limit."""
-    from ..health import CARD_HEALTH_METRIC_CELLS, CARD_HEALTH_NARROW_UP_TO, CARD_HEALTH_UP_TO
-
-    narrow = f" ({CARD_HEALTH_NARROW_UP_TO:,} when data files times columns are at most {CARD_HEALTH_METRIC_CELLS:,})" \
-        if CARD_HEALTH_NARROW_UP_TO > CARD_HEALTH_UP_TO else ""
-    return (f"more than {plural(CARD_HEALTH_UP_TO, 'data file')}{narrow}, the most the card runs the doctor on: "
+    return (f"more than {plural(t.card_health_up_to, 'data file')}, the most the card runs the doctor on: "
             "t.health() runs every check, with each finding's fix, and pes.health(spark, t) runs it on a Spark cluster")
 
 
@@ -347,7 +343,7 @@ def _health_html(t: Any, opts: RenderOptions) -> str:
     """The doctor's checks without the storage listing (bounded: metadata and manifests only), and its charts."""
     h = t.card_health(opts.now)
     if h is None:
-        return H.details("Health", f'<div class="pe-note">{H.esc(_no_card_health())}</div>', True, " not run")
+        return H.details("Health", f'<div class="pe-note">{H.esc(_no_card_health(t))}</div>', True, " not run")
     checks = h.checks()
     rows = [[H.esc(r["check"]), H.badge(r["status"], _CHECK_CLASS.get(r["status"], "info")), H.esc(r["metric"]),
              H.esc(r["threshold"]), H.esc(r["source"])] for r in checks.to_dict("records")]
@@ -424,7 +420,7 @@ def table_text(t: Any, opts: RenderOptions = RenderOptions()) -> str:
     def health() -> str:
         h = t.card_health(opts.now)
         if h is None:
-            return f"health not run: {_no_card_health()}"
+            return f"health not run: {_no_card_health(t)}"
         rows = [[r["check"], r["status"], r["metric"], r["threshold"], r["source"]]
                 for r in h.checks().to_dict("records")]
         return (f"health {h.status} (no storage listing: orphan files: run t.health())\n"

@@ -130,17 +130,21 @@ def plain(column):
 
 
 def located_array(source: "TableSource", column):
-    """Where each location of an Arrow string column is now, as an Arrow string array: ``TableSource.locate``
+    """Where each location of an Arrow string column is now, as Arrow strings (chunked as the column is when
+    nothing moved): ``TableSource.locate``
     (``paths.normalize``, then the longest matching prefix of ``source.mapper`` replaced) column-wise."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
 
+    prefixes = sorted(source.mapper.prefixes.items(), key=lambda kv: -len(kv[0]))
+    if not prefixes:  # nowhere moved: the column as it is when no path needs normalizing (no copy of a path)
+        return normalized(column)
     column = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
     norm = normalized(column)
     out = norm
     done = np.zeros(len(norm), dtype=bool)
-    for old, new in sorted(source.mapper.prefixes.items(), key=lambda kv: -len(kv[0])):
+    for old, new in prefixes:
         # plain prefix tests and slices (no pattern built from a prefix, which a table's metadata can make huge)
         hit = pc.fill_null(pc.starts_with(norm, old), False)
         if not old.endswith("/"):  # the prefix ends where a path segment does

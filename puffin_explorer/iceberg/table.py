@@ -177,10 +177,17 @@ class Table(RichRepr):
             self.results.health = (key, run())
         return self.results.health[1]
 
+    @property
+    def card_health_up_to(self) -> int:
+        """The most data files the table card runs the doctor on (``health.ICEBERG_CARD_HEALTH_UP_TO``)."""
+        from .. import health
+
+        return health.ICEBERG_CARD_HEALTH_UP_TO
+
     def card_health(self, now: Any = None):
-        """The doctor run a table card shows (no storage listing), or None above ``CARD_HEALTH_UP_TO``
-        data files (counted from the manifest list, as the warehouse card does; up to ``CARD_HEALTH_NARROW_UP_TO``
-        when the files' column metrics are few); see :func:`~puffin_explorer.health.card_health`."""
+        """The doctor run a table card shows (no storage listing), or None above :attr:`card_health_up_to`
+        data files (counted from the manifest list, as the warehouse card does); see
+        :func:`~puffin_explorer.health.card_health`."""
         from ..health import card_health
         from .overview import listed_counts
 
@@ -191,8 +198,7 @@ class Table(RichRepr):
         except PuffinError:
             listed = None
         data_files = (listed or self.summary())["data_files"]
-        columns = sum(1 for f in self.metadata.fields() if isinstance(f.type, str))  # primitive: metrics kept
-        return card_health(self, int(data_files or 0), now, self.results.card_health, min(columns, 100))
+        return card_health(self, int(data_files or 0), now, self.results.card_health, self.card_health_up_to)
 
     def summary(self) -> dict[str, Any]:
         """The warehouse-card row of this table (the metadata file, the current manifest list, and its manifests
