@@ -12,6 +12,7 @@ from typing import Any, Mapping, Optional, Union
 
 from .._repr import RichRepr
 from ..errors import InvalidFileError, PuffinError
+from .. import health as _health_model
 from ..health import DELETED_SHARE_THRESHOLD
 from ..io import storage_options_from_pyiceberg
 from ..regions import Finding, FindingList, Severity
@@ -177,17 +178,11 @@ class Table(RichRepr):
             self.results.health = (key, run())
         return self.results.health[1]
 
-    @property
-    def card_health_up_to(self) -> int:
-        """The most data files the table card runs the doctor on (``health.ICEBERG_CARD_HEALTH_UP_TO``)."""
-        from .. import health
-
-        return health.ICEBERG_CARD_HEALTH_UP_TO
+    card_health_up_to = property(lambda self: _health_model.ICEBERG_CARD_HEALTH_UP_TO)  # the card's doctor limit
 
     def card_health(self, now: Any = None):
-        """The doctor run a table card shows (no storage listing), or None above :attr:`card_health_up_to`
-        data files (counted from the manifest list, as the warehouse card does); see
-        :func:`~puffin_explorer.health.card_health`."""
+        """The doctor run a table card shows (no storage listing), or None above :attr:`card_health_up_to` data
+        files (counted from the manifest list, as the warehouse card does); see :func:`.health.card_health`."""
         from ..health import card_health
         from .overview import listed_counts
 
