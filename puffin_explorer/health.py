@@ -369,7 +369,11 @@ def listing_table(names: list, sizes: list, mtimes: list, root_path: str, root: 
     from .iceberg.paths import join, normalize  # here: the Iceberg and Delta tables import this module
 
     base = root_path.rstrip("/")
-    rel = pa.array([n[len(base):].lstrip("/") if n.startswith(base) else n for n in map(str, names)], pa.string())
+    written = pa.array(names if all(isinstance(n, str) for n in names) else list(map(str, names)), pa.string())
+    # the path below the root (its leading slashes dropped), column-wise; a name not under it as it is
+    rel = pc.if_else(pc.starts_with(written, base),
+                     pc.utf8_ltrim(pc.utf8_slice_codeunits(written, len(base)), "/"), written) if len(written) else \
+        written
     prefix = normalize(join(root, "x"))[:-1]  # normalize only touches the scheme and the trailing slashes
     if all(isinstance(m, (int, float)) and not isinstance(m, bool) for m in mtimes):
         ms = pa.array((np.asarray(mtimes, dtype=np.float64) * 1000).astype(np.int64), pa.int64())

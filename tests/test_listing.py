@@ -65,6 +65,24 @@ def test_a_local_listing_is_fsspecs_row_for_row(tmp_path, seed):
     assert sorted(sub.location) == [r["location"] for r in want if r["location"].startswith(str(root / "data") + "/")]
 
 
+def test_folders_reached_again_through_links_are_walked_once_wherever_the_first_link_is(tmp_path):
+    """A folder is told apart by ``stat`` only from the first link on: a link met after the folder it points to
+    was walked, before it, and a link to a link, each list every file once."""
+    root = tmp_path / "t"
+    for d in ("a/x", "b", "c/y/z"):
+        (root / d).mkdir(parents=True)
+    for f in ("a/x/1.parquet", "b/2.parquet", "c/y/z/3.parquet", "top.json"):
+        (root / f).write_bytes(b"12345")
+    os.symlink(root / "a", root / "b" / "to-a")  # walked before or after a/, by the walk's order
+    os.symlink(root / "c" / "y", root / "a" / "x" / "to-y")
+    os.symlink(root / "a" / "x" / "to-y", root / "c" / "to-link")
+    os.symlink(root, root / "c" / "y" / "z" / "to-root")
+    got = list_folder(FileIO(), str(root))
+    names = sorted(os.path.relpath(p, root) for p in got.location)
+    assert sorted(os.path.basename(n) for n in names) == ["1.parquet", "2.parquet", "3.parquet", "top.json"]
+    assert got["size"].tolist() == [5] * 4
+
+
 def test_a_link_cycle_is_walked_once_and_a_missing_folder_is_empty(tmp_path):
     (tmp_path / "t" / "data").mkdir(parents=True)
     (tmp_path / "t" / "data" / "f.parquet").write_bytes(b"1234")

@@ -503,7 +503,8 @@ class DriverReads:
 
         every = pa.concat_arrays([self._files_of(self.sets).column("location").combine_chunks(),
                                   pa.array(sorted(referenced), pa.string())])
-        known = pc.is_in(pa.array(listing["location"].to_numpy(), pa.string()), value_set=every)
+        listed = pa.array(listing["location"])  # the frame's Arrow strings as they are: no Python string per file
+        known = pc.is_in(listed, value_set=every.cast(listed.type))
         unref = listing[~known.to_numpy(zero_copy_only=False) & ~listing["hidden"].astype(bool)]
         young = unref["mtime_ms"].notna() & (unref["mtime_ms"] >= cutoff_ms)
         orphans = unref[~young]

@@ -69,26 +69,40 @@ def _list_local(location: str, path: str) -> list[tuple[str, str, Optional[int]]
 def _walk_local(location: str, path: str) -> tuple[list, list, list]:
     """Every file under a local folder as :meth:`FileIO.walk` gives it, one ``os.scandir`` per folder (fsspec's
     ``find`` costs a Python ``info()`` per file, most of a large listing); symbolic links are followed, a folder
-    reached twice (a link cycle) is walked once, an entry that vanishes while listed is skipped."""
+    reached twice (a link cycle) is walked once, an entry that vanishes while listed is skipped.  Only a link
+    can reach a folder twice, so folders are told apart by ``stat`` only from the first linked folder on (the
+    ones walked before it then too): a tree without links costs one ``stat`` per file, none per folder."""
     import os
 
     names: list[str] = []
     sizes: list[Optional[int]] = []
     mtimes: list[Optional[float]] = []
     seen: set[tuple[int, int]] = set()
-    stack = [path]
+    walked: Optional[list[str]] = []  # the folders walked while no link was met; None once one was
+    stack = [(path, False)]
     while stack:
-        folder = stack.pop()
+        folder, linked = stack.pop()
         try:
-            st = os.stat(folder)
-            if (st.st_dev, st.st_ino) in seen:
-                continue
-            seen.add((st.st_dev, st.st_ino))
+            if linked and walked is not None:  # the first linked folder: every folder from now on is told apart
+                for before in walked:
+                    try:
+                        st = os.stat(before)
+                        seen.add((st.st_dev, st.st_ino))
+                    except OSError:
+                        pass
+                walked = None
+            if walked is None:
+                st = os.stat(folder)
+                if (st.st_dev, st.st_ino) in seen:
+                    continue
+                seen.add((st.st_dev, st.st_ino))
+            else:
+                walked.append(folder)
             with os.scandir(folder) as entries:
                 for e in entries:
                     try:
                         if e.is_dir():
-                            stack.append(e.path)
+                            stack.append((e.path, e.is_symlink()))
                         elif e.is_file():
                             info = e.stat()
                             names.append(e.path)
