@@ -449,6 +449,7 @@ class LocalMeasures(_Run):
 
         super().__init__(relations)
         self.con = duckdb.connect(config={"threads": 1})
+        self.kept: dict[str, Any] = {}  # measure name -> its answer, as Arrow
 
     def _given_empty(self, name: str) -> bool:
         return name in self.relations and getattr(self.relations[name], "num_rows", None) == 0
@@ -478,17 +479,25 @@ class LocalMeasures(_Run):
         return view
 
     def _keep(self, name: str, sql: str) -> str:
-        self.con.execute(f"CREATE TEMP TABLE m_{name} AS {sql}")
+        # kept as Arrow, registered for the measures that read it and handed back as its answer: a DuckDB table
+        # would hold a second copy of what the answer holds (a million rows of per-file or per-partition sums)
+        self.kept[name] = self._fetch(sql)
+        self.con.register(f"m_{name}", self.kept[name])
         return f"m_{name}"
+
+    def _fetch(self, sql: str):
+        relation = self.con.sql(sql)
+        return relation.to_arrow_table() if hasattr(relation, "to_arrow_table") else relation.arrow()
 
     def arrow(self, measure: Measure):
         """The measure's answer: a ``pyarrow.Table`` of its columns."""
-        relation = self.con.sql(self._answer_sql(measure))
-        table = relation.to_arrow_table() if hasattr(relation, "to_arrow_table") else relation.arrow()
-        return table.select(list(measure.columns))
+        sql = self._answer_sql(measure)
+        kept = self.kept.get(measure.name) if MEASURES.get(measure.name) is measure else None
+        return (kept if kept is not None else self._fetch(sql)).select(list(measure.columns))
 
     def close(self) -> None:
         self.con.close()
+        self.kept = {}
 
     def __enter__(self) -> "LocalMeasures":
         return self
