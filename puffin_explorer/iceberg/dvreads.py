@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable, Optional, Union
 
+from .._memory import release_freed_memory
 from .._text import plural
 from ..errors import InvalidFileError, NotFoundError, NotInTableError, PuffinError, SourceError
 from . import vanished
@@ -36,8 +37,9 @@ def positions_schema():
         ("cardinality", pa.int64()), ("positions", pa.large_list(pa.int64()))])
 
 
-def _positions_batch(idx: list, path: str, ranges: list, refs: list, dvs: list):
-    """One Puffin file's vectors as a record batch of :func:`positions_schema` (positions as int64)."""
+def _positions_batch(idx: list, path: str, ranges: list, refs: Any, dvs: list):
+    """One Puffin file's vectors as a record batch of :func:`positions_schema` (positions as int64; ``refs``: the
+    referenced data files of ``idx``, an Arrow string array)."""
     import numpy as np
     import pyarrow as pa
 
@@ -50,8 +52,46 @@ def _positions_batch(idx: list, path: str, ranges: list, refs: list, dvs: list):
     return pa.record_batch([
         pa.array(idx, pa.int64()), pa.array([path] * len(idx), pa.string()),
         pa.array([o for o, _ in ranges], pa.int64()), pa.array([n for _, n in ranges], pa.int64()),
-        pa.array([refs[i] for i in idx], pa.string()), pa.array(counts),
+        refs, pa.array(counts),
         pa.LargeListArray.from_arrays(pa.array(offsets), pa.array(values))], schema=schema)
+
+
+def _plan_by_file(t) -> list:
+    """The reads of DV entries (an Arrow table of ``file_path``, ``content_offset``, ``content_size_in_bytes``,
+    ``file_size_in_bytes``), per Puffin file in the order the files first appear: ``(path, row indexes, offsets,
+    sizes, largest end, largest claimed file size or None, any odd range)``, numpy arrays (no Python value per
+    DV: the reader makes one file's ranges at a time as it reads it)."""
+    import numpy as np
+    import pyarrow.compute as pc
+
+    n = t.num_rows
+    if not n:
+        return []
+    for name in ("content_offset", "content_size_in_bytes"):
+        if t.column(name).null_count:
+            first = int(np.flatnonzero(t.column(name).is_null().to_numpy(zero_copy_only=False))[0])
+            raise InvalidFileError(f"{t.column('file_path')[first].as_py()}: DV entry without content_offset/"
+                                   "content_size_in_bytes", None, "dv-missing-range")
+    enc = t.column("file_path").combine_chunks().dictionary_encode()
+    codes = pc.fill_null(enc.indices, len(enc.dictionary)).to_numpy(zero_copy_only=False).astype(np.int64)
+    files = enc.dictionary.to_pylist() + [None]  # a DV without a path: its own group, read as read_dv reads it
+    offsets = t.column("content_offset").to_numpy().astype(np.int64)
+    sizes = t.column("content_size_in_bytes").to_numpy().astype(np.int64)
+    claimed_col = t.column("file_size_in_bytes")
+    claims = pc.fill_null(claimed_col, -1).to_numpy().astype(np.int64)
+    has_claim = claimed_col.is_valid().to_numpy(zero_copy_only=False)
+    order = np.argsort(codes, kind="stable")  # each file's rows together, in row order
+    bounds = np.flatnonzero(np.diff(codes[order])) + 1
+    groups = np.split(order, bounds)
+    groups.sort(key=lambda g: int(g[0]))  # files in the order they first appear
+    plans = []
+    for idx in groups:
+        o, size = offsets[idx], sizes[idx]
+        claim = claims[idx][has_claim[idx]]
+        plans.append((files[int(codes[idx[0]])], idx, o, size, int((o + size).max()),
+                      int(claim.max()) if len(claim) else None,
+                      bool(((o < 0) | (size < 0) | (size > _DV_SIZE_WITHOUT_PROBE)).any())))
+    return plans
 
 
 def dv_reader(source: "TableSource") -> "DVReader":
@@ -225,12 +265,10 @@ class DVReader:
         from ..format.dv import DeletionVector, decode_many
 
         names = ("file_path", "content_offset", "content_size_in_bytes", "referenced_data_file", "file_size_in_bytes")
-        if entries is None:  # the index's columns as lists: no dict per DV
+        if entries is None:  # the index's columns as arrays: no Python value per DV
             ix = deletes_index(self.source, snapshot_id)
             at = np.flatnonzero(ix.mask(["dv"]))
             t = ix.take(at, list(names))
-            paths, offsets, sizes, refs, claims = (t.column(n).to_pylist() for n in names)
-            del t
 
             def entry(i: int) -> dict[str, Any]:
                 return ix.row(int(at[i]))
@@ -238,33 +276,28 @@ class DVReader:
             if hasattr(entries, "to_dict") and hasattr(entries, "columns"):  # a DataFrame such as dvs()
                 entries = entries.to_dict("records")
             rows = [self.entry(e, snapshot_id) for e in entries]
-            paths, offsets, sizes, refs, claims = ([e.get(n) for e in rows] for n in names)
+            for e in rows:
+                if e.get("content_offset") is None or e.get("content_size_in_bytes") is None:
+                    raise InvalidFileError(f"{e.get('file_path')}: DV entry without content_offset/"
+                                           "content_size_in_bytes", None, "dv-missing-range")
+            t = pa.table({"file_path": pa.array([e.get("file_path") for e in rows], pa.string()),
+                          **{n: pa.array([None if e.get(n) is None else int(e[n]) for e in rows], pa.int64())
+                             for n in ("content_offset", "content_size_in_bytes", "file_size_in_bytes")},
+                          "referenced_data_file": pa.array([e.get("referenced_data_file") for e in rows],
+                                                           pa.string())})
 
             def entry(i: int) -> dict[str, Any]:
                 return rows[i]
-        total = len(paths)
-        # per Puffin file: (row indexes, ranges, largest end, largest claimed file size, any odd range)
-        by_file: dict[str, list] = {}
-        for i, (path, o, n, claimed) in enumerate(zip(paths, offsets, sizes, claims)):
-            if o is None or n is None:
-                raise InvalidFileError(f"{path}: DV entry without content_offset/content_size_in_bytes", None,
-                                       "dv-missing-range")
-            o, n = int(o), int(n)
-            plan = by_file.get(path)
-            if plan is None:
-                plan = by_file[path] = [[], [], 0, None, False]
-            plan[0].append(i)
-            plan[1].append((o, n))
-            plan[2] = max(plan[2], o + n)
-            if o < 0 or n < 0 or n > _DV_SIZE_WITHOUT_PROBE:
-                plan[4] = True
-            if claimed is not None and (plan[3] is None or int(claimed) > plan[3]):
-                plan[3] = int(claimed)
-        del offsets, sizes, claims
+        total = t.num_rows
+        plans = _plan_by_file(t)
+        refs = t.select(["referenced_data_file"])  # taken a file's rows at a time (take_rows: chunk by chunk)
+        del t
+        release_freed_memory()  # the index build's and the planning's scratch, before the positions come
         out: list = [] if columnar else [None] * total
         done = 0
-        for path, (idx, ranges, end, claimed, odd) in list(by_file.items()):
-            del by_file[path]  # each file's plan is dropped once read
+        while plans:
+            path, idx, o, size, end, claimed, odd = plans.pop(0)  # each file's plan is dropped once read
+            idx, ranges = idx.tolist(), list(zip(o.tolist(), size.tolist()))
             bar(done, total)
             done += len(idx)
             loc = self.source.located(path)
@@ -276,15 +309,17 @@ class DVReader:
             else:
                 src = self._range_source(loc, end)
                 read = []
-                for k, (i, (o, n), data) in enumerate(zip(idx, ranges, src.read_ranges(ranges, keep=False))):
+                file_refs = take_rows(refs, idx).column(0).to_pylist()
+                for k, ((o, n), ref, data) in enumerate(zip(ranges, file_refs, src.read_ranges(ranges, keep=False))):
                     if k & 4095 == 4095:  # many DVs in one file move the bar too
                         bar(done - len(idx) + k, total)
                     if len(data) != n:
                         raise SourceError(f"{loc} ends before the DV at [{o:,}, {o + n:,})", o, location=loc)
-                    read.append(DeletionVector(data, o, None, "file", refs[i]))
+                    read.append(DeletionVector(data, o, None, "file", ref))
             if columnar:  # this file's vectors become one batch of positions; the objects go
                 decode_many(read)
-                out.append(_positions_batch(idx, path, ranges, refs, read))
+                out.append(_positions_batch(idx, path, ranges, take_rows(refs, idx).column(0).combine_chunks(),
+                                            read))
             else:
                 for i, dv in zip(idx, read):
                     out[i] = dv
