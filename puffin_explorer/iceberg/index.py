@@ -1229,44 +1229,23 @@ def build_index(source: "TableSource", snapshot_id: Optional[int] = None, conten
     todo = [manifests[i] for i in once if cache.cached(manifests[i], metrics) is None]
     sink = metric_sink if not metrics else None
     ordinals = {cache.manifest_key(manifests[i]): i for i in once} if sink is not None else {}
-    duck: Any = None
     bar = _progress_bar(len(todo), f"{source.name}: manifests") if todo and _show_progress(
         progress, len(todo)) else None
-    read_bytes = 0  # DuckDB is chosen by the bytes read, never by a manifest_length the list claims
-    pending: Optional[tuple[_Batch, list]] = None  # started, not yet chunked: DuckDB reads it meanwhile
+
+    def unread(m: dict, failed: list) -> None:
+        cache.chunks[(cache.manifest_key(m), metrics)] = _without_metrics(cache, m, metrics, failed)
+
+    def decoded(batch: list) -> None:
+        if sink is not None:
+            _hand_over(cache, batch, ordinals, sink, keep_plain=True)
+        if bar is not None:
+            bar.update(len(batch))
+
     try:
-        for batch in _batches(todo):
-            locs = [source.locate(m.get("manifest_path") or "") for m in batch]
-            fetched, failed = _fetch(source, locs)
-            ok = [(m, loc) for m, loc in zip(batch, locs) if loc in fetched]
-            for m, loc in zip(batch, locs):
-                if loc not in fetched:
-                    cache.chunks[(cache.manifest_key(m), metrics)] = _without_metrics(
-                        cache, m, metrics, [f for f in failed if f[2] == loc])
-            read_bytes += sum(len(fetched[loc]) for _, loc in ok)
-            if duck is None and read_bytes >= DUCKDB_FROM_BYTES:
-                duck = _duckdb() or False
-            started = (_start_batch(ok, fetched, metrics or sink is not None, duck or None), batch)
-            del fetched
-            if pending is not None:
-                _finish_batch(source, pending[0], duck or None)
-                if sink is not None:
-                    _hand_over(cache, pending[1], ordinals, sink, keep_plain=True)
-                if bar is not None:
-                    bar.update(len(pending[1]))
-            pending = started
-        if pending is not None:
-            _finish_batch(source, pending[0], duck or None)
-            if sink is not None:
-                _hand_over(cache, pending[1], ordinals, sink, keep_plain=True)
-            if bar is not None:
-                bar.update(len(pending[1]))
-            pending = None
+        _decode_batches(source, todo, metrics or sink is not None, unread, decoded)
     finally:
         if bar is not None:
             bar.close()
-        if duck:
-            duck.close()
     tables, raw = [], list(listed_found)
     for i in once:  # a manifest listed again: its entries once (a count in a manifest list never multiplies rows)
         m = manifests[i]
@@ -1356,46 +1335,61 @@ def stream_metrics(source: "TableSource", index: EntryIndex, sink: MetricSink, s
         checked(held[start:start + BATCH])
     have = {i for i, _ in held}
     todo = [index.manifests[i] for i in wanted if i not in have]
-    duck: Any = None
     bar = _progress_bar(len(todo), f"{source.name}: column metrics") if todo and _show_progress(
         progress, len(todo)) else None
-    read_bytes = 0
-    pending: Optional[tuple[_Batch, list]] = None
+
+    def unread(m: dict, failed: list) -> None:  # gone since the index read it: noted as such, counts whole
+        findings.extend(vanished.manifest_raw(source, index.snapshot_id, m, f, True) if f[0] == vanished.CODE
+                        else f for f in failed)
+
+    def decoded(batch: list) -> None:
+        _hand_over(cache, batch, ordinals, checked, keep_plain=False)
+        if bar is not None:
+            bar.update(len(batch))
+
+    try:
+        _decode_batches(source, todo, True, unread, decoded)
+    finally:
+        for m in todo:  # interrupted: no metric chunk stays cached (a finished run handed every one over)
+            cache.chunks.pop((cache.manifest_key(m), True), None)
+        if bar is not None:
+            bar.close()
+        release_freed_memory()
+    return findings
+
+
+def _decode_batches(source: "TableSource", todo: list[dict[str, Any]], metrics: bool,
+                    unread: Callable[[dict, list], None], decoded: Callable[[list], None]) -> None:
+    """Fetch and decode manifests ``BATCH`` at a time into cached chunks, DuckDB reading the next batch while the
+    last one becomes chunks (``_start_batch`` / ``_finish_batch``): ``unread(manifest, findings)`` for each one
+    that cannot be fetched, ``decoded(batch)`` once a batch's chunks are cached."""
+    duck: Any = None
+    read_bytes = 0  # DuckDB is chosen by the bytes read, never by a manifest_length the list claims
+    pending: Optional[tuple[_Batch, list]] = None  # started, not yet chunked: DuckDB reads it meanwhile
     try:
         for batch in _batches(todo):
             locs = [source.locate(m.get("manifest_path") or "") for m in batch]
             fetched, failed = _fetch(source, locs)
-            for m, loc in zip(batch, locs):  # gone since the index read it: noted as such, counts whole
-                findings += [vanished.manifest_raw(source, index.snapshot_id, m, f, True) if f[0] == vanished.CODE
-                             else f for f in failed if f[2] == loc]
             ok = [(m, loc) for m, loc in zip(batch, locs) if loc in fetched]
+            for m, loc in zip(batch, locs):
+                if loc not in fetched:
+                    unread(m, [f for f in failed if f[2] == loc])
             read_bytes += sum(len(fetched[loc]) for _, loc in ok)
             if duck is None and read_bytes >= DUCKDB_FROM_BYTES:
                 duck = _duckdb() or False
-            started = (_start_batch(ok, fetched, True, duck or None), [m for m, _ in ok])
+            started = (_start_batch(ok, fetched, metrics, duck or None), batch)
             del fetched
             if pending is not None:
                 _finish_batch(source, pending[0], duck or None)
-                _hand_over(cache, pending[1], ordinals, checked, keep_plain=False)
-                if bar is not None:
-                    bar.update(len(pending[1]))
+                decoded(pending[1])
             pending = started
         if pending is not None:
-            _finish_batch(source, pending[0], duck or None)
-            _hand_over(cache, pending[1], ordinals, checked, keep_plain=False)
-            if bar is not None:
-                bar.update(len(pending[1]))
-            pending = None
+            last, pending = pending, None
+            _finish_batch(source, last[0], duck or None)
+            decoded(last[1])
     finally:
-        if pending is not None:  # interrupted: no metric chunk stays cached
-            for m in pending[1]:
-                cache.chunks.pop((cache.manifest_key(m), True), None)
-        if bar is not None:
-            bar.close()
         if duck:
             duck.close()
-        release_freed_memory()
-    return findings
 
 
 def _length(manifest: dict[str, Any]) -> int:
