@@ -88,6 +88,22 @@ def last_of_each(codes, size: int):
     return last
 
 
+def largest_of_each(codes, values, size: int):
+    """The codes ``0..size-1`` that ``codes`` holds (-1: none, left out), in code order, and the largest of
+    ``values`` (int64, aligned with ``codes``) at each: arrays indexed by code, no sort and no hash."""
+    import numpy as np
+
+    codes = np.asarray(codes, dtype=np.int64)
+    named = codes >= 0
+    codes, values = codes[named], np.asarray(values, dtype=np.int64)[named]
+    largest = np.full(size, np.iinfo(np.int64).min, dtype=np.int64)
+    np.maximum.at(largest, codes, values)
+    seen = np.zeros(size, dtype=bool)
+    seen[codes] = True
+    present = np.flatnonzero(seen)
+    return present, largest[present]
+
+
 def objects(values: list):
     """A numpy object array holding ``values`` as they are (dicts and lists stay one element each)."""
     import numpy as np

@@ -304,13 +304,14 @@ class DVReader:
             if not odd and claimed is not None and end > claimed:
                 real = self.source.io.size(loc)
                 odd = real is None or end > real
+            file_refs = take_rows(refs, idx).column(0).combine_chunks()  # this file's referenced data files
             if odd:  # odd ranges: one at a time, with read_dv's checks
                 read = [self.read_dv(entry(i)) for i in idx]
             else:
                 src = self._range_source(loc, end)
                 read = []
-                file_refs = take_rows(refs, idx).column(0).to_pylist()
-                for k, ((o, n), ref, data) in enumerate(zip(ranges, file_refs, src.read_ranges(ranges, keep=False))):
+                for k, ((o, n), ref, data) in enumerate(zip(ranges, file_refs.to_pylist(),
+                                                            src.read_ranges(ranges, keep=False))):
                     if k & 4095 == 4095:  # many DVs in one file move the bar too
                         bar(done - len(idx) + k, total)
                     if len(data) != n:
@@ -318,8 +319,7 @@ class DVReader:
                     read.append(DeletionVector(data, o, None, "file", ref))
             if columnar:  # this file's vectors become one batch of positions; the objects go
                 decode_many(read)
-                out.append(_positions_batch(idx, path, ranges, take_rows(refs, idx).column(0).combine_chunks(),
-                                            read))
+                out.append(_positions_batch(idx, path, ranges, file_refs, read))
             else:
                 for i, dv in zip(idx, read):
                     out[i] = dv

@@ -180,27 +180,19 @@ def _snapshot_files(source: "TableSource", snapshot_id: int, manifests) -> Any:
     value per file): live data and delete files (a Puffin file once per DV, or once when the index's paths are
     coded already: each distinct path located once, its largest size), its manifests (its manifest list is added
     later)."""
-    import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from .columns import located_array, normalized
+    from .columns import largest_of_each, located_array, normalized
 
     ix = build_index(source, snapshot_id)
     codes = ix.derived.get("path-codes")  # the current snapshot's, made by the doctor's relations
-    if codes is not None:
+    if codes is not None:  # (an entry without a path, code -1, references no file)
         live = ix.mask()
-        code = codes.files[live].astype(np.int64)
-        sizes = ix.ints("file_size_in_bytes", 0)[live]
-        named = code >= 0  # an entry without a path references no file
-        code, sizes = code[named], sizes[named]
-        largest = np.full(len(codes.dictionary), np.iinfo(np.int64).min, dtype=np.int64)
-        np.maximum.at(largest, code, sizes)
-        seen = np.zeros(len(codes.dictionary), dtype=bool)
-        seen[code] = True
-        present = np.flatnonzero(seen)  # in code order (no sort of a million codes)
+        present, largest = largest_of_each(codes.files[live], ix.ints("file_size_in_bytes", 0)[live],
+                                           len(codes.dictionary))
         files = pa.table({"location": normalized(located_array(source, codes.dictionary.take(pa.array(present)))),
-                          "size": pa.array(largest[present], pa.int64())})
+                          "size": pa.array(largest, pa.int64())})
     else:
         rows = ix.rows(ix.mask(), ["file_path", "file_size_in_bytes"])
         files = pa.table({"location": normalized(located_array(source, rows.column("file_path"))),
@@ -288,12 +280,11 @@ class FileAggregates:
 
 
 def driver_file_aggregates(source: "TableSource", index, target: int, small_size: int,
-                           column: Optional[str], totals: Optional["MetricTotals"] = None) -> FileAggregates:
+                           column: Optional[str], totals: "MetricTotals") -> FileAggregates:
     """:class:`FileAggregates` of a snapshot's entry index, here: the measures of :mod:`.measures` run by DuckDB
     over the index's columns (:func:`.relations.index_relations`; deleted rows are :func:`~.deletes.row_counts`',
     the same measure computed once per index and shared with the card), column metrics and clustering by the
-    functions the Spark doctor runs per task and per partition, from ``totals`` (summed as the manifests were
-    decoded, :mod:`.metric_totals`) or from the index's own metrics when it has them."""
+    functions the Spark doctor runs per task and per partition, from ``totals`` (:mod:`.metric_totals`)."""
     import numpy as np
     import pandas as pd
     import pyarrow as pa
@@ -301,16 +292,12 @@ def driver_file_aggregates(source: "TableSource", index, target: int, small_size
 
     from .._memory import release_freed_memory
     from .column_stats import columns_frame
-    from .columns import nullable_ints, partitions, plain, strings
+    from .columns import largest_of_each, nullable_ints, partitions, plain, strings
     from .deletes import deleted_rows_of
     from .measures import DATA_FILE_DELETES, MEASURES, LocalMeasures
     from .index import take_rows
-    from .metric_totals import MetricTotals
     from .relations import coded, index_relations
 
-    if totals is None:
-        totals = MetricTotals.from_index(index, source.fields_by_id(), column) if index.metrics else \
-            MetricTotals(source.fields_by_id(), column).finish(index)
     # paths (the index's path codes) and partitions as integers: DuckDB joins integers
     codes = coded(index_relations(source, index, coded_paths=True, scope_bounds=totals.scope_bounds))
     release_freed_memory()  # the partition texts and string keys coded away
@@ -326,15 +313,9 @@ def driver_file_aggregates(source: "TableSource", index, target: int, small_size
     keys = pc.fill_null(relations["data"].column("key"), -1).to_numpy()
     refs = pc.fill_null(relations["dvs"].column("ref_key"), -1).to_numpy()
     size = int(max(keys.max(initial=-1), refs.max(initial=-1))) + 1
-    most = np.full(size, np.iinfo(np.int64).min, dtype=np.int64)
-    named = keys >= 0
-    np.maximum.at(most, keys[named], np.asarray(deleted, dtype=np.int64)[named])
-    present = np.zeros(size, dtype=bool)
-    present[keys[named]] = True
-    codes_of = np.flatnonzero(present)
+    codes_of, most = largest_of_each(keys, deleted, size)
     dvs_per = np.bincount(refs[refs >= 0], minlength=size)
-    relations["deleted_rows"] = pa.table({"key": pa.array(codes_of, pa.int64()),
-                                          "deleted": pa.array(most[codes_of], pa.int64()),
+    relations["deleted_rows"] = pa.table({"key": pa.array(codes_of, pa.int64()), "deleted": pa.array(most, pa.int64()),
                                           "dvs": pa.array(dvs_per[codes_of], pa.int64())})
     with LocalMeasures(relations) as run:
         answers = {name: run.arrow(MEASURES[name]) for name in SUM_MEASURES}

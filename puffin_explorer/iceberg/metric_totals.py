@@ -30,7 +30,8 @@ _ORDINAL_SHIFT = 32
 class MetricTotals:
     """One snapshot's column metrics summed (``partial``), the clustering ``column``'s lower and upper bound per
     live data file in index order (``lows``, ``highs``; only when a column is given) and the decoded bounds maps of
-    the live position and equality delete files (``scope_bounds``: kind -> (lowers, uppers) in index order).
+    the live position and equality delete files (``scope_bounds``: kind -> (lowers, uppers) in index order; none
+    from an index with metrics, whose bounds :func:`~.relations.index_relations` reads itself).
     Fill it with :meth:`add` per batch of ``(ordinal, chunk)`` and close with :meth:`finish`, or at once from an
     index with metrics (:meth:`from_index`)."""
 
@@ -112,8 +113,6 @@ class MetricTotals:
         """The totals of an index that holds its metrics (``metrics=True``), ``ROWS_PER_BATCH`` rows at a time."""
         import numpy as np
 
-        from .bounds import decode_bounds
-
         totals = cls(fields, column)
         at = np.flatnonzero(index.mask(["data"]))
         lows: list = []
@@ -126,11 +125,7 @@ class MetricTotals:
                 highs += column_bounds(part.column("upper_bounds"), fields, column)
         if column is not None:
             totals.lows, totals.highs = lows, highs
-        for kind in SCOPED_KINDS:
-            b = index.rows(index.mask([kind]), ["lower_bounds", "upper_bounds"])
-            totals.scope_bounds[kind] = ([decode_bounds(v, fields) for v in b.column("lower_bounds").to_pylist()],
-                                         [decode_bounds(v, fields) for v in b.column("upper_bounds").to_pylist()])
-        return totals
+        return totals  # no scope_bounds: index_relations reads them from this index's own metrics
 
 
 def metric_totals(source: "TableSource", column: Optional[str] = None,
