@@ -712,3 +712,43 @@ def test_take_rows_takes_chunk_by_chunk_in_any_order_as_arrow_does():
         assert got.equals(table.take(pa.array(positions, pa.int64()))), positions
     with pytest.raises(IndexError):
         take_rows(table, np.array([3, 18]))
+
+
+@pytest.mark.parametrize("which", ["orders", "duckdb", "spark-prefixed"])
+def test_path_codes_give_back_each_rows_normalized_path_without_keeping_a_dictionary(fixtures, which):
+    """A path code names the path the index's row holds (normalized, the ``file:`` of a Spark path dropped), the
+    same code for the same path; the dictionary is made from the index's own columns when asked for."""
+    import numpy as np
+    import pyarrow as pa
+
+    from puffin_explorer.iceberg.columns import path_codes
+    from puffin_explorer.iceberg.paths import normalize
+
+    if which == "duckdb":
+        t = Table.from_metadata(str(fixtures / DUCK_META))
+    else:
+        t = _orders()
+    ix = t.index()
+    if which == "spark-prefixed":  # the same rows spelled as Spark writes local paths
+        import pyarrow.compute as pc
+
+        from puffin_explorer.iceberg.index import EntryIndex
+
+        tbl = ix.table
+        for name in ("file_path", "referenced_data_file"):
+            col = tbl.column(name)
+            tbl = tbl.set_column(tbl.schema.get_field_index(name), name,
+                                 pc.if_else(pc.is_valid(col), pc.binary_join_element_wise("file:", col, ""), col))
+        ix = EntryIndex(ix.snapshot_id, tbl, ix.manifests, ix.partitions)
+    codes = path_codes(ix)
+    assert "dictionary" not in vars(codes)  # nothing but integers and the index's own columns kept
+    written = [normalize(p) if p else None for p in ix.table.column("file_path").to_pylist()]
+    refs = [normalize(p) if p else None for p in ix.table.column("referenced_data_file").to_pylist()]
+    distinct = list(dict.fromkeys(p for p in written + refs if p is not None))
+    assert codes.size == len(distinct) and codes.dictionary.to_pylist() == distinct
+    assert [distinct[c] if c >= 0 else None for c in codes.files.tolist()] == written
+    assert [distinct[c] if c >= 0 else None for c in codes.refs.tolist()] == refs
+    rng = np.random.default_rng(7)
+    some = rng.integers(0, codes.size, 25)
+    assert codes.take(some).to_pylist() == [distinct[c] for c in some.tolist()]
+    assert codes.take(np.zeros(0, dtype=np.int64)).equals(pa.array([], pa.string()))

@@ -380,7 +380,7 @@ def _check_dvs(source: "TableSource", snapshot_id: int, cols: _Columns, out: lis
     no_ref = pc.fill_null(pc.equal(ref, ""), True).to_numpy(zero_copy_only=False)
     del ref
     # the last live data entry of each path (what a dict keyed by path keeps), as a place among the data rows
-    last = last_of_each(paths.files[np.flatnonzero(cols.data)], len(paths.dictionary))
+    last = last_of_each(paths.files[np.flatnonzero(cols.data)], paths.size)
     target = np.where(no_ref, -1, last[ref_code])
     orphan = ~no_ref & (target < 0)
 
@@ -398,11 +398,11 @@ def _check_dvs(source: "TableSource", snapshot_id: int, cols: _Columns, out: lis
             out.append(_f("iceberg.dv-orphan", Severity.ERROR, path,
                           f"DV at offset {off} references {r}, which is not a live data file of snapshot "
                           f"{snapshot_id}", off, size))
-    same_key = np.where(no_ref, len(paths.dictionary), ref_code)
+    same_key = np.where(no_ref, paths.size, ref_code)
     twice = np.flatnonzero((np.bincount(same_key)[same_key] > 1) & ~no_ref)
     if len(twice):
         groups: dict[str, list[tuple[str, Any]]] = {}
-        for k, path, off in zip(paths.dictionary.take(pa.array(ref_code[twice])).to_pylist(),
+        for k, path, off in zip(paths.take(ref_code[twice]).to_pylist(),
                                 values("file_path", twice), values("content_offset", twice)):
             groups.setdefault(k, []).append((path, off))
         for k, entries in groups.items():
@@ -773,7 +773,7 @@ def _last_per_file(cols: _Columns, masks, names: list[str]) -> list:
     rows = [np.flatnonzero(m) for m in masks]
     seq = paths.files[np.concatenate(rows)] if rows else np.zeros(0, dtype=np.int32)
     place = np.arange(len(seq))
-    last = (last_of_each(seq, len(paths.dictionary))[seq] == place) & (seq >= 0)  # a row without a path: no file
+    last = (last_of_each(seq, paths.size)[seq] == place) & (seq >= 0)  # a row without a path: no file
     out, at = [], 0
     for r in rows:
         out.append(cols.ix.take(r[last[at:at + len(r)]], names))

@@ -127,12 +127,11 @@ def row_counts(source: "TableSource", index: "EntryIndex") -> RowCounts:
     # every path as a code into the index's one dictionary of normalized paths (path_codes, shared with check()
     # and the doctor): no copy of a path; a DV or delete naming no live data file joins none of the data rows
     codes = path_codes(index)
-    distinct = codes.dictionary
     rows_at = codes.files[at].astype(np.int64)
     ref_at = codes.refs[dv_at].astype(np.int64)
 
-    def code(column):  # index_in hashes its value set: not for no values
-        return pc.cast(pc.index_in(column, value_set=distinct), pa.int64()) if len(column) else \
+    def code(column):  # index_in hashes its value set (the dictionary, made for this lookup): not for no values
+        return pc.cast(pc.index_in(column, value_set=codes.dictionary), pa.int64()) if len(column) else \
             pa.array([], pa.int64())
 
     per_key = run_local(DELETED_ROWS, data=pa.table({"key": coded_array(rows_at)}),
@@ -145,7 +144,7 @@ def row_counts(source: "TableSource", index: "EntryIndex") -> RowCounts:
     keyed = per_key.column("key").to_numpy()
 
     def col(name: str):
-        dense = np.zeros(len(distinct) + 1, dtype=np.int64)  # the last slot: rows without a path
+        dense = np.zeros(codes.size + 1, dtype=np.int64)  # the last slot: rows without a path
         dense[keyed] = per_key.column(name).to_numpy()
         return dense[rows_at]
 

@@ -190,8 +190,8 @@ def _snapshot_files(source: "TableSource", snapshot_id: int, manifests) -> Any:
     if codes is not None:  # (an entry without a path, code -1, references no file)
         live = ix.mask()
         present, largest = largest_of_each(codes.files[live], ix.ints("file_size_in_bytes", 0)[live],
-                                           len(codes.dictionary))
-        files = pa.table({"location": normalized(located_array(source, codes.dictionary.take(pa.array(present)))),
+                                           codes.size)
+        files = pa.table({"location": normalized(located_array(source, codes.take(present))),
                           "size": pa.array(largest, pa.int64())})
     else:
         rows = ix.rows(ix.mask(), ["file_path", "file_size_in_bytes"])
@@ -403,6 +403,10 @@ class DriverReads:
     def __init__(self, source: "TableSource") -> None:
         self.source = source
         self.sets: dict[int, list] = {}  # snapshot id -> its files, Arrow tables of location and size
+        # snapshot id -> its manifests frame, whose file set is made when first asked for: only the retention
+        # and orphan checks read the sets, so a table with nothing expired and no listing never makes them
+        # (at a million files, a normalized copy of every path: 0.2 GB at the doctor's peak)
+        self.unmade: dict[int, Any] = {}
         self.listing = None
 
     def current_files(self, target: int, small_size: int, column: Optional[str]) -> FileAggregates:
@@ -420,13 +424,14 @@ class DriverReads:
         broken_by: dict[int, str] = {}
         for sid, mans in readable:
             try:
-                self.sets[sid] = [_snapshot_files(self.source, sid, mans)]
                 broken = [f.message for f in build_index(self.source, sid).findings if f.code in _MANIFEST_BROKEN]
             except (PuffinError, KeyError) as exc:
                 broken = [str(exc)]
             if broken:  # the entries after the damage are unknown: counting from the rest would mislead
                 broken_by[sid] = broken[0]
                 self.sets[sid] = []
+            else:
+                self.unmade[sid] = mans
         return broken_by
 
     def add_file(self, sid: int, location: str, size: int) -> None:
@@ -436,6 +441,8 @@ class DriverReads:
         """The files of the snapshots ``sids`` hold, one row per location (its largest size)."""
         import pyarrow as pa
 
+        for sid in [sid for sid in sids if sid in self.unmade]:  # its index was read whole: made from it now
+            self.sets.setdefault(sid, []).insert(0, _snapshot_files(self.source, sid, self.unmade.pop(sid)))
         tables = [t for sid in sids for t in self.sets.get(sid, [])] or [_files_table([])]
         return pa.concat_tables(tables).group_by("location").aggregate([("size", "max")]) \
             .rename_columns(["location", "size"])
@@ -482,7 +489,7 @@ class DriverReads:
         import pyarrow as pa
         import pyarrow.compute as pc
 
-        every = pa.concat_arrays([self._files_of(self.sets).column("location").combine_chunks(),
+        every = pa.concat_arrays([self._files_of({*self.sets, *self.unmade}).column("location").combine_chunks(),
                                   pa.array(sorted(referenced), pa.string())])
         listed = pa.array(listing["location"])  # the frame's Arrow strings as they are: no Python string per file
         known = pc.is_in(listed, value_set=every.cast(listed.type))

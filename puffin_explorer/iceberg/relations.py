@@ -72,7 +72,7 @@ def index_relations(source: "TableSource", index: "EntryIndex", names=tuple(KIND
             r is not None for r in refs) else pa.nulls(len(refs), pa.int32())
         at = pc.fill_null(at, -1).to_numpy(zero_copy_only=False).astype(np.int64)
         unknown = [r for r, a in zip(refs, at.tolist()) if r is not None and a < 0]
-        extra = {r: len(codes.dictionary) + i for i, r in enumerate(dict.fromkeys(unknown))}
+        extra = {r: codes.size + i for i, r in enumerate(dict.fromkeys(unknown))}
         return pa.array([None if r is None else a if a >= 0 else extra[r] for r, a in zip(refs, at.tolist())],
                         pa.int64())
 
