@@ -236,6 +236,28 @@ def test_read_dvs_columnar_holds_every_position_in_one_arrow_table():
     assert [by_entry[i]["referenced_data_file"] for i in (0, 1)] == list(some["referenced_data_file"])
 
 
+def test_read_dvs_lets_go_of_a_big_index_it_built_for_its_plan_and_keeps_one_built_before(monkeypatch):
+    """The entries read_dvs builds for its plan alone are not kept beside the positions when there are more than
+    KEEP_PLAN_INDEX_UP_TO (the next question builds them again); an index built before, by the card or dvs(),
+    stays, and so does a small one."""
+    from puffin_explorer.iceberg import dvreads
+    from puffin_explorer.iceberg.index import built_index, entry_cache
+
+    small = Warehouse(str(WAREHOUSE)).table("shop.orders")
+    small.read_dvs(progress=False)
+    assert built_index(small.source, None) is not None  # 8 entries: kept
+    monkeypatch.setattr(dvreads, "KEEP_PLAN_INDEX_UP_TO", 7)
+    t = Warehouse(str(WAREHOUSE)).table("shop.orders")
+    col = t.read_dvs(columnar=True, progress=False)
+    cache = entry_cache(t.source)
+    assert built_index(t.source, None) is None and not cache.indexes and not cache.chunks
+    objects = t.read_dvs(progress=False)
+    assert not cache.indexes and [d.positions().tolist() for d in objects] == col.column("positions").to_pylist()
+    assert len(t.dvs()) == 4 and cache.indexes  # built again for dvs(), and kept
+    held = dict(cache.indexes)
+    assert t.read_dvs(columnar=True, progress=False).equals(col) and cache.indexes == held
+
+
 def test_a_read_dv_loop_decodes_the_next_dvs_of_a_file_together():
     """After ``batch_after`` calls on one Puffin file, read_dv decodes the following DVs of that
     file in one planned read and hands them out as asked: same vectors, one request."""

@@ -15,7 +15,7 @@ from .._memory import release_freed_memory
 from .._text import plural
 from ..errors import InvalidFileError, NotFoundError, NotInTableError, PuffinError, SourceError
 from . import vanished
-from .index import EntryIndex, built_index, deletes_index, take_rows
+from .index import EntryIndex, built_index, deletes_index, entry_cache, take_rows
 from .paths import normalize
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -24,6 +24,9 @@ if TYPE_CHECKING:  # pragma: no cover
 _DV_SIZE_WITHOUT_PROBE = 16 << 20  # bigger DV ranges are checked against the real file size first
 #: From this many DVs on, check() and read_dvs() in a terminal or notebook show a progress bar.
 PROGRESS_FROM_DVS = 10_000
+#: An index read_dvs() builds for its plan (none was built before) is kept for the next question up to this many
+#: entries; a bigger one is let go before the positions are read, which then are what the memory holds.
+KEEP_PLAN_INDEX_UP_TO = 100_000
 
 
 def positions_schema():
@@ -266,12 +269,23 @@ class DVReader:
 
         names = ("file_path", "content_offset", "content_size_in_bytes", "referenced_data_file", "file_size_in_bytes")
         if entries is None:  # the index's columns as arrays: no Python value per DV
+            cache = entry_cache(self.source)
+            held = built_index(self.source, snapshot_id) is not None
+            before = (set(cache.indexes), set(cache.chunks))
             ix = deletes_index(self.source, snapshot_id)
             at = np.flatnonzero(ix.mask(["dv"]))
             t = ix.take(at, list(names))
+            if not held and len(ix) > KEEP_PLAN_INDEX_UP_TO:
+                # built for this plan alone, and big: let it go before the positions come (a million DVs' entries
+                # are 0.4 GB beside their positions; the next question about the table builds it again)
+                for key in set(cache.indexes) - before[0]:
+                    del cache.indexes[key]
+                for key in set(cache.chunks) - before[1]:
+                    del cache.chunks[key]
+                ix = None
 
-            def entry(i: int) -> dict[str, Any]:
-                return ix.row(int(at[i]))
+            def entry(i: int) -> dict[str, Any]:  # an odd range's entry, read one by one (the index again if let go)
+                return (ix if ix is not None else deletes_index(self.source, snapshot_id)).row(int(at[i]))
         else:
             if hasattr(entries, "to_dict") and hasattr(entries, "columns"):  # a DataFrame such as dvs()
                 entries = entries.to_dict("records")
