@@ -353,9 +353,19 @@ def list_folder(io: Any, root: str, folder: Optional[str] = None):
     ``location`` (``root`` joined with the path below it, normalized), ``size``, ``mtime_ms``, ``hidden``.
     Listing each top-level folder of ``root`` gives the rows of listing ``root`` itself (a Spark task each).
     Rows are in location order; the columns are made in Arrow: a Python string per file only as the frame's cell."""
-    names, sizes, mtimes = io.walk(folder if folder is not None else root)
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
     _, root_path = io.fs(root)
-    return listing_table(names, sizes, mtimes, root_path, root).sort_by("location").to_pandas()
+    # each batch of the walk made columns before the next is walked: no Python string per file kept
+    parts = [listing_table(names, sizes, mtimes, root_path, root)
+             for names, sizes, mtimes in io.walk_batches(folder if folder is not None else root)]
+    rows = pa.concat_tables(parts) if parts else listing_table([], [], [], root_path, root)
+    del parts
+    loc = rows.column("location")
+    if len(loc) > 1 and not pc.all(pc.less_equal(loc.slice(0, len(loc) - 1), loc.slice(1))).as_py():
+        rows = rows.sort_by("location")  # a local walk comes sorted; a store's listing may not
+    return rows.to_pandas()
 
 
 def listing_table(names: list, sizes: list, mtimes: list, root_path: str, root: str):

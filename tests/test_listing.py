@@ -102,3 +102,19 @@ def test_another_store_is_listed_through_fsspec():
     assert got.location.tolist() == ["memory://tbl/data/_SUCCESS", "memory://tbl/data/a.parquet",
                                      "memory://tbl/metadata/v1.metadata.json"]
     assert got["size"].tolist() == [0, 2, 2] and got.hidden.tolist() == [True, False, False]
+
+
+def test_a_local_walk_comes_in_path_order_a_batch_at_a_time(tmp_path):
+    """A folder's entries are walked as their paths sort ("a.txt" before "a/x", "a/x" before "a-b" and "ab"),
+    so a local listing needs no sort; each batch holds at most the batch size."""
+    root = tmp_path / "t"
+    for rel in ["a/x", "a/y/z", "a.txt", "a-b", "ab", "a b", "é", "b/a", "B", "_SUCCESS", "a/.crc", "a0/q"]:
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_bytes(b"x" * len(rel))
+    batches = list(FileIO().walk_batches(str(root), batch=2))
+    names = [n for b in batches for n in b[0]]
+    assert all(len(b[0]) == len(b[1]) == len(b[2]) <= 2 for b in batches) and len(batches) == 6
+    assert names == sorted(names) and len(names) == 12
+    assert [os.path.relpath(n, root) for n in names][:6] == ["B", "_SUCCESS", "a b", "a-b", "a.txt", "a/.crc"]
+    assert [b[1] for b in batches][0] == [1, 8]  # sizes beside their names
+    assert FileIO().walk(str(root)) == tuple(list(c) for c in zip(*[(n, s, m) for b in batches for n, s, m in zip(*b)]))

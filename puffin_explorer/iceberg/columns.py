@@ -51,16 +51,20 @@ class PathCodes:
         return len(self.first)
 
     def take(self, codes: Any):
-        """The normalized paths of ``codes`` (any integer array-like, each in ``0 .. size - 1``), an Arrow
-        string array in that order."""
+        """The normalized paths of ``codes`` (any integer array-like, each in ``0 .. size - 1``), Arrow strings in
+        that order (chunked as the index is when the codes are ascending and name file paths: every data file's
+        code is, so a snapshot's file set is made without a second copy of its paths)."""
         import numpy as np
         import pyarrow as pa
 
-        from .index import take_rows
+        from .index import take_rows, take_runs
 
         places = self.first[np.asarray(codes, dtype=np.int64)]
         n = self.table.num_rows
         in_files = places < n
+        if in_files.all() and bool((np.diff(places) > 0).all()):  # a manifest's files: slices of the index
+            out = take_runs(self.table.select(["file_path"]), places).column(0)
+            return normalized(out) if self.renormalize else out
         parts = [take_rows(self.table.select(["file_path"]), places[in_files]).column(0),
                  take_rows(self.table.select(["referenced_data_file"]), places[~in_files] - n).column(0)]
         got = pa.chunked_array([c for part in parts for c in part.chunks], pa.string()).combine_chunks()
@@ -76,7 +80,8 @@ class PathCodes:
         lookup and let it go)."""
         import numpy as np
 
-        return self.take(np.arange(self.size, dtype=np.int64))
+        got = self.take(np.arange(self.size, dtype=np.int64))
+        return got.combine_chunks() if hasattr(got, "combine_chunks") else got
 
 
 def path_codes(index: "EntryIndex") -> PathCodes:

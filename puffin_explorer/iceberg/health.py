@@ -103,6 +103,8 @@ def _map(options: dict[str, Any]) -> str:
 #: The measures whose answers make :class:`FileAggregates` (each one row, or one per partition or size class).
 SUM_MEASURES = ("file_totals", "delete_totals", "partition_totals", "partition_summary", "size_histogram",
                 "dangling_deletes")
+#: File-set paths looked up in the listing at a time by the orphan check on the driver.
+ORPHAN_LOOKUP = 262_144
 #: Data files kept in ``frames["amplification"]`` (driver and Spark alike): the ones merging the most delete files.
 AMPLIFICATION_ROWS = 1_000
 #: Rows kept in ``frames["expired_only"]`` (driver and Spark alike; Spark's ``frames["orphans"]`` too): the
@@ -437,13 +439,17 @@ class DriverReads:
     def add_file(self, sid: int, location: str, size: int) -> None:
         self.sets.setdefault(sid, []).append(_files_table([(location, size)]))
 
+    def _set_of(self, sid: int) -> list:
+        """The file set of snapshot ``sid`` (Arrow tables of location and size), made from its index if not yet."""
+        if sid in self.unmade:  # its index was read whole: made from it now
+            self.sets.setdefault(sid, []).insert(0, _snapshot_files(self.source, sid, self.unmade.pop(sid)))
+        return self.sets.get(sid, [])
+
     def _files_of(self, sids) -> Any:
         """The files of the snapshots ``sids`` hold, one row per location (its largest size)."""
         import pyarrow as pa
 
-        for sid in [sid for sid in sids if sid in self.unmade]:  # its index was read whole: made from it now
-            self.sets.setdefault(sid, []).insert(0, _snapshot_files(self.source, sid, self.unmade.pop(sid)))
-        tables = [t for sid in sids for t in self.sets.get(sid, [])] or [_files_table([])]
+        tables = [t for sid in list(sids) for t in self._set_of(sid)] or [_files_table([])]
         return pa.concat_tables(tables).group_by("location").aggregate([("size", "max")]) \
             .rename_columns(["location", "size"])
 
@@ -486,14 +492,27 @@ class DriverReads:
         """Listed files no snapshot or metadata file references, not hidden, older than ``cutoff_ms``:
         ``(frame, files, bytes, in-flight files)``."""
         listing = self.listing
+        import numpy as np
         import pyarrow as pa
         import pyarrow.compute as pc
 
-        every = pa.concat_arrays([self._files_of({*self.sets, *self.unmade}).column("location").combine_chunks(),
-                                  pa.array(sorted(referenced), pa.string())])
         listed = pa.array(listing["location"])  # the frame's Arrow strings as they are: no Python string per file
-        known = pc.is_in(listed, value_set=every.cast(listed.type))
-        unref = listing[~known.to_numpy(zero_copy_only=False) & ~listing["hidden"].astype(bool)]
+        known = np.zeros(len(listed), dtype=bool)
+
+        def mark(locations) -> None:
+            """The listed files among ``locations`` marked known: each file set looked up as it is (no union of
+            the sets, no copy of a path), ORPHAN_LOOKUP values at a time (the lookup's hash table copies its
+            values: a million paths would be 0.15 GB more at the doctor's peak)."""
+            for at in range(0, len(locations), ORPHAN_LOOKUP):  # (a set made of slices of the index: many chunks)
+                part = locations.slice(at, ORPHAN_LOOKUP)
+                values = (part.combine_chunks() if isinstance(part, pa.ChunkedArray) else part).cast(listed.type)
+                known[pc.is_in(listed, value_set=values).to_numpy(zero_copy_only=False)] = True
+
+        for sid in {*self.sets, *self.unmade}:
+            for files in self._set_of(sid):
+                mark(files.column("location"))
+        mark(pa.array(sorted(referenced), pa.string()))
+        unref = listing[~known & ~listing["hidden"].astype(bool)]
         young = unref["mtime_ms"].notna() & (unref["mtime_ms"] >= cutoff_ms)
         orphans = unref[~young]
         return (orphans.reset_index(drop=True), int(len(orphans)), int(orphans["size"].fillna(0).sum()),

@@ -200,16 +200,7 @@ class EntryIndex:
         """A ``pyarrow.Table`` of the rows at ascending ``positions``, of ``columns`` only when given: the runs of
         consecutive rows are slices of the index (no copy; a manifest's entries are one run), a take only when
         the rows are scattered (Arrow's take copies every value, the metrics' lists and maps one by one)."""
-        import numpy as np
-        import pyarrow as pa
-
-        table = self.table if columns is None else self.table.select(columns)
-        at = np.asarray(positions, dtype=np.int64)
-        breaks = np.flatnonzero(np.diff(at) != 1) + 1
-        if not len(at) or len(breaks) * ROWS_PER_SLICE > len(at):
-            return take_rows(table, at)
-        bounds = zip(np.concatenate([[0], breaks]).tolist(), np.concatenate([breaks, [len(at)]]).tolist())
-        return pa.concat_tables([table.slice(int(at[a]), b - a) for a, b in bounds])
+        return take_runs(self.table if columns is None else self.table.select(columns), positions)
 
     def partition_values(self, codes) -> list:
         """The partition records of ``codes`` (values of the ``partition`` column)."""
@@ -269,6 +260,20 @@ class EntryIndex:
 
 #: The column-wise key of a null partition record (registered through :func:`registry_key` instead).
 _NULL_RECORD = "\x00null"
+
+
+def take_runs(table, positions):
+    """The rows of a ``pyarrow.Table`` at ascending ``positions``: runs of consecutive rows as slices (no copy)
+    when they average :data:`ROWS_PER_SLICE` rows or more, else :func:`take_rows`."""
+    import numpy as np
+    import pyarrow as pa
+
+    at = np.asarray(positions, dtype=np.int64)
+    breaks = np.flatnonzero(np.diff(at) != 1) + 1
+    if not len(at) or len(breaks) * ROWS_PER_SLICE > len(at):
+        return take_rows(table, at)
+    bounds = zip(np.concatenate([[0], breaks]).tolist(), np.concatenate([breaks, [len(at)]]).tolist())
+    return pa.concat_tables([table.slice(int(at[a]), b - a) for a, b in bounds])
 
 
 def take_rows(table, positions):

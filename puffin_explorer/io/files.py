@@ -66,12 +66,19 @@ def _list_local(location: str, path: str) -> list[tuple[str, str, Optional[int]]
     return out
 
 
-def _walk_local(location: str, path: str) -> tuple[list, list, list]:
-    """Every file under a local folder as :meth:`FileIO.walk` gives it, one ``os.scandir`` per folder (fsspec's
-    ``find`` costs a Python ``info()`` per file, most of a large listing); symbolic links are followed, a folder
-    reached twice (a link cycle) is walked once, an entry that vanishes while listed is skipped.  Only a link
-    can reach a folder twice, so folders are told apart by ``stat`` only from the first linked folder on (the
-    ones walked before it then too): a tree without links costs one ``stat`` per file, none per folder."""
+#: Files a walk hands over at a time (:meth:`FileIO.walk_batches`): their names are Python strings only until
+#: the batch is made columns.
+WALK_BATCH = 65_536
+
+
+def _walk_local(location: str, path: str, batch: int = WALK_BATCH):
+    """Every file under a local folder as :meth:`FileIO.walk_batches` gives it, one ``os.scandir`` per folder
+    (fsspec's ``find`` costs a Python ``info()`` per file, most of a large listing), in the order of the paths
+    (a folder's entries sorted as its paths sort: a folder ``a`` by ``a/``, so ``a.txt`` before ``a/x``): the
+    listing is sorted as it is walked.  Symbolic links are followed, a folder reached twice (a link cycle) is
+    walked once, an entry that vanishes while listed is skipped.  Only a link can reach a folder twice, so
+    folders are told apart by ``stat`` only from the first linked folder on (the ones walked before it then
+    too): a tree without links costs one ``stat`` per file, none per folder."""
     import os
 
     names: list[str] = []
@@ -79,9 +86,10 @@ def _walk_local(location: str, path: str) -> tuple[list, list, list]:
     mtimes: list[Optional[float]] = []
     seen: set[tuple[int, int]] = set()
     walked: Optional[list[str]] = []  # the folders walked while no link was met; None once one was
-    stack = [(path, False)]
-    while stack:
-        folder, linked = stack.pop()
+
+    def entries_of(folder: str, linked: bool) -> list:
+        """The folder's entries as ``(sort key, entry, is a folder)``, sorted; none for a folder seen before."""
+        nonlocal walked
         try:
             if linked and walked is not None:  # the first linked folder: every folder from now on is told apart
                 for before in walked:
@@ -94,27 +102,53 @@ def _walk_local(location: str, path: str) -> tuple[list, list, list]:
             if walked is None:
                 st = os.stat(folder)
                 if (st.st_dev, st.st_ino) in seen:
-                    continue
+                    return []
                 seen.add((st.st_dev, st.st_ino))
             else:
                 walked.append(folder)
-            with os.scandir(folder) as entries:
-                for e in entries:
+            out = []
+            with os.scandir(folder) as found:
+                for e in found:
                     try:
                         if e.is_dir():
-                            stack.append((e.path, e.is_symlink()))
+                            out.append((e.name + "/", e, True))
                         elif e.is_file():
-                            info = e.stat()
-                            names.append(e.path)
-                            sizes.append(info.st_size)
-                            mtimes.append(info.st_mtime)
+                            out.append((e.name, e, False))
                     except OSError:
                         continue
         except (FileNotFoundError, NotADirectoryError):
-            continue
+            return []
         except OSError as exc:
             raise storage_error(exc, location, "list") from exc
-    return names, sizes, mtimes
+        out.sort(key=lambda item: item[0])
+        return out
+
+    stack = [iter(entries_of(path, False))]
+    while stack:
+        item = next(stack[-1], None)
+        if item is None:
+            stack.pop()
+            continue
+        _, e, is_folder = item
+        if is_folder:
+            try:
+                linked = e.is_symlink()
+            except OSError:
+                continue
+            stack.append(iter(entries_of(e.path, linked)))
+            continue
+        try:
+            info = e.stat()
+        except OSError:
+            continue
+        names.append(e.path)
+        sizes.append(info.st_size)
+        mtimes.append(info.st_mtime)
+        if len(names) >= batch:
+            yield names, sizes, mtimes
+            names, sizes, mtimes = [], [], []
+    if names:
+        yield names, sizes, mtimes
 
 
 class FileIO:
@@ -318,11 +352,25 @@ class FileIO:
         """Every file under a folder: ``(names, sizes, modification times)``, names in the file system's
         spelling (:meth:`fs`), times as the store gives them (seconds for local files).  A missing folder is
         empty; other storage errors raise."""
+        names: list = []
+        sizes: list = []
+        mtimes: list = []
+        for n, s, m in self.walk_batches(location):
+            names += n
+            sizes += s
+            mtimes += m
+        return names, sizes, mtimes
+
+    def walk_batches(self, location: str, batch: int = WALK_BATCH):
+        """:meth:`walk` a batch of at most ``batch`` files at a time (local folders in path order, as they are
+        walked), so that a caller can make each batch columns before the next: a million files are never a
+        million Python strings at once on a local file system."""
         fs, path = self.fs(location)
         from fsspec.implementations.local import LocalFileSystem
 
         if isinstance(fs, LocalFileSystem):
-            return _walk_local(location, path)
+            yield from _walk_local(location, path, batch)
+            return
         try:
             found = fs.find(path, detail=True, withdirs=False)
         except FileNotFoundError:
@@ -330,8 +378,11 @@ class FileIO:
         except Exception as exc:  # noqa: BLE001 - turned into this project's storage error
             raise storage_error(exc, location, "list") from exc
         files = [(str(name), info) for name, info in found.items() if info.get("type", "file") == "file"]
-        return ([name for name, _ in files], [info.get("size") for _, info in files],
-                [listed_mtime(info) for _, info in files])
+        del found
+        for at in range(0, len(files), batch):
+            part = files[at:at + batch]
+            yield ([name for name, _ in part], [info.get("size") for _, info in part],
+                   [listed_mtime(info) for _, info in part])
 
     def sizes_in(self, folders: Iterable[str]) -> dict[str, int]:
         """Sizes of every file in the given folders, keyed by ``folder/name`` (one listing per folder)."""
