@@ -330,12 +330,19 @@ def record_labels(records, style: str):
 
 
 def partitions(index: "EntryIndex", rows):
-    """The partition records of the selected rows (one shared dict per distinct partition)."""
+    """The partition records of the selected rows: an Arrow struct column in pandas (each cell a dict when read;
+    no Python object per row: at a million DVs a dict each was 0.28 GB) when every row has a record of one shape
+    read column-wise, else one shared dict per distinct partition."""
     import numpy as np
+    import pandas as pd
 
     codes = rows.column("partition")
     c = codes.to_numpy(zero_copy_only=False)
     c = np.where(codes.is_null().to_numpy(zero_copy_only=False), -1, c).astype(np.int64)
+    if len(c) and (c >= 0).all():
+        records = index.partitions.take_arrow(c)
+        if records is not None:
+            return pd.arrays.ArrowExtensionArray(records)
     present, at = np.unique(c, return_inverse=True)  # a null (-1) first
     valid = present[present >= 0]
     return objects([None] * (len(present) - len(valid)) + index.partitions.take(valid))[at.reshape(-1)]

@@ -924,6 +924,31 @@ class PartitionRecords:
     def __repr__(self) -> str:
         return f"PartitionRecords({len(self)} records)"
 
+    def take_arrow(self, codes: Any) -> Any:
+        """The records of ``codes`` (valid codes, any order, repeats allowed) as one Arrow struct array, when
+        every code is a record registered column-wise and those pieces share one type; else None."""
+        import numpy as np
+        import pyarrow as pa
+
+        codes = np.asarray(codes, dtype=np.int64)
+        if not len(codes) or codes.min() < 0 or codes.max() >= self._length:
+            return None
+        piece_of = np.searchsorted(np.asarray(self._starts, dtype=np.int64), codes, side="right") - 1
+        used = np.unique(piece_of).tolist()
+        pieces = [self._pieces[k] for k in used]
+        if any(isinstance(p, list) for p in pieces) or len({p.type for p in pieces}) != 1 or \
+                not pa.types.is_struct(pieces[0].type):
+            return None
+        if len(used) == 1:
+            return pieces[0].take(pa.array(codes - self._starts[used[0]]))
+        whole = pa.concat_arrays(pieces)  # the pieces used, one after the other: codes renumbered into it
+        shift = np.zeros(len(self._pieces), dtype=np.int64)
+        at = 0
+        for k, p in zip(used, pieces):
+            shift[k] = at - self._starts[k]
+            at += len(p)
+        return whole.take(pa.array(codes + shift[piece_of]))
+
     def take(self, codes: Any) -> list:
         """The records of ``codes`` (valid codes, any order, repeats allowed), one Python value per code, made
         column-wise from each Arrow piece."""
