@@ -516,3 +516,27 @@ def test_partition_skew_from_the_summed_partitions():
     assert f.message == "partition {'p': 3} holds 50,000 B, 71.4x the median partition"
     assert f.evidence == {"partition": "{'p': 3}", "bytes": 50_000, "rows": 500, "files": 1, "median_bytes": 700.0,
                           "ratio": 71.43, "threshold": ih.SKEW_RATIO, "source": "default"}
+
+
+def test_a_snapshots_file_set_is_made_only_for_the_checks_that_read_it(monkeypatch):
+    """Without a listing and with no snapshot past retention nothing reads the file sets, so none is made; the
+    retention check makes the expired ones' and the kept ones', the orphan check every snapshot's, and the
+    numbers are those of a doctor that made them all."""
+    from puffin_explorer.iceberg import health as health_module
+
+    made = []
+    real = health_module._snapshot_files
+    monkeypatch.setattr(health_module, "_snapshot_files", lambda src, sid, mans: made.append(sid) or real(src, sid, mans))
+
+    def run(now, list_files):
+        made.clear()
+        h = Warehouse(str(WAREHOUSE)).table("shop.orders").health(now=now, list_files=list_files)
+        return h, sorted(made)
+
+    h, sets = run("2026-11-22T05:00:00Z", False)  # an hour after the last commit: nothing past retention
+    assert h.metrics["snapshots_past_retention"] == 0 and sets == []
+    h, sets = run("2026-11-28T00:00:00Z", False)
+    assert h.metrics["snapshots_past_retention"] == 4 and len(sets) == 5  # the four expired and the one kept
+    assert h.metrics["bytes_only_in_expired_snapshots"] == 95_480  # as when every set was made up front
+    h, sets = run("2026-11-22T05:00:00Z", True)
+    assert len(sets) == 5 and h.metrics["orphan_files"] == 0  # the orphan check reads every snapshot's
