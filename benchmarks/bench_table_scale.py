@@ -221,20 +221,24 @@ def _validate(op: str, loc: str) -> dict:
 
 
 def _prepare(op: str) -> None:
-    """Imports before the clock starts (a notebook has them already)."""
+    """Imports before the clock starts (a notebook has them already): what the operation needs, on either side
+    (the card its views and matplotlib; the other operations of ours the table API and pandas; PyIceberg's its
+    table and pyarrow)."""
     if op.startswith("pyiceberg"):
         import pyarrow  # noqa: F401
         from pyiceberg.table import StaticTable  # noqa: F401
     elif op.startswith("spark") or op.startswith("duckdb"):
         pass
     else:
-        import matplotlib
+        if op == "card":
+            import matplotlib
 
-        matplotlib.use("Agg")
-        import matplotlib.pyplot  # noqa: F401
+            matplotlib.use("Agg")
+            import matplotlib.pyplot  # noqa: F401
+
+            import puffin_explorer.display  # noqa: F401
         import pandas  # noqa: F401
 
-        import puffin_explorer.display  # noqa: F401
         from puffin_explorer.iceberg import Table  # noqa: F401
 
 

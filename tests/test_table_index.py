@@ -780,3 +780,19 @@ def test_partitions_read_column_wise_are_an_arrow_column_of_the_same_records(mon
         assert list(got.partition) == list(want.partition) and all(isinstance(p, dict) for p in got.partition)
         assert got.drop(columns="partition").equals(want.drop(columns="partition"))
     assert compared == (1 if name == "shop.legacy" else 2)  # legacy has no DVs
+
+
+def test_manifests_are_fetched_in_batches_bounded_by_the_entries_the_list_counts(monkeypatch):
+    """A batch ends at BATCH manifests, BATCH_BYTES bytes or BATCH_ENTRIES entries, whichever comes first; a
+    manifest whose counts are missing or nonsense counts for none, and a lone big one is a batch of its own."""
+    monkeypatch.setattr(index_module, "BATCH", 4)
+    monkeypatch.setattr(index_module, "BATCH_ENTRIES", 100)
+    counts = {"added_files_count": 30, "existing_files_count": 10, "deleted_files_count": 0}
+
+    def m(n, **kw):
+        return {"manifest_path": f"m{n}", "manifest_length": 10, **counts, **kw}
+
+    ms = [m(0), m(1), m(2, added_files_count=500), m(3), m(4, existing_files_count=None), m(5, added_files_count="x"),
+          m(6), m(7), m(8), m(9)]
+    got = [[x["manifest_path"] for x in b] for b in index_module._batches(ms)]
+    assert got == [["m0", "m1"], ["m2"], ["m3", "m4", "m5", "m6"], ["m7", "m8"], ["m9"]]
