@@ -198,3 +198,22 @@ def test_paths_and_partitions_as_codes_answer_as_the_paths_do(monkeypatch, coded
                         r["largest_pkey"] = codes.pkeys[r["largest_pkey"]].as_py()
             key = (lambda r: (r.get("rid", 0), r.get("pkey", r.get("bucket", 0))))
             assert sorted(there, key=key) == sorted(here, key=key), (t.name, name)
+
+
+def test_row_counts_of_a_table_without_position_deletes_share_their_zeros_and_dv_rows():
+    """A v3 table's per-file counts: no position-delete rows, files or superseded rows (zeros no page of which is
+    written), deleted rows the DV rows themselves (one array), every array read-only; the exact counts of the
+    fixture's orders table."""
+    from puffin_explorer import Warehouse
+    from puffin_explorer.iceberg.deletes import row_counts
+
+    from _warehouse_fixtures import WAREHOUSE
+
+    t = Warehouse(str(WAREHOUSE)).table("shop.orders")
+    c = row_counts(t.source, t.index())
+    assert c.deleted is c.dv_rows and not c.pos_rows.any() and not c.pos_files.any() and not c.superseded.any()
+    assert sorted(c.dv_rows.tolist()) == [0, 0, 0, 0, 6889, 6953, 6977, 7105] and int(c.dvs.sum()) == 4
+    assert all(not a.flags.writeable for a in (c.dv_rows, c.dvs, c.pos_rows, c.pos_files, c.superseded, c.deleted))
+    legacy = Warehouse(str(WAREHOUSE)).table("shop.legacy")
+    lc = row_counts(legacy.source, legacy.index())  # a v2 table's Parquet position deletes: counted, not shared
+    assert lc.deleted is not lc.dv_rows and int(lc.pos_rows.sum()) == int(lc.deleted.sum()) > 0

@@ -143,10 +143,21 @@ def row_counts(source: "TableSource", index: "EntryIndex") -> RowCounts:
     # back to the index's data rows (a data file listed twice gets its counts twice, as its rows count twice)
     keyed = per_key.column("key").to_numpy()
 
+    made: dict[str, Any] = {}
+
     def col(name: str):
-        dense = np.zeros(codes.size + 1, dtype=np.int64)  # the last slot: rows without a path
-        dense[keyed] = per_key.column(name).to_numpy()
-        return dense[rows_at]
+        values = per_key.column(name).to_numpy()
+        if not values.any():  # (a v3 table's position-delete counts) zeros no page of which is written
+            got = np.zeros(len(rows_at), dtype=np.int64)
+        elif name == "deleted" and np.array_equal(values, per_key.column("dv_rows").to_numpy()):
+            got = made["dv_rows"]  # no position deletes: the deleted rows are the DV rows, one array for both
+        else:
+            dense = np.zeros(codes.size + 1, dtype=np.int64)  # the last slot: rows without a path
+            dense[keyed] = values
+            got = dense[rows_at]
+        got.setflags(write=False)  # shared by every analysis of the index (and maybe by two fields)
+        made[name] = got
+        return got
 
     records = index.ints("record_count", 0)[at].astype(np.int64)
     out = index.derived["row-counts"] = RowCounts(at, records, col("dv_rows"), col("dvs"), col("pos_rows"),
