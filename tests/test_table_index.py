@@ -796,3 +796,15 @@ def test_manifests_are_fetched_in_batches_bounded_by_the_entries_the_list_counts
           m(6), m(7), m(8), m(9)]
     got = [[x["manifest_path"] for x in b] for b in index_module._batches(ms)]
     assert got == [["m0", "m1"], ["m2"], ["m3", "m4", "m5", "m6"], ["m7", "m8"], ["m9"]]
+
+
+def test_the_first_place_of_each_code_however_the_codes_are_numbered():
+    import numpy as np
+
+    from puffin_explorer.iceberg.columns import first_places
+
+    in_order = np.array([-1, 0, 1, 0, -1, 2, 1, 3], dtype=np.int32)  # as Arrow's memo numbers them
+    assert first_places(in_order, 4).tolist() == [1, 2, 5, 7]
+    shuffled = np.array([2, -1, 0, 2, 3, 1, 0], dtype=np.int32)  # numbered otherwise: found by sorting
+    assert first_places(shuffled, 4).tolist() == [2, 5, 0, 4]
+    assert first_places(np.zeros(0, dtype=np.int32), 0).tolist() == []

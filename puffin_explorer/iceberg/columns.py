@@ -84,6 +84,24 @@ class PathCodes:
         return got.combine_chunks() if hasattr(got, "combine_chunks") else got
 
 
+def first_places(codes, size: int):
+    """For each code ``0 .. size - 1`` of ``codes`` (a numpy integer array, -1 for none), the first place that holds
+    it (int64).  Arrow's memo numbers values in the order it first meets them, so code k first stands where the
+    codes so far reach k (one pass); numbered any other way, the codes are sorted for it."""
+    import numpy as np
+
+    codes = np.asarray(codes).astype(np.int64)
+    reach = np.maximum.accumulate(codes) if len(codes) else codes
+    first = np.flatnonzero(codes > np.concatenate([[-1], reach[:-1]])) if len(codes) else codes
+    if len(first) == size and np.array_equal(codes[first], np.arange(size)):
+        return first
+    values, at = np.unique(codes, return_index=True)
+    out = np.full(size, -1, dtype=np.int64)
+    keep = (values >= 0) & (values < size)
+    out[values[keep]] = at[keep]
+    return out
+
+
 def path_codes(index: "EntryIndex") -> PathCodes:
     """:class:`PathCodes` of an index, made in one dictionary encoding and kept on it: deleted rows per data file,
     ``check()``'s DV references and the doctor join these integers instead of hashing the paths each time."""
@@ -107,13 +125,9 @@ def path_codes(index: "EntryIndex") -> PathCodes:
     else:
         encoded = pa.chunked_array(chunks, pa.string()).dictionary_encode()  # one memo: every chunk's codes agree
         codes = pc.fill_null(pa.chunked_array([c.indices for c in encoded.chunks], pa.int32()), -1).to_numpy()
-        # the memo numbers a path when first met: code k first stands where the codes so far reach k
-        reach = np.maximum.accumulate(codes.astype(np.int64))
-        first = np.flatnonzero(codes > np.concatenate([[-1], reach[:-1]]))
-        if len(first) != len(encoded.chunk(encoded.num_chunks - 1).dictionary):  # (Arrow's memo order changed)
-            raise AssertionError("path codes are not numbered in the order paths are first met")
+        first = first_places(codes, len(encoded.chunk(encoded.num_chunks - 1).dictionary))
         out = PathCodes(codes[:n], codes[n:], first, paths, renormalize)
-        del encoded, files, refs, chunks, reach
+        del encoded, files, refs, chunks
         release_freed_memory()  # the normalized copies, the encoder's hash table and dictionary: 0.4 GB at two million rows
     index.derived["path-codes"] = out
     return out
