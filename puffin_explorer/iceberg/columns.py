@@ -91,8 +91,8 @@ def first_places(codes, size: int):
     import numpy as np
 
     codes = np.asarray(codes).astype(np.int64)
-    reach = np.maximum.accumulate(codes) if len(codes) else codes
-    first = np.flatnonzero(codes > np.concatenate([[-1], reach[:-1]])) if len(codes) else codes
+    reach = np.maximum.accumulate(codes)
+    first = np.flatnonzero(codes > np.concatenate([[-1], reach[:-1]]))
     if len(first) == size and np.array_equal(codes[first], np.arange(size)):
         return first
     values, at = np.unique(codes, return_index=True)

@@ -270,18 +270,14 @@ class DVReader:
         names = ("file_path", "content_offset", "content_size_in_bytes", "referenced_data_file", "file_size_in_bytes")
         if entries is None:  # the index's columns as arrays: no Python value per DV
             cache = entry_cache(self.source)
-            held = built_index(self.source, snapshot_id) is not None
-            before = (set(cache.indexes), set(cache.chunks))
+            before = cache.mark() if built_index(self.source, snapshot_id) is None else None
             ix = deletes_index(self.source, snapshot_id)
             at = np.flatnonzero(ix.mask(["dv"]))
             t = ix.take(at, list(names))
-            if not held and len(ix) > KEEP_PLAN_INDEX_UP_TO:
+            if before is not None and len(ix) > KEEP_PLAN_INDEX_UP_TO:
                 # built for this plan alone, and big: let it go before the positions come (a million DVs' entries
                 # are 0.4 GB beside their positions; the next question about the table builds it again)
-                for key in set(cache.indexes) - before[0]:
-                    del cache.indexes[key]
-                for key in set(cache.chunks) - before[1]:
-                    del cache.chunks[key]
+                cache.forget_since(before)
                 ix = None
 
             def entry(i: int) -> dict[str, Any]:  # an odd range's entry, read one by one (the index again if let go)

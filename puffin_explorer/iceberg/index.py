@@ -1099,6 +1099,18 @@ class EntryCache:
         self.chunks.clear()
         self.indexes.clear()
 
+    def mark(self) -> tuple[set, set]:
+        """What is cached now, for :meth:`forget_since`."""
+        return set(self.indexes), set(self.chunks)
+
+    def forget_since(self, mark: tuple[set, set]) -> None:
+        """Let go of the indexes and decoded manifests cached after ``mark`` (the partition registry stays: its
+        codes may be held elsewhere)."""
+        for key in set(self.indexes) - mark[0]:
+            del self.indexes[key]
+        for key in set(self.chunks) - mark[1]:
+            del self.chunks[key]
+
 
 def entry_cache(source: "TableSource") -> EntryCache:
     """The source's decoded manifests and built indexes (one :class:`EntryCache` per source, made on first use)."""
