@@ -348,30 +348,67 @@ def list_tree(table: Any, root: str):
     return list_folder(table.io, root)
 
 
-def list_folder(io: Any, root: str, folder: Optional[str] = None):
+def list_folder(io: Any, root: str, folder: Optional[str] = None, stat: bool = True):
     """Every file under ``folder`` (default ``root``) through the I/O layer ``io``, as :func:`list_tree` rows:
     ``location`` (``root`` joined with the path below it, normalized), ``size``, ``mtime_ms``, ``hidden``.
     Listing each top-level folder of ``root`` gives the rows of listing ``root`` itself (a Spark task each).
-    Rows are in location order; the columns are made in Arrow: a Python string per file only as the frame's cell."""
+    Rows are in location order; the columns are made in Arrow: a Python string per file only as the frame's cell.
+    ``stat=False``: see :func:`listing_arrow`."""
+    return listing_arrow(io, root, folder, stat).to_pandas()
+
+
+def listing_arrow(io: Any, root: str, folder: Optional[str] = None, stat: bool = True):
+    """:func:`list_folder`'s rows as an Arrow table (no Python string per file).  ``stat=False``: a local
+    file system's sizes and times are left null (:meth:`~.io.FileIO.walk_batches`), for
+    :func:`fill_listing_stats` to read where they are needed."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
     _, root_path = io.fs(root)
     # each batch of the walk made columns before the next is walked: no Python string per file kept
     parts = [listing_table(names, sizes, mtimes, root_path, root)
-             for names, sizes, mtimes in io.walk_batches(folder if folder is not None else root)]
+             for names, sizes, mtimes in io.walk_batches(folder if folder is not None else root, stat=stat)]
     rows = pa.concat_tables(parts) if parts else listing_table([], [], [], root_path, root)
     del parts
     loc = rows.column("location")
     if len(loc) > 1 and not pc.all(pc.less_equal(loc.slice(0, len(loc) - 1), loc.slice(1))).as_py():
         rows = rows.sort_by("location")  # a local walk comes sorted; a store's listing may not
-    return rows.to_pandas()
+    return rows.combine_chunks()
 
 
-def listing_table(names: list, sizes: list, mtimes: list, root_path: str, root: str):
+def fill_listing_stats(io: Any, rows: Any, wanted: Any) -> Any:
+    """The listing ``rows`` (:func:`listing_arrow`) with the size and time read of each row in ``wanted`` (a
+    boolean mask) that has none, and without the rows of files gone since they were listed: ``(rows, kept)``,
+    ``kept`` the mask of the rows kept (None when every row is)."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    need = np.asarray(wanted, dtype=bool) & rows.column("size").is_null().to_numpy(zero_copy_only=False)
+    at = np.flatnonzero(need)
+    if not len(at):
+        return rows, None
+    locations = rows.column("location").take(pa.array(at)).to_pylist()  # the few files the checks look at
+    sizes, mtimes = io.stats(locations)
+    size = rows.column("size").to_numpy(zero_copy_only=False).astype(np.float64)
+    ms = rows.column("mtime_ms").to_numpy(zero_copy_only=False).astype(np.float64)
+    size[at] = [np.nan if v is None else v for v in sizes]
+    ms[at] = [np.nan if v is None else v for v in map(_mtime_ms, mtimes)]
+    gone = np.zeros(len(size), dtype=bool)
+    gone[at] = [v is None for v in sizes]
+
+    def ints(values: Any) -> Any:
+        return pa.array(np.nan_to_num(values).astype(np.int64), pa.int64(), mask=np.isnan(values))
+
+    rows = rows.set_column(rows.schema.get_field_index("size"), "size", ints(size))
+    rows = rows.set_column(rows.schema.get_field_index("mtime_ms"), "mtime_ms", ints(ms))
+    return (rows.filter(pa.array(~gone)), ~gone) if gone.any() else (rows, None)
+
+
+def listing_table(names: list, sizes: Optional[list], mtimes: Optional[list], root_path: str, root: str):
     """The listing rows of files ``names`` (the file system's spelling under ``root_path``, the spelling of
-    ``root``) with their sizes and modification times (seconds, or timestamps as the store spells them), as
-    an Arrow table of :func:`list_folder`'s columns, in the order given."""
+    ``root``) with their sizes and modification times (seconds, or timestamps as the store spells them; None:
+    not read, nulls), as an Arrow table of :func:`list_folder`'s columns, in the order given."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -379,19 +416,24 @@ def listing_table(names: list, sizes: list, mtimes: list, root_path: str, root: 
     from .iceberg.paths import join, normalize  # here: the Iceberg and Delta tables import this module
 
     base = root_path.rstrip("/")
-    written = pa.array(names if all(isinstance(n, str) for n in names) else list(map(str, names)), pa.string())
+    try:
+        written = pa.array(names, pa.string())
+    except (pa.ArrowTypeError, pa.ArrowInvalid):  # a store's names that are not str
+        written = pa.array(list(map(str, names)), pa.string())
     # the path below the root (its leading slashes dropped), column-wise; a name not under it as it is
     rel = pc.if_else(pc.starts_with(written, base),
                      pc.utf8_ltrim(pc.utf8_slice_codeunits(written, len(base)), "/"), written) if len(written) else \
         written
     prefix = normalize(join(root, "x"))[:-1]  # normalize only touches the scheme and the trailing slashes
-    if all(isinstance(m, (int, float)) and not isinstance(m, bool) for m in mtimes):
+    if mtimes is None:
+        ms = pa.nulls(len(names), pa.int64())
+    elif set(map(type, mtimes)) <= {int, float}:  # seconds, as a local file system gives them
         ms = pa.array((np.asarray(mtimes, dtype=np.float64) * 1000).astype(np.int64), pa.int64())
-    else:
+    else:  # None, timestamps or text among them: one at a time
         ms = pa.array([_mtime_ms(m) for m in mtimes], pa.int64())
     return pa.table({"location": pc.binary_join_element_wise(prefix, rel, ""),
-                     "size": pa.array(sizes, pa.int64()), "mtime_ms": ms,
-                     "hidden": pc.match_substring_regex(rel, HIDDEN_PATH)})
+                     "size": pa.array(sizes, pa.int64()) if sizes is not None else pa.nulls(len(names), pa.int64()),
+                     "mtime_ms": ms, "hidden": pc.match_substring_regex(rel, HIDDEN_PATH)})
 
 
 #: What :func:`hidden_from_cleanup` says, as one regular expression over the path below the table location: a

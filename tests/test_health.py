@@ -255,6 +255,15 @@ def test_orphans_respect_the_grace_period(tmp_path):
     assert "CALL spark_catalog.system.remove_orphan_files(table => 'shop.events', older_than => TIMESTAMP " \
            "'2026-11-25 00:00:00.000 UTC')" in h.actions("spark")
     assert sorted(Path(p).name for p in h.orphans.location) == ["left-behind.parquet", "stray-m0.avro"]
+    # every file is listed; a size and time are read only for the files a check looks at (the unreferenced
+    # ones, the metadata files, the manifest lists), the referenced data files' left null (no stat per file)
+    listing = h.listing.set_index(h.listing.location.map(lambda loc: str(Path(loc.split("://")[-1]))))
+    assert set(listing.index) == {str(p) for p in table.rglob("*") if p.is_file()}
+    for p in (old, young, stray_meta, table / "metadata/v6.metadata.json", *table.glob("metadata/snap-*.avro")):
+        assert (listing.loc[str(p), "size"], listing.loc[str(p), "mtime_ms"]) == \
+            (p.stat().st_size, int(p.stat().st_mtime * 1000)), p
+    data_files = [str(p) for p in table.glob("data/**/*.parquet") if str(p) in referenced]
+    assert data_files and listing.loc[data_files, "size"].isna().all()
     # an explicit cutoff after the young file's time makes it an orphan too
     later = Warehouse(str(root)).table("shop.events").health(now=NOW, older_than=NOW)
     assert (later.metrics["orphan_files"], later.metrics["orphan_bytes"]) == (3, 1343)

@@ -9,7 +9,7 @@ import random
 import fsspec
 import pytest
 
-from puffin_explorer.health import hidden_from_cleanup, list_folder
+from puffin_explorer.health import fill_listing_stats, hidden_from_cleanup, list_folder, listing_arrow
 from puffin_explorer.iceberg.paths import join, normalize
 from puffin_explorer.io.files import FileIO
 
@@ -118,3 +118,28 @@ def test_a_local_walk_comes_in_path_order_a_batch_at_a_time(tmp_path):
     assert [os.path.relpath(n, root) for n in names][:6] == ["B", "_SUCCESS", "a b", "a-b", "a.txt", "a/.crc"]
     assert [b[1] for b in batches][0] == [1, 8]  # sizes beside their names
     assert FileIO().walk(str(root)) == tuple(list(c) for c in zip(*[(n, s, m) for b in batches for n, s, m in zip(*b)]))
+
+
+def test_a_listing_without_stat_reads_sizes_only_where_asked_and_drops_files_gone_meanwhile(tmp_path):
+    """The doctor lists without a ``stat`` per file (most of a million-file walk) and reads the size and time
+    of the files its checks look at; a file deleted in between is not there any more, so it loses its row."""
+    root = tmp_path / "t"
+    made = _tree(root, 7)
+    io = FileIO()
+    want = _by_fsspec(str(root))
+    bare = listing_arrow(io, str(root), stat=False)
+    assert bare.column("location").to_pylist() == [r["location"] for r in want]
+    assert bare.column("hidden").to_pylist() == [r["hidden"] for r in want]
+    assert bare.column("size").null_count == bare.column("mtime_ms").null_count == made
+    asked = [i % 3 == 0 for i in range(made)]
+    gone = next(i for i, a in enumerate(asked) if a and i > 0)
+    os.remove(want[gone]["location"].split("://")[-1])
+    rows, kept = fill_listing_stats(io, bare, asked)
+    assert kept.tolist() == [i != gone for i in range(made)]
+    got = rows.to_pylist()
+    expect = [dict(r) if a else {**r, "size": None, "mtime_ms": None}
+              for i, (r, a) in enumerate(zip(want, asked)) if i != gone]
+    assert got == expect
+    # every row asked: the rest read, the ones read before left as they are, nothing dropped
+    again, kept = fill_listing_stats(io, rows, [True] * rows.num_rows)
+    assert kept is None and again.to_pylist() == [r for i, r in enumerate(want) if i != gone]

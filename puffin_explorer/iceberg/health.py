@@ -36,7 +36,7 @@ from .._text import are, plural
 from ..errors import PuffinError
 from ..health import (CLUSTERING_DEPTH_THRESHOLD, DAY_MS, DEFAULTS, DELETE_FILES_PER_DATA_FILE,
                       DELETED_SHARE_THRESHOLD, FIX_ORDER, METRIC_KEYS, MIB, SMALL_FILE_SHARE, Action, HealthFinding,
-                      TableHealth, deleted_share_finding, epoch_ms, list_tree, size_histogram, small_files_finding,
+                      TableHealth, deleted_share_finding, epoch_ms, fill_listing_stats, listing_arrow, size_histogram, small_files_finding,
                       sum_relations, ts_literal)
 from ..regions import Severity
 from .index import build_index
@@ -453,26 +453,60 @@ class DriverReads:
         return pa.concat_tables(tables).group_by("location").aggregate([("size", "max")]) \
             .rename_columns(["location", "size"])
 
-    def list(self, root: str):
-        self.listing = list_tree(self.source, root)
-        return self.listing
+    def list(self, root: str) -> None:
+        """Lists the table location, no file's size or time read yet on a local file system: the checks read
+        them for the few files they look at (manifest lists, metadata files, unreferenced files), which at a
+        million files saves a ``stat`` per file, most of the listing's time."""
+        self.listing = listing_arrow(self.source.io, root, stat=False)
+
+    def listing_frame(self):
+        """The listing as the doctor's ``frames["listing"]`` (sizes and times null where no check read them)."""
+        import pandas as pd
+        import pyarrow as pa
+
+        return self.listing.to_pandas(types_mapper={pa.int64(): pd.Int64Dtype()}.get)
+
+    def _stat(self, wanted) -> Any:
+        """Reads the size and time of the listed files in the mask ``wanted``; the mask of the rows kept (None:
+        all; a file gone since it was listed loses its row)."""
+        self.listing, kept = fill_listing_stats(self.source.io, self.listing, wanted)
+        return kept
+
+    def _is_meta(self):
+        import pyarrow.compute as pc
+
+        loc = self.listing.column("location")
+        return pc.or_(pc.ends_with(loc, ".metadata.json"), pc.ends_with(loc, ".metadata.json.gz"))
 
     def listed_sizes(self, locations) -> dict[str, Any]:
-        wanted = set(locations)
-        hit = self.listing[self.listing["location"].isin(wanted)]
-        return dict(zip(hit["location"], hit["size"]))
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        wanted = pc.is_in(self.listing.column("location"), value_set=pa.array(sorted(set(locations)), pa.string()))
+        self._stat(wanted.to_numpy(zero_copy_only=False))
+        hit = self.listing.filter(pc.is_in(self.listing.column("location"),
+                                           value_set=pa.array(sorted(set(locations)), pa.string())))
+        return dict(zip(hit.column("location").to_pylist(), hit.column("size").to_pylist()))
 
     def metadata_files(self) -> int:
-        return int(self.listing["location"].str.endswith((".metadata.json", ".metadata.json.gz")).sum())
+        import pyarrow.compute as pc
+
+        return int(pc.sum(self._is_meta()).as_py() or 0)
 
     def newer_metadata(self, current_loc: str, tracked: set) -> list[str]:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        self._stat(self._is_meta().to_numpy(zero_copy_only=False))
         listing = self.listing
-        own = listing.loc[listing["location"] == current_loc, "mtime_ms"]
-        if not (len(own) and own.notna().all()):
+        loc = listing.column("location")
+        own = listing.filter(pc.equal(loc, current_loc)).column("mtime_ms")
+        if not (len(own) and own.null_count == 0):
             return []
-        is_meta = listing["location"].str.endswith((".metadata.json", ".metadata.json.gz"))
-        return listing.loc[is_meta & ~listing["location"].isin(tracked)
-                           & (listing["mtime_ms"] > int(own.iloc[0])), "location"].tolist()
+        newer = pc.and_(pc.and_(self._is_meta(), pc.invert(pc.is_in(loc, value_set=pa.array(sorted(tracked),
+                                                                                          pa.string())))),
+                        pc.greater(listing.column("mtime_ms"), own[0]))
+        return listing.filter(pc.fill_null(newer, False)).column("location").to_pylist()
 
     def expired_only(self, keep: set, expired: list):
         """The files only the ``expired`` snapshots hold: ``(frame of location, size; files; bytes)``, the frame
@@ -490,13 +524,12 @@ class DriverReads:
 
     def orphans(self, referenced: set, cutoff_ms: int):
         """Listed files no snapshot or metadata file references, not hidden, older than ``cutoff_ms``:
-        ``(frame, files, bytes, in-flight files)``."""
-        listing = self.listing
+        ``(frame, files, bytes, in-flight files)``; the size and time of those files read now (none before)."""
         import numpy as np
         import pyarrow as pa
         import pyarrow.compute as pc
 
-        listed = pa.array(listing["location"])  # the frame's Arrow strings as they are: no Python string per file
+        listed = self.listing.column("location")
         known = np.zeros(len(listed), dtype=bool)
 
         def mark(locations) -> None:
@@ -512,11 +545,16 @@ class DriverReads:
             for files in self._set_of(sid):
                 mark(files.column("location"))
         mark(pa.array(sorted(referenced), pa.string()))
-        unref = listing[~known & ~listing["hidden"].astype(bool)]
-        young = unref["mtime_ms"].notna() & (unref["mtime_ms"] >= cutoff_ms)
-        orphans = unref[~young]
-        return (orphans.reset_index(drop=True), int(len(orphans)), int(orphans["size"].fillna(0).sum()),
-                int(young.sum()))
+        unref = ~known & ~self.listing.column("hidden").to_numpy(zero_copy_only=False).astype(bool)
+        kept = self._stat(unref)
+        if kept is not None:  # files gone since they were listed: their rows dropped
+            unref = unref[kept]
+        rows = self.listing.filter(pa.array(unref))
+        ms = rows.column("mtime_ms")
+        young = pc.fill_null(pc.greater_equal(ms, cutoff_ms), False)
+        orphans = rows.filter(pc.invert(young)).to_pandas()
+        return (orphans, int(len(orphans)), int(orphans["size"].fillna(0).sum()),
+                int(pc.sum(young).as_py() or 0))
 
 
 def table_health(source: "TableSource", now: Any = None, older_than: Any = None, catalog: str = "spark_catalog",
@@ -633,7 +671,7 @@ def doctor(source: "TableSource", reads: Any, now: Any = None, older_than: Any =
     # ---- storage listing ----------------------------------------------------------------------
     listed = bool(list_files and md.location)
     if listed:
-        frames["listing"] = reads.list(source.locate(md.location))
+        reads.list(source.locate(md.location))
     sizes_on_storage = reads.listed_sizes(manifest_lists.values()) if listed else {}
     for sid, loc in manifest_lists.items():
         reads.add_file(sid, loc, int(sizes_on_storage.get(loc) or 0))
@@ -701,6 +739,8 @@ def doctor(source: "TableSource", reads: Any, now: Any = None, older_than: Any =
                                  f"{_sql_str(_duration(max(now_ms - orphan_cutoff, 1000)))})",
                         "Trino refuses thresholds below iceberg.remove-orphan-files.min-retention (7d by default)")),
                 {"files_before": m["orphan_files"], "files_after": 0, "bytes_freed": m["orphan_bytes"]}))
+    if listed:
+        frames["listing"] = reads.listing_frame()  # once the checks read the sizes and times they need
 
     # ---- statistics freshness ---------------------------------------------------------------------
     if current is not None:

@@ -71,14 +71,15 @@ def _list_local(location: str, path: str) -> list[tuple[str, str, Optional[int]]
 WALK_BATCH = 65_536
 
 
-def _walk_local(location: str, path: str, batch: int = WALK_BATCH):
+def _walk_local(location: str, path: str, batch: int = WALK_BATCH, stat: bool = True):
     """Every file under a local folder as :meth:`FileIO.walk_batches` gives it, one ``os.scandir`` per folder
     (fsspec's ``find`` costs a Python ``info()`` per file, most of a large listing), in the order of the paths
     (a folder's entries sorted as its paths sort: a folder ``a`` by ``a/``, so ``a.txt`` before ``a/x``): the
     listing is sorted as it is walked.  Symbolic links are followed, a folder reached twice (a link cycle) is
     walked once, an entry that vanishes while listed is skipped.  Only a link can reach a folder twice, so
     folders are told apart by ``stat`` only from the first linked folder on (the ones walked before it then
-    too): a tree without links costs one ``stat`` per file, none per folder."""
+    too): a tree without links costs one ``stat`` per file, none per folder, and none at all without ``stat``
+    (then sizes and times are None: :func:`file_stats` reads them for the files that need them)."""
     import os
 
     names: list[str] = []
@@ -88,7 +89,8 @@ def _walk_local(location: str, path: str, batch: int = WALK_BATCH):
     walked: Optional[list[str]] = []  # the folders walked while no link was met; None once one was
 
     def entries_of(folder: str, linked: bool) -> list:
-        """The folder's entries as ``(sort key, entry, is a folder)``, sorted; none for a folder seen before."""
+        """The folder's entries as ``(sort key, name, folder entry or None for a file)``, sorted; none for a
+        folder seen before."""
         nonlocal walked
         try:
             if linked and walked is not None:  # the first linked folder: every folder from now on is told apart
@@ -111,44 +113,68 @@ def _walk_local(location: str, path: str, batch: int = WALK_BATCH):
                 for e in found:
                     try:
                         if e.is_dir():
-                            out.append((e.name + "/", e, True))
+                            out.append((e.name + "/", e.name, e))
                         elif e.is_file():
-                            out.append((e.name, e, False))
+                            out.append((e.name, e.name, None))
                     except OSError:
                         continue
         except (FileNotFoundError, NotADirectoryError):
             return []
         except OSError as exc:
             raise storage_error(exc, location, "list") from exc
-        out.sort(key=lambda item: item[0])
+        out.sort()  # by key: a key is unique in its folder, so the tuples' later items are never compared
         return out
 
-    stack = [iter(entries_of(path, False))]
+    def under(folder: str) -> str:  # what a file's name is joined to
+        return folder if folder.endswith(os.sep) else folder + os.sep
+
+    stack = [(under(path), iter(entries_of(path, False)))]
     while stack:
-        item = next(stack[-1], None)
+        prefix, entries = stack[-1]
+        item = next(entries, None)
         if item is None:
             stack.pop()
             continue
-        _, e, is_folder = item
-        if is_folder:
+        _, name, sub = item
+        if sub is not None:
             try:
-                linked = e.is_symlink()
+                linked = sub.is_symlink()
             except OSError:
                 continue
-            stack.append(iter(entries_of(e.path, linked)))
+            stack.append((under(sub.path), iter(entries_of(sub.path, linked))))
             continue
-        try:
-            info = e.stat()
-        except OSError:
-            continue
-        names.append(e.path)
-        sizes.append(info.st_size)
-        mtimes.append(info.st_mtime)
+        where = prefix + name
+        if stat:
+            try:
+                info = os.stat(where)
+            except OSError:
+                continue
+            sizes.append(info.st_size)
+            mtimes.append(info.st_mtime)
+        names.append(where)
         if len(names) >= batch:
-            yield names, sizes, mtimes
+            yield names, (sizes if stat else None), (mtimes if stat else None)
             names, sizes, mtimes = [], [], []
     if names:
-        yield names, sizes, mtimes
+        yield names, (sizes if stat else None), (mtimes if stat else None)
+
+
+def file_stats(paths: list[str]) -> tuple[list[Optional[int]], list[Optional[float]]]:
+    """The size and modification time (seconds) of each local file in ``paths``; None for one that is gone."""
+    import os
+
+    sizes: list[Optional[int]] = []
+    mtimes: list[Optional[float]] = []
+    for where in paths:
+        try:
+            info = os.stat(where)
+        except OSError:
+            sizes.append(None)
+            mtimes.append(None)
+            continue
+        sizes.append(info.st_size)
+        mtimes.append(info.st_mtime)
+    return sizes, mtimes
 
 
 class FileIO:
@@ -361,15 +387,17 @@ class FileIO:
             mtimes += m
         return names, sizes, mtimes
 
-    def walk_batches(self, location: str, batch: int = WALK_BATCH):
+    def walk_batches(self, location: str, batch: int = WALK_BATCH, stat: bool = True):
         """:meth:`walk` a batch of at most ``batch`` files at a time (local folders in path order, as they are
         walked), so that a caller can make each batch columns before the next: a million files are never a
-        million Python strings at once on a local file system."""
+        million Python strings at once on a local file system.  ``stat=False``: a local walk reads no file's
+        size or time (a ``stat`` per file was most of a large listing's time) and gives None for both, which
+        :meth:`stats` reads for the files that need them; a store's listing has them anyway."""
         fs, path = self.fs(location)
         from fsspec.implementations.local import LocalFileSystem
 
         if isinstance(fs, LocalFileSystem):
-            yield from _walk_local(location, path, batch)
+            yield from _walk_local(location, path, batch, stat)
             return
         try:
             found = fs.find(path, detail=True, withdirs=False)
@@ -383,6 +411,30 @@ class FileIO:
             part = files[at:at + batch]
             yield ([name for name, _ in part], [info.get("size") for _, info in part],
                    [listed_mtime(info) for _, info in part])
+
+    def stats(self, locations: list[str]) -> tuple[list[Optional[int]], list[Any]]:
+        """The size and modification time of each file (as :meth:`walk` gives them); None for both where a
+        file is gone."""
+        if not locations:
+            return [], []
+        fs, _ = self.fs(locations[0])
+        from fsspec.implementations.local import LocalFileSystem
+
+        if isinstance(fs, LocalFileSystem):
+            return file_stats([self.fs(loc)[1] for loc in locations])
+        sizes: list[Optional[int]] = []
+        mtimes: list[Any] = []
+        for loc in locations:
+            fs, path = self.fs(loc)
+            try:
+                info = fs.info(path)
+            except FileNotFoundError:
+                info = {}
+            except Exception as exc:  # noqa: BLE001 - turned into this project's storage error
+                raise storage_error(exc, loc, "list") from exc
+            sizes.append(info.get("size"))
+            mtimes.append(listed_mtime(info) if info else None)
+        return sizes, mtimes
 
     def sizes_in(self, folders: Iterable[str]) -> dict[str, int]:
         """Sizes of every file in the given folders, keyed by ``folder/name`` (one listing per folder)."""

@@ -718,6 +718,10 @@ class SparkReads:
         self.listing = self._keep(here)
         return self.listing
 
+    def listing_frame(self):
+        """The listing as the doctor's ``frames["listing"]``: a Spark DataFrame."""
+        return self.listing
+
     def listed_sizes(self, locations) -> dict[str, Any]:
         from pyspark.sql import functions as F
 
