@@ -164,6 +164,42 @@ def test_a_delta_tables_card_per_file_rows_and_doctor_count_the_same_deleted_row
     assert h.partitions["deleted_rows"].sum() == deleted
 
 
+def test_partition_keys_grouped_by_spec_and_code_first_are_the_keys_coded_from_their_texts():
+    """coded_relations makes each partition key's text once per distinct (spec id, partition code) pair; the
+    relations, the key texts and each key's partition text equal those coded from a text per row, on every
+    reference table, and on each with its first live data row's partition code and its second's spec id made
+    null (a null partition has the text of the empty record, ``{}``; a null spec id the empty text)."""
+    import dataclasses
+
+    import numpy as np
+    import pyarrow.compute as pc
+
+    from puffin_explorer.iceberg.index import build_index
+    from puffin_explorer.iceberg.relations import coded, coded_relations, index_relations
+
+    seen = set()
+    for t, _ in _tables():
+        index = build_index(t.source, metrics=True)
+        data_rows = np.flatnonzero(index.mask(["data"]))[:2]
+        hollowed = index.table
+        for name, row in (("partition", data_rows[0]), ("spec_id", data_rows[-1])):
+            values = hollowed.column(name).combine_chunks()
+            mask = np.zeros(len(values), dtype=bool)
+            mask[row] = True
+            hollowed = hollowed.set_column(hollowed.schema.get_field_index(name), name,
+                                           pc.if_else(pa.array(mask), pa.nulls(len(values), values.type), values))
+        for each in (index, dataclasses.replace(index, table=hollowed, derived={})):
+            by_pairs = coded_relations(t.source, each)
+            by_texts = coded(index_relations(t.source, each, coded_paths=True))
+            assert by_pairs.pkeys.to_pylist() == by_texts.pkeys.to_pylist(), t.name
+            assert by_pairs.partitions.to_pylist() == by_texts.partitions.to_pylist(), t.name
+            for name in ("data", "dvs", "pos", "eq"):
+                assert by_pairs.relations[name].equals(by_texts.relations[name]), (t.name, name)
+            seen.update(by_pairs.pkeys.to_pylist())
+    assert seen == {"0|{'customer_id_bucket': 0}", "0|{'customer_id_bucket': 1}", "0|{'customer_id_bucket': 2}",
+                    "0|{'customer_id_bucket': 3}", "0|{}", "|{'customer_id_bucket': 1}", "|{}"}, seen
+
+
 @pytest.mark.parametrize("coded_paths", [False, True])
 @pytest.mark.parametrize("scoped", [True, False])
 def test_paths_and_partitions_as_codes_answer_as_the_paths_do(monkeypatch, coded_paths, scoped):
@@ -173,7 +209,7 @@ def test_paths_and_partitions_as_codes_answer_as_the_paths_do(monkeypatch, coded
     path: a null ``ref``, as a partition-scoped position-delete file has)."""
     from puffin_explorer.health import sum_relations
     from puffin_explorer.iceberg.index import build_index
-    from puffin_explorer.iceberg.relations import coded, index_relations
+    from puffin_explorer.iceberg.relations import coded, coded_relations, index_relations
 
     if not scoped:
         monkeypatch.setattr(M, "path_scope", lambda ref, lower, upper: (None, "", ""))
@@ -181,7 +217,7 @@ def test_paths_and_partitions_as_codes_answer_as_the_paths_do(monkeypatch, coded
     for t, _ in _tables():
         index = build_index(t.source, metrics=True)
         plain = {**index_relations(t.source, index), **sums, "pos_rows": M.empty("pos_rows")}
-        codes = coded(index_relations(t.source, index, coded_paths=True) if coded_paths else plain)
+        codes = coded_relations(t.source, index) if coded_paths else coded(plain)
         if coded_paths:
             assert all(pa.types.is_integer(codes.relations[r].column(c).type)
                        for r, c in (("data", "key"), ("dvs", "ref_key"), ("pos", "ref"), ("eq", "ref")))

@@ -298,10 +298,10 @@ def driver_file_aggregates(source: "TableSource", index, target: int, small_size
     from .deletes import deleted_rows_of
     from .measures import DATA_FILE_DELETES, MEASURES, LocalMeasures
     from .index import take_rows
-    from .relations import coded, index_relations
+    from .relations import coded_relations
 
     # paths (the index's path codes) and partitions as integers: DuckDB joins integers
-    codes = coded(index_relations(source, index, coded_paths=True, scope_bounds=totals.scope_bounds))
+    codes = coded_relations(source, index, scope_bounds=totals.scope_bounds)
     release_freed_memory()  # the partition texts and string keys coded away
     relations = codes.relations
     relations.update(sum_relations(target, small_size))

@@ -47,8 +47,24 @@ def _longs(rows, name: str, fill: Any = None) -> Any:
     return col if fill is None else pc.fill_null(col, fill)
 
 
+def _pair_keys(rows, size: int) -> Any:
+    """Each row's (spec id, partition code) as one int64 (numpy): equal exactly when both are, a null spec id and
+    a null or unknown code (``size``: the registry's) each a value of its own.  What :func:`coded_relations`
+    groups by before it makes a partition key's text, once per distinct pair."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    spec = pc.cast(rows.column("spec_id"), pa.int64())
+    spec = pc.fill_null(spec, 2 ** 32 - 2 ** 31).to_numpy(zero_copy_only=False) + 2 ** 31  # null: 2**32
+    code = pc.fill_null(pc.cast(rows.column("partition"), pa.int64()), -1).to_numpy(zero_copy_only=False)
+    code = np.where((code >= 0) & (code < size), code, -1) + 1
+    return spec * (size + 1) + code
+
+
 def index_relations(source: "TableSource", index: "EntryIndex", names=tuple(KINDS),
-                    coded_paths: bool = False, scope_bounds: Optional[dict] = None) -> dict[str, Any]:
+                    coded_paths: bool = False, scope_bounds: Optional[dict] = None,
+                    pair_keys: bool = False) -> dict[str, Any]:
     """``data``, ``dvs``, ``pos`` and ``eq`` of the index's live files, or those of them in ``names`` (``rid`` /
     ``did``: a row's place among its kind's live rows, in index order).  The path scope of a position- or
     equality-delete file comes from its ``referenced_data_file`` and its ``file_path`` bounds (decoded only for
@@ -56,7 +72,9 @@ def index_relations(source: "TableSource", index: "EntryIndex", names=tuple(KIND
     bounds maps of its live rows, as :class:`~.metric_totals.MetricTotals` keeps them).  ``coded_paths``: ``data.key`` and ``dvs.ref_key`` as the
     index's :func:`~.columns.path_codes` (no path copied or hashed again), ``pos.ref`` / ``eq.ref`` coded the same
     way (a path no row has gets a code of its own) and ``dvs.file_path`` as codes of its own: what :func:`coded`
-    makes of the string relations, with the same answers."""
+    makes of the string relations, with the same answers.  ``pair_keys``: ``pkey`` / ``dpkey`` as
+    :func:`_pair_keys` and ``data.partition`` as the partition code, no text made per row
+    (:func:`coded_relations` ranks them)."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -85,11 +103,17 @@ def index_relations(source: "TableSource", index: "EntryIndex", names=tuple(KIND
         at = np.flatnonzero(index.mask([kind]))
         rows = index.take(at, cols)
         n = rows.num_rows
-        parts = partition_texts(index, rows.column("partition")) if name != "dvs" else None  # a DV has no pkey
+        if name == "dvs":  # a DV has no pkey
+            parts = None
+        elif pair_keys:
+            parts = pa.array(_pair_keys(rows, len(index.partitions)), pa.int64())
+        else:
+            parts = partition_texts(index, rows.column("partition"))
         if name == "data":
             key = coded_array(codes.files[at]) if codes is not None else normalized(rows.column("file_path"))
             out[name] = pa.table({"rid": pa.array(np.arange(n), pa.int64()), "key": key,
-                                  "raw": rows.column("file_path"), "pkey": _pkey(rows, parts), "partition": parts,
+                                  "raw": rows.column("file_path"), "pkey": parts if pair_keys else _pkey(rows, parts),
+                                  "partition": _longs(rows, "partition") if pair_keys else parts,
                                   "seq": _longs(rows, "sequence_number", 0), "record_count": _longs(rows, "record_count"),
                                   "file_size_in_bytes": _longs(rows, "file_size_in_bytes")})
         elif name == "dvs":
@@ -118,7 +142,7 @@ def index_relations(source: "TableSource", index: "EntryIndex", names=tuple(KIND
                 refs.append(scope)
                 los.append(lo)
                 his.append(hi)
-            table = {"did": pa.array(np.arange(n), pa.int64()), "dpkey": _pkey(rows, parts),
+            table = {"did": pa.array(np.arange(n), pa.int64()), "dpkey": parts if pair_keys else _pkey(rows, parts),
                      "dseq": _longs(rows, "sequence_number", 0), "ref": pa.array(refs, pa.string()),  # None: any
                      "lo": pa.array(los, pa.string()), "hi": pa.array(his, pa.string()),
                      "file_size_in_bytes": _longs(rows, "file_size_in_bytes")}
@@ -127,6 +151,8 @@ def index_relations(source: "TableSource", index: "EntryIndex", names=tuple(KIND
                 table["partition_empty"] = pa.array([not p for p in index.partition_values(partition_codes)],
                                                     pa.bool_())
             schema = arrow_schema(name)
+            if pair_keys:
+                schema = schema.set(schema.get_field_index("dpkey"), pa.field("dpkey", pa.int64()))
             if codes is not None:
                 table["ref"] = scope_codes(refs)
                 schema = schema.set(schema.get_field_index("ref"), pa.field("ref", pa.int64()))
@@ -142,6 +168,65 @@ class Coded:
         #: the ``pkey`` text of each partition code, and its ``partition`` (the smallest of its rows'), by code
         self.pkeys = pkeys
         self.partitions = partitions
+
+
+def coded_relations(source: "TableSource", index: "EntryIndex", scope_bounds: Optional[dict] = None) -> Coded:
+    """:func:`coded` of the index's :func:`index_relations` (paths as the index's path codes), made without a
+    partition text per row: the rows' (spec id, partition code) pairs grouped first, each distinct pair's
+    ``pkey`` text made and ranked once.  The same relations, codes and texts as ``coded(index_relations(...,
+    coded_paths=True))``; at a million data files in a few partitions, integers instead of two million strings."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    relations = index_relations(source, index, coded_paths=True, scope_bounds=scope_bounds, pair_keys=True)
+    data, pos, eq = relations["data"], relations["pos"], relations["eq"]
+    columns = [data.column("pkey"), pos.column("dpkey"), eq.column("dpkey")]
+    lengths = [len(c) for c in columns]
+    keys = np.concatenate([c.to_numpy() for c in columns]) if sum(lengths) else np.zeros(0, dtype=np.int64)
+    pairs, inverse = np.unique(keys, return_inverse=True)
+    inverse = inverse.reshape(-1)  # numpy 2.0 shaped it as ``keys``
+    size = len(index.partitions)
+    spec, code = pairs // (size + 1) - 2 ** 31, pairs % (size + 1) - 1
+    null_spec = spec == 2 ** 32 - 2 ** 31
+    spec_text = pc.if_else(pa.array(null_spec), "", pc.cast(pa.array(np.where(null_spec, 0, spec)), pa.string()))
+    part_text = partition_labels(index, pa.array(code, pa.int64(), mask=code < 0), record_text, None) \
+        if len(pairs) else pa.array([], pa.string())
+    text = pc.binary_join_element_wise(spec_text, pc.fill_null(part_text, "{}"), "|")
+    encoded = text.dictionary_encode()  # pairs of one text (a null partition and ``{}``) share a key
+    order = pc.sort_indices(encoded.dictionary)
+    rank = pc.sort_indices(order).to_numpy().astype(np.int64)  # codes follow the text's order
+    texts = encoded.dictionary.take(order)
+    key_of_pair = rank[encoded.indices.to_numpy()] if len(pairs) else np.zeros(0, dtype=np.int64)
+    row_keys = key_of_pair[inverse]
+    data_keys, pos_keys, eq_keys = (pa.array(k, pa.int64()) for k in np.split(row_keys, np.cumsum(lengths)[:2]))
+    # each key's partition text: that of a pair of it that data rows have, with a text (all such share it)
+    in_data = np.unique(inverse[:lengths[0]])
+    in_data = in_data[part_text.is_valid().to_numpy(zero_copy_only=False)[in_data]] if len(in_data) else in_data
+    where = np.full(len(texts), -1, dtype=np.int64)
+    where[key_of_pair[in_data]] = in_data
+    partitions = part_text.take(pa.array(where, pa.int64(), mask=where < 0)).cast(pa.string())
+    data = _swap(data, {"pkey": data_keys}).drop_columns(["partition"])
+    if not _bounded(pos, eq):  # no delete file scoped by bounds: the paths as written are never compared
+        data = data.set_column(data.schema.get_field_index("raw"), "raw", pa.nulls(data.num_rows, pa.string()))
+    out = dict(relations)
+    out["data"] = data
+    out["pos"] = _swap(pos, {"dpkey": pos_keys})
+    out["eq"] = _swap(eq, {"dpkey": eq_keys})
+    return Coded(out, texts, partitions)
+
+
+def _swap(table, columns: dict):
+    for name, values in columns.items():
+        table = table.set_column(table.schema.get_field_index(name), name, values)
+    return table
+
+
+def _bounded(pos, eq) -> bool:
+    """Whether a position- or equality-delete file is scoped by ``file_path`` bounds."""
+    import pyarrow.compute as pc
+
+    return any(pc.any(pc.not_equal(t.column(c), "")).as_py() for t in (pos, eq) for c in ("lo", "hi") if t.num_rows)
 
 
 def coded(relations: dict[str, Any]) -> Coded:
@@ -185,14 +270,7 @@ def coded(relations: dict[str, Any]) -> Coded:
     (data_pkey, pos_pkey, eq_pkey), texts = encode([data.column("pkey"), pos.column("dpkey"), eq.column("dpkey")],
                                                     True)
 
-    def swap(table, columns: dict):
-        for name, values in columns.items():
-            table = table.set_column(table.schema.get_field_index(name), name, values)
-        return table
-
-    bounded = any(pc.any(pc.not_equal(t.column(c), "")).as_py() for t in (pos, eq) for c in ("lo", "hi")
-                  if t.num_rows)
-    data = swap(data, {"key": data_key, "pkey": data_pkey})
+    data = _swap(data, {"key": data_key, "pkey": data_pkey})
     # the partition text of each code: a code's rows share their text (``pkey`` holds it), or have none where the
     # text is ``{}``: the first row with a text, found by sorting the codes (no hash of a string)
     part = data.column("partition")
@@ -206,13 +284,13 @@ def coded(relations: dict[str, Any]) -> Coded:
                                    if len(first) else pa.array([], pa.string()),
                                    pa.nulls(1, pa.string())]).take(pa.array(where))
     data = data.drop_columns(["partition"])  # its text per code is ``partitions``: no measure reads it per file
-    if not bounded:  # no delete file scoped by bounds: the paths as written are never compared
+    if not _bounded(pos, eq):  # no delete file scoped by bounds: the paths as written are never compared
         data = data.set_column(data.schema.get_field_index("raw"), "raw", pa.nulls(data.num_rows, pa.string()))
     out["data"] = data
-    out["dvs"] = swap(dvs, {"ref_key": ref_key, "file_path": dv_file})
-    out["pos"] = swap(pos, {"ref": pos_ref, "dpkey": pos_pkey})
-    out["eq"] = swap(eq, {"ref": eq_ref, "dpkey": eq_pkey})
+    out["dvs"] = _swap(dvs, {"ref_key": ref_key, "file_path": dv_file})
+    out["pos"] = _swap(pos, {"ref": pos_ref, "dpkey": pos_pkey})
+    out["eq"] = _swap(eq, {"ref": eq_ref, "dpkey": eq_pkey})
     return Coded(out, texts, partitions)
 
 
-__all__ = ["KINDS", "Coded", "coded", "index_relations", "partition_texts", "record_text"]
+__all__ = ["KINDS", "Coded", "coded", "coded_relations", "index_relations", "partition_texts", "record_text"]
