@@ -20,8 +20,9 @@ from .._text import plural
 from ..errors import BlobDecodeError
 from .._repr import RichRepr, make_view
 from ..regions import Finding, FindingList, Region, Severity, clip
+from .._arrays import sorted_unique
 from .roaring import (JAVA_MAX_KEY, SERIAL_COOKIE, SERIAL_COOKIE_NO_RUNCONTAINER, Bitmap32, container_runs,
-                      container_values, merge_runs, parse_bitmap32, sorted_unique, values_from_slice)
+                      container_values, merge_runs, parse_bitmap32, values_from_slice)
 
 if TYPE_CHECKING:  # pragma: no cover
     from .puffin import BlobMetadata
@@ -372,7 +373,7 @@ class DeletionVector(RichRepr):
             for c in b.bitmap.containers:
                 if have >= n:
                     break
-                parts.append(np.unique(self._container_values(b, c))[:n - have])
+                parts.append(sorted_unique(self._container_values(b, c))[:n - have])
                 have += len(parts[-1])
         return np.concatenate(parts) if parts else np.empty(0, dtype=np.uint64)
 
@@ -778,7 +779,7 @@ def _common_vectors(buf: Any, starts: Any, sizes: Any):
     falls = falls[~np.isin(falls, firsts)]
     high = high[chosen]
     if len(falls):
-        spoiled = np.unique(np.searchsorted(ends, falls, side="right"))
+        spoiled = sorted_unique(np.searchsorted(ends, falls, side="right"))
         ok[chosen[spoiled]] = False
         keep = np.ones(len(chosen), dtype=bool)
         keep[spoiled] = False

@@ -15,6 +15,7 @@ from typing import Optional, Union
 
 import numpy as np
 
+from .._arrays import sorted_unique
 from .._text import plural
 from ..regions import Finding, Region, Severity
 
@@ -280,7 +281,7 @@ def _check_containers(u8: np.ndarray, starts: np.ndarray, kinds: np.ndarray, car
         at, owner = _segments(starts[arr], cards[arr], 2)
         vals = _u16_at(u8, at)
         bad = (vals[1:] <= vals[:-1]) & (owner[1:] == owner[:-1])
-        for k in np.unique(owner[1:][bad]).tolist():
+        for k in sorted_unique(owner[1:][bad]).tolist():
             out.append((int(arr[k]), "values are not strictly ascending"))
     bmp = empty if runs_only else np.flatnonzero(kinds == BITMAP)
     if bmp.size:
@@ -302,10 +303,10 @@ def _check_containers(u8: np.ndarray, starts: np.ndarray, kinds: np.ndarray, car
         rs = _u16_at(u8, at)
         re_ = rs + _u16_at(u8, at + 2)  # inclusive ends
         past = np.zeros(run.size, dtype=bool)
-        past[np.unique(owner[re_ > 0xFFFF])] = True
+        past[sorted_unique(owner[re_ > 0xFFFF])] = True
         overlap = np.zeros(run.size, dtype=bool)
         same = owner[1:] == owner[:-1]
-        overlap[np.unique(owner[1:][same & (rs[1:] <= re_[:-1])])] = True
+        overlap[sorted_unique(owner[1:][same & (rs[1:] <= re_[:-1])])] = True
         covered = np.bincount(owner, weights=(re_ - rs + 1), minlength=run.size).astype(np.int64)
         for k in range(run.size) if (past.any() or overlap.any() or (covered != cards[run]).any()) else ():
             if past[k]:
@@ -405,17 +406,6 @@ def merge_runs(starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.nda
     first = np.flatnonzero(new)
     last = np.concatenate((first[1:], [len(starts)])) - 1
     return starts[first], reach[last]
-
-
-def sorted_unique(values: np.ndarray) -> np.ndarray:
-    """Sorted distinct values of a 1-D array (sort + neighbour mask; ``np.unique`` is far slower on big arrays)."""
-    out = np.sort(values)
-    if out.size > 1:
-        keep = np.empty(out.size, dtype=bool)
-        keep[0] = True
-        np.not_equal(out[1:], out[:-1], out=keep[1:])
-        out = out[keep]
-    return out
 
 
 def expand_runs(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:

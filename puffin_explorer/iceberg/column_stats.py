@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from .._arrays import sorted_unique
+
 #: The metric maps of one data file, by column name (bounds decoded).
 MAPS = ("values", "nulls", "nans", "sizes", "lows", "highs")
 #: The index's metric columns, in the order of :data:`MAPS`.
@@ -168,7 +170,7 @@ class _Flat:
         self.values = pairs.field("value")
         if self.null_keys:  # a null key is its own column ("#None"): a code no int32 key takes
             self.keys = np.where(self.key_null, np.int64(1) << 40, self.keys)
-        self.distinct_keys = [None if k == 1 << 40 else int(k) for k in np.unique(self.keys)]
+        self.distinct_keys = [None if k == 1 << 40 else int(k) for k in sorted_unique(self.keys)]
 
     def repeats(self) -> bool:
         """Whether a row's map names one key twice."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
+from .._arrays import sorted_unique
 from .._memory import release_freed_memory
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -268,7 +269,7 @@ def partition_labels(index: "EntryIndex", codes, label: Callable[[Any], Optional
     key = ("partition_labels", label)
     every = index.derived.get(key)
     if every is None or (c >= len(every) - 1).any():
-        present = np.unique(c[c >= 0])
+        present = sorted_unique(c[c >= 0])
         if len(present) * 2 > len(parts):  # most partitions: label them all, once for every analysis of the index
             every = index.derived[key] = every_label(parts, label)
         else:

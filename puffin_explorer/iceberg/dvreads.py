@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable, Optional, Union
 
+from .._arrays import sorted_unique
 from .._memory import release_freed_memory
 from .._text import plural
 from ..errors import InvalidFileError, NotFoundError, NotInTableError, PuffinError, SourceError
@@ -417,4 +418,4 @@ def deletions(source: "TableSource", data_file: str, snapshot_id: Optional[int] 
             parts.append(t.column("pos").to_numpy().astype(np.int64)[mask])
     if not parts:
         return np.zeros(0, dtype=np.int64)
-    return np.unique(np.concatenate(parts))
+    return sorted_unique(np.concatenate(parts))

@@ -45,6 +45,7 @@ import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional
 
+from .._arrays import sorted_unique
 from .._memory import release_freed_memory
 from ..errors import NotFoundError, PuffinError, SourceError
 from ..regions import Finding, Severity
@@ -938,7 +939,7 @@ class PartitionRecords:
         if not len(codes) or codes.min() < 0 or codes.max() >= self._length:
             return None
         piece_of = np.searchsorted(np.asarray(self._starts, dtype=np.int64), codes, side="right") - 1
-        used = np.unique(piece_of).tolist()
+        used = sorted_unique(piece_of).tolist()
         pieces = [self._pieces[k] for k in used]
         if any(isinstance(p, list) for p in pieces) or len({p.type for p in pieces}) != 1 or \
                 not pa.types.is_struct(pieces[0].type):
@@ -966,7 +967,7 @@ class PartitionRecords:
         if codes.min() < 0 or codes.max() >= self._length:
             raise IndexError(f"partition codes outside 0..{self._length - 1}")
         piece_of = np.searchsorted(np.asarray(self._starts, dtype=np.int64), codes, side="right") - 1
-        for k in np.unique(piece_of).tolist():
+        for k in sorted_unique(piece_of).tolist():
             where = np.flatnonzero(piece_of == k)
             piece, at = self._pieces[k], codes[where] - self._starts[k]
             values = [piece[i] for i in at.tolist()] if isinstance(piece, list) else \
@@ -1734,7 +1735,7 @@ def _validate_partitions(index: EntryIndex, partition_specs: dict, cache: "Entry
     seen = cache.partitions_checked
     spec_ids = index.ints("spec_id", -1)
     codes = index.ints("partition", -1)
-    for spec_id in np.unique(spec_ids).tolist():
+    for spec_id in sorted_unique(spec_ids).tolist():
         rows = np.flatnonzero(spec_ids == spec_id)
         uniq, first = np.unique(codes[rows], return_index=True)
         spec = specs.get(spec_id)
@@ -1758,7 +1759,7 @@ def _validate_partitions(index: EntryIndex, partition_specs: dict, cache: "Entry
         # bucket is to be checked, a value that is no record is skipped; the rest are checked one by one below
         shapes = np.frombuffer(cache.partition_shapes, dtype=np.intc)[uniq[todo]]  # the number of each one's names
         names_ok = {number: sorted(map(str, cache.shapes[number])) == names
-                    for number in np.unique(shapes[shapes >= 0]).tolist()}
+                    for number in sorted_unique(shapes[shapes >= 0]).tolist()}
         settled = shapes < 0
         if not buckets:
             for number, ok in names_ok.items():

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Optional
 
+from .._arrays import sorted_unique
 from .columns import normalized, partition_labels, record_labels
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -201,7 +202,7 @@ def coded_relations(source: "TableSource", index: "EntryIndex", scope_bounds: Op
     row_keys = key_of_pair[inverse]
     data_keys, pos_keys, eq_keys = (pa.array(k, pa.int64()) for k in np.split(row_keys, np.cumsum(lengths)[:2]))
     # each key's partition text: that of a pair of it that data rows have, with a text (all such share it)
-    in_data = np.unique(inverse[:lengths[0]])
+    in_data = sorted_unique(inverse[:lengths[0]])
     in_data = in_data[part_text.is_valid().to_numpy(zero_copy_only=False)[in_data]] if len(in_data) else in_data
     where = np.full(len(texts), -1, dtype=np.int64)
     where[key_of_pair[in_data]] = in_data

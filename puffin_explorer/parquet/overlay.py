@@ -11,6 +11,7 @@ from typing import Any, Optional, Protocol, Sequence
 
 import numpy as np
 
+from .._arrays import sorted_unique
 from .._repr import RichRepr, make_view
 from ..regions import Finding, FindingList, Severity
 from .parts import RowGroupInfo
@@ -37,7 +38,7 @@ def as_positions(dv: Any) -> np.ndarray:
         raise ValueError("row positions must be >= 0")
     arr = arr.astype(np.uint64, copy=False).ravel()
     if arr.size > 1 and not bool(np.all(arr[1:] > arr[:-1])):
-        arr = np.unique(arr)
+        arr = sorted_unique(arr)
     return arr
 
 

@@ -17,6 +17,7 @@ from typing import Any, Iterable, Iterator, Optional
 
 import numpy as np
 
+from .._arrays import sorted_unique
 from ..arrow_ddl import arrow_schema as _arrow_schema
 
 #: Output schemas, as Spark DDL, of the functions below.
@@ -454,7 +455,7 @@ def data_file_rows(location: str, positions: np.ndarray, schema, storage_options
     ``s3://`` table on a cluster without S3A): the file is read through this
     package's reader, only the row groups that hold a deleted row.
     """
-    wanted = np.unique(np.asarray(positions, dtype=np.int64))
+    wanted = sorted_unique(np.asarray(positions, dtype=np.int64))
 
     def run(batches):
         steady_imports()
