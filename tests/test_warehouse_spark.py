@@ -51,6 +51,40 @@ def test_data_file_detail_shows_deleted_rows_from_spark(spark_warehouse):
     assert "<td>n41</td>" in b2.detail.value
 
 
+def test_read_dvs_keeps_each_vector_s_positions_and_reads_its_bytes_again_only_when_asked(spark_warehouse,
+                                                                                          tmp_path):
+    """A table's read of many small DVs keeps their decoded positions, not their bytes (a million DVs' bytes
+    are a gigabyte): the bytes come back from the Puffin file, one read per vector, only for what needs them (its
+    bytes, regions, findings), equal to a single read's; ``nbytes`` and the positions need no read.  A Puffin file
+    cut short since is a clear error at the vector's offset."""
+    import shutil
+
+    from puffin_explorer import Table
+    from puffin_explorer.errors import SourceError
+
+    _, root = spark_warehouse
+    shutil.copytree(root / "db" / "small", tmp_path / "small")
+    t = Table.from_folder(str(tmp_path / "small"))
+    entry = t.dvs().iloc[0].to_dict()
+    [dv] = t.read_dvs()
+    assert dv._bytes is None  # decoded with the other small vectors, its bytes let go
+    t.io.reset_counters()
+    assert dv.positions().tolist() == [3, 4, 5, 41] and dv.nbytes == entry["content_size_in_bytes"]
+    assert t.io.read_count == 0
+    single = Table.from_folder(str(tmp_path / "small")).read_dv(entry)
+    assert dv.to_bytes() == single.to_bytes() and len(dv.to_bytes()) == entry["content_size_in_bytes"]
+    assert t.io.read_count == 1
+    assert dv.region_tree() == single.region_tree() and list(dv.findings) == list(single.findings) == []
+    assert t.io.read_count == 1
+    [again] = Table.from_folder(str(tmp_path / "small")).read_dvs()
+    puffin = tmp_path / "small" / "data" / entry["file_path"].rsplit("/data/", 1)[1]
+    offset = int(entry["content_offset"])
+    puffin.write_bytes(puffin.read_bytes()[:offset + 10])
+    with pytest.raises(SourceError) as err:
+        again.to_bytes()
+    assert err.value.offset == offset and f"{offset:,}" in str(err.value)
+
+
 @pytest.fixture(scope="module")
 def equality_table(spark_warehouse):
     """A v2 table with an equality-delete file written by Iceberg Java's own writer and committed as a row delta."""

@@ -12,15 +12,16 @@ import array
 import struct
 import zlib
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterable, Optional
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional
 
 import numpy as np
 
-from .._text import plural
-from ..errors import BlobDecodeError
-from .._repr import RichRepr, make_view
-from ..regions import Finding, FindingList, Region, Severity, clip
 from .._arrays import sorted_unique
+from .._repr import RichRepr, make_view
+from .._text import plural
+from ..errors import BlobDecodeError, SourceError
+from ..regions import Finding, FindingList, Region, Severity, clip
 from .roaring import (JAVA_MAX_KEY, SERIAL_COOKIE, SERIAL_COOKIE_NO_RUNCONTAINER, Bitmap32, container_runs,
                       container_values, merge_runs, parse_bitmap32, values_from_slice)
 
@@ -56,19 +57,46 @@ class DeletionVector(RichRepr):
     """
 
     blob_type = BLOB_TYPE
+    # set later, by few vectors: defaults of the class
+    _regions: Optional[list[Region]] = None
+    _trailing: Optional[tuple[int, int]] = None
+    _bitmaps: Any = MappingProxyType({})  # bucket index -> pyroaring BitMap that passed CRoaring's validation
+    _fast_valid = False  # checked whole by validate_many: its structure is parsed only when asked for
+    _parsed = False  # parsed whole (buckets, regions' parts, findings)
 
     def __init__(self, data: bytes, offset: int = 0, metadata: Optional["BlobMetadata"] = None,
                  space: str = "file", referenced_data_file: Optional[str] = None) -> None:
-        self._data = bytes(data)
+        # every vector sets the same attributes in the same order, so they share one key table and hold a slot
+        # each (a table's read keeps a million; reading ``__dict__`` would give each a dict of its own)
+        self._bytes: Optional[bytes] = bytes(data)
+        self._length = len(self._bytes)
         self.offset = offset
         self.metadata = metadata
         self.space = space
         self._referenced = referenced_data_file
-        self._regions: Optional[list[Region]] = None
-        self._trailing: Optional[tuple[int, int]] = None
         self._positions: Optional[np.ndarray] = None
-        self._bitmaps: dict[int, Any] = {}  # bucket index -> pyroaring BitMap that passed CRoaring's validation
-        self._fast_valid = False  # checked whole by validate_many: its structure is parsed only when asked for
+        self._reread: Optional[Callable[[int, int], bytes]] = None  # brings let-go bytes back
+
+    @property
+    def _data(self) -> bytes:
+        """The vector's bytes: as given, or read again where a table's read let them go."""
+        data = self._bytes
+        if data is None:
+            data = self._reread(self.offset, self._length)
+            if len(data) != self._length:
+                raise SourceError(f"the deletion vector at {self.offset:,} reads {len(data):,} bytes again, "
+                                  f"not {self._length:,}", self.offset)
+            self._bytes = data
+        return data
+
+    def _let_go_of_bytes(self, reread: Callable[[int, int], bytes]) -> bool:
+        """Drop the bytes of a vector whose positions are decoded (a table's read of many keeps the positions
+        alone); ``reread(offset, length)`` reads them again when a view or a check asks.  Whether they went."""
+        if self._positions is None or self._bytes is None:
+            return False
+        self._reread = reread
+        self._bytes = None
+        return True
 
     #: Attributes set by parsing, which runs the first time one of them is read (positions alone
     #: need no parse for the common one-bucket vector).
@@ -82,8 +110,9 @@ class DeletionVector(RichRepr):
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def _parse_all(self) -> None:
-        if "buckets" in self.__dict__:
+        if self._parsed:
             return
+        self._parsed = True
         self.findings: FindingList = FindingList()
         self.buckets: list[Bucket] = []
         self.length_prefix: Optional[int] = None
@@ -233,7 +262,7 @@ class DeletionVector(RichRepr):
     @property
     def cardinality(self) -> int:
         """Number of deleted positions, from the container headers (nothing materialized)."""
-        if self._fast_valid and "buckets" not in self.__dict__:
+        if self._fast_valid and not self._parsed:
             return len(self._positions)
         return sum(b.cardinality for b in self.buckets)
 
@@ -261,6 +290,8 @@ class DeletionVector(RichRepr):
         try:
             from pyroaring import BitMap
 
+            if not isinstance(self._bitmaps, dict):  # the class's empty one
+                self._bitmaps = {}
             self._bitmaps[index] = BitMap.deserialize(bytes(data))
             return True
         except Exception:  # noqa: BLE001 - invalid: the numpy checks below say why
@@ -308,7 +339,7 @@ class DeletionVector(RichRepr):
 
     def positions(self) -> np.ndarray:
         """All deleted positions as a sorted ``numpy.uint64`` array."""
-        if self._positions is None and "buckets" not in self.__dict__:
+        if self._positions is None and not self._parsed:
             fast = self._one_bucket_positions()
             if fast is not None:
                 fast.flags.writeable = False
@@ -342,7 +373,7 @@ class DeletionVector(RichRepr):
     @property
     def min_position(self) -> Optional[int]:
         """The smallest deleted position (decodes only the containers at the start), ``None`` when empty."""
-        if self._fast_valid and "buckets" not in self.__dict__:
+        if self._fast_valid and not self._parsed:
             return int(self._positions[0])
         for b in self.buckets:
             for i in range(b.bitmap.count):  # a malformed container can hold no values: try the next
@@ -354,7 +385,7 @@ class DeletionVector(RichRepr):
     @property
     def max_position(self) -> Optional[int]:
         """The largest deleted position (decodes only the containers at the end), ``None`` when empty."""
-        if self._fast_valid and "buckets" not in self.__dict__:
+        if self._fast_valid and not self._parsed:
             return int(self._positions[-1])
         for b in reversed(self.buckets):
             for i in reversed(range(b.bitmap.count)):
@@ -497,7 +528,7 @@ class DeletionVector(RichRepr):
     @property
     def nbytes(self) -> int:
         """Size of the blob's (decompressed) bytes."""
-        return len(self._data)
+        return self._length
 
     def region_tree(self) -> Region:
         """The blob's regions under one root region (what the layout strip and hex view draw)."""
@@ -634,7 +665,7 @@ def decode_many(dvs: list["DeletionVector"]) -> None:
     increase, is left for its own ``positions()``.
     """
     picked = [dv for dv in dvs
-              if dv is not None and dv._positions is None and "buckets" not in dv.__dict__]
+              if dv is not None and dv._positions is None and not dv._parsed]
     if len(picked) > DECODE_MANY_CHUNK:  # bounded temporaries: the joined bytes of one chunk at a time
         for i in range(0, len(picked), DECODE_MANY_CHUNK):
             decode_many(picked[i:i + DECODE_MANY_CHUNK])
@@ -691,7 +722,7 @@ def validate_many(dvs: list["DeletionVector"]) -> None:
     its own parse finds what is wrong with it."""
     decode_many(dvs)
     for dv in dvs:
-        if dv is None or dv._fast_valid or "buckets" in dv.__dict__:
+        if dv is None or dv._fast_valid or dv._parsed:
             continue
         data = dv._data
         n = len(data)

@@ -320,6 +320,7 @@ class DVReader:
                 read = [self.read_dv(entry(i)) for i in idx]
             else:
                 src = self._range_source(loc, end)
+                reread = src.read  # one bound method for the file's vectors, not one each
                 read = []
                 for k, ((o, n), ref, data) in enumerate(zip(ranges, file_refs.to_pylist(),
                                                             src.read_ranges(ranges, keep=False))):
@@ -328,16 +329,17 @@ class DVReader:
                     if len(data) != n:
                         raise SourceError(f"{loc} ends before the DV at [{o:,}, {o + n:,})", o, location=loc)
                     read.append(DeletionVector(data, o, None, "file", ref))
+            decode_many(read)  # small vectors' positions in one numpy pass rather than one call each
             if columnar:  # this file's vectors become one batch of positions; the objects go
-                decode_many(read)
                 out.append(_positions_batch(idx, path, ranges, file_refs, read))
-            else:
-                for i, dv in zip(idx, read):
-                    out[i] = dv
+                continue
+            for i, dv in zip(idx, read):
+                out[i] = dv
+                if not odd:  # the positions stay, the bytes go: read again from the file if a view asks
+                    dv._let_go_of_bytes(reread)
         bar(done, total)
         if columnar:
             return pa.Table.from_batches(out, positions_schema())
-        decode_many(out)  # small vectors' positions in one numpy pass rather than one call each
         return out
 
     def _range_source(self, loc: str, min_size: int, claimed_size: Optional[Any] = None):

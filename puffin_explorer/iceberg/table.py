@@ -357,8 +357,8 @@ class Table(RichRepr):
         """The DeletionVectors of many DV entries (default: every live DV of the snapshot), in order.
 
         The ranges are planned per Puffin file, neighbours merged and fetched concurrently on
-        object stores, so 10,000 DVs packed in one file cost a few requests, not 10,000.  The
-        positions of small vectors are decoded together in one pass.  ``progress``: a bar of DVs
+        object stores, so 10,000 DVs packed in one file cost a few requests, not 10,000.  Each vector keeps
+        its decoded positions; its bytes are read again when a view asks for them.  ``progress``: a bar of DVs
         read (``True`` / ``False``; by default from ``PROGRESS_FROM_DVS`` DVs on in a terminal or
         notebook).  ``columnar=True``: one ``pyarrow.Table`` instead, a row per DV with its ``positions`` as a
         list (``iceberg.dvreads.positions_schema()``), no object per DV kept.
