@@ -79,11 +79,12 @@ METRIC_FIELDS = ("column_sizes", "value_counts", "null_value_counts", "nan_value
 #: while the last one's columns become chunks; 32 overlapped more of that than 64 at 1,000,000 entries).
 BATCH = 32
 #: ... and at most this many manifest bytes (by the manifest list's manifest_length).
-BATCH_BYTES = 32 << 20
+BATCH_BYTES = 16 << 20
 #: ... and at most this many entries (by the manifest list's file counts): the columns of a batch and of the one
 #: being decoded are what the build holds besides the index (32 manifests of 10,000 entries held 0.3 GB more
-#: than the finished delete index at a million DVs; 8 of them, 0.1 GB, in the same time).
-BATCH_ENTRIES = 80_000
+#: than the finished delete index at a million DVs; 8 of them, 0.1 GB; 4 of them peaked 0.09 GB below 8, in the
+#: same 3.4 s of ``dvs()``).
+BATCH_ENTRIES = 40_000
 #: From this many manifest bytes to decode on, DuckDB's read_avro decodes the intact ones (importing
 #: and starting it costs about 0.3 s and 35 MB, more than fastavro needs for a few small manifests).
 DUCKDB_FROM_BYTES = 256 << 10
