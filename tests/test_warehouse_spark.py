@@ -57,6 +57,7 @@ def test_read_dvs_keeps_each_vector_s_positions_and_reads_its_bytes_again_only_w
     are a gigabyte): the bytes come back from the Puffin file, one read per vector, only for what needs them (its
     bytes, regions, findings), equal to a single read's; ``nbytes`` and the positions need no read.  A Puffin file
     cut short since is a clear error at the vector's offset."""
+    import pickle
     import shutil
 
     from puffin_explorer import Table
@@ -76,6 +77,10 @@ def test_read_dvs_keeps_each_vector_s_positions_and_reads_its_bytes_again_only_w
     assert t.io.read_count == 1
     assert dv.region_tree() == single.region_tree() and list(dv.findings) == list(single.findings) == []
     assert t.io.read_count == 1
+    [let_go] = t.read_dvs()
+    copied = pickle.loads(pickle.dumps(let_go))  # a pickled vector carries its bytes, read again, not the reader
+    assert copied._reread is None and copied.to_bytes() == single.to_bytes()
+    assert copied.positions().tolist() == [3, 4, 5, 41]
     [again] = Table.from_folder(str(tmp_path / "small")).read_dvs()
     puffin = tmp_path / "small" / "data" / entry["file_path"].rsplit("/data/", 1)[1]
     offset = int(entry["content_offset"])

@@ -89,6 +89,12 @@ class DeletionVector(RichRepr):
             self._bytes = data
         return data
 
+    def __getstate__(self) -> dict[str, Any]:
+        """A pickled vector carries its bytes (read again if they were let go), never the reader."""
+        state = dict(self.__dict__)
+        state["_bytes"], state["_reread"] = self._data, None
+        return state
+
     def _let_go_of_bytes(self, reread: Callable[[int, int], bytes]) -> bool:
         """Drop the bytes of a vector whose positions are decoded (a table's read of many keeps the positions
         alone); ``reread(offset, length)`` reads them again when a view or a check asks.  Whether they went."""
