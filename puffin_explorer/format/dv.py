@@ -12,7 +12,6 @@ import array
 import struct
 import zlib
 from dataclasses import dataclass
-from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional
 
 import numpy as np
@@ -60,7 +59,7 @@ class DeletionVector(RichRepr):
     # set later, by few vectors: defaults of the class
     _regions: Optional[list[Region]] = None
     _trailing: Optional[tuple[int, int]] = None
-    _bitmaps: Any = MappingProxyType({})  # bucket index -> pyroaring BitMap that passed CRoaring's validation
+    _bitmaps: Optional[dict[int, Any]] = None  # bucket index -> pyroaring BitMap that passed CRoaring's validation
     _fast_valid = False  # checked whole by validate_many: its structure is parsed only when asked for
     _parsed = False  # parsed whole (buckets, regions' parts, findings)
 
@@ -95,14 +94,12 @@ class DeletionVector(RichRepr):
         state["_bytes"], state["_reread"] = self._data, None
         return state
 
-    def _let_go_of_bytes(self, reread: Callable[[int, int], bytes]) -> bool:
+    def _let_go_of_bytes(self, reread: Callable[[int, int], bytes]) -> None:
         """Drop the bytes of a vector whose positions are decoded (a table's read of many keeps the positions
-        alone); ``reread(offset, length)`` reads them again when a view or a check asks.  Whether they went."""
-        if self._positions is None or self._bytes is None:
-            return False
-        self._reread = reread
-        self._bytes = None
-        return True
+        alone); ``reread(offset, length)`` reads them again when a view or a check asks."""
+        if self._positions is not None and self._bytes is not None:
+            self._reread = reread
+            self._bytes = None
 
     #: Attributes set by parsing, which runs the first time one of them is read (positions alone
     #: need no parse for the common one-bucket vector).
@@ -296,7 +293,7 @@ class DeletionVector(RichRepr):
         try:
             from pyroaring import BitMap
 
-            if not isinstance(self._bitmaps, dict):  # the class's empty one
+            if self._bitmaps is None:
                 self._bitmaps = {}
             self._bitmaps[index] = BitMap.deserialize(bytes(data))
             return True
@@ -356,7 +353,7 @@ class DeletionVector(RichRepr):
             for i, b in enumerate(self.buckets):
                 if not b.bitmap.count:
                     continue
-                rb = self._bitmaps.get(i)
+                rb = self._bitmaps.get(i) if self._bitmaps else None
                 if rb is not None:
                     lows.append((b.key, np.frombuffer(rb.to_array(), dtype=np.uint32)))
                     continue

@@ -48,19 +48,28 @@ def _longs(rows, name: str, fill: Any = None) -> Any:
     return col if fill is None else pc.fill_null(col, fill)
 
 
+#: A null spec id in :func:`_pair_keys`: one past every int32 spec id shifted to be non-negative.
+_NULL_SPEC = 2 ** 32
+
+
 def _pair_keys(rows, size: int) -> Any:
     """Each row's (spec id, partition code) as one int64 (numpy): equal exactly when both are, a null spec id and
-    a null or unknown code (``size``: the registry's) each a value of its own.  What :func:`coded_relations`
-    groups by before it makes a partition key's text, once per distinct pair."""
+    a null or unknown code (``size``: the registry's) each a value of its own (:func:`_pair_parts` reads one
+    back).  What :func:`coded_relations` groups by before it makes a partition key's text, once per pair."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    spec = pc.cast(rows.column("spec_id"), pa.int64())
-    spec = pc.fill_null(spec, 2 ** 32 - 2 ** 31).to_numpy(zero_copy_only=False) + 2 ** 31  # null: 2**32
+    spec = pc.fill_null(pc.cast(rows.column("spec_id"), pa.int64()), _NULL_SPEC - 2 ** 31)
     code = pc.fill_null(pc.cast(rows.column("partition"), pa.int64()), -1).to_numpy(zero_copy_only=False)
-    code = np.where((code >= 0) & (code < size), code, -1) + 1
-    return spec * (size + 1) + code
+    code = np.where((code >= 0) & (code < size), code, -1)
+    return (spec.to_numpy(zero_copy_only=False) + 2 ** 31) * (size + 1) + code + 1
+
+
+def _pair_parts(keys, size: int) -> tuple[Any, Any, Any]:
+    """The spec ids, whether each is null, and the partition codes (-1: none) of :func:`_pair_keys`' keys."""
+    spec, code = keys // (size + 1), keys % (size + 1) - 1
+    return spec - 2 ** 31, spec == _NULL_SPEC, code
 
 
 def index_relations(source: "TableSource", index: "EntryIndex", names=tuple(KINDS),
@@ -74,8 +83,7 @@ def index_relations(source: "TableSource", index: "EntryIndex", names=tuple(KIND
     index's :func:`~.columns.path_codes` (no path copied or hashed again), ``pos.ref`` / ``eq.ref`` coded the same
     way (a path no row has gets a code of its own) and ``dvs.file_path`` as codes of its own: what :func:`coded`
     makes of the string relations, with the same answers.  ``pair_keys``: ``pkey`` / ``dpkey`` as
-    :func:`_pair_keys` and ``data.partition`` as the partition code, no text made per row
-    (:func:`coded_relations` ranks them)."""
+    :func:`_pair_keys` and no ``data.partition``, no text made per row (:func:`coded_relations` ranks them)."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -112,11 +120,13 @@ def index_relations(source: "TableSource", index: "EntryIndex", names=tuple(KIND
             parts = partition_texts(index, rows.column("partition"))
         if name == "data":
             key = coded_array(codes.files[at]) if codes is not None else normalized(rows.column("file_path"))
-            out[name] = pa.table({"rid": pa.array(np.arange(n), pa.int64()), "key": key,
-                                  "raw": rows.column("file_path"), "pkey": parts if pair_keys else _pkey(rows, parts),
-                                  "partition": _longs(rows, "partition") if pair_keys else parts,
-                                  "seq": _longs(rows, "sequence_number", 0), "record_count": _longs(rows, "record_count"),
-                                  "file_size_in_bytes": _longs(rows, "file_size_in_bytes")})
+            table = {"rid": pa.array(np.arange(n), pa.int64()), "key": key, "raw": rows.column("file_path"),
+                     "pkey": parts if pair_keys else _pkey(rows, parts), "partition": parts,
+                     "seq": _longs(rows, "sequence_number", 0), "record_count": _longs(rows, "record_count"),
+                     "file_size_in_bytes": _longs(rows, "file_size_in_bytes")}
+            if pair_keys:  # coded_relations makes each key's text from the pairs
+                del table["partition"]
+            out[name] = pa.table(table)
         elif name == "dvs":
             if codes is not None:
                 ref_key = coded_array(codes.refs[at])
@@ -188,8 +198,7 @@ def coded_relations(source: "TableSource", index: "EntryIndex", scope_bounds: Op
     pairs, inverse = np.unique(keys, return_inverse=True)
     inverse = inverse.reshape(-1)  # numpy 2.0 shaped it as ``keys``
     size = len(index.partitions)
-    spec, code = pairs // (size + 1) - 2 ** 31, pairs % (size + 1) - 1
-    null_spec = spec == 2 ** 32 - 2 ** 31
+    spec, null_spec, code = _pair_parts(pairs, size)
     spec_text = pc.if_else(pa.array(null_spec), "", pc.cast(pa.array(np.where(null_spec, 0, spec)), pa.string()))
     part_text = partition_labels(index, pa.array(code, pa.int64(), mask=code < 0), record_text, None) \
         if len(pairs) else pa.array([], pa.string())
@@ -207,7 +216,7 @@ def coded_relations(source: "TableSource", index: "EntryIndex", scope_bounds: Op
     where = np.full(len(texts), -1, dtype=np.int64)
     where[key_of_pair[in_data]] = in_data
     partitions = part_text.take(pa.array(where, pa.int64(), mask=where < 0)).cast(pa.string())
-    data = _swap(data, {"pkey": data_keys}).drop_columns(["partition"])
+    data = _swap(data, {"pkey": data_keys})
     if not _bounded(pos, eq):  # no delete file scoped by bounds: the paths as written are never compared
         data = data.set_column(data.schema.get_field_index("raw"), "raw", pa.nulls(data.num_rows, pa.string()))
     out = dict(relations)
