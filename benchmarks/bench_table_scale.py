@@ -1,7 +1,7 @@
 """Table analyses at 10,000 / 100,000 / 1,000,000 data files (one DV each): time and peak RSS vs PyIceberg.
 
     python benchmarks/bench_table_scale.py [--sizes 10000,100000,1000000] [--root /tmp/pe-bench]
-        [--ops card,dvs,...] [--repeat 1] [--timeout 900] [--max-rss-mb 12000] [--spark]
+        [--ops card,dvs,...] [--repeat 1] [--timeout 900] [--max-rss-mb 12000] [--spark] [--spark-count-once]
 
 The tables are derived once (cached under ``<root>/scale/``) from the Spark-written table
 ``bench.dv_<base>`` of ``generate_dv_table.py`` by ``scale_table.py``: every data file and DV of
@@ -154,9 +154,10 @@ def _spark(op: str, loc: str) -> dict:
     (``PE_BENCH_SPARK_DRIVER_MEMORY`` overrides it).
 
     Counts (ours: ``dv_positions(...).count()``; peer: Iceberg's ``position_deletes`` metadata table) run
-    twice: the first (planning included) is the time, the second, on the warm session, is reported beside
-    it.  ``spark_health`` is the doctor without the storage listing; ``spark_check`` our decode of every DV
-    checked against the manifests' record counts (the part of ``pes.check`` that is ours)."""
+    twice (once with ``--spark-count-once``): the first (planning included) is the time, the second, on the
+    warm session, is reported beside it.  Each operation also reports the session's slowest stages.
+    ``spark_health`` is the doctor without the storage listing; ``spark_check`` our decode of every DV checked
+    against the manifests' record counts (the part of ``pes.check`` that is ours)."""
     from puffin_explorer import spark as pes
 
     conf = {"spark.sql.shuffle.partitions": "8"}
@@ -173,11 +174,12 @@ def _spark(op: str, loc: str) -> dict:
         started = time.perf_counter()
         n = frame().count()
         cold = time.perf_counter() - started
-        started = time.perf_counter()
-        again = frame().count()
-        result["second_s"] = round(time.perf_counter() - started, 2)
-        if again != n:
-            raise AssertionError(f"two counts differ: {n} then {again}")
+        if os.environ.get("PE_BENCH_SPARK_COUNT_ONCE") != "1":
+            started = time.perf_counter()
+            again = frame().count()
+            result["second_s"] = round(time.perf_counter() - started, 2)
+            if again != n:
+                raise AssertionError(f"two counts differ: {n} then {again}")
         result["rows"] = int(n)
     elif op == "spark_health":
         started = time.perf_counter()
@@ -194,7 +196,34 @@ def _spark(op: str, loc: str) -> dict:
     else:
         raise ValueError(f"unknown operation {op}")
     result.update(first_s=round(cold, 2), python_peak_mb=round(_peak_mb()), jvm_peak_mb=round(_children_peak_mb()))
+    result["stages"] = _slowest_stages(spark)
     return result
+
+
+def _slowest_stages(spark, top: int = 6) -> dict:
+    """The session's completed stages from its own UI's REST API: how many, their summed seconds, and the slowest
+    as [stage id, seconds, tasks, call site] — where a Spark operation's time went (empty when the UI is off)."""
+    import urllib.request
+    from datetime import datetime
+
+    url = spark.sparkContext.uiWebUrl
+    if not url:
+        return {}
+    try:
+        with urllib.request.urlopen(f"{url}/api/v1/applications/{spark.sparkContext.applicationId}/stages"
+                                    "?status=complete", timeout=30) as fh:
+            stages = json.load(fh)
+    except (OSError, ValueError):
+        return {}
+
+    def at(text: str) -> float:
+        return datetime.strptime(text.replace("GMT", "+0000"), "%Y-%m-%dT%H:%M:%S.%f%z").timestamp()
+
+    timed = [[st["stageId"], round(at(st["completionTime"]) - at(st["submissionTime"]), 1), st.get("numTasks"),
+              (st.get("name") or "").split(" at ")[0] + " at " + (st.get("name") or "").rsplit("/", 1)[-1]]
+             for st in stages if st.get("submissionTime") and st.get("completionTime")]
+    return {"stages": len(timed), "stage_s": round(sum(t[1] for t in timed), 1),
+            "slowest": sorted(timed, key=lambda t: -t[1])[:top]}
 
 
 def _children_peak_mb() -> float:
@@ -534,6 +563,9 @@ def main(argv=None) -> int:
     parser.add_argument("--spark", action="store_true", help="also the Spark operations (--spark-ops) on local[2]")
     parser.add_argument("--spark-ops", default=",".join(SPARK_OPS), help=f"of {','.join(SPARK_OPS)}")
     parser.add_argument("--spark-sizes", default="100000")
+    parser.add_argument("--spark-count-once", action="store_true",
+                        help="each Spark count once, not cold then warm (Iceberg's position_deletes at 10,000,000 "
+                             "files takes most of an hour a count)")
     parser.add_argument("--json", help="write every measurement to this file")
     args = parser.parse_args(argv)
     byte_compile()  # as pip does for the peers: no process of ours compiles the package again
@@ -544,6 +576,8 @@ def main(argv=None) -> int:
     if unknown:
         parser.error(f"unknown operations {unknown}; known: {OURS}")
     os.nice(10)
+    if args.spark_count_once:
+        os.environ["PE_BENCH_SPARK_COUNT_ONCE"] = "1"  # the workers are this process's children
 
     from scale_table import ensure_scaled_table
 
