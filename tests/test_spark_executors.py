@@ -197,3 +197,38 @@ def test_health_rows_spell_paths_as_the_drivers_normalize():
                                                                      for p in paths]
     assert _normalized(pa.array(paths[:5], pa.string())).to_pylist() == [
         "/w/a.parquet", "/w/a.parquet", "/w/a.parquet", "s3://b/k", "s3://b/k"]
+
+
+def test_health_rows_hold_a_file_key_only_where_it_is_not_the_path_as_written():
+    """A data file's health row leaves ``key`` null where it is ``file_path`` (each row would carry its path twice);
+    ``files_by_key`` reads it back as the key; a path the driver would normalize keeps its key, and a DV's key is the
+    data file it references."""
+    import pyarrow.compute as pc
+
+    from puffin_explorer.iceberg import Table
+    from puffin_explorer.iceberg.paths import normalize
+    from puffin_explorer.spark.executors import _arrow_schema
+    from puffin_explorer.spark.health import HEALTH_ROWS_SCHEMA, _health_batch
+
+    t = Table.from_folder(str(FIXTURE_WAREHOUSE / "shop/orders"), relocate={FIXTURE_ROOT: str(FIXTURE_WAREHOUSE)})
+    entries = t.index(metrics=True).table
+    live = entries.filter(pc.not_equal(entries.column("status"), 2))
+    schema = _arrow_schema(HEALTH_ROWS_SCHEMA)
+
+    def rows_of(table):
+        b = table.combine_chunks().to_batches()[0]
+        return _health_batch(b, list(range(b.num_rows)), schema, lambda raw: {}, set(), None).to_pylist()
+
+    rows = rows_of(live)
+    data = [r for r in rows if r["kind"] == "data"]
+    dvs = [r for r in rows if r["kind"] == "dv"]
+    assert len(data) == 8 and len(dvs) == 4  # t.file_counts() of shop.orders
+    assert all(r["key"] is None and r["file_path"].startswith(FIXTURE_ROOT) for r in data)
+    assert sorted(r["key"] for r in dvs) == sorted(normalize(r) for r in live.filter(
+        pc.equal(live.column("kind"), "dv")).column("referenced_data_file").to_pylist())
+    # the same entries written with a scheme the driver drops: each data row keeps the path it joins on
+    spelled = live.set_column(live.schema.get_field_index("file_path"), "file_path",
+                              pc.binary_join_element_wise("file:", live.column("file_path"), ""))
+    again = [r for r in rows_of(spelled) if r["kind"] == "data"]
+    assert [r["key"] for r in again] == [r["file_path"] for r in data]
+    assert [r["file_path"] for r in again] == ["file:" + r["file_path"] for r in data]

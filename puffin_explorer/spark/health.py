@@ -38,7 +38,8 @@ from .errors import spark_errors
 from .executors import steady_imports
 
 
-#: One row per live entry of the current snapshot, what the doctor's sums need (Spark DDL).
+#: One row per live entry of the current snapshot, what the doctor's sums need (Spark DDL); ``key`` is the file key
+#: a row joins on (a DV's: the data file it references), null where that is the row's ``file_path`` as written.
 HEALTH_ROWS_SCHEMA = (
     "rid bigint, kind string, file_path string, key string, pkey string, partition string, "
     "partition_empty boolean, spec_id int, sequence_number bigint, seq bigint, record_count bigint, "
@@ -234,10 +235,14 @@ def _health_batch(b, rids, schema, needed, wanted: set, column: Optional[str]):
     ref_key = normalized(ref)
     has_ref = pc.fill_null(pc.not_equal(ref, ""), False)
     # ``key`` is the file key the measures join a row on: a DV's is the data file it references (the measures'
-    # ``ref_key``, held once), any other row's its own file
+    # ``ref_key``, held once), any other row's its own file, null where that is ``file_path`` as written (most
+    # are: each row would carry its path twice, a third of the rows Spark keeps; files_by_key fills it in)
     is_dv = pc.fill_null(pc.equal(kind, "dv"), False)
+    own = normalized(file_path)
+    own = pa.nulls(n, string) if own is file_path else \
+        pc.if_else(pc.fill_null(pc.equal(own, file_path), False), pa.scalar(None, string), own)
     out = {"rid": pa.array(rids, pa.int64()), "kind": kind, "file_path": file_path,
-           "key": pc.if_else(is_dv, ref_key, normalized(file_path)),
+           "key": pc.if_else(is_dv, ref_key, own),
            "pkey": pc.binary_join_element_wise(pc.fill_null(spec.cast(string), ""), pc.fill_null(part, "{}"), "|"),
            "partition": part, "partition_empty": pc.fill_null(pc.equal(part, "{}"), True), "spec_id": spec,
            "sequence_number": seq, "seq": pc.fill_null(seq, 0), "record_count": col["record_count"],
@@ -285,8 +290,9 @@ def files_by_key(rows):
     from pyspark.sql import functions as F
 
     kind = F.col("kind")
-    data = rows.where(kind == "data").select("rid", "key", "file_path", "pkey", "partition", "seq", "record_count",
-                                             "file_size_in_bytes", "spec_id", "sequence_number")
+    data = rows.where(kind == "data").select("rid", F.coalesce("key", "file_path").alias("key"), "file_path", "pkey",
+                                             "partition", "seq", "record_count", "file_size_in_bytes", "spec_id",
+                                             "sequence_number")
     dv = rows.where(kind == "dv").select(F.col("key").alias("ref_key"), "record_count", "file_path",
                                          "file_size_in_bytes")
     return data, dv
