@@ -203,6 +203,7 @@ def _spark(op: str, loc: str) -> dict:
 def _slowest_stages(spark, top: int = 6) -> dict:
     """The session's completed stages from its own UI's REST API: how many, their summed seconds, and the slowest
     as [stage id, seconds, tasks, call site] — where a Spark operation's time went (empty when the UI is off)."""
+    import re
     import urllib.request
     from datetime import datetime
 
@@ -220,7 +221,7 @@ def _slowest_stages(spark, top: int = 6) -> dict:
         return datetime.strptime(text.replace("GMT", "+0000"), "%Y-%m-%dT%H:%M:%S.%f%z").timestamp()
 
     timed = [[st["stageId"], round(at(st["completionTime"]) - at(st["submissionTime"]), 1), st.get("numTasks"),
-              (st.get("name") or "").split(" at ")[0] + " at " + (st.get("name") or "").rsplit("/", 1)[-1]]
+              re.sub(r"\S*/", "", st.get("name") or "")]  # a call site's file without its folders
              for st in stages if st.get("submissionTime") and st.get("completionTime")]
     return {"stages": len(timed), "stage_s": round(sum(t[1] for t in timed), 1),
             "slowest": sorted(timed, key=lambda t: -t[1])[:top]}
