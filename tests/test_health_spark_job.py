@@ -337,7 +337,7 @@ def test_the_measures_read_the_kept_files_where_they_are_partitioned(spark, monk
     import importlib
 
     from puffin_explorer.iceberg.measures import DELETED_ROWS, RELATIONS, SparkMeasures
-    from puffin_explorer.spark.health import SparkReads, files_by_key
+    from puffin_explorer.spark.health import SparkReads, data_relation, files_by_key
 
     spark_health = importlib.import_module("puffin_explorer.spark.health")  # the module, not pes.health
 
@@ -363,8 +363,7 @@ def test_the_measures_read_the_kept_files_where_they_are_partitioned(spark, monk
         kept_data = reads._keep_by_key(kept_data, "key", files + files // 2)
         kept_dvs = reads._keep_by_key(kept_dvs, "ref_key", files + files // 2)
         assert kept_data.rdd.getNumPartitions() == kept_dvs.rdd.getNumPartitions() > 1
-        kept_data = kept_data.select("rid", "key", kept_data["file_path"].alias("raw"), "pkey", "seq",
-                                     "record_count", "file_size_in_bytes")
+        kept_data = data_relation(kept_data)
         for d, v in ((data, dvs), (kept_data, kept_dvs)):
             run = SparkMeasures(spark, {"data": d, "dvs": v, "pos_rows": pos_rows})
             try:

@@ -217,12 +217,26 @@ def test_health_rows_hold_a_file_key_only_where_it_is_not_the_path_as_written():
 
     def rows_of(table):
         b = table.combine_chunks().to_batches()[0]
-        return _health_batch(b, list(range(b.num_rows)), schema, lambda raw: {}, set(), None).to_pylist()
+        return pa.Table.from_batches(list(_health_batch(b, list(range(b.num_rows)), schema, lambda raw: {}, set(),
+                                                        None)), schema=schema).to_pylist()
 
     rows = rows_of(live)
     data = [r for r in rows if r["kind"] == "data"]
     dvs = [r for r in rows if r["kind"] == "dv"]
     assert len(data) == 8 and len(dvs) == 4  # t.file_counts() of shop.orders
+    # a DV's row holds what the measures read of a DV, and nothing the measures derive is held
+    assert {c for c in schema.names if any(r[c] is not None for r in dvs)} == {
+        "rid", "kind", "file_path", "key", "record_count", "file_size_in_bytes"}
+    assert {r["pkey"] for r in data} == {"0|0", "0|1", "0|2", "0|3"}  # spec 0, the index's four partition codes
+    assert "seq" not in schema.names and "partition_empty" not in schema.names
+    # a column without a value carries no values into the JVM (if_else keeps its inputs' values behind its nulls:
+    # scope_ref, null for every row here, had every DV's referenced path behind it); a null column's value buffer
+    # is at most the zeros pa.nulls shares with its offsets
+    b = live.combine_chunks().to_batches()[0]
+    for batch in _health_batch(b, list(range(b.num_rows)), schema, lambda raw: {}, set(), None):
+        for name, column in zip(batch.schema.names, batch.columns):
+            if column.null_count == len(column) and column.type in (pa.string(), pa.binary()):
+                assert column.buffers()[2] is None or column.buffers()[2].size <= 4 * (len(column) + 1), name
     assert all(r["key"] is None and r["file_path"].startswith(FIXTURE_ROOT) for r in data)
     assert sorted(r["key"] for r in dvs) == sorted(normalize(r) for r in live.filter(
         pc.equal(live.column("kind"), "dv")).column("referenced_data_file").to_pylist())

@@ -40,11 +40,15 @@ from .executors import steady_imports
 
 #: One row per live entry of the current snapshot, what the doctor's sums need (Spark DDL); ``key`` is the file key
 #: a row joins on (a DV's: the data file it references), null where that is the row's ``file_path`` as written.
+#: A DV's row holds only what the measures read of a DV (``rid``, ``kind``, ``file_path``, ``key``, ``record_count``,
+#: ``file_size_in_bytes``), the rest null; ``scope_lo`` / ``scope_hi`` are null where ``''`` (no bound).  Nothing
+#: the measures derive is held: ``seq`` is ``sequence_number`` or 0, ``partition_empty`` is ``partition`` = ``{}``
+#: (:func:`files_by_key`, :func:`delete_relation`).  Every column is a copy per row through the JVM and on disk.
 HEALTH_ROWS_SCHEMA = (
     "rid bigint, kind string, file_path string, key string, pkey string, partition string, "
-    "partition_empty boolean, spec_id int, sequence_number bigint, seq bigint, record_count bigint, "
-    "file_size_in_bytes bigint, scope_ref string, scope_lo string, scope_hi string, "
-    "clus_lo binary, clus_hi binary, partial binary, finding_code string, finding_message string, finding_order int")
+    "spec_id int, sequence_number bigint, record_count bigint, file_size_in_bytes bigint, scope_ref string, "
+    "scope_lo string, scope_hi string, clus_lo binary, clus_hi binary, partial binary, finding_code string, "
+    "finding_message string, finding_order int")
 LISTING_SCHEMA = "location string, size bigint, mtime_ms bigint, hidden boolean"
 _CLUSTER_SCHEMA = ("pkey string, partition string, files bigint, files_with_bounds bigint, average_depth double, "
                    "max_depth bigint, bytes bigint, rows bigint")
@@ -181,7 +185,7 @@ def _health_rows(fields: dict, column: Optional[str], decode):
             if data_rows.num_rows:  # the column metrics of the batch's data files, in Arrow
                 partial.add_arrow(rids[is_data.to_numpy(zero_copy_only=False)],
                                   pa.Table.from_batches([data_rows]).select(list(METRIC_COLUMNS)), fields)
-            yield _health_batch(b, rids, schema, needed, wanted, column)
+            yield from _health_batch(b, rids, schema, needed, wanted, column)
         last = {f.name: pa.nulls(1, f.type) for f in schema}  # the task's column partial: one row of its own
         last["kind"] = pa.array(["partial"], pa.string())
         last["partial"] = pa.array([pickle.dumps(partial)], pa.binary())
@@ -216,9 +220,26 @@ def _live(batches, schema):
 
 
 def _health_batch(b, rids, schema, needed, wanted: set, column: Optional[str]):
-    """One batch of index entries (``rids`` their row ids) as :data:`HEALTH_ROWS_SCHEMA` rows, in Arrow; only the
-    rows whose bounds hold a ``wanted`` column (``file_path`` of a delete file, the clustering column) are decoded
-    one by one, by ``needed``."""
+    """One batch of index entries (``rids`` their row ids) as :data:`HEALTH_ROWS_SCHEMA` batches, in Arrow: the
+    DVs' rows, then the other entries'; only the rows whose bounds hold a ``wanted`` column (``file_path`` of a
+    delete file, the clustering column) are decoded one by one, by ``needed``."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    kind = b.column("kind").cast(pa.string())
+    is_dv = pc.fill_null(pc.equal(kind, "dv"), False).to_numpy(zero_copy_only=False)
+    rids = np.asarray(rids, dtype=np.int64)
+    for part in (is_dv, ~is_dv):
+        if part.all():
+            yield _kind_rows(b, rids, schema, needed, wanted, column, part is is_dv)
+        elif part.any():
+            yield _kind_rows(b.filter(pa.array(part)), rids[part], schema, needed, wanted, column, part is is_dv)
+
+
+def _kind_rows(b, rids, schema, needed, wanted: set, column: Optional[str], dvs: bool):
+    """:func:`_health_batch` for entries that are all DVs (``dvs``) or none: a column no row of the batch needs
+    is a null column (no value copied into the JVM), and a DV's row only what the measures read of a DV."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -228,31 +249,26 @@ def _health_batch(b, rids, schema, needed, wanted: set, column: Optional[str]):
 
     n = b.num_rows
     string = pa.string()
+    out = {f.name: pa.nulls(n, f.type) for f in schema}
     col = {name: b.column(name) for name in b.schema.names}
-    kind = col["kind"].cast(string)
-    file_path, ref = col["file_path"].cast(string), col["referenced_data_file"].cast(string)
-    part, spec, seq = col["partition"].cast(string), col["spec_id"].cast(pa.int32()), col["sequence_number"]
-    ref_key = normalized(ref)
-    has_ref = pc.fill_null(pc.not_equal(ref, ""), False)
-    # ``key`` is the file key the measures join a row on: a DV's is the data file it references (the measures'
-    # ``ref_key``, held once), any other row's its own file, null where that is ``file_path`` as written (most
-    # are: each row would carry its path twice, a third of the rows Spark keeps; files_by_key fills it in)
-    is_dv = pc.fill_null(pc.equal(kind, "dv"), False)
-    own = normalized(file_path)
+    file_path = col["file_path"].cast(string)
+    out.update(rid=pa.array(rids, pa.int64()), kind=col["kind"].cast(string), file_path=file_path,
+               record_count=col["record_count"], file_size_in_bytes=col["file_size_in_bytes"])
+    if dvs:  # ``key`` is the data file the DV references (the measures' ``ref_key``)
+        out["key"] = normalized(col["referenced_data_file"].cast(string))
+        return _batch_of(out, schema)
+    # ``key`` is the file key the measures join a row on: its own file, null where that is ``file_path`` as written
+    # (most are: each row would carry its path twice, a third of the rows Spark keeps; files_by_key fills it in)
+    own = normalized(file_path)  # the same array where no path changes
     own = pa.nulls(n, string) if own is file_path else \
         pc.if_else(pc.fill_null(pc.equal(own, file_path), False), pa.scalar(None, string), own)
-    out = {"rid": pa.array(rids, pa.int64()), "kind": kind, "file_path": file_path,
-           "key": pc.if_else(is_dv, ref_key, own),
-           "pkey": pc.binary_join_element_wise(pc.fill_null(spec.cast(string), ""), pc.fill_null(part, "{}"), "|"),
-           "partition": part, "partition_empty": pc.fill_null(pc.equal(part, "{}"), True), "spec_id": spec,
-           "sequence_number": seq, "seq": pc.fill_null(seq, 0), "record_count": col["record_count"],
-           "file_size_in_bytes": col["file_size_in_bytes"],
-           "scope_ref": pc.if_else(pc.and_(has_ref, pc.invert(is_dv)), ref_key, pa.scalar(None, string)),
-           "scope_lo": pa.array([""] * n, string), "scope_hi": pa.array([""] * n, string),
-           "clus_lo": pa.nulls(n, pa.binary()), "clus_hi": pa.nulls(n, pa.binary()),
-           "partial": pa.nulls(n, pa.binary()),
-           "finding_code": pa.nulls(n, string), "finding_message": pa.nulls(n, string),
-           "finding_order": pa.nulls(n, pa.int32())}
+    part, spec = col["partition"].cast(string), col["spec_id"].cast(pa.int32())
+    ref = col["referenced_data_file"].cast(string)
+    has_ref = pc.fill_null(pc.not_equal(ref, ""), False)
+    out.update(key=own, partition=part, spec_id=spec, sequence_number=col["sequence_number"],
+               pkey=pc.binary_join_element_wise(pc.fill_null(spec.cast(string), ""), pc.fill_null(part, "{}"), "|"))
+    if pc.any(has_ref).as_py():
+        out["scope_ref"] = pc.if_else(has_ref, normalized(ref), pa.scalar(None, string))
     # rows whose bounds name a wanted column: their path scope and clustering bounds, as the driver decodes them
     hits = np.zeros(n, dtype=bool)
     keys = pa.array(sorted(wanted), pa.int32())
@@ -272,30 +288,66 @@ def _health_batch(b, rids, schema, needed, wanted: set, column: Optional[str]):
         columns = {c: out[c].to_pylist() for c in ("scope_ref", "scope_lo", "scope_hi", "clus_lo", "clus_hi")}
         for i, r in zip(picked, b.select(list(names)).take(idx).to_pylist()):
             lows, highs = needed(r["lower_bounds"]), needed(r["upper_bounds"])
-            columns["scope_ref"][i], columns["scope_lo"][i], columns["scope_hi"][i] = path_scope(
-                r["referenced_data_file"], lows.get("file_path"), highs.get("file_path"))
+            scope = path_scope(r["referenced_data_file"], lows.get("file_path"), highs.get("file_path"))
+            columns["scope_ref"][i] = scope[0]
+            columns["scope_lo"][i], columns["scope_hi"][i] = (v or None for v in scope[1:])  # '' is held as null
             if r["kind"] == "data" and column is not None:
                 for c, bounds in (("clus_lo", lows), ("clus_hi", highs)):
                     v = bounds.get(column)
                     columns[c][i] = None if v is None else pickle.dumps(v)
         for c, values in columns.items():
             out[c] = pa.array(values, pa.binary() if c.startswith("clus") else string)
-    return pa.RecordBatch.from_arrays([out[f.name].cast(f.type) if out[f.name].type != f.type else out[f.name]
-                                       for f in schema], schema=schema)
+    return _batch_of(out, schema)
+
+
+def _batch_of(columns: dict, schema):
+    """``columns`` as a record batch of ``schema``; a column with no value is made a null column, so that the
+    values a computed column kept behind its nulls (``if_else`` keeps its inputs' bytes) never reach the JVM."""
+    import pyarrow as pa
+
+    arrays = []
+    for f in schema:
+        a = columns[f.name]
+        if a.null_count == len(a) and a.type != pa.null():
+            a = pa.nulls(len(a), f.type)
+        arrays.append(a.cast(f.type) if a.type != f.type else a)
+    return pa.RecordBatch.from_arrays(arrays, schema=schema)
 
 
 def files_by_key(rows):
     """The data files and the DVs of health rows, the columns the measures read of each (a DV's ``key`` is the
-    data file it references, named ``ref_key`` here): what :meth:`SparkReads._keep_by_key` keeps."""
+    data file it references, named ``ref_key`` here): what :meth:`SparkReads._keep_by_key` keeps.  A data file's
+    path is held once: ``raw`` (the path as written) is null where it is ``key`` (:func:`data_relation` reads it)."""
     from pyspark.sql import functions as F
 
     kind = F.col("kind")
-    data = rows.where(kind == "data").select("rid", F.coalesce("key", "file_path").alias("key"), "file_path", "pkey",
-                                             "partition", "seq", "record_count", "file_size_in_bytes", "spec_id",
+    data = rows.where(kind == "data").select("rid", F.coalesce("key", "file_path").alias("key"),
+                                             F.when(F.col("key").isNotNull(), F.col("file_path")).alias("raw"),
+                                             "pkey", "partition", "record_count", "file_size_in_bytes", "spec_id",
                                              "sequence_number")
     dv = rows.where(kind == "dv").select(F.col("key").alias("ref_key"), "record_count", "file_path",
                                          "file_size_in_bytes")
     return data, dv
+
+
+def data_relation(data):
+    """The kept data files of :func:`files_by_key` as the measures' ``data`` relation."""
+    from pyspark.sql import functions as F
+
+    return data.select("rid", "key", F.coalesce("raw", "key").alias("raw"), "pkey",
+                       F.coalesce("sequence_number", F.lit(0).cast("bigint")).alias("seq"), "record_count",
+                       "file_size_in_bytes")
+
+
+def delete_relation(frame):
+    """Health rows of delete files as the measures' ``pos`` / ``eq`` relation."""
+    from pyspark.sql import functions as F
+
+    return frame.select(F.col("rid").alias("did"), F.col("pkey").alias("dpkey"),
+                        F.coalesce("sequence_number", F.lit(0).cast("bigint")).alias("dseq"),
+                        F.col("scope_ref").alias("ref"), F.coalesce("scope_lo", F.lit("")).alias("lo"),
+                        F.coalesce("scope_hi", F.lit("")).alias("hi"), "file_size_in_bytes",
+                        F.coalesce(F.col("partition") == "{}", F.lit(True)).alias("partition_empty"))
 
 
 def _no_rows(spark, ddl: str):
@@ -488,15 +540,9 @@ class SparkReads:
         pos, eq = rows.where(kind == "position-deletes"), rows.where(kind == "equality-deletes")
 
         # ---- the relations of iceberg/measures.py, and its measures run by Spark SQL ----------------------
-        def deletes(frame):
-            return frame.select(F.col("rid").alias("did"), F.col("pkey").alias("dpkey"), F.col("seq").alias("dseq"),
-                                F.col("scope_ref").alias("ref"), F.col("scope_lo").alias("lo"),
-                                F.col("scope_hi").alias("hi"), "file_size_in_bytes", "partition_empty")
-
-        relations = {"data": data.select("rid", "key", F.col("file_path").alias("raw"), "pkey", "seq",
-                                         "record_count", "file_size_in_bytes"),
+        relations = {"data": data_relation(data),
                      "dvs": dv.select("ref_key", "record_count", "file_path", "file_size_in_bytes"),
-                     "pos": deletes(pos), "eq": deletes(eq)}
+                     "pos": delete_relation(pos), "eq": delete_relation(eq)}
         if counts.get("position-deletes"):
             relations["pos_rows"] = self._position_delete_rows(pos)
         # a relation with no rows (a table with DVs and no position- or equality-delete files) is given as an empty
@@ -524,7 +570,8 @@ class SparkReads:
                 r["partition"] = texts.get(r["pkey"])
             summary["largest_partition"] = texts.get(summary["largest_pkey"])
             per_file = run.frame(DATA_FILE_DELETES).select("rid", *AMPLIFICATION_COLUMNS[7:])
-            top = (data.select("rid", *AMPLIFICATION_COLUMNS[:7]).join(per_file, "rid")
+            top = (data.select("rid", F.coalesce("raw", "key").alias("file_path"), *AMPLIFICATION_COLUMNS[1:7])
+                   .join(per_file, "rid")
                    .orderBy(F.col("delete_files").desc(), F.col("deleted_rows").desc(), "file_path")
                    .limit(AMPLIFICATION_ROWS).select(*AMPLIFICATION_COLUMNS).toPandas())
         finally:
