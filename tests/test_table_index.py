@@ -301,11 +301,20 @@ def test_json_of_findings_is_serialisable():
     assert json.dumps([f.to_dict() for f in _orders().index().findings]) == "[]"
 
 
-def test_ctrl_c_ends_a_build_cleanly_and_the_next_build_completes(monkeypatch):
-    import glob
+def _own_scratch_folders(monkeypatch, tmp_path) -> str:
+    """The pattern of DuckDB's scratch folders, made in a temporary folder of this test's own: another process
+    decoding manifests meanwhile (the other test lane) makes and removes scratch folders of its own in the
+    system's temporary folder, which a look there would take for this test's."""
     import tempfile
 
-    pattern = f"{tempfile.gettempdir()}/puffin-explorer-manifests-*"
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    return f"{tmp_path}/puffin-explorer-manifests-*"
+
+
+def test_ctrl_c_ends_a_build_cleanly_and_the_next_build_completes(monkeypatch, tmp_path):
+    import glob
+
+    pattern = _own_scratch_folders(monkeypatch, tmp_path)
     before = set(glob.glob(pattern))
     real = index_module._finish_batch
 
@@ -321,12 +330,11 @@ def test_ctrl_c_ends_a_build_cleanly_and_the_next_build_completes(monkeypatch):
     assert len(t.index()) == 16 and t.index().findings == []
 
 
-def test_ctrl_c_while_duckdb_reads_the_next_batch_ends_its_queries_and_removes_their_files(monkeypatch):
+def test_ctrl_c_while_duckdb_reads_the_next_batch_ends_its_queries_and_removes_their_files(monkeypatch, tmp_path):
     import glob
-    import tempfile
     import threading
 
-    pattern = f"{tempfile.gettempdir()}/puffin-explorer-manifests-*"
+    pattern = _own_scratch_folders(monkeypatch, tmp_path)
     before = set(glob.glob(pattern))
     monkeypatch.setattr(index_module, "DUCKDB_FROM_BYTES", 0)
     monkeypatch.setattr(index_module, "BATCH", 1)
@@ -336,6 +344,7 @@ def test_ctrl_c_while_duckdb_reads_the_next_batch_ends_its_queries_and_removes_t
     def interrupted(source, batch, duck):
         if finished:  # the second batch: the third is being read
             assert duck.running
+            assert set(glob.glob(pattern)) - before  # its scratch folder, where this test looks
             raise KeyboardInterrupt
         finished.append(real(source, batch, duck))
 
