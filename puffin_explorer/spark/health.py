@@ -227,14 +227,14 @@ def _health_batch(b, rids, schema, needed, wanted: set, column: Optional[str]):
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    kind = b.column("kind").cast(pa.string())
-    is_dv = pc.fill_null(pc.equal(kind, "dv"), False).to_numpy(zero_copy_only=False)
+    is_dv = pc.fill_null(pc.equal(b.column("kind").cast(pa.string()), "dv"), False).to_numpy(zero_copy_only=False)
     rids = np.asarray(rids, dtype=np.int64)
-    for part in (is_dv, ~is_dv):
+    for dvs in (True, False):
+        part = is_dv if dvs else ~is_dv
         if part.all():
-            yield _kind_rows(b, rids, schema, needed, wanted, column, part is is_dv)
+            yield _kind_rows(b, rids, schema, needed, wanted, column, dvs)
         elif part.any():
-            yield _kind_rows(b.filter(pa.array(part)), rids[part], schema, needed, wanted, column, part is is_dv)
+            yield _kind_rows(b.filter(pa.array(part)), rids[part], schema, needed, wanted, column, dvs)
 
 
 def _kind_rows(b, rids, schema, needed, wanted: set, column: Optional[str], dvs: bool):
@@ -249,14 +249,13 @@ def _kind_rows(b, rids, schema, needed, wanted: set, column: Optional[str], dvs:
 
     n = b.num_rows
     string = pa.string()
-    out = {f.name: pa.nulls(n, f.type) for f in schema}
     col = {name: b.column(name) for name in b.schema.names}
     file_path = col["file_path"].cast(string)
-    out.update(rid=pa.array(rids, pa.int64()), kind=col["kind"].cast(string), file_path=file_path,
-               record_count=col["record_count"], file_size_in_bytes=col["file_size_in_bytes"])
+    out = {"rid": pa.array(rids, pa.int64()), "kind": col["kind"].cast(string), "file_path": file_path,
+           "record_count": col["record_count"], "file_size_in_bytes": col["file_size_in_bytes"]}
     if dvs:  # ``key`` is the data file the DV references (the measures' ``ref_key``)
         out["key"] = normalized(col["referenced_data_file"].cast(string))
-        return _batch_of(out, schema)
+        return _batch_of(out, schema, n)
     # ``key`` is the file key the measures join a row on: its own file, null where that is ``file_path`` as written
     # (most are: each row would carry its path twice, a third of the rows Spark keeps; files_by_key fills it in)
     own = normalized(file_path)  # the same array where no path changes
@@ -285,7 +284,8 @@ def _kind_rows(b, rids, schema, needed, wanted: set, column: Optional[str], dvs:
     if len(picked):
         idx = pa.array(picked, pa.int64())
         names = ("kind", "referenced_data_file", "lower_bounds", "upper_bounds")
-        columns = {c: out[c].to_pylist() for c in ("scope_ref", "scope_lo", "scope_hi", "clus_lo", "clus_hi")}
+        columns = {c: out[c].to_pylist() if c in out else [None] * n
+                   for c in ("scope_ref", "scope_lo", "scope_hi", "clus_lo", "clus_hi")}
         for i, r in zip(picked, b.select(list(names)).take(idx).to_pylist()):
             lows, highs = needed(r["lower_bounds"]), needed(r["upper_bounds"])
             scope = path_scope(r["referenced_data_file"], lows.get("file_path"), highs.get("file_path"))
@@ -297,19 +297,20 @@ def _kind_rows(b, rids, schema, needed, wanted: set, column: Optional[str], dvs:
                     columns[c][i] = None if v is None else pickle.dumps(v)
         for c, values in columns.items():
             out[c] = pa.array(values, pa.binary() if c.startswith("clus") else string)
-    return _batch_of(out, schema)
+    return _batch_of(out, schema, n)
 
 
-def _batch_of(columns: dict, schema):
-    """``columns`` as a record batch of ``schema``; a column with no value is made a null column, so that the
-    values a computed column kept behind its nulls (``if_else`` keeps its inputs' bytes) never reach the JVM."""
+def _batch_of(columns: dict, schema, n: int):
+    """``columns`` as a record batch of ``schema`` and ``n`` rows; a column not given, or with no value, is a null
+    column, so that the values a computed column kept behind its nulls (``if_else`` keeps its inputs' bytes) never
+    reach the JVM."""
     import pyarrow as pa
 
     arrays = []
     for f in schema:
-        a = columns[f.name]
-        if a.null_count == len(a) and a.type != pa.null():
-            a = pa.nulls(len(a), f.type)
+        a = columns.get(f.name)
+        if a is None or a.null_count == n:
+            a = pa.nulls(n, f.type)
         arrays.append(a.cast(f.type) if a.type != f.type else a)
     return pa.RecordBatch.from_arrays(arrays, schema=schema)
 
@@ -330,12 +331,18 @@ def files_by_key(rows):
     return data, dv
 
 
+def _seq(alias: str):
+    """A row's data sequence number as the measures compare it (``seq``): its ``sequence_number``, 0 where null."""
+    from pyspark.sql import functions as F
+
+    return F.coalesce("sequence_number", F.lit(0).cast("bigint")).alias(alias)
+
+
 def data_relation(data):
     """The kept data files of :func:`files_by_key` as the measures' ``data`` relation."""
     from pyspark.sql import functions as F
 
-    return data.select("rid", "key", F.coalesce("raw", "key").alias("raw"), "pkey",
-                       F.coalesce("sequence_number", F.lit(0).cast("bigint")).alias("seq"), "record_count",
+    return data.select("rid", "key", F.coalesce("raw", "key").alias("raw"), "pkey", _seq("seq"), "record_count",
                        "file_size_in_bytes")
 
 
@@ -343,8 +350,7 @@ def delete_relation(frame):
     """Health rows of delete files as the measures' ``pos`` / ``eq`` relation."""
     from pyspark.sql import functions as F
 
-    return frame.select(F.col("rid").alias("did"), F.col("pkey").alias("dpkey"),
-                        F.coalesce("sequence_number", F.lit(0).cast("bigint")).alias("dseq"),
+    return frame.select(F.col("rid").alias("did"), F.col("pkey").alias("dpkey"), _seq("dseq"),
                         F.col("scope_ref").alias("ref"), F.coalesce("scope_lo", F.lit("")).alias("lo"),
                         F.coalesce("scope_hi", F.lit("")).alias("hi"), "file_size_in_bytes",
                         F.coalesce(F.col("partition") == "{}", F.lit(True)).alias("partition_empty"))
