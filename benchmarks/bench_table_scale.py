@@ -2,6 +2,7 @@
 
     python benchmarks/bench_table_scale.py [--sizes 10000,100000,1000000] [--root /tmp/pe-bench]
         [--ops card,dvs,...] [--repeat 1] [--timeout 900] [--max-rss-mb 12000] [--spark] [--spark-count-once]
+        [--peer-driver-memory 12g]
 
 The tables are derived once (cached under ``<root>/scale/``) from the Spark-written table
 ``bench.dv_<base>`` of ``generate_dv_table.py`` by ``scale_table.py``: every data file and DV of
@@ -25,7 +26,9 @@ printed as such, with the time and memory it had reached.
     --spark: on ``local[2]`` at ``--spark-sizes`` (default 100,000): ``dv_positions(spark, table).count()``
            vs Iceberg's ``position_deletes`` count, ``pes.health(spark, table, list_files=False,
            index_on="executors")`` and ``pes.check(spark, table, compare="record_count")``, with the peak RSS of
-           the driver's Python and of its JVM apart (``--spark-ops`` picks some).
+           the driver's Python and of its JVM apart (``--spark-ops`` picks some); every session with its own 2g
+           driver, and ``--peer-driver-memory`` runs the peer's count once more with that much (at 10,000,000
+           files it runs out of heap with 2g).
 
 The ratio column is peer / ours for time (> 1: ours is faster) and for memory.
 """
@@ -396,7 +399,7 @@ def _fmt_s(r) -> str:
         return f"{r['seconds']:.2f}"
     if r["status"] == "timeout":
         return f"timeout >{r['seconds']:.0f}"
-    return f"RSS cap @{r['seconds']:.0f}" if r["status"] == "memory" else "error"
+    return f"RSS cap @{r['seconds']:.0f}" if r["status"] == "memory" else f"error @{r['seconds']:.0f}"
 
 
 def _fmt_cpu(r) -> str:
@@ -413,7 +416,7 @@ def _ratio(ours, peer) -> str:
     if ours is None or peer is None or ours["status"] != "ok":
         return "—"
     if peer["status"] == "error":
-        return "—"
+        return "peer failed"
     if peer["status"] != "ok":
         return f">{peer['seconds'] / ours['seconds']:.1f}x t"
     cpu = ""
@@ -567,6 +570,9 @@ def main(argv=None) -> int:
     parser.add_argument("--spark-count-once", action="store_true",
                         help="each Spark count once, not cold then warm (Iceberg's position_deletes at 10,000,000 "
                              "files takes most of an hour a count)")
+    parser.add_argument("--peer-driver-memory", metavar="SIZE",
+                        help="also Iceberg's position_deletes count with this spark.driver.memory (e.g. 12g): at "
+                             "10,000,000 files it runs out of heap with the session's own 2g, where ours runs")
     parser.add_argument("--json", help="write every measurement to this file")
     args = parser.parse_args(argv)
     byte_compile()  # as pip does for the peers: no process of ours compiles the package again
@@ -619,18 +625,37 @@ def main(argv=None) -> int:
                 print(f"  {'  vs ' + PEER_LABEL[PEER[op]]:22} peer {_fmt_s(peer):>10} s {_fmt_mb(peer):>8} MB   "
                       f"{_detail(peer)}", flush=True)
         if args.spark and str(size) in args.spark_sizes.split(","):
-            spark_runs = {}
+            spark_runs, more = {}, {"peer": None}
             for op in spark_ops:
                 r = spark_runs[op] = best_of(op, loc, args.repeat, args.timeout, args.max_rss_mb)
                 jvm = f"JVM {r['result']['jvm_peak_mb']:,} MB" if r["status"] == "ok" else ""
                 print(f"  spark {SPARK_LABEL[op]:32} {_fmt_s(r):>10} s  driver Python {_fmt_mb(r)} MB {jvm}   "
                       f"{_detail(r)}", flush=True)
+            if args.peer_driver_memory and "spark_position_deletes" in spark_runs:
+                # the peer again with the memory it asks for (read by the worker: ours keeps the session's own)
+                before = os.environ.get("PE_BENCH_SPARK_DRIVER_MEMORY")
+                os.environ["PE_BENCH_SPARK_DRIVER_MEMORY"] = args.peer_driver_memory
+                try:
+                    r = best_of("spark_position_deletes", loc, args.repeat, args.timeout, args.max_rss_mb)
+                finally:
+                    if before is None:
+                        os.environ.pop("PE_BENCH_SPARK_DRIVER_MEMORY")
+                    else:
+                        os.environ["PE_BENCH_SPARK_DRIVER_MEMORY"] = before
+                jvm = f"JVM {r['result']['jvm_peak_mb']:,} MB" if r["status"] == "ok" else ""
+                label = f"{SPARK_LABEL['spark_position_deletes']}, driver {args.peer_driver_memory}"
+                print(f"  spark {label:32} {_fmt_s(r):>10} s  driver Python {_fmt_mb(r)} MB {jvm}   {_detail(r)}",
+                      flush=True)
+                more = {"size": size, "op": f"spark_position_deletes ({args.peer_driver_memory} driver)",
+                        "ours": spark_runs.get("spark_dv_positions"), "peer": r}
             if "spark_position_deletes" in spark_runs and "spark_dv_positions" in spark_runs:
                 ours, peer = spark_runs.pop("spark_dv_positions"), spark_runs.pop("spark_position_deletes")
                 results.append({"size": size, "op": "spark_dv_positions", "ours": ours, "peer": peer})
                 if ours["status"] == peer["status"] == "ok" and ours["result"]["rows"] != peer["result"]["rows"]:
                     print(f"  !! spark counts disagree: {ours['result']['rows']} vs {peer['result']['rows']}",
                           flush=True)
+            if args.peer_driver_memory and more["peer"] is not None:
+                results.append(more)
             for op, r in spark_runs.items():
                 results.append({"size": size, "op": op, "ours": r, "peer": None})
 
