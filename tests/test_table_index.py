@@ -458,6 +458,40 @@ def test_under_a_low_address_space_limit_the_index_decodes_without_duckdb():
     assert run.stdout.split() == ["12", "149888"]  # 8 data files and 4 DVs; their record counts
 
 
+@pytest.mark.parametrize("chosen", [None, "mimalloc"])
+def test_the_first_index_moves_arrow_off_mimalloc_unless_the_process_chose_a_pool(chosen):
+    """choose_arrow_pool: a process on Arrow's default mimalloc pool reads its first index with the system
+    allocator (the same answer; an array made before still reads); one whose ARROW_DEFAULT_MEMORY_POOL names a
+    pool keeps it."""
+    import os
+    import subprocess
+    import sys
+    import textwrap
+
+    script = textwrap.dedent("""
+        import sys
+        sys.path.insert(0, "tests")
+        import pyarrow as pa
+        from _warehouse_fixtures import WAREHOUSE
+        from puffin_explorer import Warehouse
+        before = pa.default_memory_pool().backend_name
+        made = pa.array(list(range(100_000)))
+        t = Warehouse(str(WAREHOUSE)).table("shop.orders")
+        n = len(t.index())
+        print(before, pa.default_memory_pool().backend_name, n, made.sum().as_py())
+    """)
+    env = {k: v for k, v in os.environ.items() if k != "ARROW_DEFAULT_MEMORY_POOL"}
+    if chosen:
+        env["ARROW_DEFAULT_MEMORY_POOL"] = chosen
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env,
+                         cwd=Path(__file__).resolve().parents[1], timeout=120)
+    assert run.returncode == 0, run.stderr[-2000:]
+    before, after, n, total = run.stdout.split()
+    assert (n, total) == ("16", str(sum(range(100_000))))  # 8 data files and 8 DVs
+    assert before == "mimalloc"  # the wheels' default, or what the process chose
+    assert after == (chosen or "system")
+
+
 def test_partition_labels_are_made_once_per_partition_and_index():
     """Each distinct partition is labelled once; most of the table's partitions: all of them, kept for the next
     analysis of the index; a null or unknown code gets the missing label."""

@@ -1248,6 +1248,9 @@ def build_index(source: "TableSource", snapshot_id: Optional[int] = None, conten
     """
     import pyarrow as pa
 
+    from .._memory import choose_arrow_pool
+
+    choose_arrow_pool()  # before the first index's columns are allocated
     cache: EntryCache = entry_cache(source)
     if snapshot_id is None and source.metadata.current_snapshot_id is None:  # a new table: no files yet
         return EntryIndex(None, _schema(metrics).empty_table(), [], cache.partitions, metrics=metrics)
