@@ -21,7 +21,7 @@ def choose_arrow_pool() -> None:
     mimalloc gives the pages of freed buffers back to the system and faults them in again, each a zeroed
     transparent huge page where the kernel makes them: on a 1,000,000-file table (2 cores, one day) the card took
     21.6 to 27.6 s with mimalloc, 11 to 15 s of it in the kernel, and 15.1 to 17.3 s after this switch (13.1 to
-    14.8 s with ``ARROW_DEFAULT_MEMORY_POOL=system`` from the process's start, which a library imported after
+    18.4 s with ``ARROW_DEFAULT_MEMORY_POOL=system`` from the process's start, which a library imported after
     pyarrow cannot set), at the same peak RSS; ``dvs()`` 2.8 to 8.4 s against 2.3 to 3.0 s, ``check()`` 42 s
     against 24 s (1.81 GB against 1.61 GB). Only ``read_dvs()``, whose 3.5 GB of positions are fresh pages either
     way, was faster with mimalloc (31 to 33 s against 38 s). Arrays made before keep the pool they came from."""
