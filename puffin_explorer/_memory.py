@@ -1,7 +1,8 @@
 """Giving back memory a phase freed.
 
-Arrow allocates through its own pool (mimalloc or jemalloc), which keeps the pages of freed buffers for
-Arrow's next allocations; numpy, DuckDB and Python cannot use them, so after a phase that built and dropped
+Arrow allocates through its own pool (mimalloc or jemalloc, unless :func:`choose_arrow_pool` moved it to the C
+heap), which keeps the pages of freed buffers for Arrow's next allocations; numpy, DuckDB and Python cannot use
+them, so after a phase that built and dropped
 large Arrow columns (decoding manifests, the doctor's measures) the process holds them until it exits.
 Measured on a table card of 100,000 data files: 120 MB of 570 MB resident were such pages.  The C heap (numpy's
 arrays, Python's large objects) keeps freed pages at its top the same way until it is trimmed: 60-80 MB after
@@ -10,10 +11,12 @@ each phase of the doctor at a million files.
 
 from __future__ import annotations
 
+import functools
+
 _LIBC: list = []  # glibc's handle once looked up (None where there is none)
-_POOL_CHOSEN: list = []  # True once :func:`choose_arrow_pool` ran in this process
 
 
+@functools.cache  # once per process
 def choose_arrow_pool() -> None:
     """Arrow's default memory pool switched from mimalloc to the C library's allocator, once per process, before
     the first index is read; never where ``ARROW_DEFAULT_MEMORY_POOL`` names a pool (``mimalloc`` keeps it).
@@ -25,9 +28,6 @@ def choose_arrow_pool() -> None:
     pyarrow cannot set), at the same peak RSS; ``dvs()`` 2.8 to 8.4 s against 2.3 to 3.0 s, ``check()`` 42 s
     against 24 s (1.81 GB against 1.61 GB). Only ``read_dvs()``, whose 3.5 GB of positions are fresh pages either
     way, was faster with mimalloc (31 to 33 s against 38 s). Arrays made before keep the pool they came from."""
-    if _POOL_CHOSEN:
-        return
-    _POOL_CHOSEN.append(True)
     import os
 
     if os.environ.get("ARROW_DEFAULT_MEMORY_POOL"):
