@@ -321,10 +321,12 @@ def _rss_mb(pid: int):
     return _status_mb(pid, "VmRSS")
 
 
-def run_op(op: str, loc: str, timeout: float, max_rss_mb: float) -> dict:
-    """Run one operation in a fresh, niced process; stop it past ``timeout`` s or ``max_rss_mb``."""
+def run_op(op: str, loc: str, timeout: float, max_rss_mb: float, env: dict | None = None) -> dict:
+    """Run one operation in a fresh, niced process (``env`` added to this one's); stop it past ``timeout`` s or
+    ``max_rss_mb``."""
     cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", op, loc]
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT)] + [p for p in [os.environ.get("PYTHONPATH")] if p]))
+    env = dict(os.environ, **(env or {}),
+               PYTHONPATH=os.pathsep.join([str(ROOT)] + [p for p in [os.environ.get("PYTHONPATH")] if p]))
     started = time.perf_counter()
     stopped, hwm = None, 0.0
     # output to files, not pipes: a worker that logs more than a pipe holds must not stall
@@ -365,10 +367,10 @@ def run_op(op: str, loc: str, timeout: float, max_rss_mb: float) -> dict:
     return rec
 
 
-def best_of(op: str, loc: str, repeat: int, timeout: float, max_rss_mb: float) -> dict:
+def best_of(op: str, loc: str, repeat: int, timeout: float, max_rss_mb: float, env: dict | None = None) -> dict:
     runs = []
     for _ in range(max(1, repeat)):
-        r = run_op(op, loc, timeout, max_rss_mb)
+        r = run_op(op, loc, timeout, max_rss_mb, env)
         runs.append(r)
         if r["status"] != "ok":
             break
@@ -625,27 +627,21 @@ def main(argv=None) -> int:
                 print(f"  {'  vs ' + PEER_LABEL[PEER[op]]:22} peer {_fmt_s(peer):>10} s {_fmt_mb(peer):>8} MB   "
                       f"{_detail(peer)}", flush=True)
         if args.spark and str(size) in args.spark_sizes.split(","):
-            spark_runs, more = {}, {"peer": None}
-            for op in spark_ops:
-                r = spark_runs[op] = best_of(op, loc, args.repeat, args.timeout, args.max_rss_mb)
+            spark_runs, more = {}, None
+
+            def show(label: str, r: dict) -> None:
                 jvm = f"JVM {r['result']['jvm_peak_mb']:,} MB" if r["status"] == "ok" else ""
-                print(f"  spark {SPARK_LABEL[op]:32} {_fmt_s(r):>10} s  driver Python {_fmt_mb(r)} MB {jvm}   "
-                      f"{_detail(r)}", flush=True)
-            if args.peer_driver_memory and "spark_position_deletes" in spark_runs:
-                # the peer again with the memory it asks for (read by the worker: ours keeps the session's own)
-                before = os.environ.get("PE_BENCH_SPARK_DRIVER_MEMORY")
-                os.environ["PE_BENCH_SPARK_DRIVER_MEMORY"] = args.peer_driver_memory
-                try:
-                    r = best_of("spark_position_deletes", loc, args.repeat, args.timeout, args.max_rss_mb)
-                finally:
-                    if before is None:
-                        os.environ.pop("PE_BENCH_SPARK_DRIVER_MEMORY")
-                    else:
-                        os.environ["PE_BENCH_SPARK_DRIVER_MEMORY"] = before
-                jvm = f"JVM {r['result']['jvm_peak_mb']:,} MB" if r["status"] == "ok" else ""
-                label = f"{SPARK_LABEL['spark_position_deletes']}, driver {args.peer_driver_memory}"
                 print(f"  spark {label:32} {_fmt_s(r):>10} s  driver Python {_fmt_mb(r)} MB {jvm}   {_detail(r)}",
                       flush=True)
+
+            for op in spark_ops:
+                spark_runs[op] = best_of(op, loc, args.repeat, args.timeout, args.max_rss_mb)
+                show(SPARK_LABEL[op], spark_runs[op])
+            if args.peer_driver_memory and "spark_position_deletes" in spark_runs:
+                # the peer again with the memory it asks for (read by its worker; ours keep the session's own)
+                r = best_of("spark_position_deletes", loc, args.repeat, args.timeout, args.max_rss_mb,
+                            {"PE_BENCH_SPARK_DRIVER_MEMORY": args.peer_driver_memory})
+                show(f"{SPARK_LABEL['spark_position_deletes']}, driver {args.peer_driver_memory}", r)
                 more = {"size": size, "op": f"spark_position_deletes ({args.peer_driver_memory} driver)",
                         "ours": spark_runs.get("spark_dv_positions"), "peer": r}
             if "spark_position_deletes" in spark_runs and "spark_dv_positions" in spark_runs:
@@ -654,7 +650,7 @@ def main(argv=None) -> int:
                 if ours["status"] == peer["status"] == "ok" and ours["result"]["rows"] != peer["result"]["rows"]:
                     print(f"  !! spark counts disagree: {ours['result']['rows']} vs {peer['result']['rows']}",
                           flush=True)
-            if args.peer_driver_memory and more["peer"] is not None:
+            if more is not None:
                 results.append(more)
             for op, r in spark_runs.items():
                 results.append({"size": size, "op": op, "ours": r, "peer": None})
