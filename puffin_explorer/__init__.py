@@ -15,6 +15,7 @@ from .delta import DeltaDVFile, DeltaTable
 from .iceberg import Table, Warehouse
 from .parquet import DeletionOverlay, ParquetLayout
 from .regions import Finding, FindingList, Region, Severity
+from .versions import show_versions
 
 __version__ = "0.1.0"
 
@@ -23,7 +24,7 @@ __all__ = [
     "register_decoder", "Region", "Finding", "Severity", "PuffinError", "InvalidFileError",
     "BlobDecodeError", "SourceError", "UnsupportedCodecError", "Table", "Warehouse",
     "ParquetLayout", "DeletionOverlay", "DeltaTable", "DeltaDVFile", "FindingList", "register_view",
-    "RenderOptions", "view",
+    "RenderOptions", "view", "show_versions",
 ]
 
 _DISPLAY_NAMES = {"register_view", "RenderOptions", "view"}

@@ -61,6 +61,9 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="exit codes: 0 valid, 1 findings with errors, 2 could not read / usage, 130 interrupted. "
                f"'{PROG} COMMAND --help' shows a command's options.")
     parser.add_argument("--version", action="version", version=f"{PROG} {ver}")
+    parser.add_argument("--verbose", action="store_true",
+                        help="with --version: every dependency's version and which fast paths are active "
+                             "(the manifest decoder, Arrow's memory pool, the S3 client); --json for JSON")
     add_shared_options(parser, top=True)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name in SUBCOMMANDS:
@@ -93,6 +96,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     command = ""
     debug = "--debug" in argv
     try:
+        if "--version" in argv and "--verbose" in argv:  # argparse's --version would end the parse first
+            from ..versions import show_versions
+
+            show_versions(as_json="--json" in argv or "--format=json" in argv or
+                          any(a == "--format" and b == "json" for a, b in zip(argv, argv[1:])))
+            return EXIT_OK
         parser = build_parser()
         try:
             args, extras = parser.parse_known_args(argv)

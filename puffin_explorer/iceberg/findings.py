@@ -72,6 +72,10 @@ for _code, _sev, _meaning, _hint in _CODES:
 
 #: Codes added after the area.name scheme: no old spelling.
 _NEW_CODES = [
+    ("iceberg.manifests-decoded-slowly", I, "a table's manifests were decoded by fastavro, about four times slower "
+     "than DuckDB's read_avro, because the DuckDB Avro extension cannot be loaded here (the message says why)",
+     'pip install "duckdb-extension-avro" (it brings the DuckDB release it was built for); '
+     "puffin_explorer.show_versions() says which decoder runs"),
     ("iceberg.folder-unlisted", W, "a folder the metadata names files in cannot be listed (no such bucket, no "
      "credentials, access denied, endpoint unreachable); the files in it are not checked",
      "pass storage_options for that storage"),

@@ -39,7 +39,7 @@ from ..health import (CLUSTERING_DEPTH_THRESHOLD, DAY_MS, DEFAULTS, DELETE_FILES
                       TableHealth, deleted_share_finding, epoch_ms, fill_listing_stats, listing_arrow, size_histogram, small_files_finding,
                       sum_relations, ts_literal)
 from ..regions import Severity
-from .index import build_index
+from .index import SLOW_DECODE, build_index
 from .overview import manifest_frame, snapshot_frame, statistics_frame
 from .paths import join, normalize
 
@@ -279,6 +279,8 @@ class FileAggregates:
     amplification: Any = None
     #: why the column metrics of some manifests could not be read (their files count as files without metrics)
     metrics_unread: list = field(default_factory=list)
+    #: findings about how the files were read rather than about the table (manifests decoded the slow way)
+    notes: list = field(default_factory=list)
 
 
 def driver_file_aggregates(source: "TableSource", index, target: int, small_size: int,
@@ -389,6 +391,8 @@ def _current_findings(findings, frames, m, agg: FileAggregates, th, target, smal
         _clustering_finding(findings, agg.clustering, column, column_source, m, call, spark_t, ident)
     frames["columns"] = agg.columns
     _column_findings(findings, frames["columns"], m, spark_t, catalog, ident)
+    findings += [HealthFinding(f.code, f.severity, f.message, {"file": getattr(f, "file", "")}, hint=f.hint)
+                 for f in agg.notes]
     if agg.metrics_unread:  # read once for the counts, not again for the metrics: the table changed meanwhile
         findings.append(HealthFinding(
             "health.snapshot-unreadable", Severity.INFO,
@@ -418,6 +422,7 @@ class DriverReads:
         index, totals, unread = metric_totals(self.source, column)
         agg = driver_file_aggregates(self.source, index, target, small_size, column, totals)
         agg.metrics_unread = [f[3] for f in unread if f[0] != vanished.CODE]  # a vanished one: noted already
+        agg.notes = [f for f in index.findings if f.code == SLOW_DECODE]
         return agg
 
     def snapshot_files(self, readable: list, current: Optional[int]) -> dict[int, str]:

@@ -24,7 +24,8 @@ manifest); with ``metrics=True`` also ``column_sizes``, ``value_counts``, ``null
 
 Decoder, chosen by measurement (``benchmarks/bench_entry_index.py decoders``): the 20 manifests of a
 100,000-data-file + 100,000-DV table (40 MB of Avro, 200,000 entries), one fresh process each, CPU
-seconds and peak RSS, on a shared 2-core machine — see ``DECODER_FIGURES``.  DuckDB's ``read_avro``
+seconds and peak RSS, on a shared 2-core machine — see :data:`.manifest_decoder.DECODER_FIGURES`, and
+:mod:`.manifest_decoder` for how the extension is found and the other decoders weighed.  DuckDB's ``read_avro``
 is about four times faster than fastavro and hands back Arrow columns, where fastavro hands back a
 dict per entry that the index then walks in Python (another ~10 µs per entry); a reader schema that
 drops the metrics saves fastavro little (the metrics of three columns are a small part of an entry)
@@ -58,15 +59,6 @@ if TYPE_CHECKING:  # pragma: no cover
     import pyarrow as pa
 
     from .source import TableSource
-
-#: CPU seconds and peak RSS (MiB) of decoding the 200,000 entries of the 100,000-file benchmark table's
-#: manifests, one fresh process each (decode only; the fastavro rows do not yet build columns).
-DECODER_FIGURES = {
-    "duckdb read_avro, projected columns, to Arrow": (1.07, 211),
-    "fastavro reader schema without metrics (this module's walker)": (4.11, 51),
-    "fastavro full decode (this module's walker)": (4.50, 87),
-    "fastavro.reader full decode": (3.71, 69),
-}
 
 KINDS = ("data", "dv", "position-deletes", "equality-deletes")
 TOP_FIELDS = ("status", "snapshot_id", "sequence_number", "file_sequence_number")
@@ -700,21 +692,16 @@ class _DuckDB:
     """
 
     def __init__(self) -> None:
-        import glob
-        import os
         from concurrent.futures import ThreadPoolExecutor
 
         import duckdb
-        import duckdb_extension_avro
 
-        base = os.path.dirname(duckdb_extension_avro.__file__)
-        ext = sorted(glob.glob(os.path.join(base, "extensions", "*", "avro.duckdb_extension")))
-        if not ext:
-            raise ImportError("duckdb_extension_avro ships no avro.duckdb_extension")
+        from .manifest_decoder import load_avro
+
         self.con = duckdb.connect(config={"threads": 1})  # one thread: rows come back in file order
         self.con.execute("SET enable_progress_bar = false")  # it would print into notebooks and terminals
         self.con.execute("SET enable_external_file_cache = false")  # its scratch files are read once
-        self.con.execute(f"LOAD '{ext[-1]}'")
+        load_avro(self.con)
         self.error = duckdb.Error
         self.folder: Optional[str] = None  # made by start(), removed when no read is running
         self.written = 0
@@ -859,14 +846,42 @@ def _address_space_headroom() -> Optional[int]:
 
 
 def _duckdb() -> Optional[_DuckDB]:
-    """A DuckDB manifest reader, or None where it cannot run (fastavro decodes then)."""
-    headroom = _address_space_headroom()
-    if headroom is not None and headroom < DUCKDB_HEADROOM:
-        return None  # fastavro decodes: DuckDB would abort the process rather than raise
+    """A DuckDB manifest reader, or None where it cannot run (fastavro decodes then; :func:`slow_reason` says why)."""
+    if slow_reason() is not None:
+        return None
     try:
         return _DuckDB()
-    except Exception:  # noqa: BLE001 - no duckdb, no extension, or it does not load: fastavro decodes
+    except Exception:  # noqa: BLE001 - it loaded once in this process and not now: fastavro decodes
         return None
+
+
+def slow_reason() -> Optional[str]:
+    """Why this process decodes manifests with fastavro rather than DuckDB, with the remedy; None when it need not."""
+    from .manifest_decoder import decoder
+
+    headroom = _address_space_headroom()
+    if headroom is not None and headroom < DUCKDB_HEADROOM:  # DuckDB would abort the process rather than raise
+        return (f"the process's address-space limit (ulimit -v) leaves {headroom >> 20:,} MiB, and DuckDB needs "
+                f"{DUCKDB_HEADROOM >> 20:,} MiB to start; raise the limit")
+    found = decoder()
+    return None if found.fast else f"{found.reason}; to decode them fast: {found.remedy}"
+
+
+#: The info finding of an index whose manifests were decoded the slow way (:func:`slow_reason` says why).
+SLOW_DECODE = "iceberg.manifests-decoded-slowly"
+
+
+def _slow_finding(source: "TableSource", slow: tuple[int, int]) -> list[tuple]:
+    """The one info finding of a build that decoded at least ``SLOW_FINDING_FROM_BYTES`` of manifests slowly."""
+    from .manifest_decoder import SLOW_FINDING_FROM_BYTES
+
+    count, size = slow
+    reason = slow_reason()
+    if not count or size < SLOW_FINDING_FROM_BYTES or reason is None:
+        return []
+    return [(SLOW_DECODE, Severity.INFO, source.metadata_location,
+             f"{count:,} manifests ({size / (1 << 20):,.1f} MiB) were decoded by fastavro, about four times slower "
+             f"than DuckDB's read_avro: {reason}", None)]
 
 
 def _map_as_list(column, type_):
@@ -1293,11 +1308,11 @@ def build_index(source: "TableSource", snapshot_id: Optional[int] = None, conten
             bar.update(len(batch))
 
     try:
-        _decode_batches(source, todo, metrics or sink is not None, unread, decoded)
+        slow = _decode_batches(source, todo, metrics or sink is not None, unread, decoded)
     finally:
         if bar is not None:
             bar.close()
-    tables, raw = [], list(listed_found)
+    tables, raw = [], list(listed_found) + _slow_finding(source, slow)
     for i in once:  # a manifest listed again: its entries once (a count in a manifest list never multiplies rows)
         m = manifests[i]
         chunk, found = cache.cached(m, metrics)
@@ -1399,7 +1414,7 @@ def stream_metrics(source: "TableSource", index: EntryIndex, sink: MetricSink, s
             bar.update(len(batch))
 
     try:
-        _decode_batches(source, todo, True, unread, decoded)
+        _decode_batches(source, todo, True, unread, decoded)  # slowly or not: the index's build said so
     finally:
         for m in todo:  # interrupted: no metric chunk stays cached (a finished run handed every one over)
             cache.chunks.pop((cache.manifest_key(m), True), None)
@@ -1410,12 +1425,15 @@ def stream_metrics(source: "TableSource", index: EntryIndex, sink: MetricSink, s
 
 
 def _decode_batches(source: "TableSource", todo: list[dict[str, Any]], metrics: bool,
-                    unread: Callable[[dict, list], None], decoded: Callable[[list], None]) -> None:
+                    unread: Callable[[dict, list], None], decoded: Callable[[list], None]) -> tuple[int, int]:
     """Fetch and decode manifests ``BATCH`` at a time into cached chunks, DuckDB reading the next batch while the
     last one becomes chunks (``_start_batch`` / ``_finish_batch``): ``unread(manifest, findings)`` for each one
-    that cannot be fetched, ``decoded(batch)`` once a batch's chunks are cached."""
+    that cannot be fetched, ``decoded(batch)`` once a batch's chunks are cached.  Returns the manifests and bytes
+    that went to fastavro because DuckDB could not run (the ones it was not asked to read, small tables' first
+    bytes, are not counted: that is the chosen path, not the slow one)."""
     duck: Any = None
     read_bytes = 0  # DuckDB is chosen by the bytes read, never by a manifest_length the list claims
+    slow = [0, 0]
     pending: Optional[tuple[_Batch, list]] = None  # started, not yet chunked: DuckDB reads it meanwhile
     try:
         for batch in _batches(todo):
@@ -1428,6 +1446,9 @@ def _decode_batches(source: "TableSource", todo: list[dict[str, Any]], metrics: 
             read_bytes += sum(len(fetched[loc]) for _, loc in ok)
             if duck is None and read_bytes >= DUCKDB_FROM_BYTES:
                 duck = _duckdb() or False
+            if duck is False:
+                slow[0] += len(ok)
+                slow[1] += sum(len(fetched[loc]) for _, loc in ok)
             started = (_start_batch(ok, fetched, metrics, duck or None), batch)
             del fetched
             if pending is not None:
@@ -1441,6 +1462,7 @@ def _decode_batches(source: "TableSource", todo: list[dict[str, Any]], metrics: 
     finally:
         if duck:
             duck.close()
+    return slow[0], slow[1]
 
 
 def _length(manifest: dict[str, Any]) -> int:
