@@ -481,6 +481,8 @@ def test_the_spark_functions_agree_wherever_the_index_is_built(any_spark):
         assert all(r.ok for r in pes.check(any_spark, table, index_on="executors").collect())
         described = {where: pes.plan(any_spark, table, index_on=where) for where in ("driver", "executors")}
         assert [described[w]["index_on"] for w in ("driver", "executors")] == ["driver", "executors"]
+        # the decoder each side runs: the driver's own, and the one an executor's worker reported
+        assert [described[w]["manifest_decoder"] for w in ("driver", "executors")] == ["duckdb-avro"] * 2
         assert {k: described["executors"][k] for k in ("dvs", "dv_bytes", "positions", "relocated")} == {
             k: described["driver"][k] for k in ("dvs", "dv_bytes", "positions", "relocated")}
         # a data file named where it lies now (relocated) picks its DV too

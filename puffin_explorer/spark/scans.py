@@ -461,11 +461,14 @@ def plan(spark, table: Any, storage_options: Optional[dict[str, Any]] = None, *,
     """How the functions above would run on ``table``: plan sizes, where the entry index is built and
     where DVs are decoded.
 
-    ``{"table", "dvs", "dv_bytes", "positions", "relocated", "decode_on", "index_on"}``; for a catalog
-    name both are ``"executors"`` (planned by Iceberg's metadata tables).  With the index on the
-    executors the sizes are summed there too.
+    ``{"table", "dvs", "dv_bytes", "positions", "relocated", "decode_on", "index_on", "manifest_decoder"}``;
+    for a catalog name both are ``"executors"`` (planned by Iceberg's metadata tables).  With the index on the
+    executors the sizes are summed there too, and ``manifest_decoder`` is what an executor's worker decodes
+    manifests with (``"duckdb-avro"``, or ``"fastavro: "`` and why; one task asks), else the driver's.
     """
     from pyspark.sql import functions as F
+
+    from .index import executors_decoder
 
     with spark_errors():
         planned = plan_table(table, storage_options, relocate, index_on=index_on)
@@ -482,4 +485,4 @@ def plan(spark, table: Any, storage_options: Optional[dict[str, Any]] = None, *,
         decode_on = mode if mode != "auto" else "executors"
         return {"table": planned.table.name, "dvs": dvs, "dv_bytes": dv_bytes, "positions": positions,
                 "relocated": planned.relocated, "decode_on": decode_on, "index_on": "executors",
-                "planned_by": "puffin_explorer"}
+                "manifest_decoder": executors_decoder(spark), "planned_by": "puffin_explorer"}
