@@ -14,6 +14,12 @@ SPARK4_TESTS := tests/test_spark_planned.py tests/test_spark_executors.py
 # The tests that need neither Spark nor a browser also run on these Pythons, each in .venv-pyXY (.ci/test-python):
 # the oldest and the newest supported (3.11 is .venv's; 3.12 runs the Spark 4 tests in .venv-spark4).
 OTHER_PYTHONS ?= 3.10 3.13
+# How each is installed (.ci/test-python --install): the oldest Python with the lowest versions pyproject.toml
+# allows; the newest as a user installs (the wheel with [all], the newest versions, the test tools beside it
+# without changing them, then the card's ratio to PyIceberg at 100,000 files).
+PYTHON_INSTALL_3.10 ?= lowest
+PYTHON_INSTALL_3.13 ?= user
+install_of = $(or $(PYTHON_INSTALL_$(1)),test)
 # The Spark 3.5 tests run a second time against Iceberg 1.10.2's runtime: snowpark-connect-deps-iceberg 1.0.3
 # installed into this folder, put first on PYTHONPATH (the .venv keeps 1.0.1, which ships Iceberg 1.9.2).
 # That jar lacks Iceberg's relocated Jackson: the tests that need Iceberg skip saying so (README, "Supported").
@@ -89,7 +95,8 @@ test: $(STAMP) browser
 
 # Every environment the test lanes use, made one after another.
 test-envs: $(STAMP) browser $(SPARK4_STAMP) $(ICEBERG_NEXT_STAMP)
-	@for v in $(OTHER_PYTHONS); do .ci/test-python --prepare $$v; done
+	@failed=; $(foreach v,$(OTHER_PYTHONS),.ci/test-python --prepare --install $(call install_of,$(v)) $(v) || failed=1;) \
+	[ -z "$$failed" ]
 
 test-main: $(STAMP) browser
 	$(PY) -m pytest -p no:cacheprovider --durations=20 --nbval tests notebooks
@@ -102,12 +109,12 @@ test-iceberg-next: $(ICEBERG_NEXT_STAMP)
 	  $(PY) -m pytest -p no:cacheprovider $(ICEBERG_NEXT_TESTS)
 
 test-pythons:
-	@failed=; for v in $(OTHER_PYTHONS); do .ci/test-python $$v || failed="$$failed $$v"; done; \
+	@failed=; $(foreach v,$(OTHER_PYTHONS),.ci/test-python --install $(call install_of,$(v)) $(v) || failed="$$failed $(v)";) \
 	if [ -n "$$failed" ]; then echo "make test: failed on Python$$failed"; exit 1; fi
 
-# One of OTHER_PYTHONS: test-python-3.12 runs .ci/test-python 3.12
+# One of OTHER_PYTHONS: test-python-3.12 runs .ci/test-python 3.12, installed as PYTHON_INSTALL_3.12 says
 test-python-%:
-	@.ci/test-python $*
+	@.ci/test-python --install $(call install_of,$*) $*
 
 clean:
 	rm -rf $(VENV) $(SPARK4_VENV) .venv-py3* $(ICEBERG_NEXT_DIR) out build *.egg-info
