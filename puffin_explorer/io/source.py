@@ -91,7 +91,7 @@ class ByteSource:
     """
 
     def __init__(self, location: Location, storage_options: Optional[dict[str, Any]] = None,
-                 size: Optional[int] = None) -> None:
+                 size: Optional[int] = None, *, _found: Optional[resolve.Resolved] = None) -> None:
         self.storage_options = dict(storage_options or {})
         #: Timeout and retries of every request (see :mod:`.retry`): from the options, the environment or the defaults.
         self.policy = retry.policy(self.storage_options)
@@ -118,7 +118,7 @@ class ByteSource:
             return
         location = os.fspath(location)
         self.location = location
-        found = _resolved(location, self.storage_options)
+        found = _found or _resolved(location, self.storage_options)
         self._fs, self._path, self.remote, self._local_path = found.fs, found.path, found.remote, found.local_path
         if size is not None:
             self.size = int(size)
@@ -385,7 +385,9 @@ def read_range(location: Location, offset: int, length: int,
             if len(data) == length:
                 return data
             raise _short_read(location, offset, length, len(data), what)
-    src = location if isinstance(location, ByteSource) else ByteSource(location, storage_options, size=offset + length)
+        src = ByteSource(location, storage_options, size=offset + length, _found=found)
+    else:
+        src = location
     if src._data is not None and offset + length > src.size:
         got = max(0, src.size - max(offset, 0))  # bytes in memory: known short without copying them
     else:
