@@ -187,3 +187,27 @@ def test_the_caches_are_bounded(tmp_path, monkeypatch):
     assert len(resolve._locations.items) == 3
     resolve.clear()
     assert len(resolve._locations.items) == 0 and len(resolve._filesystems.items) == 0
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="no fork here")
+def test_a_forked_child_starts_with_empty_caches(puffin):
+    import os
+
+    path, blobs = puffin
+    filesystem(str(path))
+    assert len(resolve._locations.items) > 0
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: nothing kept from the parent, and it reads as the parent does
+        try:
+            ok = len(resolve._locations.items) == 0 and len(resolve._filesystems.items) == 0 \
+                and read_dv(str(path), *blobs[0]).positions().tolist() == SPARSE
+            os.write(write, b"1" if ok else b"0")
+        finally:
+            os._exit(0)
+    os.close(write)
+    answer = os.read(read, 1)
+    os.waitpid(pid, 0)
+    os.close(read)
+    assert answer == b"1"
+    assert len(resolve._locations.items) > 0  # the parent keeps its own

@@ -112,8 +112,17 @@ def clear() -> None:
         _locations.items.clear()
 
 
+def _after_fork() -> None:
+    """In a forked child: a new lock (the parent's may have been held by a thread that is not here) and
+    empty caches."""
+    global _lock
+    _lock = threading.Lock()
+    _filesystems.items.clear()
+    _locations.items.clear()
+
+
 if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=clear)
+    os.register_at_fork(after_in_child=_after_fork)
 
 
 def counters() -> dict[str, int]:
