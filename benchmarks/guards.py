@@ -359,6 +359,8 @@ def main(argv=None) -> int:
     parser.add_argument("--timeout", type=float, default=600, help="seconds a process may take")
     parser.add_argument("--list", action="store_true", help="print the guards and their floors, run nothing")
     args = parser.parse_args(argv)
+    if os.sep in args.peers_python:  # a path (the workers run elsewhere); a bare name is found on PATH
+        args.peers_python = os.path.abspath(args.peers_python)  # not realpath: a venv's python is a link
     wanted = [g for g in GUARDS if not args.only or g.name in args.only.split(",")]
     if args.list:
         for g in GUARDS:
