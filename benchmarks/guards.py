@@ -6,8 +6,8 @@
 
 Each guard times our side and its peer's on the same input; each side runs in a fresh process (``--rounds``
 of them, ours and the peer's in turns so that load from elsewhere falls on both), each process times its
-work ``--repeat`` times after one warm-up run (the 10M-position decode: once, no warm-up; PyIceberg takes
-seconds), and the best run of all counts.  Processes are not niced: on a shared machine the times are what
+work ``--repeat`` times after one warm-up run (PyIceberg's side of the 10M-position decode: once, without a
+warm-up; it takes seconds), and the best run of all counts.  Processes are not niced: on a shared machine the times are what
 the load leaves, so the verdict is on wall time and each line also shows the ratio of the same runs' CPU
 time (single-threaded cases; less sensitive to load).  The card (seconds of work) is
 one run per fresh process, ``--card-runs`` processes a side, timed from opening the table to the answer after
@@ -57,14 +57,14 @@ class Guard:
     source: str  # where the floor was promised
     pending: str = ""  # not measured yet: what it waits for
     or_us_per_item: Optional[float] = None
-    repeat: Optional[int] = None  # timed runs in each process, when not --repeat (and then no warm-up run)
+    peer_repeat: Optional[int] = None  # the peer's timed runs in each process when not --repeat (no warm-up then)
 
 
 #: Every guard, in the order they run.  A new guard is a row here and a pair of sides in ``SIDES`` below.
 GUARDS = [
     Guard("dv-random-10M", "PuffinFile(path).blobs[0].decode().positions()",
           "PyIceberg 0.12: the file's bytes, deletion_vectors_from_puffin_file, to_vector()", 20.0,
-          "bench_puffin_core.py (random-10M, file -> positions, >= 20x)", repeat=1),
+          "bench_puffin_core.py (random-10M, file -> positions, >= 20x)", peer_repeat=1),
     Guard("dv-sparse-100k", "PuffinFile(path).blobs[0].decode().positions()",
           "PyIceberg 0.12, as above", 10.0, "bench_io_speed.py (dv-sparse, >= 10x)"),
     Guard("roaring-random-10M", "DeletionVector.from_bytes(blob).positions()",
@@ -303,9 +303,10 @@ def measure(guard: Guard, args: dict, ours_python: str, peers_python: str, repea
             timeout: float) -> dict:
     """Best of ``rounds`` fresh processes a side, ours and the peer's in turns."""
     ours, peer = [], []
+    peer_args = args if guard.peer_repeat is None else dict(args, warm=False)
     for _ in range(rounds):
         ours.append(spawn(ours_python, guard.name, "ours", args, repeat, timeout))
-        peer.append(spawn(peers_python, guard.name, "peer", args, repeat, timeout))
+        peer.append(spawn(peers_python, guard.name, "peer", peer_args, guard.peer_repeat or repeat, timeout))
     import puffin_explorer
 
     here = os.path.dirname(puffin_explorer.__file__)
@@ -406,8 +407,7 @@ def main(argv=None) -> int:
             if g.name == "card-100k":
                 m = measure(g, inputs[g.name], sys.executable, args.peers_python, 1, args.card_runs, args.timeout)
             else:
-                given = dict(inputs[g.name], warm=g.repeat is None)
-                m = measure(g, given, sys.executable, args.peers_python, g.repeat or args.repeat, args.rounds,
+                m = measure(g, inputs[g.name], sys.executable, args.peers_python, args.repeat, args.rounds,
                             args.timeout)
         except (RuntimeError, subprocess.TimeoutExpired) as exc:
             failed.append(g.name)
