@@ -31,7 +31,7 @@ ICEBERG_NEXT_STAMP := $(ICEBERG_NEXT_DIR)/.installed-stamp
 ICEBERG_NEXT_TESTS := tests/test_spark_setup.py tests/test_warehouse_spark.py tests/test_spark_pipeline.py \
 	tests/test_spark_planned.py tests/test_cli_spark.py
 
-.PHONY: demo docs test test-envs test-main test-spark4 test-iceberg-next test-pythons setup browser clean
+.PHONY: demo docs test test-envs test-main test-spark4 test-iceberg-next test-pythons setup browser clean guards
 
 setup: $(STAMP)
 
@@ -65,6 +65,39 @@ demo: $(STAMP)
 # The documentation site (mkdocs.yml, docs/) into site/, offline; make test builds it strictly (tests/test_docs.py).
 docs: $(STAMP)
 	$(PY) -m mkdocs build --strict --site-dir site
+
+# The ratio guards (benchmarks/guards.py, docs/guards.md): the speed earlier issues promised, each ratio against
+# its peer printed next to its floor; exits non-zero when a floor is missed. Not part of make test (no test
+# asserts on time): run it before a change is called done. Ours runs in GUARDS_VENV, made as a user installs:
+# `pip install ".[all]"` and nothing else (this checkout installed again, without its dependencies, whenever a
+# source file changed); the peers (PyIceberg 0.12, pyroaring) in PEERS_VENV, installed with what GUARDS_VENV
+# resolved as pip constraints (the same numpy, pyarrow and pyroaring on both sides).
+GUARDS_VENV ?= .venv-user
+PEERS_VENV ?= .venv-peers
+GUARDS_ENV_STAMP := $(GUARDS_VENV)/.installed-stamp
+GUARDS_PKG_STAMP := $(GUARDS_VENV)/.package-stamp
+PEERS_STAMP := $(PEERS_VENV)/.installed-stamp
+PACKAGE_SOURCES := $(shell find puffin_explorer -name '*.py' -o -name '*.css')
+
+$(GUARDS_ENV_STAMP): pyproject.toml
+	$(PYTHON) -m venv --clear $(GUARDS_VENV)
+	$(GUARDS_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(GUARDS_VENV)/bin/python -m pip install --quiet ".[all]"
+	$(GUARDS_VENV)/bin/python -m pip freeze --exclude puffin-explorer > $(GUARDS_VENV)/constraints.txt
+	touch $(GUARDS_ENV_STAMP) $(GUARDS_PKG_STAMP)
+
+$(GUARDS_PKG_STAMP): $(GUARDS_ENV_STAMP) $(PACKAGE_SOURCES)
+	$(GUARDS_VENV)/bin/python -m pip install --quiet --no-deps --force-reinstall .
+	touch $(GUARDS_PKG_STAMP)
+
+$(PEERS_STAMP): $(GUARDS_ENV_STAMP)
+	$(PYTHON) -m venv --clear $(PEERS_VENV)
+	$(PEERS_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(PEERS_VENV)/bin/python -m pip install --quiet -c $(GUARDS_VENV)/constraints.txt "pyiceberg[pyarrow]==0.12.*" pyroaring numpy
+	touch $(PEERS_STAMP)
+
+guards: $(GUARDS_PKG_STAMP) $(PEERS_STAMP)
+	$(GUARDS_VENV)/bin/python benchmarks/guards.py --peers-python $(PEERS_VENV)/bin/python
 
 # The PNGs in docs/images: each notebook view in JupyterLab's light and dark themes, drawn by headless
 # Chromium (needs `make browser` and the demo warehouse: python -m puffin_explorer.demo ./demo-warehouse).
@@ -117,4 +150,4 @@ test-python-%:
 	@.ci/test-python --install $(call install_of,$*) $*
 
 clean:
-	rm -rf $(VENV) $(SPARK4_VENV) .venv-py3* $(ICEBERG_NEXT_DIR) out build *.egg-info
+	rm -rf $(VENV) $(SPARK4_VENV) .venv-py3* $(GUARDS_VENV) $(PEERS_VENV) $(ICEBERG_NEXT_DIR) out build *.egg-info

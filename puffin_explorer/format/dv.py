@@ -331,7 +331,8 @@ class DeletionVector(RichRepr):
         try:
             from pyroaring import BitMap
 
-            low = np.frombuffer(BitMap.deserialize(data[20:n - 4]).to_array(), dtype=np.uint32)
+            # a view, not a copy of the vector's bytes (CRoaring reads any buffer)
+            low = np.frombuffer(BitMap.deserialize(memoryview(data)[20:n - 4]).to_array(), dtype=np.uint32)
         except Exception:  # noqa: BLE001
             return None
         out = low.astype(np.uint64)

@@ -486,6 +486,14 @@ class PuffinFile(RichRepr):
         except PuffinError as exc:
             raise BlobDecodeError(f"blob {blob.index}: {exc}", blob.offset, exc.code or "blob.decompress") from exc
 
+    def read_dv(self, offset: int, length: int, strict: Optional[bool] = None,
+                referenced_data_file: Optional[str] = None):
+        """One deletion vector of this file by its manifest ``content_offset`` / ``content_size_in_bytes``:
+        exactly ``length`` bytes read through this file's source (no footer lookup, no new resolution of the
+        location; bytes this file already holds are not read again). :func:`read_dv` of the open file."""
+        return read_dv(self.source, offset, length, strict=self.strict if strict is None else strict,
+                       referenced_data_file=referenced_data_file)
+
     def decode_blob(self, blob: BlobMetadata, strict: Optional[bool] = None):
         """Decode a blob by its type (cached); ``strict`` (default: the file's) raises its first error."""
         decoded = self._decoded.get(blob.index)
@@ -825,7 +833,9 @@ def read_dv(location: Location, offset: int, length: int, storage_options: Optio
             strict: bool = False, referenced_data_file: Optional[str] = None):
     """Read one deletion vector by its manifest ``content_offset`` / ``content_size_in_bytes``.
 
-    Exactly ``length`` bytes are read (no footer, no size probe).
+    Exactly ``length`` bytes are read (no footer, no size probe).  The location's filesystem is found once per
+    process (:mod:`puffin_explorer.io.resolve`): reading many DVs of one file costs no resolution after the
+    first; ``PuffinFile.read_dv`` reads through an open file's source.
     """
     from .dv import DeletionVector
 

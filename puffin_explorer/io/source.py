@@ -6,12 +6,13 @@ from bisect import bisect_right
 
 import io
 import os
+import stat
 import threading
 from typing import Any, Callable, Iterable, Optional, Sequence, TypeVar, Union
 
 from .._text import plural
 from ..errors import NotAFileError, SourceError
-from . import retry
+from . import resolve, retry
 from .errors import check_endpoint, storage_error
 from .locations import check_location
 from .arrow_s3 import enabled as arrow_enabled
@@ -23,25 +24,53 @@ R = TypeVar("R")
 
 #: Requests in flight at once for one source (object stores answer many small reads in parallel).
 DEFAULT_WORKERS = 64
-_LOCAL_PROTOCOLS = {"file", "local", "memory"}
+_LOCAL_PROTOCOLS = resolve.LOCAL_PROTOCOLS
 
 
 def filesystem(location: str, storage_options: Optional[dict[str, Any]] = None):
-    """``(fs, path)`` for a local path or fsspec URL; storage errors become :class:`SourceError`."""
+    """``(fs, path)`` for a local path or fsspec URL; storage errors become :class:`SourceError`.
+
+    Resolved once per process and kept (:mod:`.resolve`): a second call for the same location and
+    options makes no fsspec resolution."""
+    found = _resolved(location, storage_options)
+    return found.fs, found.path
+
+
+def _resolved(location: str, storage_options: Optional[dict[str, Any]]) -> resolve.Resolved:
+    """:func:`.resolve.resolve`, its storage errors as :class:`SourceError`."""
     check_location(location)
     try:
-        import fsspec
-
-        check_endpoint(location, storage_options)
-        pol = retry.policy(storage_options)
-        fs, path = fsspec.core.url_to_fs(
-            location, **retry.fsspec_options(fsspec.utils.get_protocol(location), storage_options, pol))
-        retry.prepare(fs)
-        return fs, path
+        return resolve.resolve(location, storage_options)
     except SourceError:
         raise
     except (ImportError, ValueError, OSError, TypeError) as exc:
         raise storage_error(exc, location, "open") from exc
+
+
+def _read_local(path: str, offset: int, end: int) -> bytes:
+    """``[offset, end)`` of a local file (fewer bytes past its end), read by the OS in one ``pread``:
+    fsspec's local ``cat_file`` makes a file object, a buffered reader and a seek for the same bytes, a
+    few times the cost of a small DV's whole read (the file is opened per read: one replaced on disk
+    is read as it is now)."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+    try:
+        if not _PREAD:
+            os.lseek(fd, offset, os.SEEK_SET)
+        parts = []
+        want = end - offset
+        while want > 0:
+            chunk = os.pread(fd, want, offset) if _PREAD else os.read(fd, want)
+            if not chunk:
+                break
+            parts.append(chunk)
+            offset += len(chunk)
+            want -= len(chunk)
+        return parts[0] if len(parts) == 1 else b"".join(parts)
+    finally:
+        os.close(fd)
+
+
+_PREAD = hasattr(os, "pread")
 
 
 def _protocol(fs) -> str:
@@ -62,10 +91,11 @@ class ByteSource:
     """
 
     def __init__(self, location: Location, storage_options: Optional[dict[str, Any]] = None,
-                 size: Optional[int] = None) -> None:
+                 size: Optional[int] = None, *, _found: Optional[resolve.Resolved] = None) -> None:
         self.storage_options = dict(storage_options or {})
         #: Timeout and retries of every request (see :mod:`.retry`): from the options, the environment or the defaults.
         self.policy = retry.policy(self.storage_options)
+        self._local_path: Optional[str] = None  # a plain local file: read by the OS (_read_local)
         self.bytes_read = 0
         self.read_count = 0
         self._lock = threading.Lock()
@@ -88,12 +118,12 @@ class ByteSource:
             return
         location = os.fspath(location)
         self.location = location
-        self._fs, self._path = filesystem(location, self.storage_options)
-        self.remote = is_remote(self._fs)
+        found = _found or _resolved(location, self.storage_options)
+        self._fs, self._path, self.remote, self._local_path = found.fs, found.path, found.remote, found.local_path
         if size is not None:
             self.size = int(size)
         else:
-            info = retry.call(lambda _attempt: self._fs.info(self._path), location, "open", self.policy)
+            info = retry.call(lambda _attempt: self._info(), location, "open", self.policy)
             self._size_measured = True
             if info.get("type") == "directory":
                 raise NotAFileError(f"{location} is a folder, not a file", location=location,
@@ -105,6 +135,13 @@ class ByteSource:
             arrow = arrow_s3(self.storage_options, self.policy)
             if arrow is not None:
                 self._arrow = ArrowRangeReader(arrow, self._path, self.size)
+
+    def _info(self) -> dict:
+        """The file's ``type`` and ``size`` (one ``stat`` for a plain local file, fsspec's ``info`` otherwise)."""
+        if self._local_path is not None:
+            st = os.stat(self._local_path)
+            return {"type": "directory" if stat.S_ISDIR(st.st_mode) else "file", "size": st.st_size}
+        return self._fs.info(self._path)
 
     @classmethod
     def of(cls, location: Location, storage_options: Optional[dict[str, Any]] = None) -> "ByteSource":
@@ -141,7 +178,10 @@ class ByteSource:
                     raise
                 self._arrow = None
         if chunk is None:
-            chunk = self._fs.cat_file(self._path, start=offset, end=end)
+            if self._local_path is not None:
+                chunk = _read_local(self._local_path, offset, end)
+            else:
+                chunk = self._fs.cat_file(self._path, start=offset, end=end)
         if self._size_measured and len(chunk) < min(end, self.size) - offset:
             raise retry.ShortResponse(f"asked for {plural(end - offset, 'byte')} at {offset:,}, got {len(chunk):,}")
         return chunk
@@ -332,7 +372,22 @@ def read_range(location: Location, offset: int, length: int,
         if offset + length <= len(location):
             return bytes(location[offset:offset + length])
         raise _short_read("<bytes>", offset, length, max(0, len(location) - offset), what)
-    src = location if isinstance(location, ByteSource) else ByteSource(location, storage_options, size=offset + length)
+    if not isinstance(location, ByteSource):
+        if offset < 0:
+            raise ValueError("offset must be >= 0")
+        location = os.fspath(location)
+        found = _resolved(location, storage_options)
+        if found.local_path is not None:
+            # a local file: no source object, one pread (many DVs are read this way, one call each)
+            local = found.local_path
+            data = retry.call(lambda _attempt: _read_local(local, offset, offset + length), location, "read",
+                              found.policy) if length > 0 else b""
+            if len(data) == length:
+                return data
+            raise _short_read(location, offset, length, len(data), what)
+        src = ByteSource(location, storage_options, size=offset + length, _found=found)
+    else:
+        src = location
     if src._data is not None and offset + length > src.size:
         got = max(0, src.size - max(offset, 0))  # bytes in memory: known short without copying them
     else:
