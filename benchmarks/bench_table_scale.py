@@ -522,8 +522,9 @@ def validate(loc: str, size: int, base_loc: str, base_n: int, timeout: float, ma
 
 
 def base_table(n_files: int, root: str) -> str:
-    """The Spark-written table ``bench.dv_<n_files>``: built in a separate (niced) process if absent,
-    awaited if another process is building it (its folder exists without the completion marker)."""
+    """The Spark-written table ``bench.dv_<n_files>``: built in a separate (niced) process if absent (by
+    ``PE_BENCH_SPARK_PYTHON`` when set, else this interpreter), awaited if another process is building it (its
+    folder exists without the completion marker)."""
     import fcntl
 
     from generate_dv_table import DONE_MARKER, _table_dir
@@ -540,8 +541,9 @@ def base_table(n_files: int, root: str) -> str:
                 print(f"(another process is building {folder}; waiting)", end=" ", flush=True)
             time.sleep(10)
             waited += 10
-        if not os.path.exists(marker):
-            subprocess.run([sys.executable, str(HERE / "generate_dv_table.py"), str(n_files), root], check=True,
+        if not os.path.exists(marker):  # PE_BENCH_SPARK_PYTHON: an interpreter with Spark, where this one has none
+            spark_python = os.environ.get("PE_BENCH_SPARK_PYTHON") or sys.executable
+            subprocess.run([spark_python, str(HERE / "generate_dv_table.py"), str(n_files), root], check=True,
                            preexec_fn=lambda: os.nice(10))
     with open(marker) as fh:
         return fh.read().strip()

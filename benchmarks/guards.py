@@ -38,7 +38,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Optional
 
@@ -359,10 +359,19 @@ def main(argv=None) -> int:
     parser.add_argument("--root", default=os.environ.get("PE_BENCH_ROOT", "/tmp/pe-bench"))
     parser.add_argument("--timeout", type=float, default=600, help="seconds a process may take")
     parser.add_argument("--list", action="store_true", help="print the guards and their floors, run nothing")
+    parser.add_argument("--floor", action="append", default=[], metavar="GUARD=X",
+                        help="hold a guard to another floor (make test's user-install lane: card-100k=3)")
     args = parser.parse_args(argv)
+    floors = {}
+    for given in args.floor:
+        name, _, value = given.partition("=")
+        if name not in {g.name for g in GUARDS} or not value:
+            parser.error(f"--floor {given}: expected GUARD=X with GUARD one of {', '.join(g.name for g in GUARDS)}")
+        floors[name] = float(value)
     if os.sep in args.peers_python:  # a path (the workers run elsewhere); a bare name is found on PATH
         args.peers_python = os.path.abspath(args.peers_python)  # not realpath: a venv's python is a link
-    wanted = [g for g in GUARDS if not args.only or g.name in args.only.split(",")]
+    wanted = [replace(g, floor=floors.get(g.name, g.floor)) for g in GUARDS
+              if not args.only or g.name in args.only.split(",")]
     if args.list:
         for g in GUARDS:
             floor = "pending: " + g.pending if g.pending else f">= {g.floor:g}x"
