@@ -15,9 +15,10 @@ import pytest
 
 from puffin_explorer import Warehouse
 from puffin_explorer.coverage import UNKNOWN
+from puffin_explorer.delta import DeltaTable
 from puffin_explorer.iceberg.table import Table
 
-from _warehouse_fixtures import ORDERS_SNAPSHOT, copy_warehouse
+from _warehouse_fixtures import ORDERS_SNAPSHOT, copy_fixture_table, copy_warehouse
 from conftest import ROOT
 
 NOW = "2030-01-01"
@@ -179,3 +180,56 @@ def test_json_contract_writes_null_and_fail_on_warning_catches_an_unknown_count(
     assert f["evidence"]["at_least"]["deleted_rows"] == ORDERS_DELETED
     warn = _cli("doctor", table, "--now", NOW, "--no-listing", "--fail-on", "warning")
     assert warn.returncode == 1 and f"warning {COUNT_UNKNOWN}: " in warn.stdout
+
+
+# ---- Delta -------------------------------------------------------------------------------------------------
+LARGE = "engines/delta/delta-spark-table-with-dv-large"
+DELTA_COUNTS = ("data_files", "records", "deleted_rows", "live_rows", "dvs")
+
+
+def test_delta_version_missing_a_commit_it_needs(fixtures, tmp_path):
+    """The log cleaned up past commit 1 (no checkpoint covers it): version 4 cannot be rebuilt, so its counts
+    are unknown; the files rebuilt without commit 1 may hold files it removed, so there is no partial count."""
+    root = copy_fixture_table(fixtures, LARGE, tmp_path)
+    (root / "_delta_log" / f"{1:020d}.json").unlink()
+    t = DeltaTable(str(root))
+    assert [f.code for f in t.findings] == ["delta.log-gap"]
+    assert t.totals() == dict.fromkeys(DELTA_COUNTS)
+    assert t.deleted_rows_per_file().attrs["partial"] is True
+    h = t.health(now=NOW, list_files=False)
+    assert {k: h.metrics[k] for k in (*DELTA_COUNTS, "deleted_share", "delete_files")} == dict.fromkeys(
+        (*DELTA_COUNTS, "deleted_share", "delete_files"))
+    f = h.finding(COUNT_UNKNOWN)
+    assert (f.severity.value, f.evidence["at_least"], f.evidence["because"], f.evidence["missing_commits"]) == (
+        "warning", {}, ["delta.log-gap"], [1])
+    assert json.loads(json.dumps(h.to_dict()))["metrics"]["live_rows"] is None
+    versions = t.versions().set_index("version")
+    assert versions.loc[0, "live_rows"] == 2000 and versions.loc[[2, 3, 4], list(DELTA_COUNTS)].isna().all().all()
+    bundle = t._repr_mimebundle_()
+    assert bundle["text/plain"].splitlines()[1] == (f"  Delta table t at version 4: data files, rows and DVs {UNKNOWN}: "
+                                                    "a commit the version needs is missing")
+    assert f"2 WRITE 1 0 0 0 {UNKNOWN} {UNKNOWN} {UNKNOWN} {UNKNOWN}" in _words(bundle["text/plain"])
+    html = bundle["text/html"]
+    assert f"<span><i>live rows</i> {UNKNOWN}</span>" in html
+    assert (f'<td>deleted rows</td><td class="pe-nowrap"><span class="pe-badge pe-warning">warning</span></td>'
+            f'<td class="pe-wrap">{UNKNOWN}</td>') in html
+
+
+def test_delta_timeline_with_a_commit_deleted_after_opening(fixtures, tmp_path):
+    """Opened from its checkpoint, then commit 2 deleted (log cleanup) and a DV file vacuumed: the version's counts
+    are whole (the checkpoint was read, and a DV's cardinality is the log's), the timeline from commit 2 on is not."""
+    from deltalake import DeltaTable as RsTable
+
+    root = copy_fixture_table(fixtures, LARGE, tmp_path)
+    RsTable(str(root)).create_checkpoint()
+    t = DeltaTable(str(root))
+    (root / "_delta_log" / f"{2:020d}.json").unlink()
+    for dv_file in t.dv_files()["dv_file"]:
+        Path(dv_file).unlink()
+    assert t.totals() == {"data_files": 22, "records": 2004, "deleted_rows": 11, "live_rows": 1993, "dvs": 8}
+    h = t.health(now=NOW, list_files=False)
+    assert (h.metrics["deleted_rows"], h.finding(COUNT_UNKNOWN)) == (11, None)
+    versions = t.versions().set_index("version")
+    assert versions.loc[[0, 1], "live_rows"].tolist() == [2000, 1995]
+    assert versions.loc[[2, 3, 4], list(DELTA_COUNTS)].isna().all().all()
+    assert f"{UNKNOWN}" in t._repr_mimebundle_()["text/plain"].split("versions", 1)[1]
