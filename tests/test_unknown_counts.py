@@ -213,6 +213,8 @@ def test_delta_version_missing_a_commit_it_needs(fixtures, tmp_path):
     assert f"<span><i>live rows</i> {UNKNOWN}</span>" in html
     assert (f'<td>deleted rows</td><td class="pe-nowrap"><span class="pe-badge pe-warning">warning</span></td>'
             f'<td class="pe-wrap">{UNKNOWN}</td>') in html
+    summary = _cli("table", str(root)).stdout
+    assert f"live rows {UNKNOWN}" in _words(summary) and "None" not in summary
 
 
 def test_delta_timeline_with_a_commit_deleted_after_opening(fixtures, tmp_path):
