@@ -12,6 +12,7 @@ from typing import Any, Optional
 
 from ._repr import RichRepr
 from ._text import are, plural
+from .coverage import LOWER_BOUND_METRICS, UNKNOWN, Coverage
 from .regions import Severity
 
 MIB = 1 << 20
@@ -157,6 +158,18 @@ class TableHealth(RichRepr):
     def codes(self) -> list[str]:
         return [f.code for f in self.findings]
 
+    def unknown(self) -> list[str]:
+        """The metric keys whose value is None because files they depend on could not be read (the
+        ``health.count-unknown`` finding's evidence); never zero for them."""
+        f = self.finding(COUNT_UNKNOWN)
+        return list(f.evidence.get("unknown", ())) if f is not None else []
+
+    def partial_count(self, key: str) -> str:
+        """The labelled partial count of an unknown metric (``≥ 27,924: 3 of 4 manifests read``), '' for none."""
+        f = self.finding(COUNT_UNKNOWN)
+        n = (f.evidence.get("at_least") or {}).get(key) if f is not None else None
+        return "" if n is None else f"≥ {int(n):,}: {f.evidence.get('covers')}"
+
     def actions(self, engine: str = "spark") -> list[str]:
         """Every statement of one engine, in finding order."""
         return [a.statement for f in self.findings for a in f.actions if a.engine == engine]
@@ -195,6 +208,15 @@ class TableHealth(RichRepr):
         import pandas as pd
 
         m, th = self.metrics, self.thresholds
+        unknown = set(self.unknown())
+
+        def known(keys: tuple, text: str) -> str:
+            """``text``, or :data:`UNKNOWN` (and the partial count, labelled) when a metric it shows is unknown."""
+            gone = [k for k in keys if k in unknown]
+            if not gone:
+                return text
+            partial = self.partial_count(gone[0])
+            return f"{UNKNOWN}; {partial}" if partial else UNKNOWN
 
         def t(key: str) -> dict[str, Any]:
             return th.get(key) or {"value": DEFAULTS.get(key), "property": key, "source": "default"}
@@ -221,15 +243,20 @@ class TableHealth(RichRepr):
         orphan = t("orphan-older-than")
         depth = m.get("clustering_depth")
         rows = [
-            ("small files", f"{n(m.get('small_files'))} of {counted(m.get('data_files'), 'data file')}",
+            ("small files", known(("small_files", "data_files"),
+                                  f"{n(m.get('small_files'))} of {counted(m.get('data_files'), 'data file')}"),
              f"below {size(small['value'])}", small["source"], ("health.small-files", "health.partition-skew")),
-            ("deleted rows", f"{float(m.get('deleted_share') or 0.0):.1%} ({n(m.get('deleted_rows'))} of "
-                             f"{counted(m.get('records'), 'row')})", f"above {DELETED_SHARE_THRESHOLD:.0%}", "doctor default",
-             ("health.deleted-share",)),
-            ("delete files per data file", f"at most {n(m.get('max_delete_files_per_data_file'))}",
+            ("deleted rows", known(("deleted_rows", "records"),
+                                   f"{float(m.get('deleted_share') or 0.0):.1%} ({n(m.get('deleted_rows'))} of "
+                                   f"{counted(m.get('records'), 'row')})"),
+             f"above {DELETED_SHARE_THRESHOLD:.0%}", "doctor default", ("health.deleted-share",)),
+            ("delete files per data file", known(("max_delete_files_per_data_file",),
+                                                 f"at most {n(m.get('max_delete_files_per_data_file'))}"),
              f"above {DELETE_FILES_PER_DATA_FILE}", "doctor default",
              ("health.read-amplification", "health.dangling-deletes")),
-            ("clustering", "no sort order" if m.get("clustering_column") is None else "–" if depth is None else f"depth {float(depth):.2f} on {m.get('clustering_column')}",
+            ("clustering", "no sort order" if m.get("clustering_column") is None else
+             known(("clustering_depth",),
+                   "–" if depth is None else f"depth {float(depth):.2f} on {m.get('clustering_column')}"),
              f"above {CLUSTERING_DEPTH_THRESHOLD:g}", "doctor default", ("health.poor-clustering",)),
             ("snapshot retention", f"{n(m.get('snapshots_past_retention'))} of {counted(m.get('snapshots'), 'snapshot')} "
                                    "past retention",
@@ -267,6 +294,8 @@ class TableHealth(RichRepr):
             ]
         out = []
         for check, metric, threshold, source, codes in rows:
+            if metric.startswith(UNKNOWN):  # the check could not be measured: the warning that says so sets it
+                codes = (*codes, COUNT_UNKNOWN)
             found = [f for f in self.findings if f.code in codes]
             if check == "orphan files" and not self.listed:
                 status = "not run"
@@ -484,6 +513,56 @@ def deleted_share_finding(m: dict, how_read: str, actions: tuple, effect: dict) 
          "threshold": DELETED_SHARE_THRESHOLD, "source": "default (the table card's compaction threshold)",
          "dvs": m["dvs"], "delete_files": m["delete_files"]},
         actions, effect)
+
+
+COUNT_UNKNOWN = "health.count-unknown"
+#: The doctor's findings built on the counts of each side (dropped when those counts are not known: a rule that
+#: reads a smaller number than the table's would say a wrong thing, or miss a right one).
+ROWS_FINDINGS = ("health.small-files", "health.partition-skew", "health.poor-clustering",
+                 "health.columns-without-bounds")
+JOINED_FINDINGS = ("health.read-amplification", "health.dangling-deletes")
+DELETED_FINDINGS = ("health.deleted-share",)
+
+_NAMES = {"data_files": "data files", "records": "records", "delete_files": "delete files", "dvs": "DVs",
+          "deleted_rows": "deleted rows", "live_rows": "live rows"}
+
+
+def unknown_counts(m: dict, findings: list, frames: dict, cov: Coverage, what: str,
+                   evidence: Optional[dict] = None) -> None:
+    """An unknown count is not zero: when ``cov`` says files of the snapshot (``what``: ``snapshot 123``,
+    ``version 4``) could not be read, every metric they feed is set to None in ``m``, the findings built on them
+    are dropped, the frames summed from what was read are marked ``attrs["partial"]``, and one
+    ``health.count-unknown`` warning names the unknown metrics, the findings that say why and, where what was read
+    is a lower bound, the partial counts labelled with what they cover."""
+    if cov.whole:
+        return
+    unknown = [k for k in cov.unknown_metrics() if k in m]
+    at_least = {k: int(m[k]) for k in LOWER_BOUND_METRICS
+                if k in unknown and m.get(k) is not None and cov.at_least(m[k])}
+    for k in unknown:
+        m[k] = None
+    drop = set(ROWS_FINDINGS if not cov.rows else ())
+    if not (cov.rows and cov.deletes):
+        drop |= set(JOINED_FINDINGS)
+    drop |= set(DELETED_FINDINGS)
+    findings[:] = [f for f in findings if f.code not in drop]
+    for name in ("size_histogram", "partitions", "amplification", "clustering", "columns"):  # sums of files read
+        if hasattr(frames.get(name), "attrs"):
+            frames[name].attrs["partial"] = True
+    named = [_NAMES[k] for k in ("records", "live_rows", "deleted_rows", "data_files", "delete_files", "dvs")
+             if k in unknown]
+    rest = len(unknown) - len(named)
+    which = ", ".join(named) + (f" and {plural(rest, 'more metric')}" if rest else "")
+    why = ", ".join(cov.because) or "the findings"
+    partial = "; ".join(f"{_NAMES[k]} {cov.at_least(v)}" for k, v in at_least.items())
+    findings.append(HealthFinding(
+        COUNT_UNKNOWN, Severity.WARNING,
+        f"{which} of {what} are unknown, not zero: files they depend on could not be read ({why})"
+        + (f"; partial counts: {partial}" if partial else ""),
+        {"unknown": unknown, "at_least": at_least, "covers": cov.covers, "because": list(cov.because),
+         **(evidence or {})},
+        hint="each finding it names says which file; t.refresh() reads the newest metadata when a maintenance job "
+             "removed them"))
 
 
 def small_files_finding(m: dict, summary: dict, target: int, small_size: int, prop: str, source: str,

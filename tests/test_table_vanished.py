@@ -47,22 +47,27 @@ def _vanished(findings) -> list:
 def test_a_delete_manifest_gone_before_it_is_read_makes_every_answer_partial(shop):
     t = _orders(shop)
     (shop / ORDERS_DELETE_MANIFEST).unlink()
-    debt = t.delete_debt()
-    assert (debt.records, debt.deleted_rows, debt.partial) == (ORDERS_RECORDS, 0, True)
+    debt = t.delete_debt()  # the snapshot's only live delete manifest: its DVs' rows are not known, not 0
+    assert (debt.records, debt.deleted_rows, debt.deleted_share, debt.partial) == (ORDERS_RECORDS, None, None, True)
+    assert (debt.counted_deleted_rows, debt.coverage.covers) == (0, "3 of 4 manifests read")
     [f] = debt.findings
     assert (f.code, f.severity.value, f.file) == (CODE, "error", _written(ORDERS_DELETE_MANIFEST))
     assert f.message == (f"manifest {shop / ORDERS_DELETE_MANIFEST} (written as {_written(ORDERS_DELETE_MANIFEST)}) "
                          f"of snapshot {ORDERS_SNAPSHOT} (metadata v7.metadata.json) is gone: deleted rows, DVs and "
-                         "delete files of the snapshot are partial (counted without its entries)")
+                         "delete files of the snapshot are unknown (what the other manifests hold is a lower bound)")
     assert "relocate" not in f.message and "relocate" not in f.hint
-    assert debt.to_text().startswith("PARTIAL delete debt of orders: 0 of 121,964 rows deleted")
-    assert _vanished(t.deleted_rows_per_file().attrs["findings"]) == [f]
+    assert debt.to_text().startswith("PARTIAL delete debt of orders: deleted rows unknown (see findings); records "
+                                     "121,964; compaction candidates unknown (see findings) of 8 data files")
+    per_file = t.deleted_rows_per_file()
+    assert _vanished(per_file.attrs["findings"]) == [f]
+    assert per_file.deleted_rows.isna().all() and per_file.record_count.sum() == ORDERS_RECORDS
     dvs = t.dvs()
     assert len(dvs) == 0 and dvs.attrs["findings"] == [f] and dvs.attrs["partial"] is True
     assert [x.code for x in t.check()] == [CODE]  # no summary mismatch from partial counts, no second finding
     h = t.health(now=NOW, list_files=False)
     assert (h.findings[0].code, h.findings[0].message) == (CODE, f.message)
-    assert h.metrics["deleted_rows"] == 0
+    assert (h.metrics["deleted_rows"], h.metrics["live_rows"], h.metrics["records"]) == (None, None, ORDERS_RECORDS)
+    assert h.finding("health.count-unknown").severity.value == "warning"
     assert [x.code for x in t.commit_deletes().findings] == [CODE]
     text = t._repr_mimebundle_()["text/plain"]
     assert CODE in text and "Traceback" not in text
@@ -86,12 +91,12 @@ def test_a_manifest_list_gone(shop):
     t = _orders(shop)
     (shop / ORDERS_MANIFEST_LIST).unlink()
     debt = t.delete_debt()
-    assert (debt.records, debt.deleted_rows, len(debt.per_file)) == (0, 0, 0)
+    assert (debt.records, debt.deleted_rows, debt.data_files, len(debt.per_file)) == (None, None, None, 0)
     [f] = debt.findings
     assert f.file == _written(ORDERS_MANIFEST_LIST)
     assert f.message.startswith(f"manifest list {shop / ORDERS_MANIFEST_LIST} (written as ")
     assert f.message.endswith(f"of snapshot {ORDERS_SNAPSHOT} (metadata v7.metadata.json) is gone: none of the "
-                              "snapshot's files are listed, so every count of it is partial")
+                              "snapshot's files are listed, so every count of it is unknown")
     assert [x.code for x in t.check()] == [CODE]
     assert _vanished(t.health(now=NOW, list_files=False).findings)[0].message == f.message
 
@@ -124,7 +129,7 @@ def test_an_older_metadata_file_names_the_newer_version_and_refresh_moves_to_it(
     ml = t.metadata.snapshot(V5_SNAPSHOT).manifest_list
     Path(t.locate(ml)).unlink()  # expire_snapshots removed what only v5 needed
     debt = t.delete_debt()
-    assert debt.deleted_rows == 0
+    assert debt.deleted_rows is None  # not known: never a 0
     [f] = debt.findings
     assert f.message.endswith("; the table changed while it was read; newer metadata: v7")
     assert f"of snapshot {V5_SNAPSHOT} (metadata v5.metadata.json)" in f.message
@@ -132,7 +137,7 @@ def test_an_older_metadata_file_names_the_newer_version_and_refresh_moves_to_it(
     assert new is not t and new.metadata_location.endswith("/v7.metadata.json")
     assert new.metadata.current_snapshot_id == ORDERS_SNAPSHOT
     assert (new.delete_debt().deleted_rows, new.delete_debt().findings) == (ORDERS_DELETED, [])
-    assert t.delete_debt().deleted_rows == 0  # the old object stays pinned to its snapshot
+    assert t.delete_debt().deleted_rows is None  # the old object stays pinned to its snapshot
 
 
 def _write_v8(shop: Path, current: int) -> None:

@@ -7,6 +7,7 @@ import argparse
 from typing import Any, Optional
 
 from .._text import plural
+from ..coverage import UNKNOWN
 from ._errors import EXIT_FINDINGS, EXIT_OK
 from ._options import Shared, UsageError, check_strict, has_errors
 from ._output import Progress, clip, frame, out
@@ -227,8 +228,12 @@ def _delta_summary(t, shared: Shared) -> int:
         if f.severity.value == "info":
             out(f"note       {clip(f.message, 2 * LINE)}")
     out(f"version    {t.version}; latest {t.log.files.latest}")
-    out(f"  data files        {plural(totals['data_files'], 'file'):>13} {plural(totals['records'], 'row'):>19}")
-    out(f"  DVs               {plural(totals['dvs'], 'DV'):>13} {plural(totals['deleted_rows'], 'row'):>19} deleted")
-    out(f"  live rows         {'':>13} {plural(totals['live_rows'], 'row'):>19}")
+
+    def n(key: str, noun: str) -> str:  # a count a missing commit leaves unknown says so, never "None rows"
+        return UNKNOWN if totals[key] is None else plural(totals[key], noun)
+
+    out(f"  data files        {n('data_files', 'file'):>13} {n('records', 'row'):>19}")
+    out(f"  DVs               {n('dvs', 'DV'):>13} {n('deleted_rows', 'row'):>19} deleted")
+    out(f"  live rows         {'':>13} {n('live_rows', 'row'):>19}")
     out(f"  DV files          {dv_files:>7,}")
     return status

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from typing import Optional
+
 from ..health import DELETED_SHARE_THRESHOLD
 from .snapshot import DeltaSnapshot
 
@@ -115,7 +117,9 @@ def _deleted(snap: DeltaSnapshot) -> list[int]:
 
 
 def deleted_rows_per_file(snap: DeltaSnapshot):
-    """Per data file: rows, deleted rows (the DV's cardinality), live rows, share deleted, DV storage."""
+    """Per data file: rows, deleted rows (the DV's cardinality), live rows, share deleted, DV storage.  When a
+    commit the version needs was missing, the files listed may not be the version's: ``attrs["partial"]`` (each
+    listed file's own counts are those of its ``add``)."""
     import pandas as pd
 
     rows = []
@@ -125,9 +129,11 @@ def deleted_rows_per_file(snap: DeltaSnapshot):
                      "partition": f.partition_values, "record_count": n,
                      "deleted_rows": k, "live_rows": n - k, "deleted_share": (k / n) if n else 0.0,
                      "dvs": int(f.dv is not None), "storage_type": f.dv.storage_type if f.dv else None})
-    return pd.DataFrame.from_records(rows, columns=[
+    df = pd.DataFrame.from_records(rows, columns=[
         "file_path", "location", "partition", "record_count", "deleted_rows", "live_rows", "deleted_share",
         "dvs", "storage_type"])
+    df.attrs["partial"] = not snap.coverage.whole
+    return df
 
 
 def compaction_candidates(snap: DeltaSnapshot, min_share: float = DELETED_SHARE_THRESHOLD):
@@ -137,8 +143,11 @@ def compaction_candidates(snap: DeltaSnapshot, min_share: float = DELETED_SHARE_
     return df.sort_values(["deleted_share", "deleted_rows"], ascending=False).reset_index(drop=True)
 
 
-def totals(snap: DeltaSnapshot) -> dict[str, int]:
-    """Data files, records (numRecords), deleted rows (DV cardinalities), live rows, DVs at this version."""
+def totals(snap: DeltaSnapshot) -> dict[str, Optional[int]]:
+    """Data files, records (numRecords), deleted rows (DV cardinalities), live rows, DVs at this version; each
+    None when a commit the version needs was missing or unreadable (``snap.coverage``), never a smaller number."""
+    if not snap.coverage.whole:
+        return {"data_files": None, "records": None, "deleted_rows": None, "live_rows": None, "dvs": None}
     files = snap.live()
     records = sum(int(f.num_records or 0) for f in files)
     deleted = sum(_deleted(snap))

@@ -25,7 +25,7 @@ from typing import Any, Optional
 from .._text import plural
 from ..health import (DELETED_SHARE_THRESHOLD, METRIC_KEYS, SMALL_FILE_SHARE, Action, HealthFinding, TableHealth,
                       deleted_share_finding, epoch_ms, list_folder, size_histogram, small_files_finding, sum_relations,
-                      ts_literal)
+                      ts_literal, unknown_counts)
 from ..errors import PuffinError
 from ..iceberg.paths import normalize
 from ..regions import Severity
@@ -287,6 +287,9 @@ def delta_health(snap: DeltaSnapshot, now: Any = None, name: Optional[str] = Non
     else:
         m.update(orphan_files=None, orphan_bytes=None)
 
+    # a commit the version needs missing: the counts of its files are unknown (None), never the rebuilt ones
+    unknown_counts(m, findings, frames, snap.coverage, f"version {snap.version}",
+                   {"version": snap.version, "missing_commits": list(snap.state.missing[:20])})
     thresholds = dict(th)
     thresholds["small-file-size"] = {"value": small_size, "property": "delta.targetFileSize",
                                      "source": f"{SMALL_FILE_SHARE:.0%} of the target"}

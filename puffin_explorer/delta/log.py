@@ -84,9 +84,12 @@ class State:
     protocol: dict[str, Any] = field(default_factory=dict)
     metadata: dict[str, Any] = field(default_factory=dict)
     files: dict[tuple[str, str], FileAction] = field(default_factory=dict)
+    #: versions whose commit was missing or unreadable when this state was rebuilt: its files are not the log's,
+    #: so every count of them is unknown (a finding names each)
+    missing: list[int] = field(default_factory=list)
 
     def copy(self) -> "State":
-        return State(self.version, dict(self.protocol), dict(self.metadata), dict(self.files))
+        return State(self.version, dict(self.protocol), dict(self.metadata), dict(self.files), list(self.missing))
 
     def apply(self, version: int, actions: list[tuple[str, dict[str, Any]]]) -> None:
         """Apply one version's actions in order (a remove drops the logical file with the same path and DV).
@@ -304,13 +307,15 @@ class DeltaLog:
                 why = "is missing" if v not in self.files.commits else "cannot be read"
                 self.findings.append(_lf("delta.log-gap", join(self.log_dir, f"{v:020d}.json"),
                                          f"commit {v} {why}: version {target} cannot be rebuilt exactly"))
+                state.missing.append(v)
                 continue
             state.apply(v, actions)
         state.version = target
         return state
 
     def replay(self, upto: int, each: Callable[[int, State, list], None]) -> None:
-        """Call ``each(version, state_after, actions)`` for every version the log can rebuild, up to ``upto``."""
+        """Call ``each(version, state_after, actions)`` for every version the log can rebuild, up to ``upto``; a
+        commit missing or unreadable is in ``state_after.missing`` of its version and of every later one."""
         commits = sorted(v for v in self.files.commits if 0 <= v <= upto)
         if 0 in self.files.commits:
             state, first = State(), 0
@@ -325,12 +330,18 @@ class DeltaLog:
             state.apply(first, actions)
             each(first, state, [])
             first += 1
+        last = first - 1
         for v in commits:
             if v < first:
                 continue
-            actions = self.commit(v) or []
+            state.missing += range(last + 1, v)  # versions the listing lacks: the states after them are not the log's
+            got = self.commit(v)
+            if got is None:  # listed, unreadable now (deleted since the listing): the same
+                state.missing.append(v)
+            actions = got or []
             state.apply(v, actions)
             each(v, state, actions)
+            last = v
 
 
 def _raise_outage(exc: SourceError) -> None:

@@ -11,6 +11,7 @@ import re
 from typing import Any, Optional
 from urllib.parse import unquote
 
+from ..coverage import WHOLE, Coverage
 from ..errors import InvalidFileError, NotFoundError, PuffinError, SourceError
 from ..findings import make
 from ..iceberg.paths import PathMapper, TableIO, basename, join, normalize
@@ -71,6 +72,15 @@ class DeltaSnapshot:
     def findings(self) -> FindingList:
         """Problems met while reading the log."""
         return FindingList(self.log.findings)
+
+    @property
+    def coverage(self) -> Coverage:
+        """Which counts of this version are whole: none when a commit it needs was missing or unreadable (its
+        ``delta.log-gap`` finding names it), since the files rebuilt without it may include files it removed (so
+        never a partial count)."""
+        if not self.state.missing:
+            return WHOLE
+        return Coverage(rows=False, deletes=False, because=("delta.log-gap",))
 
     def locate(self, path: str) -> str:
         """Where a path written in the log is now (relative paths are under the table folder)."""

@@ -7,6 +7,7 @@ from urllib.parse import unquote
 
 from .._repr import RichRepr
 from .._text import plural
+from ..coverage import UNKNOWN
 from ..errors import NotInTableError
 from ..health import DELETED_SHARE_THRESHOLD
 from ..iceberg.paths import PathMapper, TableIO, normalize
@@ -100,9 +101,15 @@ class DeltaTable(RichRepr):
         """Data files whose DV deletes at least ``min_share`` of their rows, most deleted first."""
         return _files.compaction_candidates(self._snap, min_share)
 
-    def totals(self) -> dict[str, int]:
-        """Data files, records (numRecords), deleted rows (DV cardinalities), live rows, DVs at this version."""
+    def totals(self) -> dict[str, Optional[int]]:
+        """Data files, records (numRecords), deleted rows (DV cardinalities), live rows, DVs at this version; None
+        each when a commit the version needs was missing (see :attr:`coverage`)."""
         return _files.totals(self._snap)
+
+    @property
+    def coverage(self):
+        """Which counts of this version are whole (:class:`~puffin_explorer.coverage.Coverage`)."""
+        return self._snap.coverage
 
     def versions(self):
         """The version timeline: per commit its operation, files and DVs added/removed, and the table after it
@@ -116,22 +123,27 @@ class DeltaTable(RichRepr):
             adds = [b for k, b in actions if k == "add"]
             removes = [b for k, b in actions if k == "remove"]
             live = state.files.values()
-            records = sum(int(f.num_records or 0) for f in live)
-            deleted = sum(f.dv.cardinality for f in live if f.dv)
+            known = not state.missing  # a commit at or before it missing: the table after it is not known
+            records = sum(int(f.num_records or 0) for f in live) if known else None
+            deleted = sum(f.dv.cardinality for f in live if f.dv) if known else None
             rows.append({"version": version, "timestamp": _timestamp(info.get("timestamp")),
                          "operation": info.get("operation", "CHECKPOINT" if not actions else None),
                          "operation_parameters": dict(info.get("operationParameters") or {}),
                          "added_files": len(adds), "removed_files": len(removes),
                          "added_dvs": sum(1 for a in adds if a.get("deletionVector")),
                          "removed_dvs": sum(1 for r in removes if r.get("deletionVector")),
-                         "data_files": len(state.files), "records": records, "deleted_rows": deleted,
-                         "live_rows": records - deleted, "dvs": sum(1 for f in live if f.dv),
+                         "data_files": len(state.files) if known else None, "records": records,
+                         "deleted_rows": deleted, "live_rows": records - deleted if known else None,
+                         "dvs": sum(1 for f in live if f.dv) if known else None,
                          "is_current": version == self.version})
 
         self.log.replay(self.log.files.latest or 0, each)
-        return pd.DataFrame.from_records(rows, columns=[
+        df = pd.DataFrame.from_records(rows, columns=[
             "version", "timestamp", "operation", "operation_parameters", "added_files", "removed_files",
             "added_dvs", "removed_dvs", "data_files", "records", "deleted_rows", "live_rows", "dvs", "is_current"])
+        for col in ("data_files", "records", "deleted_rows", "live_rows", "dvs"):
+            df[col] = df[col].astype("Int64")  # None where a commit it needs is missing: never a smaller number
+        return df
 
     # ---- DVs -------------------------------------------------------------------------------------
     def _file_action(self, target: Union[str, dict, FileAction, Any], with_dv: bool = False) -> FileAction:
@@ -249,10 +261,13 @@ class DeltaTable(RichRepr):
         files; see :func:`~puffin_explorer.health.card_health`."""
         from ..health import card_health
 
-        return card_health(self, self.totals()["data_files"], now, self._kept, self.card_health_up_to)
+        return card_health(self, len(self._snap.live()), now, self._kept, self.card_health_up_to)
 
     def summary(self) -> str:
         t = self.totals()
+        if t["records"] is None:
+            return (f"Delta table {self.name} at version {self.version}: data files, rows and DVs {UNKNOWN}: a commit "
+                    "the version needs is missing")
         return (f"Delta table {self.name} at version {self.version}: {plural(t['data_files'], 'data file')}, "
                 f"{plural(t['records'], 'row')}, {plural(t['dvs'], 'DV')} deleting {t['deleted_rows']:,}, {t['live_rows']:,} live")
 

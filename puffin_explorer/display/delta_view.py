@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from .._text import plural
+from ..coverage import UNKNOWN
 from ..delta import DeltaDVFile, DeltaTable
 from . import html as H
 from . import text as T
@@ -38,25 +39,36 @@ def _cell(value: Any) -> Any:
     return str(value)
 
 
-def _rows(df, cols, names=()):
+#: Columns of the versions table that a missing commit leaves unknown (None) rather than smaller.
+_COUNTED = {"data_files", "records", "deleted_rows", "live_rows", "dvs"}
+
+
+def _rows(df, cols, names=(), counted=()):
+    """Cells of ``cols``; a null in a ``counted`` column is :data:`~puffin_explorer.coverage.UNKNOWN`."""
     for rec in df[cols].itertuples(index=False):
-        yield [_name(v) if c in names and isinstance(v, str) else _cell(v) for c, v in zip(cols, rec)]
+        yield [_name(v) if c in names and isinstance(v, str) else
+               UNKNOWN if c in counted and _cell(v) == "" else _cell(v) for c, v in zip(cols, rec)]
 
 
 def table_html(t: DeltaTable, opts: RenderOptions = RenderOptions()) -> str:
     versions, dvs = t.versions(), t.dvs()  # first: reading later commits may add findings
     tot = t.totals()
+
+    def num(v: Any) -> str:  # a count a missing commit leaves unknown says so, never a smaller number
+        return H.esc(UNKNOWN) if v is None else H.num(v)
+
     share = tot["deleted_rows"] / tot["records"] if tot["records"] else 0.0
-    facts = [("version", f"{t.version:,}"), ("data files", H.num(tot["data_files"])), ("rows", H.num(tot["records"])),
-             ("DVs", H.num(tot["dvs"])), ("deleted", f"{tot['deleted_rows']:,} ({share:.2%})"),
-             ("live rows", H.num(tot["live_rows"])),
+    deleted = H.esc(UNKNOWN) if tot["deleted_rows"] is None else f"{tot['deleted_rows']:,} ({share:.2%})"
+    facts = [("version", f"{t.version:,}"), ("data files", num(tot["data_files"])), ("rows", num(tot["records"])),
+             ("DVs", num(tot["dvs"])), ("deleted", deleted), ("live rows", num(tot["live_rows"])),
              ("reader features", H.esc(", ".join(t.reader_features) or "none"))]
     found = findings_html(t.findings, max_rows=opts.max_rows)
     health = _safe("health", lambda: _health_html(t, opts))
     errors = any(getattr(f.severity, "value", f.severity) == "error" for f in t.findings)
     # the doctor's checks at the top, after the findings when the log is damaged
     parts = [H.card("Delta table", t.location, H.facts(facts))] + ([found, health] if errors else [health, found])
-    parts.append(H.details("Versions", H.table(_VERSION_COLS, _rows(versions, _VERSION_COLS), total=len(versions),
+    parts.append(H.details("Versions", H.table(_VERSION_COLS, _rows(versions, _VERSION_COLS, counted=_COUNTED),
+                                               total=len(versions),
                                                max_rows=opts.max_rows), True, f" {len(versions):,}"))
     parts.append(H.details("Deletion vectors", H.table(_DV_COLS, _rows(dvs, _DV_COLS, {"data_file", "dv_file"}),
                                                        total=len(dvs), max_rows=opts.max_rows),
@@ -77,7 +89,8 @@ def table_text(t: DeltaTable, opts: RenderOptions = RenderOptions()) -> str:
     if ft:
         lines.append(ft)
     lines.append("versions")
-    lines.append(T.table(_VERSION_COLS[:1] + _VERSION_COLS[2:], _rows(versions, _VERSION_COLS[:1] + _VERSION_COLS[2:]),
+    shown = _VERSION_COLS[:1] + _VERSION_COLS[2:]
+    lines.append(T.table(shown, _rows(versions, shown, counted=_COUNTED),
                          right=[0, *range(2, 10)], total=len(versions)))
     if len(dvs):
         cols = _DV_COLS[:6]

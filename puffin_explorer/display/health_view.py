@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..coverage import UNKNOWN
 from . import html as H
 from . import text as T
 from .registry import RenderOptions, register_view
@@ -36,6 +37,15 @@ def _value(key: str, v: Any) -> str:
     if isinstance(v, (list, tuple)):
         return ", ".join(str(x) for x in v)
     return str(v)
+
+
+def _metric(h: Any, key: str) -> str:
+    """A headline metric; one that files it depends on could not be read for is
+    :data:`~puffin_explorer.coverage.UNKNOWN` (with its partial count, labelled, when there is one)."""
+    if key in h.unknown():
+        partial = h.partial_count(key)
+        return f"{UNKNOWN}; {partial}" if partial else UNKNOWN
+    return _value(key, h.metrics.get(key))
 
 
 def _pairs(d: dict) -> str:
@@ -75,7 +85,7 @@ def health_html(h: Any, opts: RenderOptions = RenderOptions()) -> str:
     status = h.status
     m = h.metrics
     facts = [("status", H.badge(status, _STATUS.get(status, "info")))]
-    facts += [(k.replace("_", " "), H.esc(_value(k, m.get(k)))) for k in HEADLINE if k in m]
+    facts += [(k.replace("_", " "), H.esc(_metric(h, k))) for k in HEADLINE if k in m]
     parts = [H.card("table doctor", h.table, H.facts(facts))]
     if h.findings:
         parts.append("".join(_finding_html(f, opts) for f in h.findings))
@@ -128,7 +138,7 @@ def health_html(h: Any, opts: RenderOptions = RenderOptions()) -> str:
 def health_text(h: Any, opts: RenderOptions = RenderOptions()) -> str:
     m = h.metrics
     lines = [f"table doctor {T.printable(h.table)}: {h.status}"]
-    lines.append("  " + "; ".join(f"{k.replace('_', ' ')} {_value(k, m.get(k))}" for k in HEADLINE if k in m))
+    lines.append("  " + "; ".join(f"{k.replace('_', ' ')} {_metric(h, k)}" for k in HEADLINE if k in m))
     if not h.findings:
         lines.append("  no findings")
     for f in h.findings:

@@ -12,7 +12,8 @@ from typing import Any, Callable, Optional
 
 from . import html as H
 from . import text as T
-from .._text import plural
+from .._text import plural, plural_noun
+from ..coverage import UNKNOWN
 from ..io.errors import shown
 from .registry import RenderOptions, register_view
 from .tables import findings_html, findings_text
@@ -47,6 +48,21 @@ def _n(v: Any) -> str:
 def _counted(v: Any, noun: str) -> str:
     """``v`` and ``noun`` agreeing in number (``1 data file``); a missing count reads ``? data files``."""
     return plural("?" if _missing(v) else v, noun)
+
+
+def _count(r: dict, key: str, fmt: Callable[[Any], str]) -> str:
+    """A count of a summary row: :data:`~puffin_explorer.coverage.UNKNOWN` when the row says files it depends
+    on could not be read, else ``fmt(value)``."""
+    return UNKNOWN if key in (r.get("unknown") or ()) else fmt(r.get(key))
+
+
+def _partial(known: Any, counted: Any, cov: Any) -> str:
+    """A count, or :data:`~puffin_explorer.coverage.UNKNOWN` and its partial count labelled (``≥ 27,924: 3 of 4
+    manifests read``) when it is not known."""
+    if known is not None:
+        return f"{known:,}"
+    at_least = cov.at_least(counted)
+    return f"{UNKNOWN}; {at_least}" if at_least else UNKNOWN
 
 
 def _share(v: Any) -> str:
@@ -115,12 +131,22 @@ def _delete_kinds(r: dict) -> str:
     return " / ".join(_n(r[k]) or "?" for k in ("dvs", "position_delete_files", "equality_delete_files"))
 
 
+def _live_total(df: Any) -> str:
+    """The warehouse's live rows: :data:`~puffin_explorer.coverage.UNKNOWN` when a table's are not known (a
+    sum without them would be a smaller number)."""
+    if not len(df):
+        return "0"
+    if df.live_rows.isna().any():
+        return UNKNOWN
+    return _n(df.live_rows.sum())
+
+
 def warehouse_html(wh: Any, opts: RenderOptions = RenderOptions()) -> str:
     df = wh.summary()
     namespaces = sorted(set(df.namespace.fillna(""))) if len(df) else []
     bad = int((df.health == "error").sum()) if len(df) else 0
     head = H.facts([("tables", f"<b>{len(df):,}</b>"), ("namespaces", f"{len(namespaces):,}"),
-                    ("live rows", _n(df.live_rows.sum()) if len(df) else "0"),
+                    ("live rows", H.esc(_live_total(df))),
                     ("unreadable", f'<span class="pe-error">{bad}</span>' if bad else "0")])
     parts = [H.card("Iceberg warehouse", str(wh.root), head)]
     for ns in namespaces:
@@ -132,8 +158,8 @@ def warehouse_html(wh: Any, opts: RenderOptions = RenderOptions()) -> str:
                     f"{H.esc(health)}</span>"
             cells = []
             for col, _, cls in _WH_COLUMNS[:-1]:
-                value = _share(r[col]) if col == "deleted_share" else _delete_kinds(r) if col == "deletes" \
-                    else _cell(r[col], cls)
+                value = _count(r, col, _share) if col == "deleted_share" else _delete_kinds(r) if col == "deletes" \
+                    else _count(r, col, lambda v, cls=cls: _cell(v, cls))
                 cells.append(H.esc(value))
             rows.append(cells + [badge])
         table = H.table([h for _, h, _ in _WH_COLUMNS], rows, [c for _, _, c in _WH_COLUMNS], total=len(sub),
@@ -154,9 +180,10 @@ def warehouse_html(wh: Any, opts: RenderOptions = RenderOptions()) -> str:
 
 def warehouse_text(wh: Any, opts: RenderOptions = RenderOptions()) -> str:
     df = wh.summary()
-    lines = [f"Iceberg warehouse {T.printable(wh.root)}: {plural(len(df), 'table')}"]
-    rows = [[r["table"], _n(r["format_version"]), _n(r["snapshots"]), _n(r["live_rows"]), _n(r["deleted_rows"]),
-             _share(r["deleted_share"]), _n(r["data_files"]), _delete_kinds(r), _n(r["stats_files"]),
+    lines = [f"Iceberg warehouse {T.printable(wh.root)}: {plural(len(df), 'table')}, live rows {_live_total(df)}"]
+    rows = [[r["table"], _n(r["format_version"]), _n(r["snapshots"]), _count(r, "live_rows", _n),
+             _count(r, "deleted_rows", _n), _count(r, "deleted_share", _share), _count(r, "data_files", _n),
+             _delete_kinds(r), _n(r["stats_files"]),
              _time(r["last_commit"]), r["health"] + (f": {r['problem']}" if r["problem"] and r["health"] != "ok" else "")]
             for r in df.head(T.MAX_TEXT_ROWS).to_dict("records")]
     lines.append(T.table([h for _, h, _ in _WH_COLUMNS], rows, right=range(1, 9), total=len(df)))
@@ -187,10 +214,13 @@ def _table_facts(t: Any) -> str:
 
 def _totals_html(t: Any) -> str:
     r = t.summary()
-    items = [("records", _n(r["records"])), ("live rows", f"<b>{_n(r['live_rows'])}</b>"),
-             ("deleted", f"{_n(r['deleted_rows'])} ({_share(r['deleted_share'])})"), ("data files", _n(r["data_files"])),
-             ("DVs", _n(r["dvs"])), ("position-delete files", _n(r["position_delete_files"])),
-             ("equality-delete files", _n(r["equality_delete_files"])), ("stats files", _n(r["stats_files"])),
+    deleted = UNKNOWN if "deleted_rows" in r["unknown"] else f"{_n(r['deleted_rows'])} ({_share(r['deleted_share'])})"
+    items = [("records", H.esc(_count(r, "records", _n))), ("live rows", f"<b>{H.esc(_count(r, 'live_rows', _n))}</b>"),
+             ("deleted", H.esc(deleted)), ("data files", H.esc(_count(r, "data_files", _n))),
+             ("DVs", H.esc(_count(r, "dvs", _n))),
+             ("position-delete files", H.esc(_count(r, "position_delete_files", _n))),
+             ("equality-delete files", H.esc(_count(r, "equality_delete_files", _n))),
+             ("stats files", _n(r["stats_files"])),
              ("health", f'<span class="{_HEALTH_CLASS.get(str(r["health"]), "")}">{H.esc(r["health"])}</span>')]
     return H.facts(items)
 
@@ -203,10 +233,17 @@ def _timeline_html(t: Any, opts: RenderOptions) -> str:
 
         chart = f'<div class="pe-chart">{timeline_svg(df)}</div>'
     shown = df.iloc[::-1].reset_index(drop=True)  # newest first
-    shown = shown.assign(files=[f"{_n(d)} / {_n(x)}" for d, x in zip(shown.data_files, shown.delete_files)])
+    shown = shown.assign(files=[f"{_n(d)} / {_n(x)}" for d, x in zip(shown.data_files, shown.delete_files)],
+                         live_rows=_timeline_counts(shown.live_rows), deleted_rows=_timeline_counts(shown.deleted_rows))
     cols = _TIMELINE_COLUMNS + (_LINEAGE_COLUMNS if shown.first_row_id.notna().any() else [])
     table = _frame_table(shown, cols, opts, "t.timeline() has all")
     return H.details("Snapshot timeline", chart + table, True, f" {plural(len(df), 'commit')}")
+
+
+def _timeline_counts(column) -> list:
+    """A timeline column of rows after each commit: a count, or :data:`~puffin_explorer.coverage.UNKNOWN` where
+    the snapshot's files could not be read (the timeline leaves it None, never a smaller number)."""
+    return [UNKNOWN if _missing(v) else f"{int(v):,}" for v in column]
 
 
 def _schema_html(t: Any, opts: RenderOptions) -> str:
@@ -247,9 +284,8 @@ def _debt_html(debt: Any, opts: RenderOptions) -> str:
     from .tables import findings_html
 
     gone = findings_html(debt.findings, max_rows=opts.max_rows) if debt.findings else ""
-    facts = gone + H.facts([("deleted", f"<b>{debt.deleted_rows:,}</b> of {plural(debt.records, 'row')} ({debt.deleted_share:.1%})"),
-                     ("threshold", f"{debt.threshold:.0%}"),
-                     ("compaction candidates", f"<b>{debt.candidate_count:,}</b> of {plural(debt.data_files, 'data file')}")])
+    facts = gone + H.facts([(k, f"<b>{H.esc(v)}</b>") for k, v in _debt_facts(debt)]
+                           + [("threshold", f"{debt.threshold:.0%}")])
     part = debt.per_partition()
     shown_part = part.head(opts.max_rows)  # only the rows a table shows are formatted
     body = facts + "<div><i>per partition</i></div>" + _frame_table(
@@ -277,6 +313,20 @@ def _debt_html(debt: Any, opts: RenderOptions) -> str:
              ("file_size_in_bytes", "bytes", "pe-num"), ("sequence_number", "seq", "pe-num")], opts,
             "debt.position_delete_files() has all", total=len(pos))
     return body
+
+
+def _debt_facts(debt: Any) -> list[tuple[str, str]]:
+    """(label, text) of delete debt's totals: ``27,924 of 121,964 rows (22.9%)``; a total that is not known is
+    :data:`~puffin_explorer.coverage.UNKNOWN`, with its partial count labelled where there is one."""
+    cov = debt.coverage
+    if debt.deleted_rows is not None and debt.records is not None:
+        deleted = [("deleted", f"{debt.deleted_rows:,} of {plural(debt.records, 'row')} ({debt.deleted_share:.1%})")]
+    else:
+        deleted = [("deleted rows", _partial(debt.deleted_rows, debt.counted_deleted_rows, cov)),
+                   ("records", _partial(debt.records, debt.counted_records, cov))]
+    n = UNKNOWN if debt.candidate_count is None else f"{debt.candidate_count:,}"
+    return deleted + [("compaction candidates", n if debt.data_files is None else
+                       f"{n} of {plural(debt.data_files, 'data file')}")]
 
 
 def _files_html(t: Any, opts: RenderOptions) -> str:
@@ -412,10 +462,16 @@ def table_text(t: Any, opts: RenderOptions = RenderOptions()) -> str:
 
     def totals() -> str:
         r = t.summary()
-        return (f"  {_counted(r['records'], 'record')}, {_n(r['live_rows'])} live, {_n(r['deleted_rows'])} deleted "
-                f"({_share(r['deleted_share'])}); {_counted(r['data_files'], 'data file')}, {_counted(r['dvs'], 'DV')}, "
-                f"{_counted(r['position_delete_files'], 'position-delete file')}, "
-                f"{_counted(r['equality_delete_files'], 'equality-delete file')}; health {r['health']}")
+
+        def counted(key: str, noun: str) -> str:
+            return f"{plural_noun(noun)} {UNKNOWN}" if key in r["unknown"] else _counted(r[key], noun)
+
+        deleted = f"deleted {UNKNOWN}" if "deleted_rows" in r["unknown"] else \
+            f"{_n(r['deleted_rows'])} deleted ({_share(r['deleted_share'])})"
+        live = f"live {UNKNOWN}" if "live_rows" in r["unknown"] else f"{_n(r['live_rows'])} live"
+        return (f"  {counted('records', 'record')}, {live}, {deleted}; {counted('data_files', 'data file')}, "
+                f"{counted('dvs', 'DV')}, {counted('position_delete_files', 'position-delete file')}, "
+                f"{counted('equality_delete_files', 'equality-delete file')}; health {r['health']}")
 
     def health() -> str:
         h = t.card_health(opts.now)
@@ -435,8 +491,10 @@ def table_text(t: Any, opts: RenderOptions = RenderOptions()) -> str:
 
     def tl() -> str:
         df = t.timeline()
-        rows = [[_n(r["sequence_number"]), str(r["snapshot_id"]), _time(r["timestamp"]), r["operation"],
-                 _n(r["live_rows"]), _n(r["deleted_rows"])] for r in df.head(T.MAX_TEXT_ROWS).to_dict("records")]
+        head = df.head(T.MAX_TEXT_ROWS)
+        rows = [[_n(r["sequence_number"]), str(r["snapshot_id"]), _time(r["timestamp"]), r["operation"], live,
+                 deleted] for r, live, deleted in zip(head.to_dict("records"), _timeline_counts(head.live_rows),
+                                                      _timeline_counts(head.deleted_rows))]
         return "snapshots\n" + T.table(["seq", "snapshot id", "committed (UTC)", "operation", "live rows", "deleted"],
                                         rows, right=(0, 4, 5), total=len(df))
 
@@ -570,15 +628,21 @@ def debt_html(d: Any, opts: RenderOptions = RenderOptions()) -> str:
 
 
 def debt_text(d: Any, opts: RenderOptions = RenderOptions()) -> str:
-    lines = [f"delete debt of {T.printable(d.source.name)}: {d.deleted_rows:,} of {plural(d.records, 'row')} deleted "
-             f"({d.deleted_share:.1%}); {d.candidate_count:,} of {plural(d.data_files, 'data file')} above {d.threshold:.0%}"]
-    if d.findings:  # counted without the files that were gone: say so before any number is read as the whole
+    facts = _debt_facts(d)
+    if facts[0][0] == "deleted":
+        head = f"{facts[0][1].replace(' rows (', ' rows deleted (', 1)}; {facts[1][1]} above {d.threshold:.0%}"
+    else:
+        head = "; ".join(f"{k} {v}" for k, v in facts) + f" (above {d.threshold:.0%})"
+    lines = [f"delete debt of {T.printable(d.source.name)}: {head}"]
+    if d.partial:  # counted without the files that were gone: say so before any number is read as the whole
         lines[0] = "PARTIAL " + lines[0]
         lines += [T.printable(f"{f.severity.value} {f.code}: {f.message}") for f in d.findings]
     part = d.per_partition()
     lines.append(T.table(["partition", "data files", "records", "deleted", "share"],
-                         [[r["partition"], _n(r["data_files"]), _n(r["record_count"]), _n(r["deleted_rows"]),
-                           _share(r["deleted_share"])] for r in part.head(T.MAX_TEXT_ROWS).to_dict("records")],
+                         [[r["partition"], _n(r["data_files"]), _n(r["record_count"]),
+                           UNKNOWN if _missing(r["deleted_rows"]) else _n(r["deleted_rows"]),
+                           "" if _missing(r["deleted_share"]) else _share(r["deleted_share"])]
+                          for r in part.head(T.MAX_TEXT_ROWS).to_dict("records")],
                          right=(1, 2, 3, 4),
                          total=len(part)))
     return "\n".join(lines)

@@ -12,12 +12,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Callable, NamedTuple, Optional
 
 from .._memory import release_freed_memory
+from ..coverage import WHOLE, Coverage
 from ..errors import NotFoundError, PuffinError
 from ..regions import Severity
 from .columns import (coded_array, located_strings, normalized, partition_labels, partitions, path_codes,
                       record_labels, strings)
 from . import vanished
 from .findings import TableFinding
+from .index import MISSING_ENTRIES as _MISSING_ENTRIES
 
 if TYPE_CHECKING:  # pragma: no cover
     from .index import EntryIndex
@@ -191,27 +193,74 @@ def deleted_rows_of(source: "TableSource", index: "EntryIndex", paths, rows: Any
 
 
 #: Index findings that mean entries of the snapshot were not read, so its counts miss them.
-MISSING_ENTRIES = frozenset({"iceberg.manifest-damaged", "iceberg.manifest-unreadable", vanished.CODE})
+MISSING_ENTRIES = _MISSING_ENTRIES
+
+
+def coverage(source: "TableSource", index: "EntryIndex") -> Coverage:
+    """Which counts of the index's snapshot are whole (:class:`~puffin_explorer.coverage.Coverage`): the data
+    manifests, the delete manifests and the position-delete files (:func:`row_counts`) that could not be read."""
+    if index.list_unread:
+        return Coverage(rows=False, deletes=False, positions=False,
+                        because=tuple(dict.fromkeys(f.code for f in index.findings)))
+    pos_unread = row_counts(source, index).unread_delete_files if len(index) else 0
+    if not index.unread and not pos_unread:
+        return WHOLE
+    because = [f.code for f in index.findings if f.code in MISSING_ENTRIES]
+    if pos_unread:
+        because += [f.code for f in source.findings if f.code in UNREAD_DELETE_FILE and getattr(f, "file", "")]
+    return manifest_coverage(index.manifests, index.unread, pos_unread, int(index.mask(["position-deletes"]).sum()),
+                             because)
+
+
+def manifest_coverage(manifests: list, unread: Any, pos_unread: int = 0, pos_files: int = 0,
+                      because: Any = ()) -> Coverage:
+    """:class:`~puffin_explorer.coverage.Coverage` of a snapshot whose ``manifests`` (its manifest list's records)
+    at the places ``unread`` were not read whole, and ``pos_unread`` of its ``pos_files`` position-delete files
+    not read (the driver's index and the Spark doctor alike).  What was read is a lower bound (each manifest holds
+    live files of its own), said as ``k of n manifests read``; nothing read bounds nothing."""
+    gone = [manifests[i] for i in unread]
+    deletes_unread = sum(1 for m in gone if m.get("content") == 1)
+    parts = []
+    if gone:
+        parts.append(f"{len(manifests) - len(gone):,} of {len(manifests):,} manifests")
+    if pos_unread:
+        parts.append(f"{pos_files - pos_unread:,} of {pos_files:,} position-delete files")
+    if not parts:
+        return WHOLE
+    return Coverage(rows=len(gone) == deletes_unread, deletes=not deletes_unread, positions=not pos_unread,
+                    covers=" and ".join(parts) + " read", lower_bound=len(gone) < len(manifests),
+                    because=tuple(dict.fromkeys(because)))
+
+
+#: Codes of a position-delete file whose rows are not counted (:func:`_unreadable`).
+UNREAD_DELETE_FILE = frozenset({vanished.CODE, "iceberg.file-missing", "iceberg.position-delete-unreadable"})
 
 
 class SnapshotRows(NamedTuple):
-    """A snapshot's records, deleted rows (by :func:`row_counts`) and live rows; ``partial`` when a file
-    of the snapshot was gone or unreadable, so the counts miss what it held (its finding says which)."""
+    """A snapshot's records, deleted rows (by :func:`row_counts`) and live rows: None when a file they depend on
+    was gone or unreadable (``coverage`` says which side; the findings name the files).  ``partial`` when a file
+    of the snapshot was not read; ``counted_records`` / ``counted_deleted`` are what the files read hold (lower
+    bounds, :meth:`~puffin_explorer.coverage.Coverage.at_least`)."""
 
-    records: int
-    deleted_rows: int
-    live_rows: int
+    records: Optional[int]
+    deleted_rows: Optional[int]
+    live_rows: Optional[int]
     partial: bool
+    coverage: Coverage = WHOLE
+    counted_records: int = 0
+    counted_deleted: int = 0
 
 
 def snapshot_rows(source: "TableSource", index: "EntryIndex") -> SnapshotRows:
     """Totals of :func:`row_counts` over a snapshot: the number the table card, the warehouse card, the
-    timeline, delete debt and the doctor all show."""
+    timeline, delete debt and the doctor all show (None where :func:`coverage` says it is not known)."""
     c = row_counts(source, index)
     records, deleted = int(c.records.sum()), int(c.deleted.sum())
-    partial = bool(c.unread_delete_files or vanished.snapshot_findings(source, index.snapshot_id)
-                   or any(f.code in MISSING_ENTRIES for f in index.findings))
-    return SnapshotRows(records, deleted, records - deleted, partial)
+    cov = coverage(source, index)
+    known_records = records if cov.rows else None
+    known_deleted = deleted if cov.deleted_rows else None
+    live = None if known_records is None or known_deleted is None else records - deleted
+    return SnapshotRows(known_records, known_deleted, live, not cov.whole, cov, records, deleted)
 
 
 def deleted_shares(records, deleted):
@@ -228,7 +277,9 @@ def deleted_rows_per_file(source: "TableSource", index: "EntryIndex", partition_
 
     ``partition_text`` gives the partition as ``name=value, ...`` text (one string per distinct
     partition), else the partition record.  ``places``: only these data files (places among the live data files,
-    in this order), the rest not made.
+    in this order), the rest not made.  When a delete manifest or a position-delete file could not be read, each
+    file's deleted rows are not known: those columns are null (``attrs["unknown"]`` names them); a data manifest
+    not read leaves its files out (``attrs["partial"]``, ``attrs["covers"]``).
     """
     import numpy as np
     import pandas as pd
@@ -243,14 +294,35 @@ def deleted_rows_per_file(source: "TableSource", index: "EntryIndex", partition_
     share = deleted_shares(records, deleted)
     data = index.take(c.rows, ["file_path", "partition"])
     part = partition_texts(index, data) if partition_text else partitions(index, data)
-    return vanished.mark(pd.DataFrame({
+    df = pd.DataFrame({
         "file_path": strings(data.column("file_path")), "location": located_strings(source, data.column("file_path")),
         "partition": part, "record_count": records, "deleted_rows": deleted, "live_rows": records - deleted,
         "deleted_share": share.astype(np.float64), "dvs": c.dvs, "position_delete_files": c.pos_files,
         "superseded_position_deletes": c.superseded,
         "equality_delete_files": equality_deletes_applied(source, index, c.rows) if c.equality_delete_files else
         np.zeros(n, dtype=np.int64),
-    }, index=pd.RangeIndex(n), columns=PER_FILE_COLUMNS), vanished.snapshot_findings(source, index.snapshot_id))
+    }, index=pd.RangeIndex(n), columns=PER_FILE_COLUMNS)
+    cov = coverage(source, index)
+    unknown = unknown_file_columns(cov)
+    for col in unknown:  # not known: null, never a smaller number
+        df[col] = pd.Series(np.nan, index=df.index, dtype="float64") if col == "deleted_share" else \
+            pd.array([None] * n, dtype="Int64")
+    found = vanished.snapshot_findings(source, index.snapshot_id)
+    vanished.mark(df, found)
+    df.attrs["partial"] = bool(found) or not cov.whole
+    df.attrs["unknown"] = unknown
+    df.attrs["covers"] = cov.covers
+    return df
+
+
+def unknown_file_columns(cov: Coverage) -> list[str]:
+    """The per-file columns of :func:`deleted_rows_per_file` that ``cov`` leaves unknown."""
+    if not cov.deletes:
+        return ["deleted_rows", "live_rows", "deleted_share", "dvs", "position_delete_files",
+                "superseded_position_deletes", "equality_delete_files"]
+    if not cov.positions:
+        return ["deleted_rows", "live_rows", "deleted_share", "superseded_position_deletes"]
+    return []
 
 
 def equality_deletes_applied(source: "TableSource", index: "EntryIndex", rows) -> Any:
@@ -288,7 +360,8 @@ def partition_texts(index: "EntryIndex", rows):
     return strings(partition_labels(index, rows.column("partition"), partition_text, "(unpartitioned)"))
 
 
-__all__ = ["RowCounts", "SnapshotRows", "deleted_rows_per_file", "equality_deletes_applied", "normalized", "partition_text", "partition_texts",
+__all__ = ["RowCounts", "SnapshotRows", "coverage", "manifest_coverage", "deleted_rows_per_file",
+           "unknown_file_columns", "equality_deletes_applied", "normalized", "partition_text", "partition_texts",
            "position_delete_counts", "row_counts", "snapshot_rows"]
 
 
@@ -296,7 +369,7 @@ def _unreadable(source: "TableSource", snapshot_id: Optional[int], path: str, ex
     """Note the finding for a position-delete file whose deletes cannot be counted (gone: ``table.file-vanished``)."""
     if isinstance(exc, NotFoundError) and not vanished.looks_moved(source, path):
         vanished.note(source, path, snapshot_id, "position-delete file",
-                      "the rows it deletes are not counted, so deleted rows are partial")
+                      "the rows it deletes are not counted, so deleted rows are unknown")
         return
     code = "iceberg.file-missing" if isinstance(exc, NotFoundError) else "iceberg.position-delete-unreadable"
     source.note(TableFinding(code=code, severity=Severity.ERROR, offset=None, file=path,

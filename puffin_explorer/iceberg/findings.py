@@ -149,7 +149,7 @@ define_prefix_alias("dv-invalid:", "a DV's own error finding, now emitted with i
 #: A file the pinned snapshot needs, gone when read (``iceberg/vanished.py``; Delta tables emit it too).
 define(LAYER, "table.file-vanished", E, "a file the opened snapshot (Delta: version) needs is gone when read: a "
        "manifest list, manifest, DV or position-delete file deleted since (expire_snapshots, remove_orphan_files, "
-       "VACUUM); the message names the file, the snapshot, which counts are partial and, when the table changed "
+       "VACUUM); the message names the file, the snapshot, which counts are unknown and, when the table changed "
        "while it was read, the newer metadata version", "t.refresh() reads the newest metadata; a path outside the "
        "table's location may have moved instead (relocate=)", aliases=("delta.dv-file-missing",))
 
@@ -192,6 +192,11 @@ _HEALTH_CODES = [
     ("health.not-current-metadata", I, "the table location holds newer metadata files than the one opened: the "
      "orphan check is skipped (files of later commits would look orphaned)",
      "open the table's current metadata file", ()),
+    ("health.count-unknown", W, "counts of the current snapshot (Delta: version) depend on files that could not be "
+     "read (a manifest list, manifest or position-delete file gone or damaged; a commit the Delta version needs): "
+     "they are null, never zero, and the evidence names them, with a lower bound and what it covers where what was "
+     "read is one (\u2265 27,924: 3 of 4 manifests read)",
+     "each finding it names says which file; t.refresh() reads the newest metadata", ()),
     ("health.snapshot-unreadable", I, "a snapshot's manifest list or a manifest cannot be read: its files are "
      "left out of the retention and orphan checks", "t.check() names the broken file", ()),
 ]

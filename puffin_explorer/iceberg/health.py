@@ -37,8 +37,10 @@ from ..errors import PuffinError
 from ..health import (CLUSTERING_DEPTH_THRESHOLD, DAY_MS, DEFAULTS, DELETE_FILES_PER_DATA_FILE,
                       DELETED_SHARE_THRESHOLD, FIX_ORDER, METRIC_KEYS, MIB, SMALL_FILE_SHARE, Action, HealthFinding,
                       TableHealth, deleted_share_finding, epoch_ms, fill_listing_stats, listing_arrow, size_histogram, small_files_finding,
-                      sum_relations, ts_literal)
+                      sum_relations, ts_literal, unknown_counts)
+from ..coverage import WHOLE, Coverage
 from ..regions import Severity
+from .deletes import coverage
 from .index import SLOW_DECODE, build_index
 from .overview import manifest_frame, snapshot_frame, statistics_frame
 from .paths import join, normalize
@@ -281,6 +283,8 @@ class FileAggregates:
     metrics_unread: list = field(default_factory=list)
     #: findings about how the files were read rather than about the table (manifests decoded the slow way)
     notes: list = field(default_factory=list)
+    #: which counts are whole: a manifest or position-delete file not read leaves the counts it feeds unknown
+    coverage: Coverage = WHOLE
 
 
 def driver_file_aggregates(source: "TableSource", index, target: int, small_size: int,
@@ -423,6 +427,7 @@ class DriverReads:
         agg = driver_file_aggregates(self.source, index, target, small_size, column, totals)
         agg.metrics_unread = [f[3] for f in unread if f[0] != vanished.CODE]  # a vanished one: noted already
         agg.notes = [f for f in index.findings if f.code == SLOW_DECODE]
+        agg.coverage = coverage(self.source, index)
         return agg
 
     def snapshot_files(self, readable: list, current: Optional[int]) -> dict[int, str]:
@@ -629,6 +634,8 @@ def doctor(source: "TableSource", reads: Any, now: Any = None, older_than: Any =
         agg = reads.current_files(int(target), small_size, column)
         _current_findings(findings, frames, m, agg, th, target, small_size, column, column_source, call, spark_t,
                           catalog, ident, md.format_version)
+        # files of the snapshot not read: the counts they feed are unknown (None), never the smaller number
+        unknown_counts(m, findings, frames, agg.coverage, f"snapshot {current}", {"snapshot_id": current})
 
     # ---- manifests --------------------------------------------------------------------------
     unreadable: list[int] = []

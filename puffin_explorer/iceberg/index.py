@@ -147,6 +147,11 @@ class EntryIndex:
     partitions: "PartitionRecords"
     findings: list[Finding] = field(default_factory=list)
     metrics: bool = False
+    #: the places in ``manifests`` of the manifests whose entries are not all here (gone before they were read,
+    #: unreadable, damaged): the counts of the snapshot miss what they hold (their findings say which)
+    unread: tuple = ()
+    #: the snapshot's manifest list could not be read: none of its files are here
+    list_unread: bool = False
     #: what analyses derived from these entries (the index never changes once built), by name
     derived: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
@@ -1240,6 +1245,10 @@ def listed_once(manifests: list[dict[str, Any]]) -> tuple[list[int], list[dict]]
     return keep, again
 
 
+#: Finding codes of a manifest whose entries were not all read (a vanished one only when it was not read before).
+MISSING_ENTRIES = frozenset({"iceberg.manifest-damaged", "iceberg.manifest-unreadable", vanished.CODE})
+
+
 #: What :func:`build_index` and :func:`stream_metrics` hand a metric sink: ``(ordinal, chunk)`` per decoded manifest,
 #: the ordinal its place in the index's ``manifests`` (its ``manifest`` column), the chunk its entries with metrics.
 MetricSink = Callable[[list], None]
@@ -1286,6 +1295,7 @@ def build_index(source: "TableSource", snapshot_id: Optional[int] = None, conten
                           _finding("iceberg.manifest-unreadable", Severity.ERROR, where,
                                    f"the manifest list of snapshot {snap.snapshot_id} cannot be read, so none of "
                                    f"its files are listed: {exc}", getattr(exc, "offset", None))]
+        index.list_unread = True
         _raise_if_strict(index, strict)
         return index  # not cached: a later call reads the list again
     listed_found = [(f.code, f.severity, getattr(f, "file", ""), f.message, f.offset)
@@ -1312,17 +1322,20 @@ def build_index(source: "TableSource", snapshot_id: Optional[int] = None, conten
     finally:
         if bar is not None:
             bar.close()
-    tables, raw = [], list(listed_found) + _slow_finding(source, slow)
+    tables, raw, unread_at = [], list(listed_found) + _slow_finding(source, slow), []
     for i in once:  # a manifest listed again: its entries once (a count in a manifest list never multiplies rows)
         m = manifests[i]
         chunk, found = cache.cached(m, metrics)
+        # entries missing: damaged or unreadable, or gone before they were read (gone after: they are all here)
+        if any(f[0] in MISSING_ENTRIES and not (f[0] == vanished.CODE and chunk.num_rows) for f in found):
+            unread_at.append(i)
         raw += [vanished.manifest_raw(source, snap.snapshot_id, m, f, bool(chunk.num_rows))
                 if f[0] == vanished.CODE else f for f in found]
         if chunk.num_rows:
             tables.append(chunk.set_column(chunk.schema.get_field_index("manifest"), "manifest",
                                            pa.array([i] * chunk.num_rows, pa.int32())))
     tbl = pa.concat_tables(tables) if tables else _schema(metrics).empty_table()
-    index = EntryIndex(snap.snapshot_id, tbl, manifests, cache.partitions, metrics=metrics)
+    index = EntryIndex(snap.snapshot_id, tbl, manifests, cache.partitions, metrics=metrics, unread=tuple(unread_at))
     if listed_twice:
         where = source.locate(snap.manifest_list) if snap.manifest_list else source.metadata_location
         names = sorted({basename(str(m.get("manifest_path") or "")) for m in listed_twice})

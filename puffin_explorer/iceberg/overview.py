@@ -26,7 +26,7 @@ if TYPE_CHECKING:  # pragma: no cover
 SUMMARY_COLUMNS = [
     "table", "namespace", "format_version", "snapshots", "current_snapshot_id", "records", "deleted_rows",
     "live_rows", "deleted_share", "data_files", "delete_files", "dvs", "position_delete_files",
-    "equality_delete_files", "stats_files", "last_commit", "operation", "health", "problem",
+    "equality_delete_files", "stats_files", "last_commit", "operation", "health", "problem", "unknown",
 ]
 
 
@@ -232,7 +232,7 @@ def summary_row(source: "TableSource") -> dict[str, Any]:
     row["stats_files"] = sum(1 for s in md.statistics if snap is not None and s.snapshot_id == snap.snapshot_id)
     if snap is None:
         row.update(records=0, deleted_rows=0, live_rows=0, deleted_share=0.0, data_files=0, delete_files=0,
-                   dvs=0, position_delete_files=0, equality_delete_files=0, health="empty")
+                   dvs=0, position_delete_files=0, equality_delete_files=0, health="empty", unknown=[])
         return row
     sm = snap.summary
     row.update(current_snapshot_id=snap.snapshot_id, operation=snap.operation,
@@ -265,19 +265,26 @@ def summary_row(source: "TableSource") -> dict[str, Any]:
         exact = _snapshot_rows(source, snap.snapshot_id)
         if exact is None:
             deleted = None
-            row.update(health="error", problem=f"the manifests of snapshot {snap.snapshot_id} cannot be read")
+            row.update(health="error", problem=f"the manifests of snapshot {snap.snapshot_id} cannot be read",
+                       unknown=["deleted_rows", "live_rows", "deleted_share"])
         else:
-            counts["records"], deleted = exact.records, exact.deleted_rows
-            if exact.partial:  # no number rather than a smaller one: the problem says why
-                deleted = None
+            if exact.records is not None:
+                counts["records"] = exact.records
+            elif listed is None:  # no manifest-list count to fall back on: not known
+                counts["records"] = None
+            deleted = exact.deleted_rows
+            if deleted is None:  # no number rather than a smaller one: the problem says why
                 row.update(health="error", problem=f"files of snapshot {snap.snapshot_id} are gone or unreadable "
                                                    "(see the findings), so its deleted rows are not known")
+            if deleted is None:  # (records, files and delete-file kinds come from the manifest list and summaries)
+                row["unknown"] = ["deleted_rows", "live_rows", "deleted_share"]
     row.update({k: None if v is None else long_or_none(v) for k, v in counts.items()})
     row["deleted_rows"] = deleted
     if row["records"] is not None and deleted is not None:
         row["live_rows"] = long_or_none(row["records"] - deleted)
         row["deleted_share"] = (deleted / row["records"]) if row["records"] else 0.0
     row.update(delete_file_kinds(source, snap))
+    row["unknown"] = list(row["unknown"] or [])
     if source.findings and row["health"] == "ok":
         worst = max(source.findings, key=lambda f: {"error": 2, "warning": 1}.get(f.severity.value, 0))
         if worst.severity.value != "info":
@@ -299,9 +306,9 @@ def _commit_rows(source: "TableSource", snap: Snapshot) -> tuple[Optional[int], 
         return sum(int(m["added_rows_count"]) + int(m["existing_rows_count"]) for m in manifests), 0
     # a past snapshot's index is built for this answer and not kept (its manifests' entries are)
     exact = _snapshot_rows(source, snap.snapshot_id, keep=snap.snapshot_id == source.metadata.current_snapshot_id)
-    if exact is None or exact.partial:
+    if exact is None:
         return None, None
-    return exact.records, exact.deleted_rows
+    return exact.records, exact.deleted_rows  # each None when a file it depends on is gone or unreadable
 
 
 def _snapshot_rows(source: "TableSource", snapshot_id: int, keep: bool = True):
@@ -322,7 +329,7 @@ def failed_row(name: str, exc: BaseException) -> dict[str, Any]:
     offset = getattr(exc, "offset", None)
     where = f" (at byte {offset:,})" if isinstance(offset, int) and "byte" not in str(exc) else ""
     row.update(table=name, namespace=name.rsplit(".", 1)[0] if "." in name else "", health="error",
-               problem=f"{type(exc).__name__}: {exc}{where}")
+               problem=f"{type(exc).__name__}: {exc}{where}", unknown=[])  # not read at all: no counts, the problem
     return row
 
 
@@ -374,7 +381,7 @@ class DeleteDebt(RichRepr):
     def __init__(self, source: "TableSource", snapshot_id: Optional[int] = None,
                  threshold: float = DELETED_SHARE_THRESHOLD) -> None:
         from . import vanished
-        from .deletes import deleted_shares, row_counts
+        from .deletes import coverage, deleted_shares, row_counts
         from .index import build_index
 
         self.source = source
@@ -387,7 +394,9 @@ class DeleteDebt(RichRepr):
         self._counts = row_counts(source, self._index)
         self._share = deleted_shares(self._counts.records, self._counts.deleted)  # the per-file frame's
         self._per_file = None
-        #: ``table.file-vanished`` findings: files of the snapshot gone when read; the counts are then partial.
+        #: which counts are whole (:class:`~puffin_explorer.coverage.Coverage`); those that are not are None
+        self.coverage = coverage(source, self._index)
+        #: ``table.file-vanished`` findings: files of the snapshot gone when read.
         self.findings = list(vanished.snapshot_findings(source, self._index.snapshot_id))
 
     @property
@@ -401,28 +410,49 @@ class DeleteDebt(RichRepr):
 
     @property
     def partial(self) -> bool:
-        """Whether a file the snapshot needs was gone, so the counts cover only what could be read."""
-        return bool(self.findings)
+        """Whether a file the snapshot needs was gone or unreadable, so some counts are unknown (None) or cover
+        only what could be read (:attr:`coverage`)."""
+        return bool(self.findings) or not self.coverage.whole
 
     @property
-    def data_files(self) -> int:
-        """The live data files (rows of :attr:`per_file`)."""
-        return len(self._counts.records)
+    def data_files(self) -> Optional[int]:
+        """The live data files (rows of :attr:`per_file`); None when a data manifest could not be read."""
+        return len(self._counts.records) if self.coverage.rows else None
 
     @property
-    def records(self) -> int:
+    def records(self) -> Optional[int]:
+        """The live data files' records; None when a data manifest could not be read."""
+        return self.counted_records if self.coverage.rows else None
+
+    @property
+    def deleted_rows(self) -> Optional[int]:
+        """Rows the snapshot's deletes remove from live data files; None when a file they depend on could not be
+        read (``coverage.at_least(counted_deleted_rows)`` is the labelled partial count)."""
+        return self.counted_deleted_rows if self.coverage.deleted_rows else None
+
+    @property
+    def counted_records(self) -> int:
+        """The records of the data files read: :attr:`records` when whole, else a lower bound."""
         return int(self._counts.records.sum())
 
     @property
-    def deleted_rows(self) -> int:
+    def counted_deleted_rows(self) -> int:
+        """The deleted rows the files read count: :attr:`deleted_rows` when whole, else a lower bound."""
         return int(self._counts.deleted.sum())
 
     @property
-    def deleted_share(self) -> float:
+    def deleted_share(self) -> Optional[float]:
+        if self.records is None or self.deleted_rows is None:
+            return None
         return self.deleted_rows / self.records if self.records else 0.0
 
+    @property
+    def _shares_known(self) -> bool:
+        return self.coverage.file_deletes
+
     def per_partition(self):
-        """Per partition: data files, rows, deleted rows, share and compaction candidates (by partition text)."""
+        """Per partition: data files, rows, deleted rows, share and compaction candidates (by partition text);
+        deleted rows, shares and candidates are null when a delete file or manifest could not be read."""
         import numpy as np
         import pandas as pd
         import pyarrow as pa
@@ -443,27 +473,37 @@ class DeleteDebt(RichRepr):
         deleted = pc.fill_null(g.column("deleted_rows_sum"), 0).to_numpy().astype(np.int64)
         with np.errstate(divide="ignore", invalid="ignore"):
             share = np.where(records > 0, deleted / np.where(records > 0, records, 1), 0.0).astype(np.float64)
-        return pd.DataFrame({"partition": strings(g.column("partition")),
-                             "data_files": g.column("record_count_count").to_numpy().astype(np.int64),
-                             "record_count": records, "deleted_rows": deleted, "deleted_share": share,
-                             "candidates": pc.fill_null(g.column("candidate_sum"), 0).to_numpy().astype(np.int64)},
-                            index=pd.RangeIndex(g.num_rows))
+        out = pd.DataFrame({"partition": strings(g.column("partition")),
+                            "data_files": g.column("record_count_count").to_numpy().astype(np.int64),
+                            "record_count": records, "deleted_rows": deleted, "deleted_share": share,
+                            "candidates": pc.fill_null(g.column("candidate_sum"), 0).to_numpy().astype(np.int64)},
+                           index=pd.RangeIndex(g.num_rows))
+        if not self._shares_known:  # not known: null, never a smaller number
+            for col in ("deleted_rows", "candidates"):
+                out[col] = pd.array([None] * len(out), dtype="Int64")
+            out["deleted_share"] = np.nan
+        out.attrs["partial"] = self.partial
+        return out
 
     @property
-    def candidate_count(self) -> int:
-        """How many data files' deleted share is above the threshold (``len(candidates())``, nothing sorted)."""
+    def candidate_count(self) -> Optional[int]:
+        """How many data files' deleted share is above the threshold (``len(candidates())``, nothing sorted);
+        None when the files' deleted rows are not known."""
+        if not self._shares_known or not self.coverage.rows:
+            return None
         return int((self._share > self.threshold).sum())
 
     def candidates(self, limit: Optional[int] = None):
         """Data files whose deleted share is above the threshold, most deleted first (then by path); ``limit``:
-        the first ``limit`` of them only, chosen without sorting the rest (what a view shows of a big table)."""
+        the first ``limit`` of them only, chosen without sorting the rest (what a view shows of a big table).
+        None of them when the files' deleted rows are not known (the frame's ``attrs["unknown"]`` says so)."""
         import numpy as np
         import pyarrow as pa
         import pyarrow.compute as pc
 
         from .deletes import deleted_rows_per_file
 
-        at = np.flatnonzero(self._share > self.threshold)  # places among the data rows
+        at = np.flatnonzero(self._share > self.threshold) if self._shares_known else np.zeros(0, np.int64)
         paths = self._index.take(self._counts.rows[at], ["file_path"]).column("file_path")  # runs: slices, no copy
         keys = pa.table({"share": pa.array(self._share[at]), "path": paths})
         order = [("share", "descending"), ("path", "ascending")]
@@ -489,7 +529,8 @@ class DeleteDebt(RichRepr):
         return self.per_file.copy()
 
     def __repr__(self) -> str:
-        return (f"DeleteDebt({self.source.name!r}, deleted_share={self.deleted_share:.4f}, "
+        share = "None" if self.deleted_share is None else f"{self.deleted_share:.4f}"
+        return (f"DeleteDebt({self.source.name!r}, deleted_share={share}, "
                 f"candidates={self.candidate_count}{', partial' if self.partial else ''})")
 
 

@@ -5,7 +5,8 @@ Maintenance jobs (``expire_snapshots``, ``remove_orphan_files``, ``rewrite_data_
 meets a missing manifest list, manifest, Puffin DV file or position-delete file.  Each such file
 is one ``table.file-vanished`` finding, kept per ``(metadata file, snapshot id)`` on the table's source,
 so every answer about that snapshot (delete debt, DVs, the doctor, ``check()``, the card) names
-it, and the counts computed without it are said to be partial.  When a vanished file is met the
+it, and the counts that depend on it are unknown (None), never smaller
+(:mod:`puffin_explorer.coverage`).  When a vanished file is met the
 metadata folder is listed once: a newer metadata version means the table changed while it was
 read, and ``refresh()`` opens that version.
 
@@ -123,9 +124,11 @@ def manifest_raw(source: "TableSource", snapshot_id: Optional[int], manifest: di
     if metrics_only:
         partial = "its entries were read before it vanished, so the counts are whole; their column metrics are missing"
     elif deletes:
-        partial = "deleted rows, DVs and delete files of the snapshot are partial (counted without its entries)"
+        partial = ("deleted rows, DVs and delete files of the snapshot are unknown (what the other manifests hold is "
+                   "a lower bound)")
     else:
-        partial = "data files, rows and deleted shares of the snapshot are partial (counted without its entries)"
+        partial = ("data files, rows and deleted rows of the snapshot are unknown (what the other manifests hold is "
+                   "a lower bound)")
     f = note(source, str(manifest.get("manifest_path") or raw[2]), snapshot_id, "manifest", partial)
     return (f.code, f.severity, f.file, f.message, None)
 
@@ -133,7 +136,7 @@ def manifest_raw(source: "TableSource", snapshot_id: Optional[int], manifest: di
 def manifest_list_finding(source: "TableSource", snapshot_id: int, path: str) -> Finding:
     """The finding for a snapshot whose manifest list vanished: nothing of it can be counted."""
     return note(source, path, snapshot_id, "manifest list",
-                "none of the snapshot's files are listed, so every count of it is partial")
+                "none of the snapshot's files are listed, so every count of it is unknown")
 
 
 def as_noted(source: "TableSource", snapshot_id: Optional[int], findings: list[Finding]) -> list[Finding]:

@@ -486,6 +486,7 @@ class SparkReads:
         self.manifest_files: list[tuple[int, str, int]] = []
         self.extra: list[tuple[int, str, int]] = []
         self.listing = None
+        self.unread_delete_files = 0  # position-delete files of the current snapshot that could not be read
 
     def _keep(self, frame):
         """``frame`` persisted and computed once: Spark then plans every join of it with its real size.  The
@@ -521,6 +522,7 @@ class SparkReads:
         from pyspark.sql import functions as F
 
         from ..iceberg.column_stats import columns_frame
+        from ..iceberg.deletes import manifest_coverage
         from ..health import sum_relations
         from ..iceberg.health import (AMPLIFICATION_COLUMNS, PARTITION_ROWS, SUM_MEASURES, clustering_frame,
                                       file_aggregates)
@@ -530,7 +532,7 @@ class SparkReads:
 
         # one Python function per task from manifest to health rows: the entries with their metrics never
         # cross into the JVM and back (at 10,000,000 files the stage took about half the time without that trip)
-        plan, _ = manifest_plan(self.source)
+        plan, listed = manifest_plan(self.source)
         decode = decode_manifests(self.options, self.source.metadata.partition_specs, True, "repr")
         tasks = manifest_tasks(self.spark, to_spark(self.spark, plan, MANIFEST_PLAN_SCHEMA), plan.num_rows)
         rows = self._keep(tasks.mapInArrow(_health_rows(self.source.fields_by_id(), column, decode),
@@ -602,7 +604,13 @@ class SparkReads:
                 index=pd.Index([r["pkey"] for r in got], name="pkey"))
             clustering = clustering_frame(out, column)
         partials = [pickle.loads(r[0]) for r in rows.where(kind == "partial").select("partial").collect()]
-        return file_aggregates(answers, target, small_size, columns_frame(partials), clustering, top)
+        agg = file_aggregates(answers, target, small_size, columns_frame(partials), clustering, top)
+        # the manifests not read whole and the position-delete files not read: the counts they feed are unknown
+        broken = rows.where(kind == "finding").select(F.shiftright(F.col("rid"), 32), "finding_code").distinct() \
+            .collect()
+        agg.coverage = manifest_coverage(listed, sorted({int(r[0]) for r in broken}), self.unread_delete_files,
+                                         int(counts.get("position-deletes") or 0), [r[1] for r in broken])
+        return agg
 
     def _partition_texts(self, data, pkeys: list) -> dict:
         """pkey → the partition text of the data files with that key (their smallest, as the driver's), for
@@ -630,9 +638,11 @@ class SparkReads:
         counted = self._keep(pos.select("file_path").distinct()
                              .mapInArrow(_position_delete_counts(self.source.mapper, self.options),
                                          _COUNTS_SCHEMA))
-        for r in counted.where(F.col("error").isNotNull()).select("file_path", "error", "missing").collect():
+        failed = counted.where(F.col("error").isNotNull()).select("file_path", "error", "missing").collect()
+        for r in failed:
             exc = NotFoundError(r["error"]) if r["missing"] else PuffinError(r["error"])
             _unreadable(self.source, self.source.metadata.current_snapshot_id, r["file_path"], exc)
+        self.unread_delete_files = len({r["file_path"] for r in failed})
         return (counted.where(F.col("error").isNull()).groupBy("key")
                 .agg(F.sum("rows").alias("rows"), F.count(F.lit(1)).alias("files")))
 
