@@ -11,6 +11,7 @@ from . import retry
 from .arrow_s3 import enabled as arrow_enabled
 from .errors import storage_error
 from .locations import check_location
+from .scope import check_scope, scope_of, with_scope
 from .source import DEFAULT_WORKERS, ByteSource, _protocol, filesystem, is_remote
 
 
@@ -208,6 +209,7 @@ class FileIO:
         import fsspec
 
         check_location(location)
+        check_scope(location, self.storage_options)
         protocol = fsspec.utils.get_protocol(location)
         fs = self._fs_cache.get(protocol)
         if fs is None:
@@ -215,6 +217,16 @@ class FileIO:
             self._fs_cache[protocol] = fs
             return fs, path
         return fs, fs._strip_protocol(location)
+
+    @property
+    def scope(self):
+        """The :class:`~.scope.ReadScope` every location read through this I/O is checked against (None: any)."""
+        return scope_of(self.storage_options)
+
+    def limit_to(self, scope) -> None:
+        """Read only inside ``scope`` from now on (joined with a scope already set: one I/O a warehouse's tables
+        share reads each table's files)."""
+        self.storage_options = with_scope(self.storage_options, scope)
 
     def _count(self, nbytes: int, requests: int = 1) -> None:
         with self._lock:

@@ -14,6 +14,7 @@ from ..errors import NotAFileError, SourceError
 from . import retry
 from .errors import check_endpoint, storage_error
 from .locations import check_location
+from .scope import check_scope
 from .arrow_s3 import enabled as arrow_enabled
 from .ranges import DEFAULT_GAP, coalesce, slice_from
 
@@ -27,8 +28,10 @@ _LOCAL_PROTOCOLS = {"file", "local", "memory"}
 
 
 def filesystem(location: str, storage_options: Optional[dict[str, Any]] = None):
-    """``(fs, path)`` for a local path or fsspec URL; storage errors become :class:`SourceError`."""
+    """``(fs, path)`` for a local path or fsspec URL; storage errors become :class:`SourceError`, and a location
+    outside the read scope the options carry is refused before any request (:mod:`.scope`)."""
     check_location(location)
+    check_scope(location, storage_options)
     try:
         import fsspec
 
