@@ -1212,12 +1212,12 @@ def _outside_scope(source: "TableSource", chunk, manifest: dict[str, Any]) -> It
     import numpy as np
 
     from ..io.scope import OUTSIDE_SCOPE
-    from .columns import located_array
+    from .paths import located_column
 
     scope = source.scope
     if scope is None or not chunk.num_rows or "file_path" not in chunk.column_names:
         return
-    refused = scope.refused(located_array(source, chunk.column("file_path")))
+    refused = scope.refused(located_column(source.mapper, chunk.column("file_path")))
     rows = np.flatnonzero(refused)
     if not len(rows):
         return

@@ -68,15 +68,14 @@ def table_scope(opened: str, root: Optional[str] = None, relocate: Optional[Mapp
 
 def scope_refused(source: "TableSource", scope: ReadScope, named: list[tuple[str, str]]) -> list[tuple[str, str]]:
     """The ``(what, location)`` pairs whose location, as read (relocated), is outside ``scope``: one column-wise
-    test of the whole list, the refused ones located again."""
+    test of the whole list (the locations a metadata file or a manifest list names: not an index's)."""
     import pyarrow as pa
-
-    from .columns import located_array
 
     if not named:
         return []
-    refused = scope.refused(located_array(source, pa.array([loc for _, loc in named], pa.string())))
-    return [(what, source.locate(loc)) for (what, loc), out in zip(named, refused.tolist()) if out]
+    located = [(what, source.locate(loc)) for what, loc in named]
+    refused = scope.refused(pa.array([loc for _, loc in located], pa.string()))
+    return [pair for pair, out in zip(located, refused.tolist()) if out]
 
 
 def scope_finding(scope: ReadScope, what: str, location: str, file: str = "") -> Finding:
@@ -141,10 +140,12 @@ class TableSource:
 
     @classmethod
     def open(cls, metadata_location: str, io: TableIO, relocate: Optional[Mapping[str, str]] = None,
-             auto_relocate: bool = True, name: str = "") -> "TableSource":
+             auto_relocate: bool = True, name: str = "", allow: Any = ()) -> "TableSource":
         """Read one ``*.metadata.json`` (damage becomes findings); ``auto_relocate`` maps the ``location`` the
-        metadata was written with to the folder it was found in. No file, or not JSON: ``TableNotFoundError``."""
+        metadata was written with to the folder it was found in. No file, or not JSON: ``TableNotFoundError``.
+        ``io`` reads only the table's scope from now on (:func:`table_scope`, joined with one it has)."""
         location = normalize(str(metadata_location))
+        io.limit_to(table_scope(location, relocate=relocate, allow=allow))
         try:
             data = io.read(location)
         except NotFoundError as exc:

@@ -56,8 +56,7 @@ class Table(RichRepr):
     mapper: PathMapper = property(lambda self: self.source.mapper, doc="Path mapping (relocation).")  # type: ignore
     findings: list = property(lambda self: self.source.findings,  # type: ignore
                               doc="Findings of opening the table and of every answer since (each once).")
-    scope = property(lambda self: self.source.scope,
-                     doc="Where the table may read (a :class:`~puffin_explorer.io.scope.ReadScope`): nothing else.")
+    scope = property(lambda self: self.source.scope, doc="Where the table may read: a ``ReadScope``, nothing else.")
 
     @property
     def name(self) -> str:
@@ -71,20 +70,14 @@ class Table(RichRepr):
     # ---- opening -------------------------------------------------------------------------
     @classmethod
     def from_metadata(cls, metadata_location: str, storage_options: Optional[dict[str, Any]] = None,
-                      relocate: Optional[Mapping[str, str]] = None, auto_relocate: bool = True,
-                      name: str = "", io: Optional[TableIO] = None, strict: bool = False,
-                      allow: Iterable[str] = ()) -> "Table":
-        """Open a table from one ``*.metadata.json`` location (local path or fsspec URL).
-
-        Damaged metadata is read as far as it goes (problems in ``findings``); ``strict=True``
-        raises the first error finding instead. No metadata file, or one that is not JSON,
-        raises :class:`~puffin_explorer.errors.TableNotFoundError`.  Only the table's read scope is read:
-        its storage (the same bucket, or host and port), or for a local table its folder, plus the
-        ``relocate`` targets and the ``allow`` prefixes (see the security model in the docs).
-        """
-        io = io or TableIO(storage_options)
-        io.limit_to(table_scope(metadata_location, relocate=relocate, allow=allow))
-        table = cls(TableSource.open(metadata_location, io, relocate, auto_relocate, name))
+                      relocate: Optional[Mapping[str, str]] = None, auto_relocate: bool = True, name: str = "",
+                      io: Optional[TableIO] = None, strict: bool = False, allow: Iterable[str] = ()) -> "Table":
+        """Open a table from one ``*.metadata.json`` (local path or fsspec URL); it reads its read scope alone: the
+        storage opened (a local table's folder), ``relocate`` targets, ``allow`` prefixes. Damaged metadata is read
+        as far as it goes (problems in ``findings``); ``strict=True`` raises the first error finding instead. No
+        metadata file, or one that is not JSON, raises :class:`~puffin_explorer.errors.TableNotFoundError`."""
+        table = cls(TableSource.open(metadata_location, io or TableIO(storage_options), relocate, auto_relocate, name,
+                                     allow))
         if strict:
             table.raise_first_error()
         return table
@@ -100,10 +93,8 @@ class Table(RichRepr):
                     relocate: Optional[Mapping[str, str]] = None, auto_relocate: bool = True,
                     name: str = "", io: Optional[TableIO] = None, strict: bool = False,
                     allow: Iterable[str] = ()) -> "Table":
-        """Open a Hadoop-style table folder (``<root>/metadata/version-hint.text``); ``strict`` and ``allow`` as in
-        :meth:`from_metadata`."""
-        io = io or TableIO(storage_options)
-        io.limit_to(table_scope(table_root, normalize(table_root), relocate, allow))
+        """Open a Hadoop-style table folder (``<root>/metadata/version-hint.text``); as :meth:`from_metadata`."""
+        (io := io or TableIO(storage_options)).limit_to(table_scope(table_root, normalize(table_root), relocate, allow))
         loc = current_metadata_location(io, normalize(table_root))
         return cls.from_metadata(loc, relocate=relocate, auto_relocate=auto_relocate, name=name, io=io,
                                  strict=strict, allow=allow)
@@ -115,9 +106,8 @@ class Table(RichRepr):
         props = dict(getattr(getattr(table, "io", None), "properties", {}) or {})
         opts = storage_options if storage_options is not None else storage_options_from_pyiceberg(props)
         ident = getattr(table, "name", None)
-        name = ".".join(ident()) if callable(ident) else ""
-        return cls.from_metadata(table.metadata_location, storage_options=opts, relocate=relocate, name=name,
-                                 allow=allow)
+        return cls.from_metadata(table.metadata_location, storage_options=opts, relocate=relocate,
+                                 name=".".join(ident()) if callable(ident) else "", allow=allow)
 
     def refresh(self) -> "Table":
         """This table at the newest metadata version in its metadata folder, as a new :class:`Table`.
