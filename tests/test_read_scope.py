@@ -192,7 +192,8 @@ def test_a_symlink_in_a_table_leads_nowhere(audit, tmp_path):
         with pytest.raises(OutsideScopeError) as err:
             t.read_dvs()
     assert audit.touched(outside) == []
-    assert f"(a symbolic link to {sentinel}) is outside the read scope of {wh}" in str(err.value)
+    assert f"(a symbolic link to {sentinel}) is outside the read scope of " in str(err.value)
+    assert f"({wh / 'shop/orders'}, {wh})" in str(err.value)  # the table's root and its warehouse's
     assert f"allow=['{outside}']" in str(err.value)
     unreadable = [f for f in found if f.code == "iceberg.puffin-unreadable"]
     assert len(unreadable) == 1 and "(a symbolic link to" in unreadable[0].message
@@ -207,21 +208,32 @@ def test_relocate_and_allow_read_what_is_theirs(tmp_path):
     t = Table.from_metadata(str(moved / "shop/orders/metadata/v7.metadata.json"), auto_relocate=False,
                             relocate={"/data/warehouse": str(moved)})
     assert (t.summary()["live_rows"], sorted(f.code for f in t.check())) == expected
-    # a table whose data files sit in a second place: refused, then read with allow=
-    wh = copy_warehouse(tmp_path / "two")
-    second = tmp_path / "second-place"
-    shutil.move(str(wh / "shop/orders/data"), str(second))
-    relocate = {"/data/warehouse/shop/orders/data": str(second)}
-    refused = Warehouse(str(wh), relocate={}).table("shop.orders")
-    refused.source.mapper.add("/data/warehouse/shop/orders/data", str(second))
-    codes = {f.code for f in refused.check()}
-    assert OUTSIDE_SCOPE in codes
-    t = Warehouse(str(wh), relocate=relocate).table("shop.orders")  # relocate targets are in the scope
-    assert (t.summary()["live_rows"], sorted(f.code for f in t.check())) == expected
-    t = Table.from_metadata(str(wh / "shop/orders/metadata/v7.metadata.json"), allow=[str(second)])
-    t.source.mapper.add("/data/warehouse/shop/orders/data", str(second))
-    assert str(second) in t.scope.roots
-    assert (t.summary()["live_rows"], sorted(f.code for f in t.check())) == expected
+    # a table whose data and DV files were written in a second place (its metadata names them there): outside the
+    # table's folder, refused; read with allow= (and --allow), the same answers
+    from _spark import relocate_warehouse
+
+    second = relocate_warehouse(WAREHOUSE, tmp_path / "second", old_root="/data/warehouse/shop/orders/data")
+    for f in list((second / "shop/orders/data").iterdir()):
+        shutil.move(str(f), str(second / f.name))
+    meta = str(second / "shop/orders/metadata/v7.metadata.json")
+    refused = Table.from_metadata(meta)
+    codes = [f.code for f in refused.check()]
+    assert OUTSIDE_SCOPE in codes and "iceberg.puffin-unreadable" in codes
+    t = Table.from_metadata(meta, allow=[str(second)])
+    assert t.scope.roots == (str(second / "shop/orders"), str(second))
+    # the rewrite left the Puffin files' own referenced-data-file and the Puffin sizes as written: the same
+    # findings as the table read through its warehouse, whose scope holds the second place anyway
+    through = Warehouse(str(second)).table("shop.orders")
+    assert t.summary()["live_rows"] == expected[0] == through.summary()["live_rows"]
+    assert sorted(f.code for f in t.check()) == sorted(f.code for f in through.check())
+    assert OUTSIDE_SCOPE not in {f.code for f in t.check()}
+    from puffin_explorer.cli import main
+
+    for extra, refusing in (([], True), (["--allow", str(second)], False)):
+        with contextlib.redirect_stdout(io.StringIO()) as out:
+            assert main(["table", meta, "check"] + extra) == 1  # the rewrite's own findings are errors
+        assert (OUTSIDE_SCOPE in out.getvalue()) == refusing
+        assert (f"--allow {second}" in out.getvalue()) == refusing
 
 
 def test_a_table_opened_over_http_reads_its_own_host(listener, tmp_path):
@@ -292,4 +304,24 @@ def test_spark_reads_only_the_scope(spark, listener, tmp_path, place, mode, inde
                 run()
         except PuffinError as exc:
             assert "outside the read scope" in str(exc) and target in str(exc), str(exc)
+            assert isinstance(exc, OutsideScopeError) and exc.code == OUTSIDE_SCOPE
     assert listener.requests == []
+
+
+def test_a_listing_does_not_follow_a_link_out_of_the_table(tmp_path):
+    """The doctor's listing (a walk) and a folder's listing skip a link that leads out of the scope: no name or
+    size of a file outside ends up in an orphan report."""
+    outside = tmp_path / "outside"
+    (outside / "deep").mkdir(parents=True)
+    (outside / "deep" / "private.txt").write_text("x" * 7)
+    (outside / "alone.txt").write_text("y" * 3)
+    wh = copy_warehouse(tmp_path / "in")
+    data = wh / "shop/orders/data"
+    os.symlink(outside / "deep", data / "linked-folder")
+    os.symlink(outside / "alone.txt", data / "linked-file.txt")
+    io_ = Warehouse(str(wh)).io
+    names, _, _ = io_.walk(str(wh / "shop/orders"))
+    assert not any("linked" in n for n in names) and any(n.endswith(".parquet") for n in names)
+    assert not any("linked" in n for n, _, _ in io_.listdir(str(data)))
+    health = Warehouse(str(wh)).table("shop.orders").health(now=NOW)
+    assert "private.txt" not in str(health.frames.get("listing")) and "linked" not in str(health.frames.get("listing"))

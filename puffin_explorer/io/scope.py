@@ -27,7 +27,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Optional
 
-from ..errors import SourceError
+from ..errors import OutsideScopeError
 from .errors import shown
 
 #: The key of ``storage_options`` that holds a :class:`ReadScope` (never passed to fsspec).
@@ -37,10 +37,6 @@ OUTSIDE_SCOPE = "source.outside-scope"
 _SCHEME = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]*)://")
 _LOCAL_SCHEMES = ("file", "local")
 _ALIASES = {"s3a": "s3", "s3n": "s3", "gcs": "gs"}
-
-
-class OutsideScopeError(SourceError):
-    """A location outside the table's read scope: not read (no request was made)."""
 
 
 def _split(location: str) -> tuple[str, str, str]:
@@ -231,11 +227,11 @@ def check_scope(location: str, storage_options: Optional[Mapping[str, Any]]) -> 
 
 
 def with_scope(storage_options: Optional[Mapping[str, Any]], scope: Optional[ReadScope]) -> dict[str, Any]:
-    """A copy of ``storage_options`` holding ``scope`` (joined with a scope they already hold)."""
+    """A copy of ``storage_options`` holding ``scope`` (joined with a scope they already hold: ``scope``'s roots and
+    what it opened first, the held roots not inside them after)."""
     opts = dict(storage_options or {})
     if scope is not None:
-        held = scope_of(opts)
-        opts[SCOPE_KEY] = scope if held is None else held.union(scope)
+        opts[SCOPE_KEY] = scope.union(scope_of(opts))
     return opts
 
 
