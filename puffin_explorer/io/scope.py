@@ -85,6 +85,20 @@ def _resolved(root: str) -> str:
     return os.path.realpath(root)
 
 
+@functools.lru_cache(maxsize=4096)
+def _real_folder(folder: str) -> str:
+    return os.path.realpath(folder)
+
+
+def _real(path: str) -> str:
+    """Where a local path really is: its folder's real place (remembered: a table's files share a few folders)
+    joined with its name, or, when the path itself is a link, where the link leads."""
+    folder, name = os.path.split(path)
+    if not name or os.path.islink(path):
+        return os.path.realpath(path)
+    return os.path.join(_real_folder(folder), name)
+
+
 def _under(path: str, root: str) -> bool:
     return path == root or path.startswith(root if root.endswith("/") else root + "/")
 
@@ -134,7 +148,7 @@ class ReadScope:
         c = canonical(location)
         if _SCHEME.match(c):
             return any(_under(c, r) for r in self.roots if _SCHEME.match(r))
-        real = os.path.realpath(c)
+        real = _real(c)
         return any(_under(real, _resolved(r)) for r in self.local_roots)
 
     def _linked_out(self, location: str) -> Optional[str]:
@@ -201,8 +215,11 @@ class ReadScope:
             hit = pc.or_(hit, pc.fill_null(pc.starts_with(c, r if r.endswith("/") else r + "/"), False))
             inside |= hit.to_numpy(zero_copy_only=False)
         # a relative or dotted local path: judged one by one (rare: writers name absolute locations)
-        odd = pc.fill_null(pc.or_(pc.invert(pc.or_(pc.starts_with(c, "/"), pc.match_substring_regex(
-            c, r"^[A-Za-z][A-Za-z0-9+.-]*://"))), pc.match_substring(c, "/.")), False).to_numpy(zero_copy_only=False)
+        odd = pc.fill_null(pc.match_substring(c, "/."), False).to_numpy(zero_copy_only=False)
+        relative = ~pc.fill_null(pc.starts_with(c, "/"), True).to_numpy(zero_copy_only=False)
+        if relative.any():  # not absolute: a URL, or a relative path (judged one by one)
+            url = pc.fill_null(pc.match_substring_regex(c, r"^[A-Za-z][A-Za-z0-9+.-]*://"), False)
+            odd |= relative & ~url.to_numpy(zero_copy_only=False)
         for i in np.flatnonzero(odd):
             inside[i] = self.allows(c[int(i)].as_py())
         return ~inside & ~column.is_null().to_numpy(zero_copy_only=False)
