@@ -75,6 +75,11 @@ class StorageUnavailableError(SourceError):
         super().__init__(message, offset, code or "source.unavailable", location=location, hint=hint)
 
 
+class OutsideScopeError(SourceError):
+    """A location outside the table's read scope (``source.outside-scope``): not read, no request made. The
+    message names the location, the scope and the parameter that would allow it (``allow=``, ``relocate=``)."""
+
+
 class NotAFileError(SourceError):
     """The location is a folder (or a prefix), not a file."""
 

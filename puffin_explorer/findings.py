@@ -28,6 +28,7 @@ LAYER_MODULES: list[str] = [
     "puffin_explorer.parquet.findings",
     "puffin_explorer.iceberg.findings",
     "puffin_explorer.delta.findings",
+    "puffin_explorer.io.findings",
 ]
 
 

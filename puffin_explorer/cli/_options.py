@@ -32,6 +32,9 @@ _SHARED: tuple[tuple[tuple[str, ...], dict[str, Any]], ...] = (
                                        '\'{"anon": true}\' or \'{"client_kwargs": {"endpoint_url": "http://..."}}\'')),
     (("--relocate",), dict(dest="relocate", action="append", metavar="OLD=NEW",
                            help="read files written under location prefix OLD from NEW instead (repeatable)")),
+    (("--allow",), dict(dest="allow", action="append", metavar="PREFIX",
+                        help="a table may also read files under PREFIX (a bucket, a folder; repeatable): by default a "
+                             "table reads only the storage it was opened from")),
     (("--format",), dict(dest="format", choices=FORMATS, help="output format (default text)")),
     (("--json",), dict(dest="format", action="store_const", const="json", help="same as --format json")),
     (("--csv",), dict(dest="format", action="store_const", const="csv", help="same as --format csv")),
@@ -45,16 +48,16 @@ def add_shared_options(parser: argparse.ArgumentParser, *, top: bool) -> None:
     """Add the shared options to the main parser (``top``) or to a subcommand's parser.
 
     On a subcommand they default to "not given" so a value given before the
-    subcommand survives; ``--relocate`` lands in its own list and the two lists
-    are joined by :func:`resolve`.
+    subcommand survives; ``--relocate`` and ``--allow`` land in lists of their own and
+    the two lists of each are joined by :func:`resolve`.
     """
     group = parser.add_argument_group("shared options (before or after the subcommand)")
     for flags, kwargs in _SHARED:
         kwargs = dict(kwargs)
         if not top:
             kwargs["default"] = argparse.SUPPRESS
-            if kwargs["dest"] == "relocate":
-                kwargs["dest"] = "relocate_after"
+            if kwargs["dest"] in ("relocate", "allow"):
+                kwargs["dest"] += "_after"
         group.add_argument(*flags, **kwargs)
 
 
@@ -64,6 +67,7 @@ class Shared:
 
     storage_options: dict[str, Any] = field(default_factory=dict)
     relocate: dict[str, str] = field(default_factory=dict)
+    allow: tuple[str, ...] = ()
     format: str = "text"
     format_given: bool = False
     strict: bool = False
@@ -102,9 +106,10 @@ def parse_relocate(items: list[str]) -> dict[str, str]:
 def resolve(args: argparse.Namespace) -> Shared:
     """Check the shared options of a parsed command line and return them as one object."""
     relocate = list(getattr(args, "relocate", None) or []) + list(getattr(args, "relocate_after", None) or [])
+    allow = tuple(getattr(args, "allow", None) or []) + tuple(getattr(args, "allow_after", None) or [])
     fmt = getattr(args, "format", None)
     return Shared(storage_options=parse_storage_options(getattr(args, "storage_options", None)),
-                  relocate=parse_relocate(relocate), format=fmt or "text", format_given=fmt is not None,
+                  relocate=parse_relocate(relocate), allow=allow, format=fmt or "text", format_given=fmt is not None,
                   strict=bool(getattr(args, "strict", False)), debug=bool(getattr(args, "debug", False)))
 
 

@@ -67,19 +67,19 @@ def _tables(args: argparse.Namespace, shared: Shared) -> list:
     if not args.table and not loc.endswith(".metadata.json") and is_delta_folder(loc, shared.storage_options):
         from ..delta.table import DeltaTable
 
-        return [DeltaTable(loc, storage_options=shared.storage_options, relocate=shared.relocate)]
+        return [DeltaTable(loc, storage_options=shared.storage_options, relocate=shared.relocate, allow=shared.allow)]
     if args.table or loc.endswith(".metadata.json"):
-        return [open_table(loc, args.table, shared.relocate, shared.storage_options)]
+        return [open_table(loc, args.table, shared.relocate, shared.storage_options, shared.allow)]
     found = sniff(loc, shared.storage_options)
     if found.kind == "folder" and not any(n == "metadata" for n, kind, _ in
                                           TableIO(shared.storage_options).listdir(loc)):
-        wh = Warehouse(loc, storage_options=shared.storage_options, relocate=shared.relocate)
+        wh = Warehouse(loc, storage_options=shared.storage_options, relocate=shared.relocate, allow=shared.allow)
         names = wh.table_names()
         if not names:
             raise UsageError(f"{loc} holds no Iceberg table (no metadata/ folder in it or below it): pass a table "
                              "folder, a *.metadata.json, or a warehouse folder")
         return [wh.table(n) for n in names]
-    return [open_table(loc, None, shared.relocate, shared.storage_options)]
+    return [open_table(loc, None, shared.relocate, shared.storage_options, shared.allow)]
 
 
 def run(args: argparse.Namespace, shared: Shared) -> int:

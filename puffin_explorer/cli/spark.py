@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import inspect
 import sys
+from typing import Any, Optional
 
 from .._text import plural
 from ._errors import EXIT_FINDINGS, EXIT_OK
@@ -96,13 +97,13 @@ def _quiet_embedded_spark(master: str) -> None:
         os.environ["PYSPARK_SUBMIT_ARGS"] = f"--driver-java-options -Dlog4j2.configurationFile=file:{path} pyspark-shell"
 
 
-def _manifest_list_readable(table: str, shared: Shared) -> None:
+def _manifest_list_readable(table: str, shared: Shared, storage_options: Optional[dict[str, Any]]) -> None:
     """A table named by its location whose current manifest list cannot be read: one line naming it (the
     lenient planner would plan nothing and the scan would print no row), before any JVM starts."""
     from ..iceberg.source import TableSource
     from ..spark.tables import open_table
 
-    opened = open_table(table, shared.storage_options_or_none, shared.relocate or None)
+    opened = open_table(table, storage_options, shared.relocate or None)
     if isinstance(opened, TableSource) and opened.metadata.current_snapshot_id is not None:
         opened.manifest_records()
 
@@ -119,9 +120,19 @@ def run(args: argparse.Namespace, shared: Shared) -> int:
             raise UsageError("spark scans read the paths written in the metadata and do not take --relocate yet: "
                              "use 'puffin-explorer table ... --relocate OLD=NEW' for a moved warehouse")
         kwargs["relocate"] = shared.relocate
+    if shared.allow:
+        from ..io.scope import ReadScope, with_scope
+        from ..spark.tables import is_location
+
+        if not is_location(table):
+            raise UsageError("--allow widens the read scope of a table opened by its location (a table folder or "
+                             "*.metadata.json); a catalog's table is read by Spark itself")
+        # the allowed prefixes ride in the options: the table joins its own scope to them, and the plan takes both
+        # to the executors
+        kwargs["storage_options"] = with_scope(kwargs["storage_options"], ReadScope((), table).widened(shared.allow))
     if args.scan == "inventory":
         kwargs["all_snapshots"] = args.all_snapshots
-    _manifest_list_readable(table, shared)
+    _manifest_list_readable(table, shared, kwargs["storage_options"])
     _quiet_embedded_spark(args.master)
     spark = session(args.warehouse, args.catalog, master=args.master, jar=args.jar,
                     conf={"spark.ui.showConsoleProgress": "true" if sys.stderr.isatty() else "false",

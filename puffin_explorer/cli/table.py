@@ -4,7 +4,7 @@ a Delta table's files, DVs and checks."""
 from __future__ import annotations
 
 import argparse
-from typing import Any, Optional
+from typing import Any, Optional, Sequence
 
 from .._text import plural
 from ..coverage import UNKNOWN
@@ -46,27 +46,31 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-rows", type=int, default=200, help="rows to print in text output (default 200)")
 
 
-def open_table(location: str, table: Optional[str], relocate: dict[str, str], storage_options: dict[str, Any]):
-    """The table at ``location``: a metadata file, a table folder, or ``table`` inside a warehouse folder."""
+def open_table(location: str, table: Optional[str], relocate: dict[str, str], storage_options: dict[str, Any],
+               allow: Sequence[str] = ()):
+    """The table at ``location``: a metadata file, a table folder, or ``table`` inside a warehouse folder; it reads
+    its own storage, the ``relocate`` targets and the ``allow`` prefixes (``--allow``)."""
     from ..iceberg.paths import TableIO, join
+    from ..iceberg.source import table_scope
     from ..iceberg.table import Table
     from ..iceberg.warehouse import Warehouse
 
     if location.endswith(".metadata.json"):
-        return Table.from_metadata(location, storage_options=storage_options, relocate=relocate)
+        return Table.from_metadata(location, storage_options=storage_options, relocate=relocate, allow=allow)
     found = sniff(location, storage_options)
     if found.kind == "json":
-        return Table.from_metadata(location, storage_options=storage_options, relocate=relocate)
+        return Table.from_metadata(location, storage_options=storage_options, relocate=relocate, allow=allow)
     if found.kind != "folder":
         use = {"puffin": f"use puffin-explorer inspect {location}",
                "parquet": f"use puffin-explorer parquet {location}"}.get(found.kind,
                                                                          "pass a table's *.metadata.json or folder")
         raise UsageError(f"{location} is {found.described}, not an Iceberg table: {use}")
     if table:
-        return Warehouse(location, storage_options=storage_options, relocate=relocate).table(table)
+        return Warehouse(location, storage_options=storage_options, relocate=relocate, allow=allow).table(table)
     io = TableIO(storage_options)
+    io.limit_to(table_scope(location, location, relocate, allow))  # the folder's listing too: nothing outside it
     if any(n == "metadata" for n, kind, _ in io.listdir(location)):
-        return Table.from_folder(location, relocate=relocate, io=io)
+        return Table.from_folder(location, relocate=relocate, io=io, allow=allow)
     names = Warehouse(location, storage_options=storage_options).table_names()
     if not names:
         raise UsageError(f"{join(location, '')} holds no Iceberg table (no metadata/ folder in it or in the "
@@ -94,7 +98,7 @@ def run(args: argparse.Namespace, shared: Shared) -> int:
     if not args.table and not args.location.endswith(".metadata.json") \
             and is_delta_folder(args.location, shared.storage_options):
         return _delta(args, shared)
-    t = open_table(args.location, args.table, shared.relocate, shared.storage_options)
+    t = open_table(args.location, args.table, shared.relocate, shared.storage_options, shared.allow)
     view, sid = args.view or "summary", args.snapshot
     if view == "summary":
         return _summary(t, sid, shared)
@@ -193,7 +197,7 @@ def _delta(args: argparse.Namespace, shared: Shared) -> int:
                          f"Delta table are {', '.join(DELTA_VIEWS)}")
     # an unknown version ends the command with its name and the latest one (NotInTableError)
     t = DeltaTable(args.location, version=args.snapshot, storage_options=shared.storage_options,
-                   relocate=shared.relocate)
+                   relocate=shared.relocate, allow=shared.allow)
     if view == "summary":
         return _delta_summary(t, shared)
     if view == "check":

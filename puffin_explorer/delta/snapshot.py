@@ -43,6 +43,7 @@ class DeltaSnapshot:
         self.name = basename(location)
         self._sources: dict[str, ByteSource] = {}
         self._files: Optional[list[FileAction]] = None
+        self._outside: Optional[list[Finding]] = None
 
     def raise_first_error(self, findings) -> None:
         """With ``strict``, raise the first error among ``findings`` (an
@@ -70,8 +71,33 @@ class DeltaSnapshot:
 
     @property
     def findings(self) -> FindingList:
-        """Problems met while reading the log."""
-        return FindingList(self.log.findings)
+        """Problems met while reading the log, and the locations it names outside the read scope."""
+        return FindingList(self.log.findings + self.outside_scope())
+
+    def outside_scope(self) -> list[Finding]:
+        """A ``source.outside-scope`` finding for each live data file and ``p`` DV file whose location is outside
+        the table's read scope (none of them is read: the I/O layer refuses it); one column-wise test, kept."""
+        if self._outside is None:
+            scope = self.io.scope
+            out: list[Finding] = []
+            if scope is not None and self.state.files:
+                import pyarrow as pa
+
+                from ..iceberg.source import scope_finding
+                from ..regions import cap_per_code
+
+                live = self.live()
+                named = [(f"add action {f.path}", self.locate(f.path)) for f in live]
+                for f in live:
+                    if f.dv is not None and f.dv.storage_type == "p":
+                        loc = self.dv_location(f.dv)
+                        if loc:
+                            named.append((f"the DV of {f.path}", loc))
+                refused = scope.refused(pa.array([loc for _, loc in named], pa.string()))
+                out = cap_per_code([scope_finding(scope, what, loc, self.log.log_dir)
+                                    for (what, loc), no in zip(named, refused.tolist()) if no])
+            self._outside = out
+        return list(self._outside)
 
     @property
     def coverage(self) -> Coverage:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Optional, Union
+from typing import Any, Iterable, Mapping, Optional, Union
 from urllib.parse import unquote
 
 from .._repr import RichRepr
@@ -11,6 +11,7 @@ from ..coverage import UNKNOWN
 from ..errors import NotInTableError
 from ..health import DELETED_SHARE_THRESHOLD
 from ..iceberg.paths import PathMapper, TableIO, normalize
+from ..io.scope import ReadScope
 from ..regions import FindingList
 from . import files as _files
 from .descriptor import DVDescriptor
@@ -33,13 +34,18 @@ class DeltaTable(RichRepr):
     data file or DV the table does not have raises
     :class:`~puffin_explorer.errors.NotInTableError`.  ``strict=True`` raises the
     first error finding instead (:class:`~puffin_explorer.errors.InvalidFileError`).
+    Only the table's read scope is read: its storage (the same bucket, or host and port), or for a local
+    table its folder, plus the ``relocate`` targets and the ``allow`` prefixes.
     """
 
     def __init__(self, location: str, version: Optional[int] = None,
                  storage_options: Optional[dict[str, Any]] = None,
-                 relocate: Optional[Mapping[str, str]] = None, strict: bool = False) -> None:
+                 relocate: Optional[Mapping[str, str]] = None, strict: bool = False,
+                 allow: Iterable[str] = ()) -> None:
         self.io = TableIO(storage_options)
         self.location = normalize(str(location))
+        self.io.limit_to(ReadScope.around(self.location, self.location, [allow] if isinstance(allow, str) else allow,
+                                          relocate))
         self.mapper = PathMapper(relocate)
         self.strict = strict
         self.log = DeltaLog(self.io, self.location)
@@ -70,6 +76,11 @@ class DeltaTable(RichRepr):
     def findings(self) -> FindingList:
         """Problems met while reading the log (``check()`` adds the cross-checks)."""
         return self._snap.findings
+
+    @property
+    def scope(self):
+        """Where the table may read (a :class:`~puffin_explorer.io.scope.ReadScope`): nothing else."""
+        return self.io.scope
 
     def locate(self, path: str) -> str:
         """Where a path written in the log is now (relative paths are under the table folder)."""

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from .._text import plural
 from ..errors import PuffinError, StorageUnavailableError
+from ..io.scope import OutsideScopeError
 from ..regions import Finding, FindingList, Severity
 from ..format import container
 from . import vanished
@@ -60,7 +61,8 @@ def _open_puffin(source: "TableSource", path: str, out: list[Finding]):
     try:
         return PuffinFile(source.locate(path), storage_options=source.io.storage_options)
     except (PuffinError, OSError, ValueError) as exc:
-        missing = not isinstance(exc, StorageUnavailableError) and not source.io.exists(source.locate(path))
+        missing = not isinstance(exc, (StorageUnavailableError, OutsideScopeError)) \
+            and not source.io.exists(source.locate(path))
         out.append(_f("iceberg.file-missing" if missing else "iceberg.puffin-unreadable", Severity.ERROR, path,
                       f"cannot open Puffin file {source.locate(path)}: {exc}", getattr(exc, "offset", None)))
         return None
@@ -264,13 +266,13 @@ def _rows_hashed_alike(table: Any, mask: Any):
     """The rows ``mask`` selects whose values hash as another selected row's do, in row order: every row that
     repeats another, and (rarely) one that only shares its 64-bit hash. DuckDB hashes the Arrow columns without
     a Python value per row; an Arrow group-by of two million paths held 800 MB more than the index."""
-    import duckdb
     import numpy as np
     import pyarrow as pa
 
-    con = duckdb.connect(config={"threads": 1})  # one thread: rows come back in table order
+    from .._engine import locked_duckdb
+
+    con = locked_duckdb()  # one thread: rows come back in table order; Arrow in memory only, no file, no URL
     try:
-        con.execute("SET enable_progress_bar = false")
         names = ", ".join(f'"{n}"' for n in table.column_names)
         con.register("named", table.append_column("selected_", pa.array(mask, pa.bool_()))
                      .append_column("row_", pa.array(np.arange(len(mask), dtype=np.int64))))
@@ -708,7 +710,10 @@ def _check_statistics(source: "TableSource", out: list[Finding]) -> None:
             out.append(_f("iceberg.stats-snapshot-missing", Severity.ERROR, s.path,
                           f"{s.kind} statistics file is for snapshot {s.snapshot_id}, which the table does not have"))
         if s.kind != "table":
-            size = source.io.size(source.locate(s.path))
+            try:
+                size = source.io.size(source.locate(s.path))
+            except OutsideScopeError:
+                continue  # not read: its source.outside-scope finding is among the table's, and says so
             if size is None:
                 out.append(_f("iceberg.file-missing", Severity.ERROR, s.path,
                               f"partition statistics file {source.locate(s.path)} does not exist"))

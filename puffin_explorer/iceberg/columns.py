@@ -8,28 +8,11 @@ from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from .._arrays import sorted_unique
 from .._memory import release_freed_memory
+from .paths import located_column, normalized_column as normalized
 
 if TYPE_CHECKING:  # pragma: no cover
     from .index import EntryIndex
     from .source import TableSource
-
-
-def normalized(column):
-    """``paths.normalize`` over an Arrow string column (``file:`` dropped, ``s3a://``/``s3n://`` as
-    ``s3://``, trailing slashes dropped)."""
-    import pyarrow.compute as pc
-
-    def some(mask) -> bool:  # a rewrite copies every path: only when one needs it
-        return bool(pc.any(mask).as_py())
-
-    c = column
-    if some(pc.starts_with(c, "file:")):
-        c = pc.replace_substring_regex(c, r"^file:(//)?", "")
-    if some(pc.or_(pc.starts_with(c, "s3a://"), pc.starts_with(c, "s3n://"))):
-        c = pc.replace_substring_regex(c, r"^s3[an]://", "s3://")
-    if some(pc.ends_with(c, "/")):  # as str.rstrip("/") above one character: "//" and "///" are ""
-        c = pc.replace_substring_regex(pc.replace_substring_regex(c, r"^//+$", ""), r"(.)/+$", r"\1")
-    return c
 
 
 class PathCodes:
@@ -213,31 +196,8 @@ def plain(column):
 
 def located_array(source: "TableSource", column):
     """Where each location of an Arrow string column is now, as Arrow strings (chunked as the column is when
-    nothing moved): ``TableSource.locate``
-    (``paths.normalize``, then the longest matching prefix of ``source.mapper`` replaced) column-wise."""
-    import numpy as np
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    prefixes = sorted(source.mapper.prefixes.items(), key=lambda kv: -len(kv[0]))
-    if not prefixes:  # nowhere moved: the column as it is when no path needs normalizing (no copy of a path)
-        return normalized(column)
-    column = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
-    norm = normalized(column)
-    out = norm
-    done = np.zeros(len(norm), dtype=bool)
-    for old, new in prefixes:
-        # plain prefix tests and slices (no pattern built from a prefix, which a table's metadata can make huge)
-        hit = pc.fill_null(pc.starts_with(norm, old), False)
-        if not old.endswith("/"):  # the prefix ends where a path segment does
-            after = pc.utf8_slice_codeunits(norm, len(old), len(old) + 1)
-            hit = pc.and_(hit, pc.fill_null(pc.is_in(after, value_set=pa.array(["/", ""])), False))
-        hit = hit.to_numpy(zero_copy_only=False) & ~done
-        if hit.any():
-            moved = pc.binary_join_element_wise(new, pc.utf8_slice_codeunits(norm, len(old)), "")
-            out = pc.if_else(pa.array(hit), moved, out)
-            done |= hit
-    return out
+    nothing moved): ``TableSource.locate`` column-wise (:func:`.paths.located_column` with the source's mapper)."""
+    return located_column(source.mapper, column)
 
 
 def located(source: "TableSource", column):

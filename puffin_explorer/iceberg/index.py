@@ -693,20 +693,25 @@ class _DuckDB:
     The bytes come from the table's I/O layer and are written to a private temporary folder (DuckDB
     reads paths), which exists only while reads are running (a Spark worker's reader outlives many reads, and
     its process may end without running exit handlers); files of one writer schema are read in one query.  Any DuckDB error sends those
-    manifests to the fastavro path, which says what is wrong record by record.
+    manifests to the fastavro path, which says what is wrong record by record.  The connection reads that
+    folder and nothing else (``allowed_directories``, no external access, the configuration locked): the folder's
+    path is chosen once, and made again there (private to this user) when a read starts after it was removed.
     """
 
     def __init__(self) -> None:
+        import os
+        import tempfile
         from concurrent.futures import ThreadPoolExecutor
 
         import duckdb
 
+        from .._engine import locked_duckdb
         from .manifest_decoder import load_avro
 
-        self.con = duckdb.connect(config={"threads": 1})  # one thread: rows come back in file order
-        self.con.execute("SET enable_progress_bar = false")  # it would print into notebooks and terminals
-        self.con.execute("SET enable_external_file_cache = false")  # its scratch files are read once
-        load_avro(self.con)
+        self.scratch = tempfile.mkdtemp(prefix="puffin-explorer-manifests-")  # its name, kept for the connection
+        os.rmdir(self.scratch)
+        # one thread: rows come back in file order; its scratch files are read once (no file cache)
+        self.con = locked_duckdb([self.scratch], setup=["SET enable_external_file_cache = false", load_avro])
         self.error = duckdb.Error
         self.folder: Optional[str] = None  # made by start(), removed when no read is running
         self.written = 0
@@ -732,10 +737,10 @@ class _DuckDB:
         up to :data:`DECODE_WORKERS` queries at once, each over a consecutive share of the manifests
         (DuckDB decodes without holding the GIL, so the caller goes on turning the last batch into chunks)."""
         import os
-        import tempfile
 
         if self.folder is None:
-            self.folder = tempfile.mkdtemp(prefix="puffin-explorer-manifests-")
+            os.mkdir(self.scratch, 0o700)  # raises when something else is there now: fastavro decodes then
+            self.folder = self.scratch
         paths = []
         for data in datas:
             path = os.path.join(self.folder, f"{self.written}.avro")
@@ -1173,6 +1178,7 @@ def manifest_chunk(source: "TableSource", manifest: dict[str, Any], metrics: boo
                 got = (_schema(metrics).empty_table(), failed)
         if got is None:
             got = decode_manifest(data, manifest, loc, metrics, source.metadata.partition_specs, cache)
+            got = (got[0], got[1] + list(_outside_scope(source, got[0], manifest)))
         cache.chunks[(cache.manifest_key(manifest), metrics)] = got
     return got
 
@@ -1212,8 +1218,37 @@ def manifest_entries(source: "TableSource", manifest: dict[str, Any], data: Opti
 
 
 def validate_chunk(source: "TableSource", chunk, manifest: dict[str, Any]) -> list[tuple]:
-    """The findings of one manifest's entries (checked once, when decoded)."""
-    return check_chunk(chunk, manifest, source.metadata.partition_specs, entry_cache(source))
+    """The findings of one manifest's entries (checked once, when decoded), with a ``source.outside-scope``
+    finding for each entry whose file is outside the table's read scope."""
+    return check_chunk(chunk, manifest, source.metadata.partition_specs, entry_cache(source)) + \
+        list(_outside_scope(source, chunk, manifest))
+
+
+def _outside_scope(source: "TableSource", chunk, manifest: dict[str, Any]) -> Iterable[tuple]:
+    """``source.outside-scope`` for each entry whose ``file_path``, relocated, is outside the read scope: one
+    column-wise test of the chunk (:meth:`~puffin_explorer.io.scope.ReadScope.refused`); only the refused rows
+    are made findings (at most ``FINDINGS_PER_CODE``, then a count).  The I/O layer refuses to read them."""
+    import numpy as np
+
+    from ..io.scope import OUTSIDE_SCOPE
+    from .paths import located_column
+
+    scope = source.scope
+    if scope is None or not chunk.num_rows or "file_path" not in chunk.column_names:
+        return
+    refused = scope.refused(located_column(source.mapper, chunk.column("file_path")))
+    rows = np.flatnonzero(refused)
+    if not len(rows):
+        return
+    path = manifest.get("manifest_path") or ""
+    entries = chunk.column("entry").to_numpy(zero_copy_only=False) if "entry" in chunk.column_names else rows
+    written = chunk.column("file_path")
+    for r in rows[:FINDINGS_PER_CODE].tolist():
+        loc = source.locate(written[r].as_py())
+        yield (OUTSIDE_SCOPE, Severity.ERROR, path,
+               f"{basename(path)} entry {int(entries[r])}: {scope.error(loc)}", None)
+    for _ in range(len(rows) - FINDINGS_PER_CODE):  # counted by _capped
+        yield OUTSIDE_SCOPE, Severity.ERROR, "", "", None
 
 
 def check_chunk(chunk, manifest: dict[str, Any], partition_specs: dict, cache: "EntryCache") -> list[tuple]:

@@ -121,18 +121,20 @@ def load_avro(con: Any) -> str:
 
 @functools.cache
 def decoder() -> Decoder:
-    """Which manifest decoder this process uses, found once (a DuckDB connection is opened and closed to try)."""
+    """Which manifest decoder this process uses, found once (a locked DuckDB connection is opened and closed to
+    try)."""
     try:
         import duckdb
     except ImportError:
         return Decoder("fastavro", reason="DuckDB is not installed", remedy=_remedy(None))
-    con = duckdb.connect(config={"threads": 1})
+    from .._engine import locked_duckdb
+
+    source: list[str] = []
     try:
-        return Decoder("duckdb-avro", source=load_avro(con))
+        locked_duckdb(setup=[lambda con: source.append(load_avro(con))]).close()
     except ImportError as exc:
         return Decoder("fastavro", reason=str(exc), remedy=_remedy(duckdb.__version__))
     except Exception as exc:  # noqa: BLE001 - the extension is there but does not load (a broken file, a platform)
         return Decoder("fastavro", reason=f"the Avro extension does not load: {str(exc).splitlines()[0]}",
                        remedy=_remedy(duckdb.__version__))
-    finally:
-        con.close()
+    return Decoder("duckdb-avro", source=source[0])

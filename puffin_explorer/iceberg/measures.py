@@ -445,10 +445,10 @@ class LocalMeasures(_Run):
     exact = "HUGEINT"
 
     def __init__(self, relations: dict[str, Any]) -> None:
-        import duckdb
+        from .._engine import locked_duckdb
 
         super().__init__(relations)
-        self.con = duckdb.connect(config={"threads": 1})
+        self.con = locked_duckdb()  # Arrow in memory only: no file, no URL
         self.kept: dict[str, Any] = {}  # measure name -> its answer, as Arrow
 
     def _given_empty(self, name: str) -> bool:

@@ -18,6 +18,7 @@ from typing import Any, Mapping, Optional
 
 from .._text import middle, plural
 from ..errors import InvalidFileError, NotFoundError, NotInTableError, SourceError, TableNotFoundError
+from ..io.scope import OUTSIDE_SCOPE, ReadScope
 from ..regions import Finding, Severity, cap_per_code
 from . import manifests as mf
 from .metadata import RESERVED_FIELDS, Snapshot, TableMetadata
@@ -51,6 +52,41 @@ def current_metadata_location(io: TableIO, table_root: str) -> str:
     if best is None:
         raise TableNotFoundError(f"no table at {table_root}: no *.metadata.json in {meta_dir}", location=table_root)
     return join(meta_dir, best[1])
+
+
+def table_scope(opened: str, root: Optional[str] = None, relocate: Optional[Mapping[str, str]] = None,
+                allow: Any = ()) -> ReadScope:
+    """The read scope of a table opened at ``opened`` (its metadata file, or with ``root`` its folder): the storage
+    it is in when remote; when local its root (``root``, or the folder above a ``metadata`` folder holding the
+    metadata file, else that file's folder); plus the ``relocate`` targets and the ``allow`` prefixes."""
+    loc = normalize(str(opened))
+    if root is None:
+        folder = parent(loc)
+        root = parent(folder) if basename(folder) == "metadata" else folder
+    return ReadScope.around(loc, root, [allow] if isinstance(allow, str) else allow, relocate)
+
+
+def scope_refused(source: "TableSource", scope: ReadScope, named: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The ``(what, location)`` pairs whose location, as read (relocated), is outside ``scope``: one column-wise
+    test of the whole list (the locations a metadata file or a manifest list names: not an index's)."""
+    import pyarrow as pa
+
+    if not named:
+        return []
+    located = [(what, source.locate(loc)) for what, loc in named]
+    refused = scope.refused(pa.array([loc for _, loc in located], pa.string()))
+    return [pair for pair, out in zip(located, refused.tolist()) if out]
+
+
+def scope_finding(scope: ReadScope, what: str, location: str, file: str = "") -> Finding:
+    """The ``source.outside-scope`` finding of one refused location: what named it, the location, the scope and
+    the parameter that would allow it."""
+    from ..findings import make
+    from .findings import TableFinding
+
+    err = scope.error(location)
+    f = make(OUTSIDE_SCOPE, None, f"{what}: {err}", hint=err.hint)
+    return TableFinding(code=f.code, severity=f.severity, offset=None, message=f.message, hint=f.hint, file=file)
 
 
 def read_parquet_at(io: Any, location: str, columns: Optional[list[str]] = None):
@@ -104,10 +140,12 @@ class TableSource:
 
     @classmethod
     def open(cls, metadata_location: str, io: TableIO, relocate: Optional[Mapping[str, str]] = None,
-             auto_relocate: bool = True, name: str = "") -> "TableSource":
+             auto_relocate: bool = True, name: str = "", allow: Any = ()) -> "TableSource":
         """Read one ``*.metadata.json`` (damage becomes findings); ``auto_relocate`` maps the ``location`` the
-        metadata was written with to the folder it was found in. No file, or not JSON: ``TableNotFoundError``."""
+        metadata was written with to the folder it was found in. No file, or not JSON: ``TableNotFoundError``.
+        ``io`` reads only the table's scope from now on (:func:`table_scope`, joined with one it has)."""
         location = normalize(str(metadata_location))
+        io.limit_to(table_scope(location, relocate=relocate, allow=allow))
         try:
             data = io.read(location)
         except NotFoundError as exc:
@@ -115,7 +153,26 @@ class TableSource:
         source = cls(TableMetadata.from_bytes(data, location), location, io, PathMapper(relocate), name)
         if auto_relocate:
             source._detect_relocation()
+        source._report_scope()
         return source
+
+    def _report_scope(self) -> None:
+        """A ``source.outside-scope`` finding for each location the metadata file names (manifest lists,
+        statistics and partition-statistics files, metadata-log entries) outside the read scope: none of them
+        is ever read (the I/O layer refuses it), and each answer that needed one says it is incomplete."""
+        scope = self.scope
+        if scope is None:
+            return
+        md = self.metadata
+        named = [(f"snapshot {s.snapshot_id}'s manifest list", s.manifest_list) for s in md.snapshots
+                 if s.manifest_list]
+        named += [(f"{s.kind} statistics file of snapshot {s.snapshot_id}", s.path) for s in md.statistics]
+        log = md.raw.get("metadata-log") if isinstance(md.raw, dict) else None
+        named += [(f"metadata-log[{i}]", e.get("metadata-file")) for i, e in enumerate((log or [])[:100_000])
+                  if isinstance(e, dict) and isinstance(e.get("metadata-file"), str)]
+        named = [(what, loc) for what, loc in named if isinstance(loc, str) and loc]
+        for what, loc in scope_refused(self, scope, named):
+            self.note(scope_finding(scope, what, loc, self.metadata_location))
 
     def _detect_relocation(self) -> None:
         meta_dir = parent(self.metadata_location)
@@ -135,6 +192,11 @@ class TableSource:
     def with_mapper(self, mapper: PathMapper) -> "TableSource":
         """The same metadata read through another path mapping (nothing cached is shared)."""
         return type(self)(self.metadata, self.metadata_location, self.io, mapper, self.name)
+
+    @property
+    def scope(self) -> Optional[ReadScope]:
+        """Where this table may read (:class:`~puffin_explorer.io.scope.ReadScope`); None when unlimited."""
+        return self.io.scope
 
     def note(self, finding: Finding) -> None:
         """Add a finding met while answering a question (once)."""
@@ -170,6 +232,13 @@ class TableSource:
                 loc = self.locate(snap.manifest_list)
                 found: list[Finding] = []
                 kept[snap.snapshot_id] = mf.read_manifest_list(self.io.read(loc), loc, found)
+                scope = self.scope
+                if scope is not None:  # a manifest outside the scope: named here, refused when read
+                    named = [(f"manifest {i} of snapshot {snap.snapshot_id}'s list", m.get("manifest_path"))
+                             for i, m in enumerate(kept[snap.snapshot_id])]
+                    named = [(what, p) for what, p in named if isinstance(p, str) and p]
+                    found += [scope_finding(scope, what, where, loc) for what, where in
+                              scope_refused(self, scope, named)]
                 found = cap_per_code(found)  # a list of many damaged records names each problem so often
                 self.caches.manifest_list_findings[snap.snapshot_id] = found
                 for f in found:

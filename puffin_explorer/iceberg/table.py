@@ -8,7 +8,7 @@ that are asked for more than once (a card's HTML and text forms) in :class:`Tabl
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Optional, Union
+from typing import Any, Iterable, Mapping, Optional, Union
 
 from .._repr import RichRepr
 from ..errors import InvalidFileError, PuffinError
@@ -22,7 +22,7 @@ from .files import FILE_COLUMNS  # noqa: F401 - the files() columns, importable 
 from .index import EntryIndex, build_index, deletes_index, manifest_entries
 from .metadata import TableMetadata
 from .paths import PathMapper, TableIO, normalize, parent
-from .source import TableSource, current_metadata_location
+from .source import TableSource, current_metadata_location, table_scope
 
 
 @dataclass
@@ -56,6 +56,7 @@ class Table(RichRepr):
     mapper: PathMapper = property(lambda self: self.source.mapper, doc="Path mapping (relocation).")  # type: ignore
     findings: list = property(lambda self: self.source.findings,  # type: ignore
                               doc="Findings of opening the table and of every answer since (each once).")
+    scope = property(lambda self: self.source.scope, doc="Where the table may read: a ``ReadScope``, nothing else.")
 
     @property
     def name(self) -> str:
@@ -69,15 +70,14 @@ class Table(RichRepr):
     # ---- opening -------------------------------------------------------------------------
     @classmethod
     def from_metadata(cls, metadata_location: str, storage_options: Optional[dict[str, Any]] = None,
-                      relocate: Optional[Mapping[str, str]] = None, auto_relocate: bool = True,
-                      name: str = "", io: Optional[TableIO] = None, strict: bool = False) -> "Table":
-        """Open a table from one ``*.metadata.json`` location (local path or fsspec URL).
-
-        Damaged metadata is read as far as it goes (problems in ``findings``); ``strict=True``
-        raises the first error finding instead. No metadata file, or one that is not JSON,
-        raises :class:`~puffin_explorer.errors.TableNotFoundError`.
-        """
-        table = cls(TableSource.open(metadata_location, io or TableIO(storage_options), relocate, auto_relocate, name))
+                      relocate: Optional[Mapping[str, str]] = None, auto_relocate: bool = True, name: str = "",
+                      io: Optional[TableIO] = None, strict: bool = False, allow: Iterable[str] = ()) -> "Table":
+        """Open a table from one ``*.metadata.json`` (local path or fsspec URL); it reads its read scope alone: the
+        storage opened (a local table's folder), ``relocate`` targets, ``allow`` prefixes. Damaged metadata is read
+        as far as it goes (problems in ``findings``); ``strict=True`` raises the first error finding instead. No
+        metadata file, or one that is not JSON, raises :class:`~puffin_explorer.errors.TableNotFoundError`."""
+        table = cls(TableSource.open(metadata_location, io or TableIO(storage_options), relocate, auto_relocate, name,
+                                     allow))
         if strict:
             table.raise_first_error()
         return table
@@ -91,23 +91,23 @@ class Table(RichRepr):
     @classmethod
     def from_folder(cls, table_root: str, storage_options: Optional[dict[str, Any]] = None,
                     relocate: Optional[Mapping[str, str]] = None, auto_relocate: bool = True,
-                    name: str = "", io: Optional[TableIO] = None, strict: bool = False) -> "Table":
-        """Open a Hadoop-style table folder (``<root>/metadata/version-hint.text``); ``strict`` as in
-        :meth:`from_metadata`."""
-        io = io or TableIO(storage_options)
+                    name: str = "", io: Optional[TableIO] = None, strict: bool = False,
+                    allow: Iterable[str] = ()) -> "Table":
+        """Open a Hadoop-style table folder (``<root>/metadata/version-hint.text``); as :meth:`from_metadata`."""
+        (io := io or TableIO(storage_options)).limit_to(table_scope(table_root, normalize(table_root), relocate, allow))
         loc = current_metadata_location(io, normalize(table_root))
         return cls.from_metadata(loc, relocate=relocate, auto_relocate=auto_relocate, name=name, io=io,
-                                 strict=strict)
+                                 strict=strict, allow=allow)
 
     @classmethod
     def from_pyiceberg(cls, table: Any, relocate: Optional[Mapping[str, str]] = None,
-                       storage_options: Optional[dict[str, Any]] = None) -> "Table":
+                       storage_options: Optional[dict[str, Any]] = None, allow: Iterable[str] = ()) -> "Table":
         """Open the metadata file a pyiceberg ``Table`` points at, with its FileIO's S3 settings."""
         props = dict(getattr(getattr(table, "io", None), "properties", {}) or {})
         opts = storage_options if storage_options is not None else storage_options_from_pyiceberg(props)
         ident = getattr(table, "name", None)
-        name = ".".join(ident()) if callable(ident) else ""
-        return cls.from_metadata(table.metadata_location, storage_options=opts, relocate=relocate, name=name)
+        return cls.from_metadata(table.metadata_location, storage_options=opts, relocate=relocate,
+                                 name=".".join(ident()) if callable(ident) else "", allow=allow)
 
     def refresh(self) -> "Table":
         """This table at the newest metadata version in its metadata folder, as a new :class:`Table`.

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Optional
+from typing import Any, Iterable, Mapping, Optional
 
 from .._repr import RichRepr
 from ..errors import NotInTableError, PuffinError, TableNotFoundError
 from .overview import summary_number
 from .paths import TableIO, join, normalize
-from .source import current_metadata_location
+from .source import current_metadata_location, table_scope
 from .table import Table
 
 
@@ -20,11 +20,15 @@ class Warehouse(RichRepr):
     table whose ``location`` differs from where it was found is mapped automatically.
     Damaged table metadata is read as far as it goes, its problems in each table's
     ``findings``; ``strict=True`` raises a table's first error finding when it is opened.
+    Only the warehouse's read scope is read: its storage (the same bucket, or host and port), or for a
+    local folder the folder, plus the ``relocate`` targets and the ``allow`` prefixes.
     """
 
     def __init__(self, root: Any, storage_options: Optional[dict[str, Any]] = None,
-                 relocate: Optional[Mapping[str, str]] = None, max_depth: int = 4, strict: bool = False) -> None:
+                 relocate: Optional[Mapping[str, str]] = None, max_depth: int = 4, strict: bool = False,
+                 allow: Iterable[str] = ()) -> None:
         self.relocate = dict(relocate or {})
+        self.allow = [allow] if isinstance(allow, str) else list(allow or ())
         self.strict = strict
         self.max_depth = max_depth
         self._tables: dict[str, Table] = {}
@@ -36,6 +40,7 @@ class Warehouse(RichRepr):
         else:
             self.root = normalize(str(root))
             self.io = TableIO(storage_options)
+            self.io.limit_to(table_scope(self.root, self.root, self.relocate, self.allow))
         self._index: Optional[dict[str, str]] = None  # table name -> table folder
         self._cards: dict[str, Any] = {}
 
@@ -99,10 +104,10 @@ class Warehouse(RichRepr):
             raise NotInTableError(f"no table {name!r} in {self.root} (tables: {', '.join(sorted(index)) or 'none'})")
         if self._catalog is not None:
             t = Table.from_pyiceberg(self._catalog.load_table(name), relocate=self.relocate,
-                                     storage_options=self.io.storage_options or None)
+                                     storage_options=self.io.storage_options or None, allow=self.allow)
         else:
             loc = current_metadata_location(self.io, index[name])
-            t = Table.from_metadata(loc, relocate=self.relocate, name=name, io=self.io)
+            t = Table.from_metadata(loc, relocate=self.relocate, name=name, io=self.io, allow=self.allow)
         if self.strict:
             t.raise_first_error()
         self._tables[name] = t

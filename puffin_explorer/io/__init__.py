@@ -27,19 +27,22 @@ subclass whose one-line message names the location and what to do:
 :class:`~puffin_explorer.errors.AccessDeniedError`,
 :class:`~puffin_explorer.errors.EndpointUnreachableError` (found in one TCP connect,
 not after a client library's retries) and
-:class:`~puffin_explorer.errors.NotAFileError`.
+:class:`~puffin_explorer.errors.NotAFileError`; a location outside a table's read scope
+(:class:`~puffin_explorer.io.scope.ReadScope`) is refused before any request as an
+:class:`~puffin_explorer.errors.OutsideScopeError`.
 """
 
 from __future__ import annotations
 
 from ..errors import (AccessDeniedError, EndpointUnreachableError, NoCredentialsError, NotAFileError,
-                      NotFoundError, SourceError)
+                      NotFoundError, OutsideScopeError, SourceError)
 from .errors import check_endpoint, storage_error
 from .files import CountedSource, FileIO, storage_options_from_pyiceberg
 from .ranges import coalesce
+from .scope import ReadScope
 from .source import DEFAULT_WORKERS, ByteSource, Location, filesystem, read_range
 
 __all__ = ["ByteSource", "FileIO", "CountedSource", "Location", "read_range", "coalesce", "filesystem",
            "storage_options_from_pyiceberg", "storage_error", "check_endpoint", "DEFAULT_WORKERS",
            "SourceError", "NotFoundError", "NoCredentialsError", "AccessDeniedError",
-           "EndpointUnreachableError", "NotAFileError"]
+           "EndpointUnreachableError", "NotAFileError", "OutsideScopeError", "ReadScope"]

@@ -11,6 +11,7 @@ from . import retry
 from .arrow_s3 import enabled as arrow_enabled
 from .errors import storage_error
 from .locations import check_location
+from .scope import check_scope, scope_of, with_scope
 from .source import DEFAULT_WORKERS, ByteSource, _protocol, filesystem, is_remote
 
 
@@ -42,10 +43,11 @@ def _same(a: str, b: str) -> bool:
     return strip(a) == strip(b)
 
 
-def _list_local(location: str, path: str) -> list[tuple[str, str, Optional[int]]]:
+def _list_local(location: str, path: str, inside=None) -> list[tuple[str, str, Optional[int]]]:
     """A local folder's ``(name, type, size)`` entries from one ``os.scandir`` (fsspec's ``ls`` costs a
-    Python ``info()`` per file, most of a million-file listing); symbolic links are followed, an entry that
-    vanishes while listed is skipped."""
+    Python ``info()`` per file, most of a million-file listing); symbolic links are followed, but with
+    ``inside`` (the read scope's test) not one that leads out of the scope; an entry that vanishes while
+    listed is skipped."""
     import os
 
     out: list[tuple[str, str, Optional[int]]] = []
@@ -53,6 +55,8 @@ def _list_local(location: str, path: str) -> list[tuple[str, str, Optional[int]]
         with os.scandir(path) as entries:
             for e in entries:
                 try:
+                    if inside is not None and e.is_symlink() and not inside(e.path):
+                        continue  # a link out of the scope: not followed, not even its size read
                     if e.is_dir():
                         out.append((e.name, "directory", None))
                     else:
@@ -71,7 +75,7 @@ def _list_local(location: str, path: str) -> list[tuple[str, str, Optional[int]]
 WALK_BATCH = 65_536
 
 
-def _walk_local(location: str, path: str, batch: int = WALK_BATCH, stat: bool = True):
+def _walk_local(location: str, path: str, batch: int = WALK_BATCH, stat: bool = True, inside=None):
     """Every file under a local folder as :meth:`FileIO.walk_batches` gives it, one ``os.scandir`` per folder
     (fsspec's ``find`` costs a Python ``info()`` per file, most of a large listing), in the order of the paths
     (a folder's entries sorted as its paths sort: a folder ``a`` by ``a/``, so ``a.txt`` before ``a/x``): the
@@ -79,7 +83,8 @@ def _walk_local(location: str, path: str, batch: int = WALK_BATCH, stat: bool = 
     walked once, an entry that vanishes while listed is skipped.  Only a link can reach a folder twice, so
     folders are told apart by ``stat`` only from the first linked folder on (the ones walked before it then
     too): a tree without links costs one ``stat`` per file, none per folder, and none at all without ``stat``
-    (then sizes and times are None: :func:`file_stats` reads them for the files that need them)."""
+    (then sizes and times are None: :func:`file_stats` reads them for the files that need them).  With ``inside``
+    (the read scope's test), a link that leads out of the scope is neither followed nor listed."""
     import os
 
     names: list[str] = []
@@ -112,6 +117,8 @@ def _walk_local(location: str, path: str, batch: int = WALK_BATCH, stat: bool = 
             with os.scandir(folder) as found:
                 for e in found:
                     try:
+                        if inside is not None and e.is_symlink() and not inside(e.path):
+                            continue
                         if e.is_dir():
                             out.append((e.name + "/", e.name, e))
                         elif e.is_file():
@@ -208,6 +215,7 @@ class FileIO:
         import fsspec
 
         check_location(location)
+        check_scope(location, self.storage_options)
         protocol = fsspec.utils.get_protocol(location)
         fs = self._fs_cache.get(protocol)
         if fs is None:
@@ -215,6 +223,16 @@ class FileIO:
             self._fs_cache[protocol] = fs
             return fs, path
         return fs, fs._strip_protocol(location)
+
+    @property
+    def scope(self):
+        """The :class:`~.scope.ReadScope` every location read through this I/O is checked against (None: any)."""
+        return scope_of(self.storage_options)
+
+    def limit_to(self, scope) -> None:
+        """Read only inside ``scope`` from now on (joined with a scope already set: one I/O a warehouse's tables
+        share reads each table's files)."""
+        self.storage_options = with_scope(self.storage_options, scope)
 
     def _count(self, nbytes: int, requests: int = 1) -> None:
         with self._lock:
@@ -359,7 +377,7 @@ class FileIO:
         from fsspec.implementations.local import LocalFileSystem
 
         if isinstance(fs, LocalFileSystem):
-            return _list_local(location, path)
+            return _list_local(location, path, self.scope.allows if self.scope is not None else None)
         try:
             entries = retry.call(lambda _attempt: fs.ls(path, detail=True), location, "list", self.policy)
         except SourceError as err:
@@ -397,7 +415,7 @@ class FileIO:
         from fsspec.implementations.local import LocalFileSystem
 
         if isinstance(fs, LocalFileSystem):
-            yield from _walk_local(location, path, batch, stat)
+            yield from _walk_local(location, path, batch, stat, self.scope.allows if self.scope is not None else None)
             return
         try:
             found = fs.find(path, detail=True, withdirs=False)

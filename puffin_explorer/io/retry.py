@@ -37,8 +37,9 @@ BACKOFF_S = 0.2
 MAX_BACKOFF_S = 5.0
 TIMEOUT_ENV = "PUFFIN_EXPLORER_TIMEOUT"
 RETRIES_ENV = "PUFFIN_EXPLORER_RETRIES"
-#: The keys of ``storage_options`` this layer reads (and does not pass on to fsspec).
-OPTION_KEYS = ("timeout", "retries")
+#: The keys of ``storage_options`` this layer reads (and does not pass on to fsspec); ``read_scope`` is
+#: :data:`.scope.SCOPE_KEY`, the table's read scope.
+OPTION_KEYS = ("timeout", "retries", "read_scope")
 #: How much of an exception's text is searched for what went wrong (a path in it may be any length).
 TEXT_SEARCHED = 4_096
 

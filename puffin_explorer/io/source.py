@@ -15,6 +15,7 @@ from ..errors import NotAFileError, SourceError
 from . import resolve, retry
 from .errors import check_endpoint, storage_error
 from .locations import check_location
+from .scope import check_scope
 from .arrow_s3 import enabled as arrow_enabled
 from .ranges import DEFAULT_GAP, coalesce, slice_from
 
@@ -28,10 +29,11 @@ _LOCAL_PROTOCOLS = resolve.LOCAL_PROTOCOLS
 
 
 def filesystem(location: str, storage_options: Optional[dict[str, Any]] = None):
-    """``(fs, path)`` for a local path or fsspec URL; storage errors become :class:`SourceError`.
+    """``(fs, path)`` for a local path or fsspec URL; storage errors become :class:`SourceError`, and a location
+    outside the read scope the options carry is refused before any request (:mod:`.scope`).
 
     Resolved once per process and kept (:mod:`.resolve`): a second call for the same location and
-    options makes no fsspec resolution."""
+    options makes no fsspec resolution (the scope is checked every time)."""
     found = _resolved(location, storage_options)
     return found.fs, found.path
 
@@ -39,6 +41,7 @@ def filesystem(location: str, storage_options: Optional[dict[str, Any]] = None):
 def _resolved(location: str, storage_options: Optional[dict[str, Any]]) -> resolve.Resolved:
     """:func:`.resolve.resolve`, its storage errors as :class:`SourceError`."""
     check_location(location)
+    check_scope(location, storage_options)
     try:
         return resolve.resolve(location, storage_options)
     except SourceError:

@@ -90,7 +90,7 @@ def spark_error(exc: BaseException) -> BaseException:
         if isinstance(cls, type) and issubclass(cls, SourceError):
             # a storage error on an executor: the same error, so callers can catch NotFoundError etc.
             error = cls(_short(ours.group(2), 600))
-            error.code = "spark.executor"
+            error.code = "source.outside-scope" if cls is project_errors.OutsideScopeError else "spark.executor"
             return error
         return SparkJobError(f"on an executor: {_short(ours.group(2))}", ours.group(1), "spark.executor")
     for pattern in _MISSING:

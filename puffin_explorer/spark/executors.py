@@ -221,7 +221,7 @@ def _checked_positions(row: dict, dv: Any) -> np.ndarray:
         # a storage error keeps its class (NotFoundError, ...) through Spark: see errors.spark_error
         error_class = type(dv) if isinstance(dv, SourceError) else PuffinError
         raise error_class(f"cannot read the DV of {row['referenced_data_file']} in {row['file_path']} "
-                          f"[{row['content_offset']}, +{row['content_size_in_bytes']}]: {dv}") from dv
+                          f"[{row['content_offset']}, +{row['content_size_in_bytes']}]: {dv}", code=dv.code) from dv
     errors = [f for f in dv.findings if f.severity.value == "error"]
     if errors:
         raise PuffinError(f"the DV of {row['referenced_data_file']} in {row['file_path']} is damaged: "

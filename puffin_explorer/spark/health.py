@@ -75,6 +75,7 @@ def health(spark, table: Any, *, now: Any = None, older_than: Any = None, catalo
     from ..iceberg.health import doctor, table_health
     from ..iceberg.paths import TableIO
     from ..iceberg.source import TableSource
+    from ..io.scope import with_scope
     from .planner import plan_table
     from .tables import current_metadata_location
 
@@ -86,7 +87,7 @@ def health(spark, table: Any, *, now: Any = None, older_than: Any = None, catalo
             if len(parts) >= 3:
                 catalog = catalog or parts[0]
                 name = name or ".".join(parts[1:])
-            options = dict(storage_options or opened.io.storage_options or {})
+            options = with_scope(storage_options or opened.io.storage_options, opened.io.scope)
         elif not plan.iceberg:
             raise UnsupportedTableError(f"{plan.table.name} is a Delta table: its doctor is DeltaTable.health() (a Delta log "
                              "has no manifests to spread over tasks)")

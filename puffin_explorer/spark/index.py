@@ -303,10 +303,12 @@ def build_index_on_executors(spark, table: Any, snapshot_id: Optional[int] = Non
     """The entry index of a snapshot (current by default; ``content`` ``"data"`` / ``"deletes"`` manifests
     only) built on the executors (:func:`manifest_tasks`).  ``table`` is a :class:`~puffin_explorer.iceberg.source.TableSource`;
     ``partitions="repr"`` spells the ``partition`` column as ``str(record)`` instead of JSON."""
+    from ..io.scope import with_scope
     from .arrow import to_spark
 
     plan, manifests = manifest_plan(table, snapshot_id, content)
-    options = storage_options if storage_options is not None else (table.io.storage_options or {})
+    options = with_scope(storage_options if storage_options is not None else table.io.storage_options,
+                         table.io.scope)  # the executors read only the table's scope
     frame = manifest_tasks(spark, to_spark(spark, plan, MANIFEST_PLAN_SCHEMA), plan.num_rows)
     fn = decode_manifests(dict(options), table.metadata.partition_specs, metrics, partitions)
     rows = frame.mapInArrow(fn, index_schema(metrics))

@@ -388,12 +388,15 @@ def plan_table(table: Any, storage_options: Optional[dict[str, Any]] = None,
     if index_on not in MODES:
         raise ValueError(f"index_on must be one of {', '.join(MODES)}, not {index_on!r}")
     from ..delta.table import DeltaTable
+    from ..io.scope import with_scope
     from .tables import open_table
 
     opened = open_table(table, storage_options, relocate)
     if opened is None:
         return None
-    options = storage_options if storage_options is not None else (opened.io.storage_options or {})
+    # the table's read scope travels with the plan: every executor refuses what the driver would
+    options = with_scope(storage_options if storage_options is not None else opened.io.storage_options,
+                         opened.io.scope)
     if isinstance(opened, DeltaTable):
         return DeltaPlan(opened, dict(options))
     return TablePlan(opened, dict(options), snapshot_id, index_on)

@@ -94,6 +94,7 @@ def open_table(table: Any, storage_options: Optional[dict[str, Any]] = None,
             table.mapper = PathMapper(table.mapper.prefixes)
             for old, new in relocate.items():
                 table.mapper.add(old, new)
+            _widen(table.io, relocate)
         return table
     if isinstance(table, Table):
         table = table.source
@@ -102,6 +103,7 @@ def open_table(table: Any, storage_options: Optional[dict[str, Any]] = None,
             mapper = PathMapper(table.mapper.prefixes)
             for old, new in relocate.items():
                 mapper.add(old, new)
+            _widen(table.io, relocate)
             table = table.with_mapper(mapper)
         return table
     if hasattr(table, "metadata_location") and hasattr(table, "io"):  # a pyiceberg table
@@ -126,6 +128,12 @@ def open_table(table: Any, storage_options: Optional[dict[str, Any]] = None,
         if not _has_delta_log(name, storage_options):
             raise
     return DeltaTable(name, storage_options=storage_options, relocate=relocate)
+
+
+def _widen(io: Any, relocate: Mapping[str, str]) -> None:
+    """The relocate targets added to the read scope of a table's I/O (where the files are now may be read)."""
+    if io.scope is not None:
+        io.limit_to(io.scope.widened(relocate.values()))
 
 
 def _has_delta_log(folder: str, storage_options: Optional[dict[str, Any]]) -> bool:
