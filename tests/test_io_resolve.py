@@ -211,3 +211,21 @@ def test_a_forked_child_starts_with_empty_caches(puffin):
     os.close(read)
     assert answer == b"1"
     assert len(resolve._locations.items) > 0  # the parent keeps its own
+
+
+def test_a_table_scope_in_the_options_is_a_value_and_is_still_checked_on_every_read(puffin, tmp_path):
+    from puffin_explorer.errors import OutsideScopeError
+    from puffin_explorer.io.scope import ReadScope
+
+    path, blobs = puffin
+    inside = {"read_scope": ReadScope.around(str(path.parent))}
+    assert resolve.options_key(inside) == resolve.options_key({"read_scope": ReadScope.around(str(path.parent))})
+    assert resolve.options_key(inside) != resolve.options_key({"read_scope": ReadScope.around(str(tmp_path / "x"))})
+    first = read_dv(str(path), *blobs[0], storage_options=inside).positions().tolist()
+    before = resolve.counters()["resolved"]
+    for _ in range(3):  # a table's DVs: read with its scope in the options, resolved once
+        assert read_dv(str(path), *blobs[0], storage_options=inside).positions().tolist() == first == SPARSE
+    assert resolve.counters()["resolved"] == before
+    elsewhere = {"read_scope": ReadScope.around(str(tmp_path / "another-table"))}
+    with pytest.raises(OutsideScopeError):  # the same path, already resolved, under a scope that excludes it
+        read_dv(str(path), *blobs[0], storage_options=elsewhere)

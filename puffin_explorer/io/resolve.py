@@ -64,6 +64,9 @@ def _frozen(value: Any) -> Any:
         return ("dict", tuple(sorted((k, _frozen(v)) for k, v in value.items())))
     if isinstance(value, (list, tuple)):
         return (type(value).__name__, tuple(_frozen(v) for v in value))
+    params = getattr(type(value), "__dataclass_params__", None)
+    if params is not None and params.frozen:  # an immutable value of the package's own (a ReadScope): itself
+        return (type(value).__qualname__, value)
     raise _NotAValue
 
 
