@@ -388,6 +388,32 @@ def test_checkpoint_row_with_a_damaged_field(fixtures, tmp_path):
     assert _exercise(t)["totals"] == {**LARGE_V4, "records": 2002, "live_rows": 1991}
 
 
+def test_checkpoint_map_with_a_key_twice_is_unreadable_and_the_commits_rebuild_the_table(fixtures, tmp_path):
+    """Maps are read as dicts (pyarrow 20's maps_as_pydicts="strict", made by hand before it): a partitionValues
+    map naming one key twice makes the checkpoint unreadable, said with the key, and the commits rebuild v4."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    root = _checkpointed(fixtures, tmp_path)
+    cp = root / "_delta_log" / "00000000000000000004.checkpoint.parquet"
+    table = pq.read_table(cp)
+    rows = table.column("add").to_pylist()
+    at = next(i for i, r in enumerate(rows) if r and r["path"] == NEW_AT_V4)
+    add = table.column("add").combine_chunks()
+    names = [f.name for f in add.type]
+    fields = [add.field(i) for i in range(add.type.num_fields)]
+    parts = [[("day", "1"), ("day", "2")] if i == at else ([] if r else None) for i, r in enumerate(rows)]
+    fields[names.index("partitionValues")] = pa.array(parts, add.type.field("partitionValues").type)
+    add = pa.StructArray.from_arrays(fields, names=names, mask=pa.array([r is None for r in rows]))
+    pq.write_table(table.set_column(table.schema.get_field_index("add"), "add", add), cp)
+    t = DeltaTable(str(root))
+    assert [_facts(f) for f in t.findings] == [
+        ("delta.log-unreadable", "00000000000000000004.checkpoint.parquet", None, "")]
+    # the words are pyarrow's from pyarrow 20 on (maps_as_pydicts), this package's before: both say "duplicate"
+    assert t.findings[0].message.startswith("checkpoint cannot be read: ") and "duplicate" in t.findings[0].message
+    assert _exercise(t)["totals"] == LARGE_V4
+
+
 def test_a_multi_part_checkpoint_name_with_ten_billion_parts_is_not_a_loop(fixtures, tmp_path):
     root = _copy(fixtures, SMALL, tmp_path)
     (root / "_delta_log" / "00000000000000000001.checkpoint.0000000001.9999999999.parquet").write_bytes(b"PAR1")

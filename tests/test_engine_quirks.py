@@ -22,6 +22,10 @@ LARGE = "engines/delta/delta-spark-table-with-dv-large"
 #: README: sequence number → (rows after, DV file prefix, content_offset, content_size_in_bytes, record_count)
 DUCK_STEPS = {1: (100000, None, None, None, None), 2: (90000, "7f5a95e5", 4, 8232, 10000),
               3: (77142, "6da36999", 4, 16432, 22858), 4: (77111, "2ce83c90", 4, 16432, 22889)}
+#: The first release of DuckDB's iceberg extension that refuses a DV file that is not a Puffin file (the
+#: message is not in 1.3.2 to 1.5.4, and 1.3.2 and 1.4.4 read such tables).
+PUFFIN_CHECK = (1, 5, 5)
+PUFFIN_CHECK_WHY = "1.5.5 is the first that refuses a DV file that is not a Puffin file"
 
 
 def _duck_table(fixtures) -> Table:
@@ -150,6 +154,7 @@ def test_uniform_table_reads_checks_and_agrees_with_delta(fixtures, tmp_path):
     assert [r.kind for r in pf.regions().children][:2] == ["delta-version", "blob"]
     # DuckDB opens DV files as Puffin files and refuses the table: the finding's hint is right
     con = duck.connect()
+    duck.skip_before(PUFFIN_CHECK, PUFFIN_CHECK_WHY)
     with pytest.raises(Exception, match="not a valid Puffin file"):
         duck.live_rows(con, meta)
 
@@ -193,8 +198,10 @@ def test_bare_dv_blob_is_named_and_decoded(tmp_path):
     assert _codes(t.check()) == ["iceberg.dv-bare-blob"]
     assert _live(t) == 99997
     # DuckDB 1.5.5 no longer reads what 1.5.3 wrote: the warning is right
+    con = duck.connect()
+    duck.skip_before(PUFFIN_CHECK, PUFFIN_CHECK_WHY)
     with pytest.raises(Exception, match="not a valid Puffin file"):
-        duck.live_rows(duck.connect(), t.metadata_location)
+        duck.live_rows(con, t.metadata_location)
 
 
 def test_position_deletes_of_a_file_with_a_dv_are_superseded(tmp_path):
@@ -225,7 +232,11 @@ def test_position_deletes_of_a_file_with_a_dv_are_superseded(tmp_path):
     findings = t.check()
     assert _codes(findings) == ["iceberg.position-deletes-superseded"]
     assert findings[0].message.startswith("2 position deletes of 1 data file with a DV are ignored")
-    assert _live(t) == 16 == duck.live_rows(duck.connect(), t.metadata_location)
+    assert _live(t) == 16
+    con = duck.connect()
+    duck.skip_before((1, 5, 5), "DuckDB's count of this table was checked against 1.5.5 (1.3.2 and 1.4.4 count 17 "
+                                "live rows)")
+    assert duck.live_rows(con, t.metadata_location) == 16
 
 
 def test_next_row_id_below_assigned_row_ids(tmp_path):

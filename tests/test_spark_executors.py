@@ -100,7 +100,7 @@ def test_the_doctors_position_delete_reader_reports_each_unreadable_file_as_a_ro
     good, bad, gone = tmp_path / "good.parquet", tmp_path / "bad.parquet", tmp_path / "gone.parquet"
     pq.write_table(pa.table({"file_path": ["file:/t/a.parquet"] * 3 + ["/t/b.parquet"], "pos": [1, 2, 3, 4]}), good)
     bad.write_bytes(b"not parquet")
-    out = [r for b in _position_delete_counts(PathMapper(), None)(iter([pa.record_batch(
+    out = [r for b in _position_delete_counts(PathMapper(), None)(iter([pa.RecordBatch.from_pydict(
         {"file_path": [str(good), str(bad), None, str(gone)]})])) for r in b.to_pylist()]
     assert [(r["key"], r["rows"], r["error"] is None, r["missing"]) for r in out] == [
         ("/t/a.parquet", 3, True, None), ("/t/b.parquet", 1, True, None), (None, None, False, False),

@@ -488,8 +488,13 @@ def test_the_first_index_moves_arrow_off_mimalloc_unless_the_process_chose_a_poo
     assert run.returncode == 0, run.stderr[-2000:]
     before, after, n, total = run.stdout.split()
     assert (n, total) == ("16", str(sum(range(100_000))))  # 8 data files and 8 DVs
-    assert before == "mimalloc"  # the wheels' default, or what the process chose
-    assert after == (chosen or "system")
+    import pyarrow as pa
+
+    # the wheels' default: mimalloc from pyarrow 18 (apache/arrow#43254), jemalloc before it on Linux, which the
+    # first index leaves alone (the slow page faults this switch avoids were measured with mimalloc)
+    default = "mimalloc" if int(pa.__version__.split(".")[0]) >= 18 else "jemalloc"
+    assert before == (chosen or default)
+    assert after == (chosen or ("system" if default == "mimalloc" else default))
 
 
 def test_partition_labels_are_made_once_per_partition_and_index():

@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
+from .._pylist import to_pylist
 from .._text import plural
 from ..errors import (EndpointUnreachableError, NotInTableError, SourceError, StorageUnavailableError,
                       TableNotFoundError)
@@ -266,7 +267,7 @@ class DeltaLog:
             pf = pq.ParquetFile(pa.BufferReader(data))
             present = [c for c in _CHECKPOINT_COLUMNS if c in pf.schema_arrow.names]
             table = pf.read(columns=present)
-            columns = {col: table.column(col).to_pylist(maps_as_pydicts="strict") for col in present}
+            columns = {col: to_pylist(table.column(col)) for col in present}
         except (OSError, ValueError, KeyError, TypeError, NotImplementedError, pa.ArrowException) as exc:
             self.findings.append(_lf("delta.log-unreadable", loc, f"checkpoint cannot be read: {exc}"))
             return None

@@ -752,7 +752,7 @@ class _DuckDB:
         step = -(-len(paths) // min(len(paths), DECODE_WORKERS))
         shares = [paths[i:i + step] for i in range(0, len(paths), step)]
         cursors = [self.con.cursor() for _ in shares]
-        futures = [self.pool.submit(lambda c, s: c.execute(sql, [s]).to_arrow_table(), cur, share)
+        futures = [self.pool.submit(lambda c, s: _arrow_table(c.execute(sql, [s])), cur, share)
                    for cur, share in zip(cursors, shares)]
         read = _Read(paths, cursors, futures)
         self.running.append(read)
@@ -853,6 +853,12 @@ def _address_space_headroom() -> Optional[int]:
         return soft - used
     except (ImportError, OSError, ValueError, IndexError):
         return None
+
+
+def _arrow_table(cursor):
+    """An executed DuckDB cursor's result as a ``pyarrow.Table``: ``to_arrow_table()`` from DuckDB 1.4 on, ``arrow()``
+    before (1.3 has no ``to_arrow_table``; without this every read fell back to fastavro there)."""
+    return cursor.to_arrow_table() if hasattr(cursor, "to_arrow_table") else cursor.arrow()
 
 
 def _duckdb() -> Optional[_DuckDB]:

@@ -59,6 +59,7 @@ def to_spark(spark, data, schema_ddl: str):
     PySpark 4 takes Arrow tables directly (classic and Connect); PySpark 3.5 goes
     through pandas with Arrow enabled for that one call.
     """
+    from .._pylist import to_pylist
     from .executors import _arrow_schema
 
     # one chunk per column: PySpark 3.5 refuses a pandas column backed by a chunked Arrow array and falls
@@ -68,7 +69,7 @@ def to_spark(spark, data, schema_ddl: str):
     if spark_major() < 4 and _nested(data):
         # PySpark 3.5's pandas-to-Arrow path cannot take maps, and pandas turns list items into numpy
         # scalars its type checks refuse: these plans and results are small, plain rows do
-        rows = [tuple(r.values()) for r in data.to_pylist(maps_as_pydicts="strict")]
+        rows = [tuple(r.values()) for r in to_pylist(data)]
         return spark.createDataFrame(rows, schema=schema_ddl)
     if is_connect(spark):
         return spark.createDataFrame(data if spark_major() >= 4 else _plain_frame(data), schema=schema_ddl)
