@@ -137,11 +137,14 @@ def _rewrite_manifest(wh: Path, manifest_list: Path, content: int, change: Calla
         change(records)
         return records
 
-    length = rewrite_avro(path, apply)
+    _set_manifest_length(manifest_list, m["manifest_path"], rewrite_avro(path, apply))
 
+
+def _set_manifest_length(manifest_list: Path, manifest_path: str, length: int) -> None:
+    """The ``manifest_length`` of ``manifest_path`` in ``manifest_list`` set to ``length`` (after a rewrite)."""
     def fix(records):
         for r in records:
-            if r["manifest_path"] == m["manifest_path"]:
+            if r["manifest_path"] == manifest_path:
                 r["manifest_length"] = length
         return records
 
@@ -242,13 +245,6 @@ def build(place: str, tmp: Path, target: str) -> Hostile:
 
         with open(manifest_list, "rb") as fh:
             m = next(r for r in fastavro.reader(fh) if r["content"] == 1)
-        length = rewrite_avro(local(m["manifest_path"]), lambda rs: (dv(rs), rs)[1])
-
-        def fix(records):
-            for r in records:
-                if r["manifest_path"] == m["manifest_path"]:
-                    r["manifest_length"] = length
-            return records
-
-        rewrite_avro(manifest_list, fix)
+        _set_manifest_length(manifest_list, m["manifest_path"],
+                             rewrite_avro(local(m["manifest_path"]), lambda rs: (dv(rs), rs)[1]))
     return Hostile(place, "iceberg-folder", str(root))
