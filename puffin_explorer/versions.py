@@ -77,7 +77,7 @@ def versions() -> dict[str, Any]:
         "platform": f"{platform.system()} {platform.machine()} ({platform.platform()})",
         "dependencies": {name: _version(name) for name in DEPENDENCIES},
         "fast_paths": {
-            "manifest decoder": str(found) if slow is None or not found.fast else f"fastavro, the slow path: {slow}",
+            "manifest decoder": str(found) if slow is None else f"fastavro, the slow path: {slow}",
             "Arrow memory pool": _arrow_pool(),
             "S3 client": _s3_client(),
         },

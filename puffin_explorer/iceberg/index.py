@@ -883,6 +883,12 @@ def slow_reason() -> Optional[str]:
     return None if found.fast else f"{found.reason}; to decode them fast: {found.remedy}"
 
 
+def decoder_label() -> str:
+    """``"duckdb-avro"``, or ``"fastavro: "`` and :func:`slow_reason`'s why: the decoder ``pes.plan`` names."""
+    reason = slow_reason()
+    return "duckdb-avro" if reason is None else f"fastavro: {reason}"
+
+
 #: The info finding of an index whose manifests were decoded the slow way (:func:`slow_reason` says why).
 SLOW_DECODE = "iceberg.manifests-decoded-slowly"
 

@@ -80,11 +80,6 @@ def is_local(location: str) -> bool:
     return not _split(location)[0]
 
 
-@functools.lru_cache(maxsize=256)
-def _resolved(root: str) -> str:
-    return os.path.realpath(root)
-
-
 @functools.lru_cache(maxsize=4096)
 def _real_folder(folder: str) -> str:
     return os.path.realpath(folder)
@@ -149,15 +144,15 @@ class ReadScope:
         if _SCHEME.match(c):
             return any(_under(c, r) for r in self.roots if _SCHEME.match(r))
         real = _real(c)
-        return any(_under(real, _resolved(r)) for r in self.local_roots)
+        return any(_under(real, _real_folder(r)) for r in self.local_roots)
 
     def _linked_out(self, location: str) -> Optional[str]:
         """Where a local location inside a root as written really is, when a symbolic link leads it out."""
         c = canonical(location)
-        if _SCHEME.match(c) or not any(_under(c, r) or _under(c, _resolved(r)) for r in self.local_roots):
+        if _SCHEME.match(c) or not any(_under(c, r) or _under(c, _real_folder(r)) for r in self.local_roots):
             return None
         real = os.path.realpath(c)
-        return None if any(_under(real, _resolved(r)) for r in self.local_roots) else real
+        return None if any(_under(real, _real_folder(r)) for r in self.local_roots) else real
 
     def suggestion(self, location: str) -> str:
         """The prefix that, allowed, would let ``location`` be read: its storage, or its local folder (where a
@@ -209,7 +204,7 @@ class ReadScope:
                 or False):
             c = pa.array([None if v is None else canonical(v) for v in c.to_pylist()], pa.string())
         inside = np.zeros(n, dtype=bool)
-        roots = set(self.roots) | {_resolved(r) for r in self.local_roots}
+        roots = set(self.roots) | {_real_folder(r) for r in self.local_roots}
         for r in roots:
             hit = pc.fill_null(pc.equal(c, r), False)
             hit = pc.or_(hit, pc.fill_null(pc.starts_with(c, r if r.endswith("/") else r + "/"), False))

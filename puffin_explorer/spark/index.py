@@ -149,16 +149,15 @@ def _slow_decode(location: str, size: int) -> tuple:
 
 def executors_decoder(spark) -> str:
     """Which manifest decoder the executors' Python workers use, asked of one worker by one task:
-    ``"duckdb-avro"``, or ``"fastavro: "`` and why (the same words as :func:`~..iceberg.index.slow_reason`)."""
+    :func:`~..iceberg.index.decoder_label` in the worker."""
     import pyarrow as pa
 
     def ask(batches):
-        from ..iceberg.index import slow_reason
+        from ..iceberg.index import decoder_label
 
         for _ in batches:
             pass
-        reason = slow_reason()
-        yield pa.RecordBatch.from_pydict({"decoder": ["duckdb-avro" if reason is None else f"fastavro: {reason}"]})
+        yield pa.RecordBatch.from_pydict({"decoder": [decoder_label()]})
 
     return spark.range(1).mapInArrow(ask, "decoder string").first()[0]
 

@@ -266,13 +266,12 @@ class TablePlan:
     def describe(self, mode: str = "auto") -> dict[str, Any]:
         """Sizes of the plan and where the DVs will be decoded (what the benchmark prints)."""
         dvs = self.dvs()
-        from ..iceberg.index import slow_reason
+        from ..iceberg.index import decoder_label
 
-        reason = slow_reason()
         return {"table": self.table.name, "dvs": dvs.num_rows, "dv_bytes": _total(dvs, "content_size_in_bytes"),
                 "positions": _total(dvs, "record_count"), "relocated": self.relocated,
                 "decode_on": self.choose(dvs, mode), "index_on": self.index_where("deletes"),
-                "manifest_decoder": "duckdb-avro" if reason is None else f"fastavro: {reason}"}
+                "manifest_decoder": decoder_label()}
 
 
 class DeltaPlan(TablePlan):
