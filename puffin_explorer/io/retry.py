@@ -11,13 +11,14 @@ naming the location, the operation, the attempts and the cause.
 The settings come from, first to last: the ``timeout`` / ``retries`` keys of
 ``storage_options`` (taken out before fsspec sees the options), the environment variables
 ``PUFFIN_EXPLORER_TIMEOUT`` / ``PUFFIN_EXPLORER_RETRIES`` (read each time a policy is asked for, so a
-change applies to the next file opened; each value parsed once), and the defaults below.  The
+change applies to the next file opened), and the defaults below.  The
 clients' own retries are turned off for S3 (botocore, s3fs and Arrow make one request per
 attempt), so ``retries + 1`` is the number of requests a failing read makes.
 """
 
 from __future__ import annotations
 
+import os
 import random
 import re
 import threading
@@ -67,29 +68,11 @@ def _number(value: Any, name: str, kind: type):
     return out
 
 
-_parsed: dict[tuple, Any] = {}  # (variable, value as read) -> its number; (timeout, retries) -> their Policy
-_PARSED_KEPT = 256  # past this many, _parsed starts again (a loop over ever new values stays bounded)
-
-
-def _keep(key: tuple, value):
-    if len(_parsed) >= _PARSED_KEPT:
-        _parsed.clear()
-    _parsed[key] = value
-    return value
-
-
 def _env(name: str, kind: type, default):
     """The number environment variable ``name`` holds (``default`` when unset or empty): read on every call, so
-    a change applies to the next file opened, and parsed once per value."""
-    import os
-
+    a change applies to the next file opened."""
     raw = os.environ.get(name) or None
-    if raw is None:
-        return default
-    value = _parsed.get((name, raw))
-    if value is None:
-        value = _keep((name, raw), kind(_number(raw, name, kind)))
-    return value
+    return default if raw is None else _number(raw, name, kind)
 
 
 def policy(storage_options: Optional[dict[str, Any]] = None) -> Policy:
@@ -104,11 +87,7 @@ def policy(storage_options: Optional[dict[str, Any]] = None) -> Policy:
         retries = _env(RETRIES_ENV, int, DEFAULT_RETRIES)
     else:
         retries = _number(retries, "storage option 'retries'", int)
-    key = (float(timeout), int(retries))
-    pol = _parsed.get(key)
-    if pol is None:
-        pol = _keep(key, Policy(*key))
-    return pol
+    return Policy(float(timeout), int(retries))
 
 
 def fsspec_options(protocol: str, storage_options: Optional[dict[str, Any]], pol: Policy) -> dict[str, Any]:
