@@ -15,7 +15,7 @@ deleted share) of a partial count have no bound and are only ever unknown.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any
 
 #: What a card, a text view and the command line show for a count that is not known.
 UNKNOWN = "unknown (see findings)"
@@ -83,10 +83,6 @@ class Coverage:
         if not self.lower_bound or not self.covers or not n:  # (a bound of 0 says nothing)
             return ""
         return f"≥ {int(n):,}: {self.covers}"
-
-    def known(self, n: Any, whole: bool) -> Optional[Any]:
-        """``n`` when ``whole`` (the count's side was read whole), else None."""
-        return n if whole else None
 
 
 #: Every count known.

@@ -19,7 +19,7 @@ from .columns import (coded_array, located_strings, normalized, partition_labels
                       record_labels, strings)
 from . import vanished
 from .findings import TableFinding
-from .index import MISSING_ENTRIES as _MISSING_ENTRIES
+from .index import MISSING_ENTRIES
 
 if TYPE_CHECKING:  # pragma: no cover
     from .index import EntryIndex
@@ -193,7 +193,6 @@ def deleted_rows_of(source: "TableSource", index: "EntryIndex", paths, rows: Any
 
 
 #: Index findings that mean entries of the snapshot were not read, so its counts miss them.
-MISSING_ENTRIES = _MISSING_ENTRIES
 
 
 def coverage(source: "TableSource", index: "EntryIndex") -> Coverage:
@@ -202,14 +201,15 @@ def coverage(source: "TableSource", index: "EntryIndex") -> Coverage:
     if index.list_unread:
         return Coverage(rows=False, deletes=False, positions=False,
                         because=tuple(dict.fromkeys(f.code for f in index.findings)))
-    pos_unread = row_counts(source, index).unread_delete_files if len(index) else 0
+    pos_files = int(index.mask(["position-deletes"]).sum()) if len(index) else 0
+    # only a Parquet position-delete file is read to count: without one nothing can be unread (no row_counts)
+    pos_unread = row_counts(source, index).unread_delete_files if pos_files else 0
     if not index.unread and not pos_unread:
         return WHOLE
     because = [f.code for f in index.findings if f.code in MISSING_ENTRIES]
     if pos_unread:
         because += [f.code for f in source.findings if f.code in UNREAD_DELETE_FILE and getattr(f, "file", "")]
-    return manifest_coverage(index.manifests, index.unread, pos_unread, int(index.mask(["position-deletes"]).sum()),
-                             because)
+    return manifest_coverage(index.manifests, index.unread, pos_unread, pos_files, because)
 
 
 def manifest_coverage(manifests: list, unread: Any, pos_unread: int = 0, pos_files: int = 0,
