@@ -26,7 +26,7 @@ import os
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from . import retry
 
@@ -178,13 +178,17 @@ def _through_fsspec(location: str, storage_options: Optional[dict[str, Any]], po
     return Resolved(fs, path, pol, remote, local_path)
 
 
-def resolve(location: str, storage_options: Optional[dict[str, Any]] = None) -> Resolved:
+def resolve(location: str, storage_options: Optional[dict[str, Any]] = None,
+            check: Optional[Callable[[str], None]] = None) -> Resolved:
     """The filesystem, path and policy of ``location`` (a local path or fsspec URL) with these options;
-    found once, then kept (see the module's docstring).  Storage errors are raised as fsspec raises them:
-    :func:`.source.filesystem` turns them into :class:`~puffin_explorer.errors.SourceError`."""
+    found once, then kept (see the module's docstring).  ``check(location)`` runs before a location is resolved,
+    not when it is answered from what is kept (it passed then).  Storage errors are raised as fsspec raises
+    them: :func:`.source.filesystem` turns them into :class:`~puffin_explorer.errors.SourceError`."""
     pol = retry.policy(storage_options)
     opts_key = options_key(storage_options)
     if opts_key is None:
+        if check is not None:
+            check(location)
         with _lock:
             _counts["resolved"] += 1
         return _through_fsspec(location, storage_options, pol, None)
@@ -197,6 +201,9 @@ def resolve(location: str, storage_options: Optional[dict[str, Any]] = None) -> 
         if found is not None:
             _counts["cached"] += 1
             return found
+    if check is not None:
+        check(location)
+    with _lock:
         _counts["resolved"] += 1
     found = _through_fsspec(location, storage_options, pol, opts_key)
     with _lock:

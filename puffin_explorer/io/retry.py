@@ -75,9 +75,23 @@ def _env(name: str, kind: type, default):
     return default if raw is None else _number(raw, name, kind)
 
 
+#: The policy of options without ``timeout`` / ``retries``, by what the environment holds (read every time,
+#: parsed once a value): a DV read asks for it on every call.
+_FROM_ENV: dict = {}
+
+
 def policy(storage_options: Optional[dict[str, Any]] = None) -> Policy:
     """The policy for these options: their ``timeout`` / ``retries`` keys, else the environment, else the defaults."""
-    opts = storage_options or {}
+    if not storage_options or ("timeout" not in storage_options and "retries" not in storage_options):
+        raw = (os.environ.get(TIMEOUT_ENV), os.environ.get(RETRIES_ENV))
+        found = _FROM_ENV.get(raw)
+        if found is None:
+            found = Policy(float(_env(TIMEOUT_ENV, float, DEFAULT_TIMEOUT_S)), int(_env(RETRIES_ENV, int, DEFAULT_RETRIES)))
+            if len(_FROM_ENV) > 64:
+                _FROM_ENV.clear()
+            _FROM_ENV[raw] = found
+        return found
+    opts = storage_options
     timeout, retries = opts.get("timeout"), opts.get("retries")
     if timeout is None:
         timeout = _env(TIMEOUT_ENV, float, DEFAULT_TIMEOUT_S)
