@@ -346,3 +346,78 @@ def test_a_storage_error_names_a_huge_location_in_bounded_text():
     err = storage_error(FileNotFoundError(2, "No such file or directory", location), location)
     assert len(str(err)) < 1_200 and str(err).startswith("no such file: /t/metadata/xxx") and "xxx.avro:" in str(err)
     assert err.location == location
+
+
+def test_request_groups_plans_what_coalesce_plans_for_arrays():
+    """request_groups (numpy, thousands of a Puffin file's DVs) cuts sorted ranges into the requests coalesce
+    merges them into; max_ranges caps a request's ranges too."""
+    import numpy as np
+
+    from puffin_explorer.io.ranges import request_groups
+
+    rng = np.random.default_rng(7)
+    for gap, max_request in ((0, 1 << 20), (64, 1 << 20), (4096, 10_000)):
+        sizes = rng.integers(1, 2_000, 500)
+        offsets = np.sort(rng.integers(0, 400_000, 500))
+        groups = request_groups(offsets, sizes, gap=gap, max_request=max_request)
+        assert np.array_equal(np.concatenate(groups), np.arange(500))
+        spans = [(int(offsets[g[0]]), int((offsets[g] + sizes[g]).max()) - int(offsets[g[0]])) for g in groups]
+        for g in groups:  # within a request: no gap wider than allowed, no range starting past max_request
+            reach = np.maximum.accumulate(offsets[g] + sizes[g])
+            assert (offsets[g][1:] - reach[:-1] <= gap).all() and (offsets[g] - offsets[g[0]] < max_request).all()
+        merged = coalesce(list(zip(offsets.tolist(), sizes.tolist())), gap, max_request)
+        if max_request == 1 << 20:  # nothing cut for size: coalesce's requests exactly
+            assert spans == merged
+        else:  # cut at fixed steps of max_request from the first offset, not greedily by the end: as many, within 2x
+            assert len(merged) // 2 <= len(groups) <= 2 * len(merged)
+    assert [g.tolist() for g in request_groups(np.arange(0, 50, 10), np.full(5, 5), max_ranges=2)] == \
+        [[0, 1], [2, 3], [4]]
+    assert request_groups(np.zeros(0, np.int64), np.zeros(0, np.int64)) == []
+
+
+def test_a_files_dvs_are_decoded_together_and_the_others_each_by_itself(tmp_path):
+    """The DVs of one Puffin file read by read_dvs: those of the common shape (one container, positions past
+    65,535 too) decoded together from the request's bytes, holding their positions and not their bytes (read
+    again, equal, when asked); one with several containers, one whose magic is damaged and one whose values fall
+    keep their bytes and decode or report themselves as a single read does; a file cut short is a clear error
+    at the DV's offset."""
+    import numpy as np
+
+    from puffin_explorer import DeletionVector, PuffinWriter
+    from puffin_explorer.iceberg.dvreads import _file_dvs
+
+    shapes = {"low": [3, 4, 5, 41], "high": [70_000, 70_001, 131_071], "keyed": [(5 << 32) + 9, (5 << 32) + 10],
+              "containers": [1, 65_536 * 3 + 2, 65_536 * 7 + 4], "magic": [10, 20, 30], "falls": [100, 200, 300]}
+    w = PuffinWriter(properties={"created-by": "tests"})
+    for name, positions in shapes.items():
+        w.add_dv(positions, referenced_data_file=f"s3://b/t/data/{name}.parquet")
+    data = bytearray(w.to_bytes())
+    blobs = PuffinFile(bytes(data)).blobs
+    at = {name: (b.offset, b.length) for name, b in zip(shapes, blobs)}
+    data[at["magic"][0] + 4] ^= 0xFF  # the magic's first byte
+    o, n = at["falls"]
+    data[o + n - 6:o + n - 4] = (50).to_bytes(2, "little")  # its last value now below the one before
+    path = tmp_path / "dvs.puffin"
+    path.write_bytes(bytes(data))
+    order = ["containers", "high", "magic", "low", "falls", "keyed"]  # not in file order: results in this order
+    src = ByteSource(str(path), size=len(data))
+    dvs = _file_dvs(src, str(path), np.array([at[k][0] for k in order]), np.array([at[k][1] for k in order]),
+                    [f"ref-{k}" for k in order])
+    singles = {k: DeletionVector.from_bytes(bytes(data[at[k][0]:sum(at[k])]), at[k][0]) for k in order}
+    assert src.read_count == 1
+    for name, dv in zip(order, dvs):
+        assert dv.referenced_data_file == f"ref-{name}" and dv.offset == at[name][0]
+        assert dv.positions().tolist() == singles[name].positions().tolist()
+        assert (dv._bytes is None) == (name in ("low", "high")), name  # keyed: buckets 0 to 5, 0 to 4 empty
+    assert dvs[order.index("high")].positions().tolist() == shapes["high"]
+    assert dvs[order.index("keyed")].positions().tolist() == shapes["keyed"]
+    for name in ("falls", "magic"):
+        assert [f.code for f in dvs[order.index(name)].findings] == [f.code for f in singles[name].findings] != []
+    low = dvs[order.index("low")]
+    assert low.to_bytes() == bytes(data[at["low"][0]:sum(at["low"])]) and src.read_count == 2  # read again
+    assert list(low.findings) == []
+    short = ByteSource(str(path), size=len(data))
+    path.write_bytes(bytes(data[:at["keyed"][0] + 5]))
+    with pytest.raises(SourceError, match="ends before the DV") as err:
+        _file_dvs(short, str(path), np.array([at["keyed"][0]]), np.array([at["keyed"][1]]), [None])
+    assert err.value.offset == at["keyed"][0]

@@ -88,6 +88,22 @@ class DeletionVector(RichRepr):
             self._bytes = data
         return data
 
+    @classmethod
+    def _decoded(cls, positions: np.ndarray, offset: int, length: int, reread: Callable[[int, int], bytes],
+                 referenced_data_file: Optional[str] = None) -> "DeletionVector":
+        """A vector of a file's many, its positions decoded with its neighbours' (:func:`common_positions`) and its
+        bytes not held: ``reread(offset, length)`` reads them when a view or a check asks."""
+        dv = cls.__new__(cls)
+        dv._bytes = None  # the attributes of __init__, in its order (one shared key table)
+        dv._length = length
+        dv.offset = offset
+        dv.metadata = None
+        dv.space = "file"
+        dv._referenced = referenced_data_file
+        dv._positions = positions
+        dv._reread = reread
+        return dv
+
     def __getstate__(self) -> dict[str, Any]:
         """A pickled vector carries its bytes (read again if they were let go), never the reader."""
         state = dict(self.__dict__)
@@ -312,7 +328,7 @@ class DeletionVector(RichRepr):
             return None
         start, card, high = shape
         low = np.frombuffer(self._data, "<u2", card, start)
-        if card > 1 and not (low[1:] > low[:-1]).all():
+        if card > 1 and np.count_nonzero(low[1:] <= low[:-1]):
             return None
         out = low.astype(np.uint64)
         if high:
@@ -343,7 +359,9 @@ class DeletionVector(RichRepr):
 
     def positions(self) -> np.ndarray:
         """All deleted positions as a sorted ``numpy.uint64`` array."""
-        if self._positions is None and not self._parsed:
+        if self._positions is not None:
+            return self._positions
+        if not self._parsed:
             fast = self._one_bucket_positions()
             if fast is not None:
                 fast.flags.writeable = False
@@ -749,7 +767,8 @@ def validate_many(dvs: list["DeletionVector"]) -> None:
         dv._fast_valid = True
 
 
-def common_positions(buf: Any, starts: Any, sizes: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def common_positions(buf: Any, starts: Any, sizes: Any,
+                     crc: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The positions of many framed vectors lying in one buffer (a span of a Puffin or DV file), checked
     together without an object per vector: ``(ok, cards, positions)``.
 
@@ -758,9 +777,13 @@ def common_positions(buf: Any, starts: Any, sizes: Any) -> tuple[np.ndarray, np.
     Iceberg Java can write, CRC, strictly increasing values, which are then exactly what its
     ``positions()`` returns; ``cards[i]`` its position count (0 where not ok); ``positions`` the ok
     vectors' positions one after another, in ``starts`` order.  A vector not ok needs a parse of its own
-    (:class:`DeletionVector`), which says what is wrong with it or decodes its other shape."""
-    ok, cards, low, high, counts = _common_vectors(buf, starts, sizes)
-    return ok, cards, low.astype(np.uint64) | np.repeat(high, counts)
+    (:class:`DeletionVector`), which says what is wrong with it or decodes its other shape.  With ``crc=False``
+    the CRC is not compared (what ``positions()`` of one vector does not compare either)."""
+    ok, cards, low, high, counts = _common_vectors(buf, starts, sizes, crc)
+    out = low.astype(np.uint64)
+    if high.any():  # positions past 65,535 (no temporary of a value per position otherwise)
+        out |= np.repeat(high, counts)
+    return ok, cards, out
 
 
 def common_last_positions(buf: Any, starts: Any, sizes: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -786,7 +809,7 @@ def _heads(buf: Any, starts: np.ndarray, sizes: np.ndarray, inside: np.ndarray) 
     return np.ascontiguousarray(got).view(_HEAD).reshape(len(starts))
 
 
-def _common_vectors(buf: Any, starts: Any, sizes: Any):
+def _common_vectors(buf: Any, starts: Any, sizes: Any, check_crc: bool = True):
     """The work of :func:`common_positions`: ``(ok, cards, low, high, counts)``, ``low`` the ok vectors' low 16
     bits one after another (``counts`` of each ok vector), ``high`` each ok vector's high bits."""
     starts = np.asarray(starts, dtype=np.int64)
@@ -800,20 +823,22 @@ def _common_vectors(buf: Any, starts: Any, sizes: Any):
     ok = (inside & shape & (heads["magic"] == _MAGIC_WORD)
           & (heads["length"].astype(np.int64) == sizes - 8) & (heads["key"] <= JAVA_MAX_KEY))
     crc = zlib.crc32
-    for i, s, z in zip(np.flatnonzero(ok).tolist(), starts[ok].tolist(), sizes[ok].tolist()):
+    for i, s, z in zip(np.flatnonzero(ok).tolist(), starts[ok].tolist(), sizes[ok].tolist()) if check_crc else ():
         # the CRC of the magic and the vector, stored big-endian after them
         if crc(view[s + 4:s + z - 4]) != int.from_bytes(view[s + z - 4:s + z], "big"):
             ok[i] = False
     chosen = np.flatnonzero(ok)
     counts = card[chosen]
-    low = np.frombuffer(b"".join([view[s + f:s + f + 2 * c] for s, f, c in
+    whole = buf if isinstance(buf, bytes) else view  # slices of bytes: no object for the collector to track
+    low = np.frombuffer(b"".join([whole[s + f:s + f + 2 * c] for s, f, c in
                                   zip(starts[chosen].tolist(), first[chosen].tolist(), counts.tolist())]), dtype="<u2")
     ends = np.cumsum(counts)
     firsts = ends - counts
-    falls = np.flatnonzero(low[1:] <= low[:-1]) + 1  # a value not above the one before it, in one vector
-    falls = falls[~np.isin(falls, firsts)]
+    falls = low[1:] <= low[:-1]  # a value not above the one before it, in one vector
+    falls[firsts[(firsts > 0) & (firsts < len(low))] - 1] = False  # a vector's first value follows another's last
     high = high[chosen]
-    if len(falls):
+    if falls.any():
+        falls = np.flatnonzero(falls) + 1
         spoiled = sorted_unique(np.searchsorted(ends, falls, side="right"))
         ok[chosen[spoiled]] = False
         keep = np.ones(len(chosen), dtype=bool)

@@ -550,6 +550,7 @@ def _cleared_dvs(pf: Any, members: list[int], offsets: list, sizes: list, record
     import numpy as np
 
     from ..format.dv import common_last_positions
+    from ..io.ranges import request_groups
 
     placed = np.array([i for i in members if offsets[i] is not None and sizes[i] is not None], np.int64)
     blobs = [b for b in pf.blobs if _is_int(b.offset)]
@@ -584,7 +585,8 @@ def _cleared_dvs(pf: Any, members: list[int], offsets: list, sizes: list, record
     t = target[placed]
     limit[t >= 0] = limits[t[t >= 0]]
     cleared = np.zeros(len(rows), bool)
-    for sel in _screen_requests(off[cand], size[cand], cand):
+    # a request a group: a new one where a gap opens, past a request's bytes or past _SCREEN_REQUEST_DVS DVs
+    for sel in (cand[g] for g in request_groups(off[cand], size[cand], _SCREEN_REQUEST_DVS)):
         start = int(off[sel[0]])
         length_ = int((off[sel] + size[sel]).max()) - start
         try:
@@ -596,25 +598,6 @@ def _cleared_dvs(pf: Any, members: list[int], offsets: list, sizes: list, record
         good, cards, last = common_last_positions(span, off[sel] - start, size[sel])
         cleared[sel[good & (~counted[sel] | (cards == count[sel])) & (last < limit[sel])]] = True
     return set(placed[cleared].tolist())
-
-
-def _screen_requests(off: Any, size: Any, rows: Any) -> list:
-    """``rows`` (sorted by ``off``) cut into the groups the screen reads as one request each: a new request where
-    a gap of more than ``io.ranges.DEFAULT_GAP`` bytes opens, or past ``DEFAULT_MAX_REQUEST`` bytes or
-    ``_SCREEN_REQUEST_DVS`` DVs (``coalesce``'s plan, in numpy: a DV file lists thousands of ranges)."""
-    import numpy as np
-
-    from ..io.ranges import DEFAULT_GAP, DEFAULT_MAX_REQUEST
-
-    if not len(rows):
-        return []
-    reach = np.maximum.accumulate(off + size)
-    run = np.cumsum(np.concatenate([[True], off[1:] - reach[:-1] > DEFAULT_GAP])) - 1
-    run_start = off[np.searchsorted(run, run, side="left")]
-    within = np.arange(len(rows)) - np.searchsorted(run, run, side="left")
-    key = np.stack([run, (off - run_start) // DEFAULT_MAX_REQUEST, within // _SCREEN_REQUEST_DVS])
-    cut = np.flatnonzero((np.diff(key, axis=1) != 0).any(axis=0)) + 1
-    return np.split(rows, cut)
 
 
 def _brief(v: Any) -> str:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Callable, Optional, Union
 
 from .._arrays import sorted_unique
+from .._gc import gc_paused
 from .._memory import release_freed_memory
 from .._text import plural
 from ..errors import InvalidFileError, NotFoundError, NotInTableError, PuffinError, SourceError
@@ -58,6 +59,73 @@ def _positions_batch(idx: list, path: str, ranges: list, refs: Any, dvs: list):
         pa.array([o for o, _ in ranges], pa.int64()), pa.array([n for _, n in ranges], pa.int64()),
         refs, pa.array(counts),
         pa.LargeListArray.from_arrays(pa.array(offsets), pa.array(values))], schema=schema)
+
+
+def _entries_table(rows: list) -> Any:
+    """DV entries (dicts) as the Arrow table ``read_dvs`` plans from; an entry without its range is an error."""
+    from operator import itemgetter
+
+    import pyarrow as pa
+
+    names = ("file_path", "content_offset", "content_size_in_bytes", "file_size_in_bytes", "referenced_data_file")
+    try:  # every key in every entry (the index's rows): the columns in one pass of C
+        columns = dict(zip(names, zip(*map(itemgetter(*names), rows)))) if rows else {n: () for n in names}
+    except (KeyError, TypeError):
+        columns = {n: [e.get(n) for e in rows] for n in names}
+
+    def ints(values: Any) -> Any:
+        try:  # Python or numpy integers, None where absent
+            return pa.array(values, pa.int64())
+        except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError):  # numbers as other types: each made an int
+            return pa.array([None if v is None else int(v) for v in values], pa.int64())
+
+    t = pa.table({n: pa.array(columns[n], pa.string()) if n.endswith(("path", "file")) else ints(columns[n])
+                  for n in names})
+    for name in ("content_offset", "content_size_in_bytes"):
+        if t.column(name).null_count:
+            e = rows[t.column(name).is_null().to_pylist().index(True)]
+            raise InvalidFileError(f"{e.get('file_path')}: DV entry without content_offset/content_size_in_bytes",
+                                   None, "dv-missing-range")
+    return t
+
+
+def _file_dvs(src: Any, loc: str, offsets: Any, sizes: Any, refs: list) -> list:
+    """The DVs at ``offsets`` / ``sizes`` (numpy) of one Puffin file, in that order: read a request per group of
+    neighbours (:func:`~puffin_explorer.io.ranges.request_groups`), those of the common shape decoded together
+    straight from the request's bytes (:func:`~puffin_explorer.format.dv.common_positions`) into vectors that
+    hold their positions and not their bytes (read again from ``src`` when a view asks); any other vector keeps
+    its bytes and decodes or reports itself when asked."""
+    import numpy as np
+
+    from ..format.dv import DeletionVector, common_positions, decode_many
+    from ..io.ranges import request_groups
+
+    out: list = [None] * len(offsets)
+    others: list = []
+    order = np.argsort(offsets, kind="stable")
+    groups = [order[g] for g in request_groups(offsets[order], sizes[order])]
+    starts = [int(offsets[g[0]]) for g in groups]
+    spans = src.fetch_spans([(a, int((offsets[g] + sizes[g]).max()) - a) for a, g in zip(starts, groups)])
+    reread = src.read  # one bound method for the file's vectors, not one each
+    for rows, start, span in zip(groups, starts, spans):
+        rel, n = offsets[rows] - start, sizes[rows]
+        short = np.flatnonzero(rel + n > len(span))
+        if len(short):
+            o, k = int(offsets[rows[short[0]]]), int(n[short[0]])
+            raise SourceError(f"{loc} ends before the DV at [{o:,}, {o + k:,})", o, location=loc)
+        ok, cards, positions = common_positions(span, rel, n, crc=False)
+        positions.flags.writeable = False
+        ends = np.cumsum(cards).tolist()
+        decoded = DeletionVector._decoded
+        for i, r, k, good, b, c in zip(rows.tolist(), (rel + start).tolist(), n.tolist(), ok.tolist(), ends,
+                                       cards.tolist()):
+            if good:
+                out[i] = decoded(positions[b - c:b], r, k, reread, refs[i])
+            else:
+                out[i] = other = DeletionVector(span[r - start:r - start + k], r, None, "file", refs[i])
+                others.append(other)
+    decode_many(others)  # those of the common shape with one field off (their bytes say what): one pass too
+    return out
 
 
 def _plan_by_file(t) -> list:
@@ -252,7 +320,8 @@ class DVReader:
         place among the entries asked for (:func:`positions_schema`)."""
         from ..progress import ProgressBar
 
-        with ProgressBar(f"{self.source.name}: DVs read", "DV", PROGRESS_FROM_DVS, progress) as bar:
+        # a vector object a DV and nothing cyclic: no collection of the whole heap while they are made (_gc)
+        with ProgressBar(f"{self.source.name}: DVs read", "DV", PROGRESS_FROM_DVS, progress) as bar, gc_paused():
             self.reading += 1
             try:
                 return self._read_dvs(entries, snapshot_id, bar, columnar)
@@ -266,7 +335,7 @@ class DVReader:
         import numpy as np
         import pyarrow as pa
 
-        from ..format.dv import DeletionVector, decode_many
+        from ..format.dv import decode_many
 
         names = ("file_path", "content_offset", "content_size_in_bytes", "referenced_data_file", "file_size_in_bytes")
         if entries is None:  # the index's columns as arrays: no Python value per DV
@@ -287,15 +356,7 @@ class DVReader:
             if hasattr(entries, "to_dict") and hasattr(entries, "columns"):  # a DataFrame such as dvs()
                 entries = entries.to_dict("records")
             rows = [self.entry(e, snapshot_id) for e in entries]
-            for e in rows:
-                if e.get("content_offset") is None or e.get("content_size_in_bytes") is None:
-                    raise InvalidFileError(f"{e.get('file_path')}: DV entry without content_offset/"
-                                           "content_size_in_bytes", None, "dv-missing-range")
-            t = pa.table({"file_path": pa.array([e.get("file_path") for e in rows], pa.string()),
-                          **{n: pa.array([None if e.get(n) is None else int(e[n]) for e in rows], pa.int64())
-                             for n in ("content_offset", "content_size_in_bytes", "file_size_in_bytes")},
-                          "referenced_data_file": pa.array([e.get("referenced_data_file") for e in rows],
-                                                           pa.string())})
+            t = _entries_table(rows)
 
             def entry(i: int) -> dict[str, Any]:
                 return rows[i]
@@ -303,12 +364,13 @@ class DVReader:
         plans = _plan_by_file(t)
         refs = t.select(["referenced_data_file"])  # taken a file's rows at a time (take_rows: chunk by chunk)
         del t
-        release_freed_memory()  # the index build's and the planning's scratch, before the positions come
+        if total > KEEP_PLAN_INDEX_UP_TO:  # the index build's and the planning's scratch, before the positions come
+            release_freed_memory()  # (not for a small read: pages given back are faulted in again at once)
         out: list = [] if columnar else [None] * total
         done = 0
         while plans:
             path, idx, o, size, end, claimed, odd = plans.pop(0)  # each file's plan is dropped once read
-            idx, ranges = idx.tolist(), list(zip(o.tolist(), size.tolist()))
+            idx = idx.tolist()
             bar(done, total)
             done += len(idx)
             loc = self.source.located(path)
@@ -318,25 +380,14 @@ class DVReader:
             file_refs = take_rows(refs, idx).column(0).combine_chunks()  # this file's referenced data files
             if odd:  # odd ranges: one at a time, with read_dv's checks
                 read = [self.read_dv(entry(i)) for i in idx]
+                decode_many(read)  # small vectors' positions in one numpy pass rather than one call each
             else:
-                src = self._range_source(loc, end)
-                reread = src.read  # one bound method for the file's vectors, not one each
-                read = []
-                for k, ((o, n), ref, data) in enumerate(zip(ranges, file_refs.to_pylist(),
-                                                            src.read_ranges(ranges, keep=False))):
-                    if k & 4095 == 4095:  # many DVs in one file move the bar too
-                        bar(done - len(idx) + k, total)
-                    if len(data) != n:
-                        raise SourceError(f"{loc} ends before the DV at [{o:,}, {o + n:,})", o, location=loc)
-                    read.append(DeletionVector(data, o, None, "file", ref))
-            decode_many(read)  # small vectors' positions in one numpy pass rather than one call each
+                read = _file_dvs(self._range_source(loc, end), loc, o, size, file_refs.to_pylist())
             if columnar:  # this file's vectors become one batch of positions; the objects go
-                out.append(_positions_batch(idx, path, ranges, file_refs, read))
+                out.append(_positions_batch(idx, path, list(zip(o.tolist(), size.tolist())), file_refs, read))
                 continue
             for i, dv in zip(idx, read):
                 out[i] = dv
-                if not odd:  # the positions stay, the bytes go: read again from the file if a view asks
-                    dv._let_go_of_bytes(reread)
         bar(done, total)
         if columnar:
             return pa.Table.from_batches(out, positions_schema())

@@ -25,6 +25,27 @@ def coalesce(ranges: Iterable[tuple[int, int]], gap: int = DEFAULT_GAP,
     return [(s, e - s) for s, e in out]
 
 
+def request_groups(offsets, sizes, max_ranges: int = 0, gap: int = DEFAULT_GAP,
+                   max_request: int = DEFAULT_MAX_REQUEST) -> list:
+    """Ranges as numpy arrays sorted by offset (thousands of a Puffin file's DVs) cut into the groups read as one
+    request each, :func:`coalesce`'s plan without a Python value per range: a new request where a gap of more than
+    ``gap`` bytes opens, past ``max_request`` bytes from the request's first offset, or past ``max_ranges`` ranges
+    (0: no limit).  Each group is an array of indexes into ``offsets``."""
+    import numpy as np
+
+    n = len(offsets)
+    if not n:
+        return []
+    reach = np.maximum.accumulate(offsets + sizes)
+    run = np.cumsum(np.concatenate([[True], offsets[1:] - reach[:-1] > gap])) - 1
+    first = np.searchsorted(run, run, side="left")  # each range's run starts at this index
+    keys = [run, (offsets - offsets[first]) // max_request]
+    if max_ranges:
+        keys.append((np.arange(n) - first) // max_ranges)
+    cut = np.flatnonzero((np.diff(np.stack(keys), axis=1) != 0).any(axis=0)) + 1
+    return np.split(np.arange(n), cut)
+
+
 def slice_from(parts: list[tuple[int, bytes]], offset: int, length: int):
     """The bytes ``[offset, offset+length)`` out of fetched ``(start, data)`` parts, or None."""
     for start, data in parts:

@@ -40,10 +40,14 @@ def filesystem(location: str, storage_options: Optional[dict[str, Any]] = None):
 
 def _resolved(location: str, storage_options: Optional[dict[str, Any]]) -> resolve.Resolved:
     """:func:`.resolve.resolve`, its storage errors as :class:`SourceError`."""
-    check_location(location)
-    check_scope(location, storage_options)
+    def first(loc: str) -> None:  # a location kept by resolve passed these when it was first resolved
+        check_location(loc)
+        check_scope(loc, storage_options)
+
     try:
-        return resolve.resolve(location, storage_options)
+        found = resolve.resolve(location, storage_options, first)
+        check_scope(location, storage_options)  # on every read too: the scope decides, not what was kept
+        return found
     except SourceError:
         raise
     except (ImportError, ValueError, OSError, TypeError) as exc:
@@ -246,6 +250,14 @@ class ByteSource:
             hit = slice_from(lookup, o, n)
             out.append(hit if hit is not None else self.read(o, n))
         return out
+
+    def fetch_spans(self, spans: Sequence[tuple[int, int]], max_workers: int = DEFAULT_WORKERS) -> list[bytes]:
+        """The bytes of each ``(offset, length)`` span (clipped to the file), each in one request of its own, on up
+        to ``max_workers`` threads when the source is remote; nothing is kept (spans planned by the caller, such as
+        :func:`.ranges.request_groups`' requests)."""
+        size = self.size
+        return self.map(lambda r, _read: self._fetch(r[0], min(size, r[0] + r[1])) if r[1] > 0 and r[0] < size
+                        else b"", spans, max_workers)
 
     def _cached(self, offset: int, length: int) -> Optional[bytes]:
         w_start, w_data = self._window
