@@ -264,34 +264,39 @@ def dv_inputs(root: Path) -> dict:
     return out
 
 
-def table_inputs(root: Path) -> dict:
-    """The 2,000-file table (its 2,000 DVs in one Puffin file) and the 100,000-file one, derived from the
-    Spark-written ``bench.dv_10000`` (built first if absent: Spark, minutes)."""
+def table_inputs(root: Path, names: set, base: int = 10_000) -> dict:
+    """The tables the guards ``names`` read: the Spark-written ``bench.dv_<base>`` (built first if absent: Spark,
+    minutes), the 2,000-file table derived from it (its 2,000 DVs in one Puffin file) and the 100,000-file one."""
     sys.path.insert(0, str(HERE))
     from bench_table_scale import base_table, table_dir
     from scale_table import ensure_scaled_table
 
     from puffin_explorer.iceberg import Table
 
-    base = 10_000
     say(f"  base table bench.dv_{base} (Spark-written; built once under {root}) ...")
     base_loc = base_table(base, str(root))
-    small = ensure_scaled_table(base_loc, 2_000, table_dir(str(root), 2_000, 2_000, 10_000, base), 2_000, 10_000,
-                                log=lambda m: say(f"    {m}"))
-    big = ensure_scaled_table(base_loc, 100_000, table_dir(str(root), 100_000, 3334, 10_000, base), 3334, 10_000,
-                              log=lambda m: say(f"    {m}"))
-    t = Table.from_metadata(small)
-    entries = [e for e in t.entries(content="deletes") if e["kind"] == "dv"]
-    files = sorted({t.locate(e["file_path"]) for e in entries})
-    if len(entries) != 2_000 or len(files) != 1:
-        raise SystemExit(f"{small}: expected 2,000 DVs in one Puffin file, found {len(entries)} in {len(files)}")
-    ranges = [(int(e["content_offset"]), int(e["content_size_in_bytes"])) for e in entries]
-    b = Table.from_metadata(base_loc)
-    base_dvs = [e for e in b.entries(content="deletes") if e["kind"] == "dv"]
-    if len(base_dvs) != base:
-        raise SystemExit(f"{base_loc}: expected {base:,} DVs, found {len(base_dvs):,}")
-    return {"small": small, "big": big, "puffin": files[0], "ranges": ranges, "base": base_loc,
-            "base_puffins": sorted({b.locate(e["file_path"]) for e in base_dvs})}
+    out: dict = {"base": base_loc}
+    if "card-100k" in names:
+        out["big"] = ensure_scaled_table(base_loc, 100_000, table_dir(str(root), 100_000, 3334, 10_000, base), 3334,
+                                         10_000, log=lambda m: say(f"    {m}"))
+    if "dvs-2000-read_dv" in names:
+        small = ensure_scaled_table(base_loc, 2_000, table_dir(str(root), 2_000, 2_000, 10_000, base), 2_000, 10_000,
+                                    log=lambda m: say(f"    {m}"))
+        t = Table.from_metadata(small)
+        entries = [e for e in t.entries(content="deletes") if e["kind"] == "dv"]
+        files = sorted({t.locate(e["file_path"]) for e in entries})
+        if len(entries) != 2_000 or len(files) != 1:
+            raise SystemExit(f"{small}: expected 2,000 DVs in one Puffin file, found {len(entries)} in {len(files)}")
+        out.update(puffin=files[0], ranges=[(int(e["content_offset"]), int(e["content_size_in_bytes"])) for e in entries])
+    if "dvs-10k-read_dvs" in names:
+        if base != 10_000:
+            raise SystemExit("dvs-10k-read_dvs reads bench.dv_10000: leave --base-files at 10000")
+        b = Table.from_metadata(base_loc)
+        base_dvs = [e for e in b.entries(content="deletes") if e["kind"] == "dv"]
+        if len(base_dvs) != base:
+            raise SystemExit(f"{base_loc}: expected {base:,} DVs, found {len(base_dvs):,}")
+        out["base_puffins"] = sorted({b.locate(e["file_path"]) for e in base_dvs})
+    return out
 
 
 # ---------------------------------------------------------------- the driver
@@ -365,6 +370,9 @@ def main(argv=None) -> int:
     parser.add_argument("--only", default="", help="comma-separated guard names (default: all)")
     parser.add_argument("--repeat", type=int, default=5, help="timed runs in each process (after one warm-up)")
     parser.add_argument("--rounds", type=int, default=2, help="fresh processes a side")
+    parser.add_argument("--base-files", type=int, default=10_000,
+                        help="data files of the Spark-written base table the 100,000-file table is derived from "
+                             "(make test's user lane: 1000, a minute of Spark on a machine without the cache)")
     parser.add_argument("--card-runs", type=int, default=3, help="fresh processes a side for the card")
     parser.add_argument("--peers-python", default=os.environ.get("PE_GUARDS_PEERS_PYTHON", sys.executable),
                         help="the interpreter of the peers' venv (PyIceberg 0.12, pyroaring)")
@@ -401,7 +409,9 @@ def main(argv=None) -> int:
     started = time.perf_counter()
     say("inputs (cached under the root):")
     dv = dv_inputs(root)
-    tables = table_inputs(root) if any(g.name.startswith(("dvs-", "card")) for g in wanted) else {}
+    names = {g.name for g in wanted}
+    tables = table_inputs(root, names, args.base_files) if names & {"dvs-2000-read_dv", "dvs-10k-read_dvs",
+                                                                      "card-100k"} else {}
     say(f"  ready in {time.perf_counter() - started:.1f}s")
     inputs = {
         "dv-random-10M": {"path": dv["random-10M"]["path"]},
@@ -410,9 +420,11 @@ def main(argv=None) -> int:
         "roaring-sparse-100k": dv["sparse-100k"],
         "roaring-sparse-100k-file": dv["sparse-100k"],
     }
-    if tables:
+    if "puffin" in tables:
         inputs["dvs-2000-read_dv"] = {"path": tables["puffin"], "ranges": tables["ranges"]}
+    if "base_puffins" in tables:
         inputs["dvs-10k-read_dvs"] = {"paths": tables["base_puffins"], "metadata": tables["base"]}
+    if "big" in tables:
         inputs["card-100k"] = {"metadata": tables["big"]}
 
     say()
