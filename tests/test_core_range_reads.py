@@ -85,3 +85,29 @@ def test_missing_file_is_a_clear_error(tmp_path):
 
     with pytest.raises(SourceError, match="no such file"):
         PuffinFile(tmp_path / "nope.puffin")
+
+
+def test_a_decoded_blob_goes_with_its_file_without_a_collection(resources):
+    """``PuffinFile(p).blobs[0].decode().positions()`` leaves no cyclic garbage: the decoded vector (its bytes and
+    positions) is freed when the last reference goes, not at the next collection (a loop over files otherwise
+    holds every file's positions until then); an open file keeps what it decoded while it is referenced."""
+    import gc
+    import weakref
+
+    path = resources / "multi-dv.puffin"
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        dv = PuffinFile(path).blobs[2].decode()
+        gone = weakref.ref(dv)
+        assert len(dv.positions()) == 200_000 and dv.metadata.index == 2 and dv.metadata.file is None
+        del dv
+        assert gone() is None
+        pf = PuffinFile(path)
+        kept = weakref.ref(pf.blobs[2].decode())
+        assert kept() is not None and pf.blobs[2].decode() is kept()  # decoded once while the file is open
+        del pf
+        assert kept() is None
+    finally:
+        if was:
+            gc.enable()

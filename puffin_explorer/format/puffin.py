@@ -113,6 +113,14 @@ class BlobMetadata:
         self._open_args = file._open_args
         return self
 
+    def _detached(self) -> "BlobMetadata":
+        """This entry without its handle to the file: what a decoded blob keeps as its ``metadata`` (a decoded blob
+        held by its file's cache and holding an entry that holds a file opened again would be cyclic garbage,
+        its positions freed only by a collection)."""
+        out = copy.copy(self)
+        out._file_ref = out._reopened = out._open_args = None
+        return out
+
     @property
     def file(self) -> Optional["PuffinFile"]:
         """The file this entry belongs to (opened again from the same source if it was dropped,
@@ -517,7 +525,7 @@ class PuffinFile(RichRepr):
                     raise
                 space = "file" if blob.compression_codec is None else f"blob {blob.index} decompressed"
                 offset = blob.offset if blob.compression_codec is None else 0
-                decoded = decoder_for(blob.type).decode(data, offset, blob, space)
+                decoded = decoder_for(blob.type).decode(data, offset, blob._detached(), space)
                 self._decoded_ranges[key] = decoded
             self._decoded[blob.index] = decoded
         if self.strict if strict is None else strict:
