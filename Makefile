@@ -16,7 +16,8 @@ SPARK4_TESTS := tests/test_spark_planned.py tests/test_spark_executors.py
 OTHER_PYTHONS ?= 3.10 3.13
 # How each is installed (.ci/test-python --install): the oldest Python with the lowest versions pyproject.toml
 # allows; the newest as a user installs (the wheel with [all], the newest versions, the test tools beside it
-# without changing them, then the card's ratio to PyIceberg at 100,000 files).
+# without changing them; the tests of what depends on the install, then the card's ratio to PyIceberg at 100,000
+# files).
 PYTHON_INSTALL_3.10 ?= lowest
 PYTHON_INSTALL_3.13 ?= user
 install_of = $(or $(PYTHON_INSTALL_$(1)),test)
