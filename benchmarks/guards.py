@@ -142,8 +142,6 @@ def _blob_of(path: str, offset: int, length: int) -> bytes:
 
 
 def side_ours(guard: str, args: dict, repeat: int) -> dict:
-    import numpy as np
-
     from puffin_explorer import DeletionVector, PuffinFile, read_dv
 
     if guard in ("dv-random-10M", "dv-sparse-100k"):
@@ -264,9 +262,16 @@ def dv_inputs(root: Path) -> dict:
     return out
 
 
+#: The guards that read a table (the others read the DV files of bench_puffin_core.py).
+TABLE_GUARDS = {"dvs-2000-read_dv", "dvs-10k-read_dvs", "card-100k"}
+
+
 def table_inputs(root: Path, names: set, base: int = 10_000) -> dict:
     """The tables the guards ``names`` read: the Spark-written ``bench.dv_<base>`` (built first if absent: Spark,
-    minutes), the 2,000-file table derived from it (its 2,000 DVs in one Puffin file) and the 100,000-file one."""
+    minutes), the 2,000-file table derived from it (its 2,000 DVs in one Puffin file) and the 100,000-file one;
+    nothing when none of them reads a table."""
+    if not names & TABLE_GUARDS:
+        return {}
     sys.path.insert(0, str(HERE))
     from bench_table_scale import base_table, table_dir
     from scale_table import ensure_scaled_table
@@ -287,7 +292,8 @@ def table_inputs(root: Path, names: set, base: int = 10_000) -> dict:
         files = sorted({t.locate(e["file_path"]) for e in entries})
         if len(entries) != 2_000 or len(files) != 1:
             raise SystemExit(f"{small}: expected 2,000 DVs in one Puffin file, found {len(entries)} in {len(files)}")
-        out.update(puffin=files[0], ranges=[(int(e["content_offset"]), int(e["content_size_in_bytes"])) for e in entries])
+        out["puffin"] = files[0]
+        out["ranges"] = [(int(e["content_offset"]), int(e["content_size_in_bytes"])) for e in entries]
     if "dvs-10k-read_dvs" in names:
         if base != 10_000:
             raise SystemExit("dvs-10k-read_dvs reads bench.dv_10000: leave --base-files at 10000")
@@ -409,9 +415,7 @@ def main(argv=None) -> int:
     started = time.perf_counter()
     say("inputs (cached under the root):")
     dv = dv_inputs(root)
-    names = {g.name for g in wanted}
-    tables = table_inputs(root, names, args.base_files) if names & {"dvs-2000-read_dv", "dvs-10k-read_dvs",
-                                                                      "card-100k"} else {}
+    tables = table_inputs(root, {g.name for g in wanted}, args.base_files)
     say(f"  ready in {time.perf_counter() - started:.1f}s")
     inputs = {
         "dv-random-10M": {"path": dv["random-10M"]["path"]},

@@ -835,7 +835,7 @@ def _common_vectors(buf: Any, starts: Any, sizes: Any, check_crc: bool = True):
     ends = np.cumsum(counts)
     firsts = ends - counts
     falls = low[1:] <= low[:-1]  # a value not above the one before it, in one vector
-    falls[firsts[(firsts > 0) & (firsts < len(low))] - 1] = False  # a vector's first value follows another's last
+    falls[firsts[1:] - 1] = False  # a vector's first value follows another vector's last
     high = high[chosen]
     if falls.any():
         falls = np.flatnonzero(falls) + 1

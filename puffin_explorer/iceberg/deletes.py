@@ -192,9 +192,6 @@ def deleted_rows_of(source: "TableSource", index: "EntryIndex", paths, rows: Any
     return np.where(found, c.deleted[np.nan_to_num(at).astype(np.int64)] if len(c.deleted) else 0, 0).astype(np.int64)
 
 
-#: Index findings that mean entries of the snapshot were not read, so its counts miss them.
-
-
 def coverage(source: "TableSource", index: "EntryIndex") -> Coverage:
     """Which counts of the index's snapshot are whole (:class:`~puffin_explorer.coverage.Coverage`): the data
     manifests, the delete manifests and the position-delete files (:func:`row_counts`) that could not be read."""

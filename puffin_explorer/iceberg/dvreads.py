@@ -61,13 +61,18 @@ def _positions_batch(idx: list, path: str, ranges: list, refs: Any, dvs: list):
         pa.LargeListArray.from_arrays(pa.array(offsets), pa.array(values))], schema=schema)
 
 
+#: The columns of DV entries ``read_dvs`` plans from, and those of them that are strings.
+_PLAN_COLUMNS = ("file_path", "content_offset", "content_size_in_bytes", "referenced_data_file", "file_size_in_bytes")
+_STRING_COLUMNS = frozenset(("file_path", "referenced_data_file"))
+
+
 def _entries_table(rows: list) -> Any:
-    """DV entries (dicts) as the Arrow table ``read_dvs`` plans from; an entry without its range is an error."""
+    """DV entries (dicts) as the Arrow table ``read_dvs`` plans from (:data:`_PLAN_COLUMNS`)."""
     from operator import itemgetter
 
     import pyarrow as pa
 
-    names = ("file_path", "content_offset", "content_size_in_bytes", "file_size_in_bytes", "referenced_data_file")
+    names = _PLAN_COLUMNS
     try:  # every key in every entry (the index's rows): the columns in one pass of C
         columns = dict(zip(names, zip(*map(itemgetter(*names), rows)))) if rows else {n: () for n in names}
     except (KeyError, TypeError):
@@ -79,14 +84,8 @@ def _entries_table(rows: list) -> Any:
         except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError):  # numbers as other types: each made an int
             return pa.array([None if v is None else int(v) for v in values], pa.int64())
 
-    t = pa.table({n: pa.array(columns[n], pa.string()) if n.endswith(("path", "file")) else ints(columns[n])
-                  for n in names})
-    for name in ("content_offset", "content_size_in_bytes"):
-        if t.column(name).null_count:
-            e = rows[t.column(name).is_null().to_pylist().index(True)]
-            raise InvalidFileError(f"{e.get('file_path')}: DV entry without content_offset/content_size_in_bytes",
-                                   None, "dv-missing-range")
-    return t
+    return pa.table({n: pa.array(columns[n], pa.string()) if n in _STRING_COLUMNS else ints(columns[n])
+                     for n in names})  # an entry without its range: _plan_by_file says which
 
 
 def _file_dvs(src: Any, loc: str, offsets: Any, sizes: Any, refs: list) -> list:
@@ -337,13 +336,12 @@ class DVReader:
 
         from ..format.dv import decode_many
 
-        names = ("file_path", "content_offset", "content_size_in_bytes", "referenced_data_file", "file_size_in_bytes")
         if entries is None:  # the index's columns as arrays: no Python value per DV
             cache = entry_cache(self.source)
             before = cache.mark() if built_index(self.source, snapshot_id) is None else None
             ix = deletes_index(self.source, snapshot_id)
             at = np.flatnonzero(ix.mask(["dv"]))
-            t = ix.take(at, list(names))
+            t = ix.take(at, list(_PLAN_COLUMNS))
             if before is not None and len(ix) > KEEP_PLAN_INDEX_UP_TO:
                 # built for this plan alone, and big: let it go before the positions come (a million DVs' entries
                 # are 0.4 GB beside their positions; the next question about the table builds it again)

@@ -75,33 +75,31 @@ def _env(name: str, kind: type, default):
     return default if raw is None else _number(raw, name, kind)
 
 
-#: The policy of options without ``timeout`` / ``retries``, by what the environment holds (read every time,
-#: parsed once a value): a DV read asks for it on every call.
-_FROM_ENV: dict = {}
+#: Policies by what they are computed from (the options' ``timeout`` / ``retries`` and the environment's values as
+#: read): the environment is read every time, each set of values parsed once (a DV read asks on every call).
+_POLICIES: dict = {}
 
 
 def policy(storage_options: Optional[dict[str, Any]] = None) -> Policy:
     """The policy for these options: their ``timeout`` / ``retries`` keys, else the environment, else the defaults."""
-    if not storage_options or ("timeout" not in storage_options and "retries" not in storage_options):
-        raw = (os.environ.get(TIMEOUT_ENV), os.environ.get(RETRIES_ENV))
-        found = _FROM_ENV.get(raw)
-        if found is None:
-            found = Policy(float(_env(TIMEOUT_ENV, float, DEFAULT_TIMEOUT_S)), int(_env(RETRIES_ENV, int, DEFAULT_RETRIES)))
-            if len(_FROM_ENV) > 64:
-                _FROM_ENV.clear()
-            _FROM_ENV[raw] = found
-        return found
-    opts = storage_options
-    timeout, retries = opts.get("timeout"), opts.get("retries")
-    if timeout is None:
-        timeout = _env(TIMEOUT_ENV, float, DEFAULT_TIMEOUT_S)
-    else:
-        timeout = _number(timeout, "storage option 'timeout'", float)
-    if retries is None:
-        retries = _env(RETRIES_ENV, int, DEFAULT_RETRIES)
-    else:
-        retries = _number(retries, "storage option 'retries'", int)
-    return Policy(float(timeout), int(retries))
+    opts = storage_options or {}
+    key = (opts.get("timeout"), opts.get("retries"), os.environ.get(TIMEOUT_ENV), os.environ.get(RETRIES_ENV))
+    try:
+        found = _POLICIES.get(key)
+    except TypeError:  # an option value that is not hashable: parsed (and refused) below, not kept
+        found, key = None, None
+    if found is None:
+        timeout, retries = key[:2] if key else (opts.get("timeout"), opts.get("retries"))
+        timeout = (_env(TIMEOUT_ENV, float, DEFAULT_TIMEOUT_S) if timeout is None
+                   else _number(timeout, "storage option 'timeout'", float))
+        retries = (_env(RETRIES_ENV, int, DEFAULT_RETRIES) if retries is None
+                   else _number(retries, "storage option 'retries'", int))
+        found = Policy(float(timeout), int(retries))
+        if key is not None:
+            if len(_POLICIES) > 64:
+                _POLICIES.clear()
+            _POLICIES[key] = found
+    return found
 
 
 def fsspec_options(protocol: str, storage_options: Optional[dict[str, Any]], pol: Policy) -> dict[str, Any]:

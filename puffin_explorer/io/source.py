@@ -13,7 +13,7 @@ from typing import Any, Callable, Iterable, Optional, Sequence, TypeVar, Union
 from .._text import plural
 from ..errors import NotAFileError, SourceError
 from . import resolve, retry
-from .errors import check_endpoint, storage_error
+from .errors import storage_error
 from .locations import check_location
 from .scope import check_scope
 from .arrow_s3 import enabled as arrow_enabled
@@ -40,14 +40,9 @@ def filesystem(location: str, storage_options: Optional[dict[str, Any]] = None):
 
 def _resolved(location: str, storage_options: Optional[dict[str, Any]]) -> resolve.Resolved:
     """:func:`.resolve.resolve`, its storage errors as :class:`SourceError`."""
-    def first(loc: str) -> None:  # a location kept by resolve passed these when it was first resolved
-        check_location(loc)
-        check_scope(loc, storage_options)
-
+    check_scope(location, storage_options)  # on every read, before anything is resolved: the scope decides
     try:
-        found = resolve.resolve(location, storage_options, first)
-        check_scope(location, storage_options)  # on every read too: the scope decides, not what was kept
-        return found
+        return resolve.resolve(location, storage_options, check_location)  # checked when first resolved
     except SourceError:
         raise
     except (ImportError, ValueError, OSError, TypeError) as exc:
