@@ -186,6 +186,7 @@ def test_common_positions_of_many_vectors_in_one_buffer_are_each_parse_s(vectors
     """common_positions over vectors lying back to back (gaps between them): a vector is ok only when its own
     parse finds no error, and then its positions are the parse's (common_last_positions: its last one); every sound
     vector of the common shape (one bucket, one array container) is ok; each kind of damage is not."""
+    from puffin_explorer.format import dv as dv_module
     from puffin_explorer.format.dv import common_last_positions, common_positions
 
     buf, starts, sizes, blobs = bytearray(), [], [], []
@@ -200,6 +201,19 @@ def test_common_positions_of_many_vectors_in_one_buffer_are_each_parse_s(vectors
     assert len(positions) == int(cards.sum())
     ok2, cards2, lasts = common_last_positions(bytes(buf), starts, sizes)
     assert ok2.tolist() == ok.tolist() and cards2.tolist() == cards.tolist()
+    # the values gathered a few bytes at a time (a piece for each vector or two), and into a given array: the same
+    was = dv_module._GATHER_BYTES
+    dv_module._GATHER_BYTES = 600
+    try:
+        into = np.full(len(positions) + 5, 7, np.uint64)
+        ok3, cards3, positions3 = common_positions(bytes(buf), starts, sizes, out=into)
+        ok4, cards4, lasts4 = common_last_positions(bytes(buf), starts, sizes)
+    finally:
+        dv_module._GATHER_BYTES = was
+    assert ok3.tolist() == ok4.tolist() == ok.tolist() and cards3.tolist() == cards4.tolist() == cards.tolist()
+    assert np.array_equal(positions3, positions) and np.array_equal(lasts4, lasts)
+    assert positions3.base is into or positions3.base is into.base  # written where it was asked to be
+    assert into[len(positions):].tolist() == [7] * 5
     at = 0
     for (key, lows, damage, _), data, good, card, last in zip(vectors, blobs, ok.tolist(), cards.tolist(),
                                                               lasts.tolist()):

@@ -236,6 +236,71 @@ def test_read_dvs_columnar_holds_every_position_in_one_arrow_table():
     assert [by_entry[i]["referenced_data_file"] for i in (0, 1)] == list(some["referenced_data_file"])
 
 
+def test_read_dvs_of_a_local_file_reads_it_in_pieces_into_few_position_arrays(tmp_path, monkeypatch):
+    """A local Puffin file's DVs are read a request of at most _LOCAL_REQUEST bytes at a time (each span decoded and
+    let go before the next is read) and their positions written into arrays of at most _STORE_POSITIONS: every DV
+    the same as read alone, whichever piece or array it fell in; a damaged one among them still reports itself."""
+    import numpy as np
+
+    from puffin_explorer import DeletionVector, PuffinWriter
+    from puffin_explorer.iceberg import dvreads
+    from puffin_explorer.io.ranges import request_groups
+
+    rng = np.random.default_rng(11)
+    wanted = [np.unique(rng.integers(0, 60_000, int(k))) for k in rng.integers(1, 300, 40)]
+    w = PuffinWriter(properties={"created-by": "tests"})
+    for i, p in enumerate(wanted):
+        w.add_dv(p, referenced_data_file=f"s3://b/t/data/{i}.parquet")
+    data = bytearray(w.to_bytes())
+    blobs = PuffinFile(bytes(data)).blobs
+    data[blobs[17].offset + 4] ^= 0xFF  # one damaged magic among them
+    path = tmp_path / "many.puffin"
+    path.write_bytes(bytes(data))
+    offsets = np.array([b.offset for b in blobs])
+    sizes = np.array([b.length for b in blobs])
+    monkeypatch.setattr(dvreads, "_LOCAL_REQUEST", 2_000)
+    monkeypatch.setattr(dvreads, "_STORE_POSITIONS", 700)
+    src = ByteSource(str(path), size=len(data))
+    dvs = dvreads._file_dvs(src, str(path), offsets[::-1], sizes[::-1], [f"ref-{i}" for i in range(40)][::-1])
+    assert src.read_count == len(request_groups(offsets, sizes, max_request=2_000)) >= 7  # pieces, not one request
+    bases = {id(d.positions().base) for i, d in enumerate(dvs[::-1]) if i != 17}
+    assert 1 < len(bases) < 40  # a few position arrays shared by the DVs, not one each nor one for all
+    for i, dv in enumerate(dvs[::-1]):
+        assert dv.offset == blobs[i].offset and dv.referenced_data_file == f"ref-{i}"
+        alone = DeletionVector.from_bytes(bytes(data[blobs[i].offset:blobs[i].offset + blobs[i].length]))
+        assert [f.code for f in dv.findings] == [f.code for f in alone.findings]
+        if i != 17:
+            assert dv.positions().tolist() == wanted[i].tolist()
+    assert dvs[::-1][17].findings.errors
+
+
+def test_read_dvs_of_entries_given_as_dicts_or_a_dataframe(monkeypatch):
+    """Entries given to read_dvs (dicts, a DataFrame with its nullable columns) come back as DVs in their order; a
+    file size that is absent does not matter; an entry without its range, or with one that is not a number, is
+    a clear error naming its Puffin file."""
+    import pandas as pd
+
+    from puffin_explorer.errors import InvalidFileError
+
+    t = Warehouse(str(WAREHOUSE)).table("shop.orders")
+    entries = [e for e in t.entries(content="deletes") if e["kind"] == "dv"][::-1]
+    want = [t.read_dv(e).positions().tolist() for e in entries]
+    frame = pd.DataFrame(entries)
+    frame["file_size_in_bytes"] = frame["file_size_in_bytes"].astype("Int64")
+    frame.loc[1, "file_size_in_bytes"] = pd.NA
+    for given in (entries, frame, [dict(e, file_size_in_bytes=None) for e in entries]):
+        fresh = Warehouse(str(WAREHOUSE)).table("shop.orders")
+        got = fresh.read_dvs(given, progress=False)
+        assert [d.positions().tolist() for d in got] == want
+        assert [d.referenced_data_file for d in got] == [e["referenced_data_file"] for e in entries]
+    for bad in (None, "twelve"):
+        broken = [dict(e) for e in entries]
+        broken[2]["content_offset"] = bad
+        with pytest.raises(InvalidFileError, match="DV entry without content_offset") as err:
+            t.read_dvs(broken, progress=False)
+        assert err.value.code == "dv-missing-range" and entries[2]["file_path"] in str(err.value)
+
+
 def test_read_dvs_lets_go_of_a_big_index_it_built_for_its_plan_and_keeps_one_built_before(monkeypatch):
     """The entries read_dvs builds for its plan alone are not kept beside the positions when there are more than
     KEEP_PLAN_INDEX_UP_TO (the next question builds them again); an index built before, by the card or dvs(),

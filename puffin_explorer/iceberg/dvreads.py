@@ -44,7 +44,7 @@ def positions_schema():
 
 def _positions_batch(idx: list, path: str, ranges: list, refs: Any, dvs: list):
     """One Puffin file's vectors as a record batch of :func:`positions_schema` (positions as int64; ``refs``: the
-    referenced data files of ``idx``, an Arrow string array)."""
+    referenced data files of ``idx``)."""
     import numpy as np
     import pyarrow as pa
 
@@ -57,35 +57,76 @@ def _positions_batch(idx: list, path: str, ranges: list, refs: Any, dvs: list):
     return pa.record_batch([
         pa.array(idx, pa.int64()), pa.array([path] * len(idx), pa.string()),
         pa.array([o for o, _ in ranges], pa.int64()), pa.array([n for _, n in ranges], pa.int64()),
-        refs, pa.array(counts),
+        pa.array(refs, pa.string()), pa.array(counts),
         pa.LargeListArray.from_arrays(pa.array(offsets), pa.array(values))], schema=schema)
 
 
-#: The columns of DV entries ``read_dvs`` plans from, and those of them that are strings.
+#: A local Puffin file's DVs are read this many bytes a request: each span is decoded and let go before the next
+#: is read, so its memory is the allocator's to reuse, not fresh pages for every span of the file.
+_LOCAL_REQUEST = 256 << 10
+#: The positions of a file's DVs are written into arrays of (at most, unless one request needs more) this many.
+_STORE_POSITIONS = 8 << 20
+
+#: The columns of DV entries ``read_dvs`` plans from.
 _PLAN_COLUMNS = ("file_path", "content_offset", "content_size_in_bytes", "referenced_data_file", "file_size_in_bytes")
-_STRING_COLUMNS = frozenset(("file_path", "referenced_data_file"))
 
 
-def _entries_table(rows: list) -> Any:
-    """DV entries (dicts) as the Arrow table ``read_dvs`` plans from (:data:`_PLAN_COLUMNS`)."""
-    from operator import itemgetter
+def _no_range(path: Any) -> InvalidFileError:
+    return InvalidFileError(f"{path}: DV entry without content_offset/content_size_in_bytes", None, "dv-missing-range")
 
-    import pyarrow as pa
 
-    names = _PLAN_COLUMNS
-    try:  # every key in every entry (the index's rows): the columns in one pass of C
-        columns = dict(zip(names, zip(*map(itemgetter(*names), rows)))) if rows else {n: () for n in names}
+def _table_columns(t) -> tuple:
+    """What :func:`_plan_by_file` plans from, of the index's DV rows (an Arrow table of :data:`_PLAN_COLUMNS`):
+    ``(files, codes, offsets, sizes, claims, has_claim, refs_of)``, numpy arrays a DV (``codes[i]`` the place of
+    its Puffin file in ``files``; ``refs_of(rows)`` the referenced data files of those rows, Python strings)."""
+    import numpy as np
+    import pyarrow.compute as pc
+
+    for name in ("content_offset", "content_size_in_bytes"):
+        if t.column(name).null_count:
+            first = int(np.flatnonzero(t.column(name).is_null().to_numpy(zero_copy_only=False))[0])
+            raise _no_range(t.column("file_path")[first].as_py())
+    enc = t.column("file_path").combine_chunks().dictionary_encode()
+    codes = pc.fill_null(enc.indices, len(enc.dictionary)).to_numpy(zero_copy_only=False).astype(np.int64)
+    files = enc.dictionary.to_pylist() + [None]  # a DV without a path: its own group, read as read_dv reads it
+    claimed = t.column("file_size_in_bytes")
+    refs = t.select(["referenced_data_file"])  # taken a file's rows at a time (take_rows: chunk by chunk)
+    return (files, codes, t.column("content_offset").to_numpy().astype(np.int64),
+            t.column("content_size_in_bytes").to_numpy().astype(np.int64),
+            pc.fill_null(claimed, -1).to_numpy().astype(np.int64), claimed.is_valid().to_numpy(zero_copy_only=False),
+            lambda rows: take_rows(refs, rows).column(0).to_pylist())
+
+
+def _entry_columns(rows: list) -> tuple:
+    """:func:`_table_columns` of DV entries given as dicts, in plain Python and numpy: their strings are not
+    copied into Arrow arrays only to come back out (twice the time of the rest of the plan)."""
+    import numpy as np
+
+    try:  # every key in every entry (the index's rows): a list a column
+        paths, offsets, sizes, refs, claims = ([e[n] for e in rows] for n in _PLAN_COLUMNS)
     except (KeyError, TypeError):
-        columns = {n: [e.get(n) for e in rows] for n in names}
+        paths, offsets, sizes, refs, claims = ([e.get(n) for e in rows] for n in _PLAN_COLUMNS)
 
-    def ints(values: Any) -> Any:
-        try:  # Python or numpy integers, None where absent
-            return pa.array(values, pa.int64())
-        except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError):  # numbers as other types: each made an int
-            return pa.array([None if v is None else int(v) for v in values], pa.int64())
+    def ints(values: list, name: str) -> tuple:
+        """``values`` as int64 and where each is present (None when all are)."""
+        try:  # Python or numpy integers
+            return np.fromiter(values, np.int64, len(values)), None
+        except (TypeError, ValueError):  # absent (None, NA), or numbers of other types: each made an int
+            out, present = np.full(len(values), -1, np.int64), np.ones(len(values), bool)
+            for i, v in enumerate(values):
+                try:
+                    out[i] = int(v)
+                except (TypeError, ValueError):
+                    if name != "file_size_in_bytes":
+                        raise _no_range(paths[i]) from None
+                    present[i] = False
+            return out, present
 
-    return pa.table({n: pa.array(columns[n], pa.string()) if n in _STRING_COLUMNS else ints(columns[n])
-                     for n in names})  # an entry without its range: _plan_by_file says which
+    files = list(dict.fromkeys(paths))  # each Puffin file once, in the order they first appear
+    codes = np.fromiter(map({f: i for i, f in enumerate(files)}.__getitem__, paths), np.int64, len(paths))
+    claimed, has_claim = ints(claims, "file_size_in_bytes")
+    return (files, codes, ints(offsets, "content_offset")[0], ints(sizes, "content_size_in_bytes")[0], claimed,
+            np.ones(len(claims), bool) if has_claim is None else has_claim, lambda at: list(map(refs.__getitem__, at)))
 
 
 def _file_dvs(src: Any, loc: str, offsets: Any, sizes: Any, refs: list) -> list:
@@ -94,17 +135,27 @@ def _file_dvs(src: Any, loc: str, offsets: Any, sizes: Any, refs: list) -> list:
     straight from the request's bytes (:func:`~puffin_explorer.format.dv.common_positions`) into vectors that
     hold their positions and not their bytes (read again from ``src`` when a view asks); any other vector keeps
     its bytes and decodes or reports itself when asked."""
+    from collections import deque
+    from itertools import repeat
+
     import numpy as np
 
     from ..format.dv import DeletionVector, common_positions, decode_many
-    from ..io.ranges import request_groups
+    from ..io.ranges import DEFAULT_MAX_REQUEST, request_groups
 
     out: list = [None] * len(offsets)
     others: list = []
     order = np.argsort(offsets, kind="stable")
-    groups = [order[g] for g in request_groups(offsets[order], sizes[order])]
+    groups = [order[g] for g in request_groups(offsets[order], sizes[order],
+                                              max_request=DEFAULT_MAX_REQUEST if src.remote else _LOCAL_REQUEST)]
     starts = [int(offsets[g[0]]) for g in groups]
-    spans = src.fetch_spans([(a, int((offsets[g] + sizes[g]).max()) - a) for a, g in zip(starts, groups)])
+    requests = [(a, int((offsets[g] + sizes[g]).max()) - a) for a, g in zip(starts, groups)]
+    # remote: every request at once, concurrently; local: one span alive at a time, its memory reused for the next
+    spans = src.fetch_spans(requests) if src.remote else (src.fetch_spans([r])[0] for r in requests)
+    # the most positions each vector of the common shape can hold (its values fill it: common_positions)
+    most = np.minimum(np.maximum(sizes - 33, 0) // 2, 4096)
+    left = int(most.sum())
+    store, used = np.empty(0, np.uint64), 0
     reread = src.read  # one bound method for the file's vectors, not one each
     for rows, start, span in zip(groups, starts, spans):
         rel, n = offsets[rows] - start, sizes[rows]
@@ -112,14 +163,26 @@ def _file_dvs(src: Any, loc: str, offsets: Any, sizes: Any, refs: list) -> list:
         if len(short):
             o, k = int(offsets[rows[short[0]]]), int(n[short[0]])
             raise SourceError(f"{loc} ends before the DV at [{o:,}, {o + k:,})", o, location=loc)
-        ok, cards, positions = common_positions(span, rel, n, crc=False)
+        need = int(most[rows].sum())
+        if len(store) - used < need:  # the file's positions in few arrays: large ones get huge pages, and only the
+            # pages written are ever touched, so a bound read out of manifests costs no memory it does not use
+            store, used = np.empty(max(need, min(left, _STORE_POSITIONS)), np.uint64), 0
+        left -= need
+        ok, cards, positions = common_positions(span, rel, n, crc=False, out=store[used:])
+        used += len(positions)
         positions.flags.writeable = False
-        ends = np.cumsum(cards).tolist()
+        ends = np.cumsum(cards)
+        # each vector's positions a view of the request's: the slices made by map in C, not one statement each
+        parts = map(positions.__getitem__, map(slice, (ends - cards).tolist(), ends.tolist()))
         decoded = DeletionVector._decoded
-        for i, r, k, good, b, c in zip(rows.tolist(), (rel + start).tolist(), n.tolist(), ok.tolist(), ends,
-                                       cards.tolist()):
+        here, at = rows.tolist(), (rel + start).tolist()
+        if ok.all():  # the vectors made and put in place by map (no statement a vector)
+            made = map(decoded, parts, at, n.tolist(), repeat(reread), map(refs.__getitem__, here))
+            deque(map(out.__setitem__, here, made), maxlen=0)
+            continue
+        for i, r, k, good, p in zip(here, at, n.tolist(), ok.tolist(), parts):
             if good:
-                out[i] = decoded(positions[b - c:b], r, k, reread, refs[i])
+                out[i] = decoded(p, r, k, reread, refs[i])
             else:
                 out[i] = other = DeletionVector(span[r - start:r - start + k], r, None, "file", refs[i])
                 others.append(other)
@@ -127,30 +190,14 @@ def _file_dvs(src: Any, loc: str, offsets: Any, sizes: Any, refs: list) -> list:
     return out
 
 
-def _plan_by_file(t) -> list:
-    """The reads of DV entries (an Arrow table of ``file_path``, ``content_offset``, ``content_size_in_bytes``,
-    ``file_size_in_bytes``), per Puffin file in the order the files first appear: ``(path, row indexes, offsets,
-    sizes, largest end, largest claimed file size or None, any odd range)``, numpy arrays (no Python value per
-    DV: the reader makes one file's ranges at a time as it reads it)."""
+def _plan_by_file(files: list, codes: Any, offsets: Any, sizes: Any, claims: Any, has_claim: Any) -> list:
+    """The reads of DV entries (:func:`_table_columns`), per Puffin file in the order the files first appear:
+    ``(path, row indexes, offsets, sizes, largest end, largest claimed file size or None, any odd range)``, numpy
+    arrays (no Python value per DV: the reader makes one file's ranges at a time as it reads it)."""
     import numpy as np
-    import pyarrow.compute as pc
 
-    n = t.num_rows
-    if not n:
+    if not len(codes):
         return []
-    for name in ("content_offset", "content_size_in_bytes"):
-        if t.column(name).null_count:
-            first = int(np.flatnonzero(t.column(name).is_null().to_numpy(zero_copy_only=False))[0])
-            raise InvalidFileError(f"{t.column('file_path')[first].as_py()}: DV entry without content_offset/"
-                                   "content_size_in_bytes", None, "dv-missing-range")
-    enc = t.column("file_path").combine_chunks().dictionary_encode()
-    codes = pc.fill_null(enc.indices, len(enc.dictionary)).to_numpy(zero_copy_only=False).astype(np.int64)
-    files = enc.dictionary.to_pylist() + [None]  # a DV without a path: its own group, read as read_dv reads it
-    offsets = t.column("content_offset").to_numpy().astype(np.int64)
-    sizes = t.column("content_size_in_bytes").to_numpy().astype(np.int64)
-    claimed_col = t.column("file_size_in_bytes")
-    claims = pc.fill_null(claimed_col, -1).to_numpy().astype(np.int64)
-    has_claim = claimed_col.is_valid().to_numpy(zero_copy_only=False)
     order = np.argsort(codes, kind="stable")  # each file's rows together, in row order
     bounds = np.flatnonzero(np.diff(codes[order])) + 1
     groups = np.split(order, bounds)
@@ -331,6 +378,8 @@ class DVReader:
 
     def _read_dvs(self, entries: Optional[Any], snapshot_id: Optional[int], bar: Callable[[int, int], None],
                   columnar: bool = False):
+        from collections import deque
+
         import numpy as np
         import pyarrow as pa
 
@@ -341,7 +390,7 @@ class DVReader:
             before = cache.mark() if built_index(self.source, snapshot_id) is None else None
             ix = deletes_index(self.source, snapshot_id)
             at = np.flatnonzero(ix.mask(["dv"]))
-            t = ix.take(at, list(_PLAN_COLUMNS))
+            columns = _table_columns(ix.take(at, list(_PLAN_COLUMNS)))
             if before is not None and len(ix) > KEEP_PLAN_INDEX_UP_TO:
                 # built for this plan alone, and big: let it go before the positions come (a million DVs' entries
                 # are 0.4 GB beside their positions; the next question about the table builds it again)
@@ -353,15 +402,17 @@ class DVReader:
         else:
             if hasattr(entries, "to_dict") and hasattr(entries, "columns"):  # a DataFrame such as dvs()
                 entries = entries.to_dict("records")
-            rows = [self.entry(e, snapshot_id) for e in entries]
-            t = _entries_table(rows)
+            rows = list(entries)
+            if set(map(type, rows)) - {dict}:  # not all entries already (paths, DataFrame rows)
+                rows = [self.entry(e, snapshot_id) for e in rows]
+            columns = _entry_columns(rows)
 
             def entry(i: int) -> dict[str, Any]:
                 return rows[i]
-        total = t.num_rows
-        plans = _plan_by_file(t)
-        refs = t.select(["referenced_data_file"])  # taken a file's rows at a time (take_rows: chunk by chunk)
-        del t
+        total = len(columns[1])
+        plans = _plan_by_file(*columns[:6])
+        refs_of = columns[6]
+        del columns
         if total > KEEP_PLAN_INDEX_UP_TO:  # the index build's and the planning's scratch, before the positions come
             release_freed_memory()  # (not for a small read: pages given back are faulted in again at once)
         out: list = [] if columnar else [None] * total
@@ -375,17 +426,16 @@ class DVReader:
             if not odd and claimed is not None and end > claimed:
                 real = self.source.io.size(loc)
                 odd = real is None or end > real
-            file_refs = take_rows(refs, idx).column(0).combine_chunks()  # this file's referenced data files
+            file_refs = refs_of(idx)  # this file's referenced data files
             if odd:  # odd ranges: one at a time, with read_dv's checks
                 read = [self.read_dv(entry(i)) for i in idx]
                 decode_many(read)  # small vectors' positions in one numpy pass rather than one call each
             else:
-                read = _file_dvs(self._range_source(loc, end), loc, o, size, file_refs.to_pylist())
+                read = _file_dvs(self._range_source(loc, end), loc, o, size, file_refs)
             if columnar:  # this file's vectors become one batch of positions; the objects go
                 out.append(_positions_batch(idx, path, list(zip(o.tolist(), size.tolist())), file_refs, read))
                 continue
-            for i, dv in zip(idx, read):
-                out[i] = dv
+            deque(map(out.__setitem__, idx, read), maxlen=0)  # each in its entry's place
         bar(done, total)
         if columnar:
             return pa.Table.from_batches(out, positions_schema())
