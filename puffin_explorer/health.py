@@ -330,8 +330,10 @@ def ts_literal(ms: int) -> str:
     return pd.Timestamp(int(ms), unit="ms", tz="UTC").strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
 
 
-def size_histogram(sizes, target: int, small: int):
-    """Data files and bytes per size class: fixed edges below the small-file size, then small/target."""
+def size_histogram(target: int, small: int, counted: Optional[dict[int, Any]] = None):
+    """Data files and bytes per size class: fixed edges below the small-file size, then small/target.
+    ``counted``: each class's ``files`` and ``bytes`` by its place (what the measures counted; a class not in it,
+    or no ``counted``, holds none)."""
     import numpy as np
     import pandas as pd
 
@@ -344,18 +346,13 @@ def size_histogram(sizes, target: int, small: int):
             return f"{n / MIB:g} MiB" if n % MIB == 0 or n >= MIB else f"{n:,} B"
         return f">= {h(lo)}" if hi == edges[-1] else f"{h(lo)} – {h(hi)}"
 
-    arr = np.asarray(sizes, dtype=np.int64)
-    idx = np.searchsorted(np.asarray(edges[1:], dtype=np.int64), arr, side="right")
-    files = np.bincount(idx, minlength=len(edges) - 1)
-    nbytes = np.zeros(len(edges) - 1, dtype=np.int64)
-    np.add.at(nbytes, idx, arr)  # exact (a float sum is not above 2**53); damaged sizes past a long are clipped
-    approx = np.bincount(idx, weights=arr.astype(np.float64), minlength=len(edges) - 1)
-    nbytes = np.where(approx >= 2.0 ** 63, np.iinfo(np.int64).max, np.where(approx < -2.0 ** 63, np.iinfo(np.int64).min,
-                                                                             nbytes))
+    counted = counted or {}
+    classes = range(len(edges) - 1)
     return pd.DataFrame({
         "size_class": [label(lo, hi) for lo, hi in zip(edges[:-1], edges[1:])],
         "min_bytes": edges[:-1], "max_bytes": edges[1:],
-        "files": files.astype("int64"), "bytes": nbytes.astype("int64"),
+        **{col: pd.array([int(counted[i][col]) if i in counted else 0 for i in classes], "int64")
+           for col in ("files", "bytes")},
         "small": [hi <= small for hi in edges[1:]],
     })
 
@@ -366,7 +363,7 @@ def sum_relations(target: int, small_size: int) -> dict[str, Any]:
     of :func:`size_histogram`."""
     from .iceberg.measures import params, size_classes
 
-    edges = size_histogram([], int(target), small_size)
+    edges = size_histogram(int(target), small_size)
     return {"params": params(small_size, DELETE_FILES_PER_DATA_FILE, int(target)),
             "size_classes": size_classes([*edges["min_bytes"], edges["max_bytes"].iloc[-1]])}
 
@@ -411,7 +408,6 @@ def fill_listing_stats(io: Any, rows: Any, wanted: Any) -> Any:
     ``kept`` the mask of the rows kept (None when every row is)."""
     import numpy as np
     import pyarrow as pa
-    import pyarrow.compute as pc
 
     need = np.asarray(wanted, dtype=bool) & rows.column("size").is_null().to_numpy(zero_copy_only=False)
     at = np.flatnonzero(need)

@@ -9,7 +9,7 @@ findings list) are all derived from this one tree.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Callable, Iterator, Optional, Sequence
 

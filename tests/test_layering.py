@@ -258,3 +258,39 @@ def test_distinct_values_are_found_by_sorting_not_by_numpy_s_hash():
                    np.arange(12, dtype=np.uint32).reshape(3, 4)[::-1]):
         out = sorted_unique(values)
         assert out.dtype == np.asarray(values).dtype and out.tolist() == np.unique(values).tolist()
+
+
+#: Names the interpreter or IPython calls, never the package's own code.
+_CALLED_FROM_OUTSIDE = {"_ipython_display_", "_repr_html_", "_repr_mimebundle_", "_repr_png_", "_repr_svg_",
+                        "_repr_markdown_", "_repr_pretty_", "_repr_latex_", "_repr_json_", "_missing_"}
+
+
+def test_no_definition_is_left_unused():
+    """Dead code stays out: a private function, class or method of the package is named somewhere else in the
+    package, and a public module-level one somewhere at all (the package, its tests, resources, benchmarks, docs,
+    README or notebooks). Names are matched as words, so a use under another object's attribute counts too:
+    this finds what nothing could call, not every unused path."""
+    import re
+    from collections import Counter
+
+    def words(paths) -> Counter:
+        return Counter(w for p in paths for w in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", p.read_text()))
+
+    sources = sorted(PACKAGE.rglob("*.py"))
+    in_package = words(sources)
+    elsewhere = words([*ROOT.glob("tests/**/*.py"), *ROOT.glob("resources/**/*.py"), *ROOT.glob("benchmarks/**/*.py"),
+                       *ROOT.glob("docs/**/*.md"), ROOT / "README.md", *ROOT.glob("notebooks/**/*.ipynb")])
+    unused = []
+    for path in sources:
+        tree = ast.parse(path.read_text())
+        defined = [(n, n.name) for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))]
+        defined += [(m, f"{c.name}.{m.name}") for c in tree.body if isinstance(c, ast.ClassDef)
+                    for m in c.body if isinstance(m, ast.FunctionDef) and m.name.startswith("_")]
+        for node, qualified in defined:
+            name = node.name
+            if name.startswith("__") and name.endswith("__") or name in _CALLED_FROM_OUTSIDE:
+                continue
+            used = in_package[name] > 1 if name.startswith("_") else in_package[name] + elsewhere[name] > 1
+            if not used:
+                unused.append(f"{path.relative_to(ROOT)}:{node.lineno} {qualified}")
+    assert unused == []

@@ -147,7 +147,7 @@ def run(args: argparse.Namespace, shared: Shared) -> int:
         sys.stderr.flush()
         frame(rows, "text", max_rows=args.limit)
         if len(rows) > args.limit:
-            out(f"… more rows (--limit N, or --output FILE for all of them)")
+            out("… more rows (--limit N, or --output FILE for all of them)")
     else:
         _stream(df, shared.format)
     if args.scan == "check":

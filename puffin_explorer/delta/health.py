@@ -179,10 +179,7 @@ def delta_health(snap: DeltaSnapshot, now: Any = None, name: Optional[str] = Non
         **{col: pd.array([int(r[col]) for r in parts], dtype="int64")
            for col in ("files", "rows", "deleted_rows", "bytes", "delete_files", "small_files", "small_bytes",
                        "small_rows")}})
-    hist = size_histogram([], target, small_size)
-    hist["files"] = pd.array([int(classes[i]["files"]) if i in classes else 0 for i in range(len(hist))], "int64")
-    hist["bytes"] = pd.array([int(classes[i]["bytes"]) if i in classes else 0 for i in range(len(hist))], "int64")
-    frames["size_histogram"] = hist
+    frames["size_histogram"] = size_histogram(target, small_size, classes)
     frames["partitions"] = by_part
     m["partitions"] = int(summary["partitions"])
     found = small_files_finding(m, summary, target, small_size, "delta.targetFileSize",

@@ -60,4 +60,5 @@ def decode_uuid(text: str) -> uuid.UUID:
 
 
 def encode_uuid(value: uuid.UUID) -> str:
+    """The 20-character Z85 string of a UUID (how Delta names a DV file in its descriptor)."""
     return encode(value.bytes)

@@ -52,10 +52,6 @@ def colour_class(region: Region, index: int) -> str:
     return f"pe-k{index % PALETTE}"
 
 
-def _in_file(region: Region) -> bool:
-    return region.space == "file"
-
-
 def colour_map(root: Region, expand: Sequence[str] = EXPAND) -> dict[int, str]:
     """``id(region) -> css class`` for every top-level region (the keys of the legend); once per tree."""
     return root.memo(("colour_map", tuple(expand)), lambda: _colour_map(root, expand))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 from .html import esc
 
@@ -28,16 +28,3 @@ def report_html(pf: Any, include_hex: bool = True, schema: Any = None) -> str:
         parts.append("<h3 style=\"font-family:sans-serif\">Annotated bytes</h3>")
         parts.append(render_html(pf.hex()))
     return _PAGE.format(title=esc(f"Puffin file {pf.location}"), body="\n".join(parts))
-
-
-def write_report(location: str, output: str, storage_options: Optional[dict] = None,
-                 include_hex: bool = True) -> int:
-    """Open ``location`` and write its report to ``output``; returns the bytes written."""
-    from ..format.puffin import PuffinFile
-
-    pf = PuffinFile(location, storage_options=storage_options)
-    page = report_html(pf, include_hex)
-    data = page.encode("utf-8")
-    with open(output, "wb") as f:
-        f.write(data)
-    return len(data)

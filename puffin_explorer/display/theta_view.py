@@ -20,11 +20,6 @@ def bounds_rows(sk: Any) -> list[list[str]]:
     return [[f"{k}σ", f"{lo:,.2f}", f"{sk.estimate:,.2f}", f"{hi:,.2f}"] for k, (lo, hi) in sk.bounds().items()]
 
 
-def bounds_frame(sk: Any):
-    """``std_devs, lower, estimate, upper`` for 1, 2 and 3 standard deviations (the model's ``to_pandas()``)."""
-    return sk.to_pandas()
-
-
 def _ndv_text(sk: Any) -> str:
     ndv = sk.ndv_property
     if ndv is None:

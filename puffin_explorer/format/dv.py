@@ -110,13 +110,6 @@ class DeletionVector(RichRepr):
         state["_bytes"], state["_reread"] = self._data, None
         return state
 
-    def _let_go_of_bytes(self, reread: Callable[[int, int], bytes]) -> None:
-        """Drop the bytes of a vector whose positions are decoded (a table's read of many keeps the positions
-        alone); ``reread(offset, length)`` reads them again when a view or a check asks."""
-        if self._positions is not None and self._bytes is not None:
-            self._reread = reread
-            self._bytes = None
-
     #: Attributes set by parsing, which runs the first time one of them is read (positions alone
     #: need no parse for the common one-bucket vector).
     _PARSED = frozenset(("findings", "buckets", "length_prefix", "crc_stored", "crc_computed", "magic_ok",

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Optional
 
 from .._repr import RichRepr
 from .._text import plural
-from ..regions import Finding, FindingList, Region
+from ..regions import FindingList, Region
 
 if TYPE_CHECKING:  # pragma: no cover
     from .puffin import BlobMetadata

@@ -318,12 +318,6 @@ def _check_containers(u8: np.ndarray, starts: np.ndarray, kinds: np.ndarray, car
     return out
 
 
-def _popcount(words: np.ndarray) -> int:
-    if hasattr(np, "bitwise_count"):
-        return int(np.bitwise_count(words).sum())
-    return int(np.unpackbits(words.view(np.uint8)).sum())  # numpy < 2.0
-
-
 def values_from_slice(data: bytes, bm: Bitmap32, base: int) -> np.ndarray:
     """Decode the uint32 values of ``bm`` whose bytes are ``data`` (``data[0]`` at ``base``)."""
     if not bm.count:

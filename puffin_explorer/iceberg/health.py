@@ -125,17 +125,12 @@ def file_aggregates(answers: dict[str, list], target: int, small_size: int, colu
                     amplification) -> "FileAggregates":
     """:class:`FileAggregates` from the answers of :data:`SUM_MEASURES` (name -> rows as dicts), by whichever
     engine ran them, and the column, clustering and amplification frames."""
-    import pandas as pd
-
     totals, deletes, dangling = answers["file_totals"][0], answers["delete_totals"][0], answers["dangling_deletes"][0]
     c = {k: int(totals[k]) for k in ("data_files", "data_bytes", "records", "deleted_rows", "data_files_with_deletes",
                                      "max_delete_files_per_data_file", "small_files", "small_bytes")}
     c.update({k: int(deletes[k]) for k in ("dvs", "position_delete_files", "equality_delete_files", "delete_files",
                                            "delete_bytes")})
-    hist = size_histogram([], int(target), small_size)
-    counted = {int(r["bucket"]): r for r in answers["size_histogram"]}
-    hist["files"] = pd.array([int(counted[i]["files"]) if i in counted else 0 for i in range(len(hist))], "int64")
-    hist["bytes"] = pd.array([int(counted[i]["bytes"]) if i in counted else 0 for i in range(len(hist))], "int64")
+    hist = size_histogram(int(target), small_size, {int(r["bucket"]): r for r in answers["size_histogram"]})
     by_part = _partition_frame(answers["partition_totals"])
     return FileAggregates(
         counts=c, size_histogram=hist, partitions=by_part, partition_summary=answers["partition_summary"][0],

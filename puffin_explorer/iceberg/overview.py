@@ -534,12 +534,6 @@ class DeleteDebt(RichRepr):
                 f"candidates={self.candidate_count}{', partial' if self.partial else ''})")
 
 
-def _partition_text(value: Any) -> str:
-    from .deletes import partition_text
-
-    return partition_text(value)
-
-
 def type_text(t: Any) -> str:
     """An Iceberg type as one line: ``long``, ``list<string>``, ``struct<2 fields>``, ``map<string, int>``."""
     if not isinstance(t, dict):

@@ -36,7 +36,6 @@ EXIT_GRACE_S = 1.0
 def request(fn):
     """``fn()``, one Arrow request: counted while it runs, and on the main thread waited for in a way
     Ctrl-C ends at once (:func:`.retry.interruptible`)."""
-    global _in_flight
     from .retry import interruptible
 
     def counted():

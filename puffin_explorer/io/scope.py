@@ -76,10 +76,6 @@ def storage_root(location: str) -> str:
     return f"{scheme}://{netloc}" if scheme else ""
 
 
-def is_local(location: str) -> bool:
-    return not _split(location)[0]
-
-
 @functools.lru_cache(maxsize=4096)
 def _real_folder(folder: str) -> str:
     return os.path.realpath(folder)
