@@ -17,7 +17,7 @@ from .parquet import DeletionOverlay, ParquetLayout
 from .regions import Finding, FindingList, Region, Severity
 from .versions import show_versions
 
-__version__ = "0.1.0"
+from ._version import __version__
 
 __all__ = [
     "PuffinFile", "BlobMetadata", "DeletionVector", "ThetaSketch", "RawBlob", "PuffinWriter", "read_dv",

@@ -65,7 +65,7 @@ def _s3_client() -> str:
 def versions() -> dict[str, Any]:
     """The facts :func:`show_versions` prints, as a dict: ``puffin_explorer``, ``python``, ``platform``,
     ``dependencies`` (distribution → version or None) and ``fast_paths`` (name → what runs)."""
-    from . import __version__
+    from ._version import __version__
     from .iceberg.index import slow_reason
     from .iceberg.manifest_decoder import decoder
 

@@ -70,9 +70,9 @@ def import_graph() -> dict[str, frozenset[str]]:
 def import_cycles(*packages: str) -> list[list[str]]:
     """The import circles among the modules of ``packages`` (``"delta"``, ``"spark"``, …, under
     ``puffin_explorer``) taken together, each as its sorted modules (Tarjan's strongly connected components)."""
-    graph = import_graph()
-    prefixes = [f"puffin_explorer.{p}" for p in packages]
-    nodes = {m for m in graph if any(m == p or m.startswith(p + ".") for p in prefixes)}
+    graph = import_graph()  # "" in packages: the package root too
+    prefixes = [f"puffin_explorer.{p}" if p else "puffin_explorer" for p in packages]
+    nodes = {m for m in graph if any(m == p or (p != "puffin_explorer" and m.startswith(p + ".")) for p in prefixes)}
     index: dict[str, int] = {}
     low: dict[str, int] = {}
     stack: list[str] = []
@@ -112,11 +112,48 @@ def test_the_import_graph_sees_every_kind_of_import():
     assert "puffin_explorer.delta.z85" in graph["puffin_explorer.delta.snapshot"]  # from . import module
 
 
-# Layers whose modules import one another in one direction only (the table doctor's health.py with iceberg).
-@pytest.mark.parametrize("packages", [("iceberg",), ("iceberg", "health"), ("delta",), ("spark",),
-                                      ("parquet", "display")])
-def test_no_import_circles(packages):
-    assert import_cycles(*packages) == []
+def layer_table() -> list[tuple[str, list[str]]]:
+    """The layers of docs/layout.md's table, bottom first: ``(layer, modules and packages under puffin_explorer)``
+    (``__init__`` is the package root)."""
+    import re
+
+    rows, seen = [], False
+    for line in (ROOT / "docs" / "layout.md").read_text(encoding="utf-8").splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")] if line.strip().startswith("|") else []
+        if cells[:2] == ["layer", "modules"]:
+            seen = True
+        elif seen and cells and not set(cells[0]) <= set("-"):
+            rows.append((cells[0], re.findall(r"`([^`]+)`", cells[1])))
+        elif seen and not cells:
+            break
+    return rows[::-1]
+
+
+def layer_of(module: str, layers: list[tuple[str, list[str]]]) -> int:
+    """The index (bottom 0) of the layer holding ``module``: the longest name of the table it is or is under."""
+    name = module[len("puffin_explorer."):] if module != "puffin_explorer" else "__init__"
+    found = [(len(n), i) for i, (_, names) in enumerate(layers) for n in names
+             if name == n or name.startswith(n + ".")]
+    assert found, f"{module} is in no layer of docs/layout.md"
+    return max(found)[1]
+
+
+def test_the_whole_package_has_no_import_circle():
+    """Every module of the package together, every import counted: no circle at all."""
+    packages = sorted({m.split(".")[1] for m in import_graph() if "." in m})
+    assert import_cycles("", *packages) == []
+
+
+def test_no_module_imports_from_a_layer_above_its_own():
+    """The layer table of docs/layout.md, held: a module imports its own layer's modules or lower ones."""
+    layers = layer_table()
+    assert [name for name, _ in layers] == ["base", "io", "formats", "tables", "engines", "views", "apps"]
+    upward = []
+    for module, targets in import_graph().items():
+        mine = layer_of(module, layers)
+        upward += [f"{module} ({layers[mine][0]}) -> {t} ({layers[layer_of(t, layers)][0]})"
+                   for t in sorted(targets) if layer_of(t, layers) > mine]
+    assert upward == []
 
 
 #: Who may import ``iceberg/table.py``: the packages that hand a Table to the user, its views and the command

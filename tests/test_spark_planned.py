@@ -575,7 +575,7 @@ def _spark_answers(spark, frames: dict, measures: dict) -> dict[str, list[tuple]
 
     from pyspark.sql import functions as F, types as T
 
-    from puffin_explorer.iceberg.measures import SparkMeasures
+    from puffin_explorer.spark.measures import SparkMeasures
 
     def value(v, kind):
         if v is None:

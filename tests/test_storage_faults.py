@@ -22,7 +22,7 @@ from puffin_explorer import PuffinFile
 from puffin_explorer.cli import main
 from puffin_explorer.errors import EndpointUnreachableError, SourceError, StorageUnavailableError
 from puffin_explorer.iceberg import Table
-from puffin_explorer.io import ByteSource, retry
+from puffin_explorer.io import ByteSource, failures, retry
 
 from conftest import FIXTURES, ROOT
 
@@ -352,7 +352,7 @@ def test_the_clients_get_the_timeout_and_no_retries_of_their_own():
 @pytest.mark.parametrize("exc, transient", [
     (ConnectionResetError(104, "reset"), True),
     (TimeoutError("timed out"), True),
-    (retry.ShortResponse("short"), True),
+    (failures.ShortResponse("short"), True),
     (FileNotFoundError("nope"), False),
     (PermissionError("no"), False),
     (OSError("AWS Error SLOW_DOWN during GetObject operation: Please reduce your request rate."), True),
@@ -360,4 +360,4 @@ def test_the_clients_get_the_timeout_and_no_retries_of_their_own():
     (ValueError("bad"), False),
 ])
 def test_what_is_retried(exc, transient):
-    assert retry.is_transient(exc) is transient
+    assert failures.is_transient(exc) is transient

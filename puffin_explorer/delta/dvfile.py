@@ -17,6 +17,7 @@ from typing import Any, Iterable, Optional
 from .._repr import RichRepr, hex_view
 from .._text import are, plural
 from ..findings import make
+from ..format import container
 from ..io import ByteSource, Location
 from ..regions import Finding, FindingList, Region, Severity
 from .descriptor import DVDescriptor, decode_dv, is_delta_dv_magic
@@ -192,3 +193,6 @@ class DeltaDVFile(RichRepr):
 
 def _short(path: str) -> str:
     return path.rstrip("/").rsplit("/", 1)[-1]
+
+
+container.OTHER_READERS[container.DELTA_DV_FILE] = DeltaDVFile  # what PuffinFile opens a Delta DV file with

@@ -11,6 +11,7 @@ the same ``deletion-vector-v1`` blob in every case.
 from __future__ import annotations
 
 import struct
+from typing import Any, Callable
 
 from .dv import DV_MAGIC
 
@@ -34,6 +35,11 @@ def sniff(head: bytes, size: int) -> str:
         return DELTA_DV_FILE
     return UNKNOWN
 
+
+#: Readers of a file that sniffs as another container than Puffin: ``kind`` -> a callable of the file's
+#: :class:`~puffin_explorer.io.ByteSource`.  The Delta DV file's reader registers itself (``delta/dvfile.py``,
+#: imported with the package), so the format layer names no table format.
+OTHER_READERS: dict[str, Callable[[Any], Any]] = {}
 
 DESCRIPTIONS = {
     PUFFIN: "a Puffin file",

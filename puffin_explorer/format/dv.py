@@ -25,7 +25,7 @@ from .roaring import (JAVA_MAX_KEY, SERIAL_COOKIE, SERIAL_COOKIE_NO_RUNCONTAINER
                       container_values, merge_runs, parse_bitmap32, values_from_slice)
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .puffin import BlobMetadata
+    from .blob_entry import BlobEntry
 
 BLOB_TYPE = "deletion-vector-v1"
 DV_MAGIC = b"\xd1\xd3\x39\x64"
@@ -63,7 +63,7 @@ class DeletionVector(RichRepr):
     _fast_valid = False  # checked whole by validate_many: its structure is parsed only when asked for
     _parsed = False  # parsed whole (buckets, regions' parts, findings)
 
-    def __init__(self, data: bytes, offset: int = 0, metadata: Optional["BlobMetadata"] = None,
+    def __init__(self, data: bytes, offset: int = 0, metadata: Optional["BlobEntry"] = None,
                  space: str = "file", referenced_data_file: Optional[str] = None) -> None:
         # every vector sets the same attributes in the same order, so they share one key table and hold a slot
         # each (a table's read keeps a million; reading ``__dict__`` would give each a dict of its own)
@@ -139,7 +139,7 @@ class DeletionVector(RichRepr):
 
     # ------------------------------------------------------------------ building
     @classmethod
-    def from_bytes(cls, data: bytes, offset: int = 0, metadata: Optional["BlobMetadata"] = None,
+    def from_bytes(cls, data: bytes, offset: int = 0, metadata: Optional["BlobEntry"] = None,
                    strict: bool = False, referenced_data_file: Optional[str] = None) -> "DeletionVector":
         """Decode a bare ``deletion-vector-v1`` blob (length prefix … CRC).
 
@@ -521,7 +521,7 @@ class DeletionVector(RichRepr):
         if getattr(self, "_run_count", None) is None:
             from .dv_stats import count_runs
 
-            self._run_count = count_runs(self) if self.cardinality else 0
+            self._run_count = count_runs(self.to_bytes(), self.offset, self.buckets) if self.cardinality else 0
         return self._run_count
 
     def edge_positions(self, n: int = 10) -> tuple[list[int], list[int]]:
@@ -924,7 +924,7 @@ def serialize_positions(positions: Iterable[int] | np.ndarray) -> bytes:
     return _serialize_bitmaps(bitmaps)
 
 
-def check_metadata(dv: DeletionVector, blob: "BlobMetadata", anchor: int) -> list[Finding]:
+def check_metadata(dv: DeletionVector, blob: "BlobEntry", anchor: int) -> list[Finding]:
     """The Puffin spec's rules for a DV blob's footer entry, checked against the decoded vector."""
     out = []
     where = f"blob {blob.index}"

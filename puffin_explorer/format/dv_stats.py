@@ -3,12 +3,9 @@ positions: maximal runs of consecutive positions, and the first and last positio
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any, Sequence
 
 import numpy as np
-
-if TYPE_CHECKING:  # pragma: no cover
-    from .dv import DeletionVector
 
 
 def _bit_index(words: np.ndarray, highest: bool) -> np.ndarray:
@@ -23,16 +20,17 @@ def _bit_index(words: np.ndarray, highest: bool) -> np.ndarray:
     return np.where(lo > 0, np.log2(np.maximum(lo_bit, 1)), 32 + np.log2(np.maximum(hi_bit, 1))).astype(np.int64)
 
 
-def count_runs(dv: "DeletionVector") -> int:
-    """Maximal runs of consecutive deleted positions, counted per container and joined across
-    container edges; work is bounded by the bytes of the vector."""
+def count_runs(data: bytes, offset: int, buckets: Sequence[Any]) -> int:
+    """Maximal runs of consecutive deleted positions of a vector (its bytes ``data``, ``data[0]`` at ``offset``, and
+    its parsed buckets, :class:`~.dv.Bucket`), counted per container and joined across container edges; work is
+    bounded by the bytes of the vector."""
     firsts, lasts, runs = [], [], []
     bitmaps, order, bases = [], [], []
-    data = memoryview(dv.to_bytes())
-    for b in dv.buckets:
+    data = memoryview(data)
+    for b in buckets:
         for c in b.bitmap.containers:
             base = (b.key << 32) | (c.key << 16)
-            lo = c.offset - dv.offset
+            lo = c.offset - offset
             raw = data[lo:lo + c.length]
             if c.cardinality == 0 or len(raw) < c.length:
                 continue

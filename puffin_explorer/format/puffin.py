@@ -305,9 +305,10 @@ class PuffinFile(RichRepr):
                       "DuckDB 1.5.3 wrote DVs like this; read it as a DV (read_dv, offset 0) or from the "
                       "manifest's content_offset", self.size)
         else:
-            from ..delta.dvfile import DeltaDVFile
-
-            f = self._other = DeltaDVFile(self.source)
+            reader = container.OTHER_READERS.get(kind)
+            if reader is None:  # nothing registered reads it (the package's Delta layer not imported)
+                return False
+            f = self._other = reader(self.source)
             self._add("file.delta-dv", Severity.ERROR, 0,
                       f"a Delta deletion-vector file, not a Puffin file: {f.summary()}",
                       "open it with puffin_explorer.DeltaDVFile; Delta UniForm tables point Iceberg DV entries "

@@ -9,7 +9,7 @@ from .._text import plural
 from ..regions import FindingList, Region
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .puffin import BlobMetadata
+    from .blob_entry import BlobEntry
 
 
 class RawBlob(RichRepr):
@@ -17,7 +17,7 @@ class RawBlob(RichRepr):
 
     blob_type = None
 
-    def __init__(self, data: bytes, offset: int = 0, metadata: Optional["BlobMetadata"] = None,
+    def __init__(self, data: bytes, offset: int = 0, metadata: Optional["BlobEntry"] = None,
                  space: str = "file") -> None:
         self.data = bytes(data)
         self.offset = offset

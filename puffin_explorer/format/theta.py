@@ -18,7 +18,7 @@ from .._repr import RichRepr
 from ..regions import Finding, FindingList, Region, Severity
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .puffin import BlobMetadata
+    from .blob_entry import BlobEntry
 
 BLOB_TYPE = "apache-datasketches-theta-v1"
 _FLAG_NAMES = {0: "big-endian", 1: "read-only", 2: "empty", 3: "compact", 4: "ordered", 5: "single-item"}
@@ -39,7 +39,7 @@ class ThetaSketch(RichRepr):
 
     blob_type = BLOB_TYPE
 
-    def __init__(self, data: bytes, offset: int = 0, metadata: Optional["BlobMetadata"] = None,
+    def __init__(self, data: bytes, offset: int = 0, metadata: Optional["BlobEntry"] = None,
                  space: str = "file") -> None:
         self._data = bytes(data)
         self.offset = offset
@@ -54,7 +54,7 @@ class ThetaSketch(RichRepr):
         self._parse()
 
     @classmethod
-    def from_bytes(cls, data: bytes, offset: int = 0, metadata: Optional["BlobMetadata"] = None,
+    def from_bytes(cls, data: bytes, offset: int = 0, metadata: Optional["BlobEntry"] = None,
                    strict: bool = False) -> "ThetaSketch":
         """Decode a serialized compact Theta sketch."""
         sk = cls(data, offset, metadata)
@@ -255,7 +255,7 @@ def ndv_value(ndv: Any) -> Optional[int]:
     return int(ndv)
 
 
-def check_metadata(sk: ThetaSketch, blob: "BlobMetadata", anchor: int) -> list[Finding]:
+def check_metadata(sk: ThetaSketch, blob: "BlobEntry", anchor: int) -> list[Finding]:
     """Compare the blob's ``ndv`` property with the sketch."""
     out = []
     ndv = blob.properties.get("ndv")

@@ -56,7 +56,7 @@ def puffin_footer_size(pf: Any) -> Optional[int]:
 
 
 def _open_puffin(source: "TableSource", path: str, out: list[Finding]):
-    from .. import PuffinFile
+    from ..format.puffin import PuffinFile
 
     try:
         return PuffinFile(source.locate(path), storage_options=source.io.storage_options)

@@ -311,7 +311,7 @@ class DVReader:
                     for b, d in zip(batch[1:], dvs[1:]):
                         ready[(b["file_path"], int(b["content_offset"]), int(b["content_size_in_bytes"]))] = d
                     return dvs[0]
-        from .. import read_dv
+        from ..format.puffin import read_dv
 
         claimed = e.get("file_size_in_bytes")
         if length > _DV_SIZE_WITHOUT_PROBE or (claimed is not None and offset + length > int(claimed)):

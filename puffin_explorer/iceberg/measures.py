@@ -3,7 +3,7 @@
 Which deletes apply to which data file, how many rows each data file has deleted, and every sum the doctor and
 the cards make of them (per data file, per partition, per size class, per table, the delete files no data file
 needs) is decided here and nowhere else: DuckDB runs these texts over Arrow tables on the driver
-(:class:`LocalMeasures`), Spark SQL over DataFrames on the executors (:class:`SparkMeasures`).  The texts use
+(:class:`LocalMeasures`), Spark SQL over DataFrames on the executors (``spark/measures.py``).  The texts use
 what both dialects read the same way (joins, ``UNION ALL``, ``CASE``, ``COALESCE``, string comparison,
 ``bool_and``); sums go through ``DECIMAL(38,0)`` and are clipped to a ``BIGINT`` (:func:`_total`), so a size or
 count damaged past a long gives the same number in both engines and never an overflow error.
@@ -392,7 +392,7 @@ def size_classes(edges: list):
                      "hi": [int(e) for e in edges[1:n]] + [None]}, schema=arrow_schema("size_classes"))
 
 
-class _Run:
+class MeasureRun:
     """Measures answered over one set of relations, each measure once (a measure read by others is kept)."""
 
     #: the engine's exact integer type for sums (:data:`EXACT`)
@@ -437,7 +437,7 @@ class _Run:
         return self._sql(measure)
 
 
-class LocalMeasures(_Run):
+class LocalMeasures(MeasureRun):
     """Measures run by DuckDB in this process over Arrow tables (``relations``: name → ``pyarrow.Table``, the
     columns of :data:`RELATIONS` it has; keys may be integer codes of the paths, the same in every relation).
     Use as a context manager, or :meth:`close`."""
@@ -506,71 +506,7 @@ class LocalMeasures(_Run):
         self.close()
 
 
-class SparkMeasures(_Run):
-    """Measures run by Spark SQL over DataFrames (``relations``: name → DataFrame, columns as :data:`RELATIONS`);
-    with ``persist``, a measure other measures read is persisted once.  :meth:`close` unpersists those and
-    drops the temporary views (on Spark Connect a DataFrame names its views until it has run: close after)."""
-
-    def __init__(self, spark: Any, relations: dict[str, Any], persist: bool = False) -> None:
-        super().__init__(relations)
-        self.spark = spark
-        self.persist = persist
-        self.views: list[str] = []
-        self.kept: list = []
-
-    def _view(self, name: str, frame: Any) -> str:
-        view = f"pe_{name}_{self.tag}"
-        frame.createOrReplaceTempView(view)
-        self.views.append(view)
-        return view
-
-    def _register(self, name: str, frame: Any) -> str:
-        if name not in RELATIONS:  # a measure's answer given (computed already): as it is
-            return self._view(name, frame)
-        wanted = [f.split()[0] for f in RELATIONS[name].split(",")]
-        have = set(frame.columns)
-        return self._view(name, frame.select(*[c.strip() for c in wanted if c.strip() in have]))
-
-    def _keep(self, name: str, sql: str) -> str:
-        frame = self.spark.sql(sql)
-        if self.persist:
-            from ..spark.arrow import kept
-
-            frame = kept(frame)
-            frame.count()  # computed now: Spark then plans the measures reading it with its real size
-            self.kept.append(frame)
-        return self._view(name, frame)
-
-    def frame(self, measure: Measure):
-        """The measure's answer: a DataFrame of its columns (valid until :meth:`close`)."""
-        return self.spark.sql(self._answer_sql(measure)).select(*measure.columns)
-
-    def close(self) -> None:
-        for frame in self.kept:
-            frame.unpersist()
-        self.kept.clear()
-        catalog = self.spark.catalog
-        for view in self.views:
-            try:
-                catalog.dropTempView(view)
-            except Exception:  # noqa: BLE001 - a session already gone has no views to drop
-                pass
-        self.views.clear()
-
-
 def run_local(measure: Measure, **relations: Any):
     """One measure (and those it reads) run by DuckDB here over Arrow tables: a ``pyarrow.Table``."""
     with LocalMeasures(relations) as run:
         return run.arrow(measure)
-
-
-def run_spark(spark: Any, measure: Measure, **relations: Any):
-    """One measure (and those it reads) run by Spark SQL over DataFrames: a DataFrame.  On a classic session
-    its temporary views are dropped at once (the DataFrame holds the plan they named); Spark Connect resolves
-    a DataFrame each time it runs, so there they stay for as long as the session (:class:`SparkMeasures`
-    drops them when its answers are no longer needed)."""
-    run = SparkMeasures(spark, relations)
-    frame = run.frame(measure)
-    if not type(spark).__module__.startswith("pyspark.sql.connect"):
-        run.close()
-    return frame

@@ -338,7 +338,7 @@ class Table(RichRepr):
 
     def puffin(self, path: str, strict: bool = False):
         """Open a Puffin file the metadata names (its footer only)."""
-        from .. import PuffinFile  # noqa: lazy so the metadata layer imports without the format layer
+        from ..format.puffin import PuffinFile  # lazy: the metadata layer imports without the format layer
 
         return PuffinFile(self.locate(path), storage_options=self.io.storage_options, strict=strict)
 

@@ -181,9 +181,9 @@ class Warehouse(RichRepr):
         With ``spark`` (a SparkSession) a selected data file also shows its deleted
         rows; ``spark_table(name)`` gives the identifier Spark knows a table by.
         """
-        from ..widgets.browser import WarehouseBrowser
+        from .._repr import make_view  # the browser lives in the widgets layer, which registers it
 
-        return WarehouseBrowser(self, spark=spark, spark_table=spark_table, now=now)
+        return make_view("browser", self, spark=spark, spark_table=spark_table, now=now)
 
     def __repr__(self) -> str:
         return f"Warehouse({self.root!r})"

@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 from .._text import plural
 from ..errors import (AccessDeniedError, EndpointUnreachableError, NoCredentialsError, NotAFileError,
                       NotFoundError, SourceError, StorageUnavailableError)
-from .retry import TEXT_SEARCHED, cause, exception_chain, is_transient
+from .failures import TEXT_SEARCHED, cause, exception_chain, is_transient
 
 #: Seconds to wait for a TCP connection to an explicit endpoint before calling it unreachable.
 CONNECT_TIMEOUT_S = 3.0
@@ -53,7 +53,7 @@ def storage_error(exc: BaseException, location: str, action: str = "read", attem
                   policy=None) -> SourceError:
     """The :class:`SourceError` subclass that says what went wrong reading ``location`` and what to do.
 
-    A failure that may pass (see :func:`.retry.is_transient`), seen on the last of ``attempts``,
+    A failure that may pass (see :func:`.failures.is_transient`), seen on the last of ``attempts``,
     is a :class:`StorageUnavailableError` naming the operation, the attempts and the cause (or an
     :class:`EndpointUnreachableError` when the connection was refused)."""
     if isinstance(exc, SourceError):

@@ -7,7 +7,7 @@ import time
 from typing import Any, Iterable, Mapping, Optional
 
 from ..errors import SourceError
-from . import retry
+from . import failures, retry
 from .arrow_s3 import enabled as arrow_enabled
 from .errors import storage_error
 from .locations import check_location
@@ -263,7 +263,7 @@ class FileIO:
             try:
                 return request(whole)
             except Exception as exc:  # noqa: BLE001 - Arrow raises OSError with the AWS error in its text
-                if retry.is_transient(exc):
+                if failures.is_transient(exc):
                     raise
                 self._fs_cache["arrow"] = None  # e.g. a bucket in another region: fsspec from now on
         # s3fs asks for the size (a HEAD) before a whole-file GET unless told to read in one request
@@ -323,7 +323,7 @@ class FileIO:
         out = {}
         for loc, data in zip(locs, results):
             if isinstance(data, BaseException):
-                if not isinstance(data, Exception) or not retry.is_transient(data) or self.policy.retries == 0:
+                if not isinstance(data, Exception) or not failures.is_transient(data) or self.policy.retries == 0:
                     raise storage_error(data, loc, attempts=1, policy=self.policy) from data
                 time.sleep(retry.backoff(1))
                 out[loc] = self.read(loc, first_attempt=2)  # counted there

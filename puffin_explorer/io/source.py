@@ -12,7 +12,7 @@ from typing import Any, Callable, Iterable, Optional, Sequence, TypeVar, Union
 
 from .._text import plural
 from ..errors import NotAFileError, SourceError
-from . import resolve, retry
+from . import failures, resolve, retry
 from .errors import storage_error
 from .locations import check_location
 from .scope import check_scope
@@ -176,7 +176,7 @@ class ByteSource:
             try:
                 chunk = self._arrow.read(offset, end)
             except Exception as exc:  # noqa: BLE001 - Arrow raises OSError with the AWS error in its text
-                if retry.is_transient(exc):
+                if failures.is_transient(exc):
                     raise
                 self._arrow = None
         if chunk is None:
@@ -185,7 +185,7 @@ class ByteSource:
             else:
                 chunk = self._fs.cat_file(self._path, start=offset, end=end)
         if self._size_measured and len(chunk) < min(end, self.size) - offset:
-            raise retry.ShortResponse(f"asked for {plural(end - offset, 'byte')} at {offset:,}, got {len(chunk):,}")
+            raise failures.ShortResponse(f"asked for {plural(end - offset, 'byte')} at {offset:,}, got {len(chunk):,}")
         return chunk
 
     def read(self, offset: int, length: int) -> bytes:

@@ -527,7 +527,8 @@ class SparkReads:
         from ..health import sum_relations
         from ..iceberg.health import (AMPLIFICATION_COLUMNS, PARTITION_ROWS, SUM_MEASURES, clustering_frame,
                                       file_aggregates)
-        from ..iceberg.measures import DATA_FILE_DELETES, MEASURES, RELATIONS, SparkMeasures
+        from ..iceberg.measures import DATA_FILE_DELETES, MEASURES, RELATIONS
+        from .measures import SparkMeasures
         from .index import MANIFEST_PLAN_SCHEMA, decode_manifests, manifest_plan, manifest_tasks
         from .planner import to_spark
 

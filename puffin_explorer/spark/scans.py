@@ -260,7 +260,8 @@ def deletion_report(spark, table: Any, storage_options: Optional[dict[str, Any]]
             report = report.withColumn("file_deleted", F.lit(None).cast("bigint"))
         # deleted rows by the one definition (iceberg/measures.py): the decoded DVs and the position-delete rows,
         # a DV superseding its file's position deletes, keyed by the data file as the metadata writes it
-        from ..iceberg.measures import DELETED_ROWS, run_spark
+        from ..iceberg.measures import DELETED_ROWS
+        from .measures import run_spark
 
         pos_rows = (counted.select(F.col("data_file").alias("key"), F.col("file_deleted").alias("rows"),
                                    F.lit(None).cast("bigint").alias("files"))  # rows per data file, not files

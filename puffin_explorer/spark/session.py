@@ -115,9 +115,7 @@ def add_catalog(spark, name: str, warehouse: str) -> None:
 
 def _package_root() -> str:
     """The folder that holds the ``puffin_explorer`` package (so local executors import this copy)."""
-    import puffin_explorer
-
-    return os.path.dirname(os.path.dirname(os.path.abspath(puffin_explorer.__file__)))
+    return os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # .../puffin_explorer/spark
 
 
 def session(warehouse: Optional[str] = None, catalog: str = DEFAULT_CATALOG, *, master: str = "local[*]",

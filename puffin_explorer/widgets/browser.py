@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from typing import Any, Callable, Optional
 
-from . import table_views as views
+from .._repr import register_maker
 from .._text import plural
+from ..iceberg.warehouse import Warehouse
+from . import table_views as views
 
 MAX_FILE_OPTIONS = 500  # a select list longer than this is slow in the browser and useless to scroll
 KINDS = ["all", "data", "dv", "position-deletes", "equality-deletes", "stats"]
@@ -263,3 +265,6 @@ class WarehouseBrowser:
         name = self.table.value or "no table"
         bundle["text/plain"] = f"WarehouseBrowser({self.warehouse.root!r}, table={name!r})"
         return bundle
+
+
+register_maker("browser", Warehouse, WarehouseBrowser)  # Warehouse.browse() (the facade does not import widgets)
