@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping, Optional, Union
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Optional, Union
 from urllib.parse import unquote
 
 from .._repr import RichRepr
@@ -18,6 +18,15 @@ from .descriptor import DVDescriptor
 from .files import DV_COLUMNS
 from .log import DeltaLog, FileAction, State
 from .snapshot import DeltaSnapshot
+
+if TYPE_CHECKING:  # pragma: no cover - the answers' types
+    import numpy as np
+    import pandas as pd
+
+    from ..coverage import Coverage
+    from ..format.dv import DeletionVector
+    from ..health import TableHealth
+    from .dvfile import DeltaDVFile
 
 
 class DeltaTable(RichRepr):
@@ -78,7 +87,7 @@ class DeltaTable(RichRepr):
         return self._snap.findings
 
     @property
-    def scope(self):
+    def scope(self) -> ReadScope:
         """Where the table may read (a :class:`~puffin_explorer.io.scope.ReadScope`): nothing else."""
         return self.io.scope
 
@@ -95,20 +104,20 @@ class DeltaTable(RichRepr):
         return self._snap.dv_location(dv)
 
     # ---- DataFrames ----------------------------------------------------------------------------
-    def files(self):
+    def files(self) -> "pd.DataFrame":
         """Live data files: path, location, size, modification time, numRecords, partition values, DV summary."""
         return _files.files_frame(self._snap)
 
-    def dvs(self):
+    def dvs(self) -> "pd.DataFrame":
         """One row per live DV: data file, storage_type, path_or_inline_dv, offset, size_in_bytes,
         cardinality, the resolved DV file (None inline), unique_id, the data file's numRecords."""
         return _files.dvs_frame(self._snap)
 
-    def deleted_rows_per_file(self):
+    def deleted_rows_per_file(self) -> "pd.DataFrame":
         """Per data file: rows, deleted rows (the DV's cardinality), live rows, share deleted, DV storage."""
         return _files.deleted_rows_per_file(self._snap)
 
-    def compaction_candidates(self, min_share: float = DELETED_SHARE_THRESHOLD):
+    def compaction_candidates(self, min_share: float = DELETED_SHARE_THRESHOLD) -> "pd.DataFrame":
         """Data files whose DV deletes at least ``min_share`` of their rows, most deleted first."""
         return _files.compaction_candidates(self._snap, min_share)
 
@@ -118,11 +127,11 @@ class DeltaTable(RichRepr):
         return _files.totals(self._snap)
 
     @property
-    def coverage(self):
+    def coverage(self) -> "Coverage":
         """Which counts of this version are whole (:class:`~puffin_explorer.coverage.Coverage`)."""
         return self._snap.coverage
 
-    def versions(self):
+    def versions(self) -> "pd.DataFrame":
         """The version timeline: per commit its operation, files and DVs added/removed, and the table after it
         (data files, records, deleted rows, live rows)."""
         import pandas as pd
@@ -183,7 +192,7 @@ class DeltaTable(RichRepr):
             raise NotInTableError(f"{self.name}: {target} is not a live data file at version {self.version}")
         return matches[0]
 
-    def read_dv(self, target: Union[str, dict, FileAction, Any]):
+    def read_dv(self, target: Union[str, dict, FileAction, Any]) -> "DeletionVector":
         """The :class:`~puffin_explorer.DeletionVector` of a data file: its path, a ``dvs()`` / ``files()`` row, or
         a :class:`~puffin_explorer.delta.log.FileAction` of ``live_files()``.  Every row ``dvs()`` lists reads.
 
@@ -215,7 +224,7 @@ class DeltaTable(RichRepr):
         """Every live DV decoded: data file location → DeletionVector (each DV file read once when small)."""
         return {self.locate(f.path): self._snap.read_dv(f) for f in self._snap.live() if f.dv is not None}
 
-    def deletions(self, data_file: Union[str, dict, FileAction, Any]):
+    def deletions(self, data_file: Union[str, dict, FileAction, Any]) -> "np.ndarray":
         """Sorted deleted row positions of one data file (empty without a DV, or when its DV cannot be read)."""
         import numpy as np
 
@@ -224,7 +233,7 @@ class DeltaTable(RichRepr):
             return np.zeros(0, dtype=np.int64)
         return np.asarray(self._snap.read_dv(f).positions(), dtype=np.int64)
 
-    def dv_files(self):
+    def dv_files(self) -> "pd.DataFrame":
         """The DV files live DVs point into: location, DVs referenced, their cardinalities."""
         import pandas as pd
 
@@ -238,7 +247,7 @@ class DeltaTable(RichRepr):
             r["cardinality"] += f.dv.cardinality
         return pd.DataFrame.from_records(list(rows.values()), columns=["dv_file", "storage_type", "dvs", "cardinality"])
 
-    def dv_file(self, location: str):
+    def dv_file(self, location: str) -> "DeltaDVFile":
         """A DV file as a :class:`~puffin_explorer.delta.DeltaDVFile` (regions, hex, findings), its DVs named
         by the data files whose live descriptors point into it."""
         return self._snap.dv_file(location)
@@ -252,7 +261,7 @@ class DeltaTable(RichRepr):
         self._snap.raise_first_error(findings)
         return FindingList(findings)
 
-    def health(self, now: Any = None, name: Optional[str] = None, list_files: bool = True):
+    def health(self, now: Any = None, name: Optional[str] = None, list_files: bool = True) -> "TableHealth":
         """The table doctor on this Delta table (a :class:`~puffin_explorer.health.TableHealth`):
         small files, DV share, tombstones past ``delta.deletedFileRetentionDuration``, checkpoints and log
         size, orphan files; fixes as ``OPTIMIZE`` / ``REORG TABLE … APPLY (PURGE)`` / ``VACUUM``."""
@@ -267,7 +276,7 @@ class DeltaTable(RichRepr):
 
         return health.CARD_HEALTH_UP_TO
 
-    def card_health(self, now: Any = None):
+    def card_health(self, now: Any = None) -> Optional["TableHealth"]:
         """The doctor run a table card shows (no storage listing), or None above :attr:`card_health_up_to` data
         files; see :func:`~puffin_explorer.health.card_health`."""
         from ..health import card_health
@@ -280,7 +289,8 @@ class DeltaTable(RichRepr):
             return (f"Delta table {self.name} at version {self.version}: data files, rows and DVs {UNKNOWN}: a commit "
                     "the version needs is missing")
         return (f"Delta table {self.name} at version {self.version}: {plural(t['data_files'], 'data file')}, "
-                f"{plural(t['records'], 'row')}, {plural(t['dvs'], 'DV')} deleting {t['deleted_rows']:,}, {t['live_rows']:,} live")
+                f"{plural(t['records'], 'row')}, {plural(t['dvs'], 'DV')} deleting {t['deleted_rows']:,}, "
+                f"{t['live_rows']:,} live")
 
     def __repr__(self) -> str:
         return f"DeltaTable({self.location!r}, version={self.version})"

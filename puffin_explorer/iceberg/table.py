@@ -8,7 +8,7 @@ that are asked for more than once (a card's HTML and text forms) in :class:`Tabl
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping, Optional, Union
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Optional, Union
 
 from .._repr import RichRepr
 from ..errors import InvalidFileError, PuffinError
@@ -23,6 +23,17 @@ from .index import EntryIndex, build_index, deletes_index, manifest_entries
 from .metadata import TableMetadata
 from .paths import PathMapper, TableIO, normalize, parent
 from .source import TableSource, current_metadata_location, table_scope
+
+if TYPE_CHECKING:  # pragma: no cover - the answers' types
+    import numpy as np
+    import pandas as pd
+    import pyarrow as pa
+
+    from ..format.dv import DeletionVector
+    from ..format.puffin import PuffinFile
+    from ..health import TableHealth
+    from .commits import CommitDeletes, TableSnapshot
+    from .overview import DeleteDebt
 
 
 @dataclass
@@ -49,14 +60,35 @@ class Table(RichRepr):
         self.source = source
         self.results = TableResults()
 
-    metadata: TableMetadata = property(lambda self: self.source.metadata, doc="The parsed metadata file.")  # type: ignore
-    metadata_location: str = property(lambda self: self.source.metadata_location,  # type: ignore
-                                      doc="Where the metadata file was read.")
-    io: TableIO = property(lambda self: self.source.io, doc="The I/O layer every file is read through.")  # type: ignore
-    mapper: PathMapper = property(lambda self: self.source.mapper, doc="Path mapping (relocation).")  # type: ignore
-    findings: list = property(lambda self: self.source.findings,  # type: ignore
-                              doc="Findings of opening the table and of every answer since (each once).")
-    scope = property(lambda self: self.source.scope, doc="Where the table may read: a ``ReadScope``, nothing else.")
+    @property
+    def metadata(self) -> TableMetadata:
+        """The parsed metadata file."""
+        return self.source.metadata
+
+    @property
+    def metadata_location(self) -> str:
+        """Where the metadata file was read."""
+        return self.source.metadata_location
+
+    @property
+    def io(self) -> TableIO:
+        """The I/O layer every file is read through."""
+        return self.source.io
+
+    @property
+    def mapper(self) -> PathMapper:
+        """Path mapping (relocation)."""
+        return self.source.mapper
+
+    @property
+    def findings(self) -> list:
+        """Findings of opening the table and of every answer since (each once)."""
+        return self.source.findings
+
+    @property
+    def scope(self) -> Any:
+        """Where the table may read: a ``ReadScope``, nothing else."""
+        return self.source.scope
 
     @property
     def name(self) -> str:
@@ -127,21 +159,21 @@ class Table(RichRepr):
         self.source.note(finding)
 
     # ---- snapshots -----------------------------------------------------------------------
-    def snapshot(self, snapshot_id: Optional[int] = None):
+    def snapshot(self, snapshot_id: Optional[int] = None) -> "TableSnapshot":
         """One commit (current by default) as a :class:`~.commits.TableSnapshot`: the metadata
         snapshot's attributes plus ``parent``, ``manifest_files()``, ``files_added()``, ``files_removed()``."""
         from .commits import TableSnapshot
 
         return TableSnapshot.of(self.source, self.source.snapshot(snapshot_id))
 
-    def commit_deletes(self, snapshot_id: Optional[int] = None):
+    def commit_deletes(self, snapshot_id: Optional[int] = None) -> "CommitDeletes":
         """What one commit (current by default) deleted per data file: a :class:`~.commits.CommitDeletes`
         (``to_pandas()``, ``positions(data_file)``, ``chart()``). Reads only the two DVs compared per file."""
         from .commits import CommitDeletes
 
         return CommitDeletes(self.source, snapshot_id)
 
-    def timeline(self):
+    def timeline(self) -> "pd.DataFrame":
         """Per commit, oldest first: operation, records, deleted and live rows (deletes that apply to live
         data files, as on the card and in :meth:`delete_debt`). Computed once per table (a past snapshot's
         index is not kept, and the card's HTML and text forms and the browser all ask)."""
@@ -151,7 +183,8 @@ class Table(RichRepr):
             self.results.timeline = timeline(self.source)
         return self.results.timeline.copy()
 
-    def delete_debt(self, threshold: float = DELETED_SHARE_THRESHOLD, snapshot_id: Optional[int] = None):
+    def delete_debt(self, threshold: float = DELETED_SHARE_THRESHOLD,
+                    snapshot_id: Optional[int] = None) -> "DeleteDebt":
         """Deleted share per data file and per partition, compaction candidates (share above
         ``threshold``), live position-delete files: a :class:`~.overview.DeleteDebt`."""
         from .overview import DeleteDebt
@@ -159,7 +192,7 @@ class Table(RichRepr):
         return DeleteDebt(self.source, snapshot_id, threshold)
 
     def health(self, now: Any = None, older_than: Any = None, catalog: str = "spark_catalog",
-               name: Optional[str] = None, list_files: bool = True, cluster_by: Optional[str] = None):
+               name: Optional[str] = None, list_files: bool = True, cluster_by: Optional[str] = None) -> "TableHealth":
         """The table doctor: metrics and findings, each with the statements that fix it (a
         :class:`~.health.TableHealth`). ``now`` dates retention, ``older_than`` is the orphan cutoff
         (default 3 days before now), ``catalog`` / ``name`` go into the Spark statements, ``cluster_by``
@@ -178,9 +211,12 @@ class Table(RichRepr):
             self.results.health = (key, run())
         return self.results.health[1]
 
-    card_health_up_to = property(lambda self: _health_model.ICEBERG_CARD_HEALTH_UP_TO)  # the card's doctor limit
+    @property
+    def card_health_up_to(self) -> int:
+        """The most data files a card runs the doctor for (``health.ICEBERG_CARD_HEALTH_UP_TO``)."""
+        return _health_model.ICEBERG_CARD_HEALTH_UP_TO
 
-    def card_health(self, now: Any = None):
+    def card_health(self, now: Any = None) -> Optional["TableHealth"]:
         """The doctor run a table card shows (no storage listing), or None above :attr:`card_health_up_to` data
         files (counted from the manifest list, as the warehouse card does); see :func:`.health.card_health`."""
         from ..health import card_health
@@ -204,19 +240,19 @@ class Table(RichRepr):
             self.results.summary = summary_row(self.source)
         return dict(self.results.summary)
 
-    def schema_fields(self, schema_id: Optional[int] = None):
+    def schema_fields(self, schema_id: Optional[int] = None) -> "pd.DataFrame":
         """Every field: id, name (nested ones dotted), type, required, v3 ``initial-default`` / ``write-default``."""
         from .overview import schema_frame
 
         return schema_frame(self.source, schema_id)
 
-    def partition_spec(self, spec_id: Optional[int] = None):
+    def partition_spec(self, spec_id: Optional[int] = None) -> "pd.DataFrame":
         """The partition spec (default one unless ``spec_id``): field id, name, transform, source column."""
         from .overview import partition_frame
 
         return partition_frame(self.source, spec_id)
 
-    def sort_order(self):
+    def sort_order(self) -> "pd.DataFrame":
         """The default sort order: source column, transform, direction, null order."""
         from .overview import sort_order_frame
 
@@ -227,7 +263,7 @@ class Table(RichRepr):
         """v3 row lineage: the table's ``next-row-id`` (None before v3)."""
         return self.metadata.next_row_id
 
-    def snapshots(self):
+    def snapshots(self) -> "pd.DataFrame":
         """One row per snapshot: id, parent, sequence number, time, operation and summary counts."""
         from .overview import snapshot_frame
 
@@ -243,7 +279,7 @@ class Table(RichRepr):
         control characters); empty until :meth:`manifest_records` read it."""
         return self.source.manifest_list_findings(snapshot_id)
 
-    def manifests(self, snapshot_id: Optional[int] = None):
+    def manifests(self, snapshot_id: Optional[int] = None) -> "pd.DataFrame":
         """The manifest list of a snapshot as a DataFrame."""
         from .overview import manifest_frame
 
@@ -275,7 +311,8 @@ class Table(RichRepr):
         """``{field_id: (name, type)}`` over every schema (current first) plus the reserved fields."""
         return self.source.fields_by_id()
 
-    def files(self, snapshot_id: Optional[int] = None, include_deleted: bool = False, decode: bool = True):
+    def files(self, snapshot_id: Optional[int] = None, include_deleted: bool = False,
+              decode: bool = True) -> "pd.DataFrame":
         """Every live data and delete file of a snapshot (current by default).
 
         ``kind`` is ``data``, ``dv``, ``position-deletes`` or ``equality-deletes``;
@@ -285,21 +322,22 @@ class Table(RichRepr):
 
         return live_files(self.source, snapshot_id, include_deleted, decode)
 
-    def data_files(self, snapshot_id: Optional[int] = None, decode: bool = True):
+    def data_files(self, snapshot_id: Optional[int] = None, decode: bool = True) -> "pd.DataFrame":
         """Live data files of a snapshot."""
         from .files import file_frame
 
         ix = self.index(snapshot_id, content="data", metrics=True)
         return file_frame(self.source, ix, ix.mask(), decode)
 
-    def delete_files(self, snapshot_id: Optional[int] = None, decode: bool = True):
+    def delete_files(self, snapshot_id: Optional[int] = None, decode: bool = True) -> "pd.DataFrame":
         """Live delete files (DVs, Parquet position deletes, equality deletes); reads only delete manifests."""
         from .files import file_frame
 
         ix = self.index(snapshot_id, content="deletes", metrics=decode)
         return file_frame(self.source, ix, ix.mask(), decode)
 
-    def files_of_kind(self, kinds: list[str], limit: Optional[int] = None, snapshot_id: Optional[int] = None):
+    def files_of_kind(self, kinds: list[str], limit: Optional[int] = None,
+                      snapshot_id: Optional[int] = None) -> "pd.DataFrame":
         """The first ``limit`` live files of these kinds (``files()`` columns, no metrics) — what a card shows."""
         from .files import file_frame
 
@@ -312,7 +350,7 @@ class Table(RichRepr):
 
         return kind_counts(self.index(snapshot_id))
 
-    def dvs(self, snapshot_id: Optional[int] = None):
+    def dvs(self, snapshot_id: Optional[int] = None) -> "pd.DataFrame":
         """Only the deletion vectors of a snapshot: one row per DV (where it is, what it covers), no column metrics."""
         from .files import dv_frame
 
@@ -320,13 +358,13 @@ class Table(RichRepr):
         return vanished.mark(dv_frame(self.source, ix), vanished.snapshot_findings(self.source, ix.snapshot_id))
 
     # ---- statistics and Puffin files -----------------------------------------------------
-    def statistics_files(self):
+    def statistics_files(self) -> "pd.DataFrame":
         """Table and partition statistics files named by the metadata."""
         from .overview import statistics_frame
 
         return statistics_frame(self.source)
 
-    def puffin_files(self, snapshot_id: Optional[int] = None):
+    def puffin_files(self, snapshot_id: Optional[int] = None) -> "pd.DataFrame":
         """Every Puffin file a snapshot references, with its role (``deletion-vectors`` or ``statistics``);
         none for a table without a current snapshot."""
         from .files import puffin_frame
@@ -336,14 +374,14 @@ class Table(RichRepr):
         sid = self.source.snapshot(snapshot_id).snapshot_id
         return puffin_frame(self.source, deletes_index(self.source, sid), sid)
 
-    def puffin(self, path: str, strict: bool = False):
+    def puffin(self, path: str, strict: bool = False) -> "PuffinFile":
         """Open a Puffin file the metadata names (its footer only)."""
         from ..format.puffin import PuffinFile  # lazy: the metadata layer imports without the format layer
 
         return PuffinFile(self.locate(path), storage_options=self.io.storage_options, strict=strict)
 
     # ---- deletions -----------------------------------------------------------------------
-    def read_dv(self, target: Union[str, dict, Any], snapshot_id: Optional[int] = None):
+    def read_dv(self, target: Union[str, dict, Any], snapshot_id: Optional[int] = None) -> "DeletionVector":
         """The DeletionVector of a data file (path) or of a DV delete-file row.
 
         Reads only ``content_size_in_bytes`` at ``content_offset`` of the Puffin
@@ -353,7 +391,7 @@ class Table(RichRepr):
         return dv_reader(self.source).read_dv(target, snapshot_id)
 
     def read_dvs(self, entries: Optional[Any] = None, snapshot_id: Optional[int] = None,
-                 progress: Optional[bool] = None, columnar: bool = False):
+                 progress: Optional[bool] = None, columnar: bool = False) -> Union[list["DeletionVector"], "pa.Table"]:
         """The DeletionVectors of many DV entries (default: every live DV of the snapshot), in order.
 
         The ranges are planned per Puffin file, neighbours merged and fetched concurrently on
@@ -365,17 +403,18 @@ class Table(RichRepr):
         """
         return dv_reader(self.source).read_dvs(entries, snapshot_id, progress, columnar)
 
-    def read_parquet_columns(self, path: str, columns: Optional[list[str]] = None):
+    def read_parquet_columns(self, path: str, columns: Optional[list[str]] = None) -> "pa.Table":
         """Columns of a Parquet file the metadata names (a position-delete file), as a ``pyarrow.Table``."""
         return self.source.read_parquet(path, columns)
 
-    def delete_file_contents(self, path: str, snapshot_id: Optional[int] = None):
-        """What a delete file says: ``(file_path, pos)`` rows for DVs and position deletes, the rows for equality deletes."""
+    def delete_file_contents(self, path: str, snapshot_id: Optional[int] = None) -> "pd.DataFrame":
+        """What a delete file says: ``(file_path, pos)`` rows for DVs and position deletes, the rows for equality
+        deletes."""
         from .dvreads import delete_file_contents
 
         return delete_file_contents(self.source, path, snapshot_id)
 
-    def deletions(self, data_file: str, snapshot_id: Optional[int] = None):
+    def deletions(self, data_file: str, snapshot_id: Optional[int] = None) -> "np.ndarray":
         """Sorted deleted row positions of one data file: its DV, else its Parquet position deletes.
 
         A data file with a DV ignores position deletes (the v3 spec: a DV holds every
@@ -393,7 +432,7 @@ class Table(RichRepr):
 
         return snapshot_position_delete_counts(self.source, index or deletes_index(self.source, snapshot_id))
 
-    def deleted_rows_per_file(self, snapshot_id: Optional[int] = None):
+    def deleted_rows_per_file(self, snapshot_id: Optional[int] = None) -> "pd.DataFrame":
         """Per data file: rows, deleted rows, share deleted and how many delete files touch it.
 
         DV counts come from the manifests; Parquet position-delete files are read
@@ -406,7 +445,7 @@ class Table(RichRepr):
 
     # ---- checks --------------------------------------------------------------------------
     def check(self, snapshot_id: Optional[int] = None, check_files_exist: bool = True,
-              progress=None, read_files: bool = True) -> FindingList:
+              progress: Optional[bool] = None, read_files: bool = True) -> FindingList:
         """Cross-check a snapshot's manifests, Puffin footers, DVs and statistics files (see ``checks``).
 
         Returns a :class:`FindingList` (a table in a notebook). ``progress`` is a callable told
