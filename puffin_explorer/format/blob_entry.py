@@ -1,17 +1,18 @@
 """What a decoded blob knows of its entry in a Puffin footer.
 
-A protocol below both the container (:mod:`.puffin`, whose :class:`~.puffin.BlobMetadata` is the one
-implementation) and the blob types (deletion vectors, theta sketches, raw blobs), so that neither imports the
-other to name it.
+Below both the container (:mod:`.puffin`, whose :class:`~.puffin.BlobMetadata` adds a handle to the file) and the
+blob types (deletion vectors, theta sketches, raw blobs), so that neither imports the other to name it.
 """
 
 from __future__ import annotations
 
-from typing import Optional, Protocol
+from dataclasses import dataclass, field
+from typing import Optional
 
 
-class BlobEntry(Protocol):
-    """One entry of a Puffin footer's ``blobs`` list, as a blob type reads it."""
+@dataclass
+class BlobEntry:
+    """One entry of a Puffin footer's ``blobs`` list: its fields as read (``raw``: the entry as written)."""
 
     index: int
     type: Optional[str]
@@ -20,5 +21,7 @@ class BlobEntry(Protocol):
     sequence_number: Optional[int]
     offset: Optional[int]
     length: Optional[int]
-    compression_codec: Optional[str]
-    properties: dict
+    compression_codec: Optional[str] = None
+    properties: dict = field(default_factory=dict)
+    raw: dict = field(default_factory=dict, repr=False)
+    readable: bool = True

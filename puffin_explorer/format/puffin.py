@@ -13,7 +13,7 @@ import copy
 import json
 import struct
 import weakref
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Optional
 
 from .._text import plural
@@ -23,6 +23,7 @@ from .._gc import gc_paused
 from .._repr import RichRepr, hex_view
 from ..regions import Finding, FindingList, Region, Severity, _short_value, cap_per_code, clip
 from . import codecs, container
+from .blob_entry import BlobEntry
 from .registry import decoder_for
 
 MAGIC = b"PFA1"
@@ -85,21 +86,9 @@ _TYPE_WORDS = {"type": "a string", "fields": "a list of ints", "snapshot-id": "a
                "sequence-number": "an integer", "offset": "an integer", "length": "an integer"}
 
 
-@dataclass
-class BlobMetadata:
-    """One entry of the footer's ``blobs`` list, with a handle to read the blob."""
-
-    index: int
-    type: Optional[str]
-    fields: list
-    snapshot_id: Optional[int]
-    sequence_number: Optional[int]
-    offset: Optional[int]
-    length: Optional[int]
-    compression_codec: Optional[str] = None
-    properties: dict = field(default_factory=dict)
-    raw: dict = field(default_factory=dict, repr=False)
-    readable: bool = True
+@dataclass  # again: its __init__ then calls __post_init__
+class BlobMetadata(BlobEntry):
+    """One entry of the footer's ``blobs`` list (:class:`~.blob_entry.BlobEntry`), with a handle to read the blob."""
 
     def __post_init__(self) -> None:
         self._file_ref: Optional[weakref.ref] = None
