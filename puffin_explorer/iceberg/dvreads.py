@@ -9,7 +9,7 @@ few requests; a loop of ``read_dv`` calls on one file reads ahead.  ``deletions`
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Optional, Union
+from typing import TYPE_CHECKING, Any, Callable, NamedTuple, Optional, Union
 
 from .._arrays import sorted_unique
 from .._gc import gc_paused
@@ -75,10 +75,22 @@ def _no_range(path: Any) -> InvalidFileError:
     return InvalidFileError(f"{path}: DV entry without content_offset/content_size_in_bytes", None, "dv-missing-range")
 
 
-def _table_columns(t) -> tuple:
-    """What :func:`_plan_by_file` plans from, of the index's DV rows (an Arrow table of :data:`_PLAN_COLUMNS`):
-    ``(files, codes, offsets, sizes, claims, has_claim, refs_of)``, numpy arrays a DV (``codes[i]`` the place of
-    its Puffin file in ``files``; ``refs_of(rows)`` the referenced data files of those rows, Python strings)."""
+class _PlanColumns(NamedTuple):
+    """What :func:`_plan_by_file` plans from: numpy arrays a DV, ``codes[i]`` the place of its Puffin file in
+    ``files``, ``claims`` its entry's ``file_size_in_bytes`` (-1 where ``has_claim`` is False); ``refs_of(rows)``
+    the referenced data files of those rows, Python strings."""
+
+    files: list
+    codes: Any
+    offsets: Any
+    sizes: Any
+    claims: Any
+    has_claim: Any
+    refs_of: Callable[[list], list]
+
+
+def _table_columns(t) -> _PlanColumns:
+    """The plan columns of the index's DV rows (an Arrow table of :data:`_PLAN_COLUMNS`)."""
     import numpy as np
     import pyarrow.compute as pc
 
@@ -88,18 +100,20 @@ def _table_columns(t) -> tuple:
             raise _no_range(t.column("file_path")[first].as_py())
     enc = t.column("file_path").combine_chunks().dictionary_encode()
     codes = pc.fill_null(enc.indices, len(enc.dictionary)).to_numpy(zero_copy_only=False).astype(np.int64)
-    files = enc.dictionary.to_pylist() + [None]  # a DV without a path: its own group, read as read_dv reads it
     claimed = t.column("file_size_in_bytes")
     refs = t.select(["referenced_data_file"])  # taken a file's rows at a time (take_rows: chunk by chunk)
-    return (files, codes, t.column("content_offset").to_numpy().astype(np.int64),
-            t.column("content_size_in_bytes").to_numpy().astype(np.int64),
-            pc.fill_null(claimed, -1).to_numpy().astype(np.int64), claimed.is_valid().to_numpy(zero_copy_only=False),
-            lambda rows: take_rows(refs, rows).column(0).to_pylist())
+    return _PlanColumns(
+        files=enc.dictionary.to_pylist() + [None],  # a DV without a path: its own group, read as read_dv reads it
+        codes=codes, offsets=t.column("content_offset").to_numpy().astype(np.int64),
+        sizes=t.column("content_size_in_bytes").to_numpy().astype(np.int64),
+        claims=pc.fill_null(claimed, -1).to_numpy().astype(np.int64),
+        has_claim=claimed.is_valid().to_numpy(zero_copy_only=False),
+        refs_of=lambda rows: take_rows(refs, rows).column(0).to_pylist())
 
 
-def _entry_columns(rows: list) -> tuple:
-    """:func:`_table_columns` of DV entries given as dicts, in plain Python and numpy: their strings are not
-    copied into Arrow arrays only to come back out (twice the time of the rest of the plan)."""
+def _entry_columns(rows: list) -> _PlanColumns:
+    """The plan columns of DV entries given as dicts, in plain Python and numpy: their strings are not copied
+    into Arrow arrays only to come back out (twice the time of the rest of the plan)."""
     import numpy as np
 
     try:  # every key in every entry (the index's rows): a list a column
@@ -107,26 +121,28 @@ def _entry_columns(rows: list) -> tuple:
     except (KeyError, TypeError):
         paths, offsets, sizes, refs, claims = ([e.get(n) for e in rows] for n in _PLAN_COLUMNS)
 
-    def ints(values: list, name: str) -> tuple:
-        """``values`` as int64 and where each is present (None when all are)."""
+    def ints(values: list, required: bool) -> tuple:
+        """``values`` as int64 and where each is present; an absent required one is the missing-range error."""
         try:  # Python or numpy integers
-            return np.fromiter(values, np.int64, len(values)), None
+            return np.fromiter(values, np.int64, len(values)), np.ones(len(values), bool)
         except (TypeError, ValueError):  # absent (None, NA), or numbers of other types: each made an int
             out, present = np.full(len(values), -1, np.int64), np.ones(len(values), bool)
             for i, v in enumerate(values):
                 try:
                     out[i] = int(v)
                 except (TypeError, ValueError):
-                    if name != "file_size_in_bytes":
+                    if required:
                         raise _no_range(paths[i]) from None
                     present[i] = False
             return out, present
 
     files = list(dict.fromkeys(paths))  # each Puffin file once, in the order they first appear
-    codes = np.fromiter(map({f: i for i, f in enumerate(files)}.__getitem__, paths), np.int64, len(paths))
-    claimed, has_claim = ints(claims, "file_size_in_bytes")
-    return (files, codes, ints(offsets, "content_offset")[0], ints(sizes, "content_size_in_bytes")[0], claimed,
-            np.ones(len(claims), bool) if has_claim is None else has_claim, lambda at: list(map(refs.__getitem__, at)))
+    claimed, has_claim = ints(claims, False)
+    return _PlanColumns(
+        files=files, codes=np.fromiter(map({f: i for i, f in enumerate(files)}.__getitem__, paths), np.int64,
+                                       len(paths)),
+        offsets=ints(offsets, True)[0], sizes=ints(sizes, True)[0], claims=claimed, has_claim=has_claim,
+        refs_of=lambda at: list(map(refs.__getitem__, at)))
 
 
 def _file_dvs(src: Any, loc: str, offsets: Any, sizes: Any, refs: list) -> list:
@@ -190,12 +206,13 @@ def _file_dvs(src: Any, loc: str, offsets: Any, sizes: Any, refs: list) -> list:
     return out
 
 
-def _plan_by_file(files: list, codes: Any, offsets: Any, sizes: Any, claims: Any, has_claim: Any) -> list:
-    """The reads of DV entries (:func:`_table_columns`), per Puffin file in the order the files first appear:
+def _plan_by_file(c: _PlanColumns) -> list:
+    """The reads of DV entries, per Puffin file in the order the files first appear:
     ``(path, row indexes, offsets, sizes, largest end, largest claimed file size or None, any odd range)``, numpy
     arrays (no Python value per DV: the reader makes one file's ranges at a time as it reads it)."""
     import numpy as np
 
+    files, codes, offsets, sizes, claims, has_claim = c.files, c.codes, c.offsets, c.sizes, c.claims, c.has_claim
     if not len(codes):
         return []
     order = np.argsort(codes, kind="stable")  # each file's rows together, in row order
@@ -378,8 +395,6 @@ class DVReader:
 
     def _read_dvs(self, entries: Optional[Any], snapshot_id: Optional[int], bar: Callable[[int, int], None],
                   columnar: bool = False):
-        from collections import deque
-
         import numpy as np
         import pyarrow as pa
 
@@ -409,9 +424,9 @@ class DVReader:
 
             def entry(i: int) -> dict[str, Any]:
                 return rows[i]
-        total = len(columns[1])
-        plans = _plan_by_file(*columns[:6])
-        refs_of = columns[6]
+        total = len(columns.codes)
+        plans = _plan_by_file(columns)
+        refs_of = columns.refs_of
         del columns
         if total > KEEP_PLAN_INDEX_UP_TO:  # the index build's and the planning's scratch, before the positions come
             release_freed_memory()  # (not for a small read: pages given back are faulted in again at once)
@@ -435,7 +450,8 @@ class DVReader:
             if columnar:  # this file's vectors become one batch of positions; the objects go
                 out.append(_positions_batch(idx, path, list(zip(o.tolist(), size.tolist())), file_refs, read))
                 continue
-            deque(map(out.__setitem__, idx, read), maxlen=0)  # each in its entry's place
+            for i, dv in zip(idx, read):
+                out[i] = dv
         bar(done, total)
         if columnar:
             return pa.Table.from_batches(out, positions_schema())
