@@ -14,6 +14,9 @@ from typing import Any, Callable, Optional
 
 #: The package whose view modules draw the models; imported by name on the first rendering.
 DISPLAY_PACKAGE = "puffin_explorer.display"
+#: Makers outside the display layer's views, by kind: their module is imported by name the first time that kind
+#: is asked for (``Warehouse.browse()``), not with every view.
+MAKER_MODULES = {"browser": "puffin_explorer.widgets.browser"}
 
 _MAKERS: dict[tuple[str, type], Callable[..., Any]] = {}
 _lock = threading.RLock()
@@ -43,7 +46,10 @@ def make_view(kind: str, obj: Any, *args: Any, **kwargs: Any) -> Any:
     view modules loaded first)."""
     fn = _find_maker(kind, type(obj))
     if fn is None:
-        _display().load_views()
+        if kind in MAKER_MODULES:
+            importlib.import_module(MAKER_MODULES[kind])
+        else:
+            _display().load_views()
         fn = _find_maker(kind, type(obj))
     if fn is None:
         raise TypeError(f"no {kind} view for {type(obj).__name__}")

@@ -33,7 +33,6 @@ BUILTIN_VIEW_MODULES: list[str] = [
     "puffin_explorer.display.table_view",
     "puffin_explorer.display.delta_view",
     "puffin_explorer.display.health_view",
-    "puffin_explorer.widgets.browser",
 ]
 
 _VIEWS: dict[type, ViewSpec] = {}
