@@ -15,7 +15,7 @@ import pytest
 
 from puffin_explorer import Table, Warehouse
 from puffin_explorer.findings import is_known, lookup
-from puffin_explorer.iceberg.health import METRIC_KEYS, TableHealth
+from puffin_explorer.health import METRIC_KEYS, TableHealth
 
 from _warehouse_fixtures import (WAREHOUSE, WRITTEN_ROOT, copy_warehouse, edit_json, leave_orphans,
                                  read_delete_files_csv)
@@ -211,11 +211,12 @@ def test_bounded_frames_keep_the_top_rows_and_the_sums_keep_every_file(monkeypat
     """``amplification``, ``expired_only`` and ``partitions`` keep their first rows only (as the Spark doctor
     does); the counts, bytes and findings still cover every file and partition."""
     import puffin_explorer.iceberg.health as ih
+    import puffin_explorer.iceberg.health_aggregates as aggregates
 
     full = Warehouse(str(WAREHOUSE)).table("shop.orders").health(now=NOW)
-    monkeypatch.setattr(ih, "AMPLIFICATION_ROWS", 2)
+    monkeypatch.setattr(aggregates, "AMPLIFICATION_ROWS", 2)
     monkeypatch.setattr(ih, "FRAME_ROWS", 3)
-    monkeypatch.setattr(ih, "PARTITION_ROWS", 2)
+    monkeypatch.setattr(aggregates, "PARTITION_ROWS", 2)
     cut = Warehouse(str(WAREHOUSE)).table("shop.orders").health(now=NOW)
     truth = _independent(WAREHOUSE, "shop.orders")
     ranked = full.amplification.sort_values(["delete_files", "deleted_rows", "file_path"],
@@ -436,7 +437,8 @@ def test_the_bounded_frames_of_nothing_are_empty_frames(wh):
     before 26 cannot select the first rows of an empty table)."""
     import pyarrow as pa
 
-    from puffin_explorer.iceberg.health import DriverReads, _first_rows
+    from puffin_explorer.iceberg.health import DriverReads
+    from puffin_explorer.iceberg.health_aggregates import _first_rows
 
     empty = pa.table({"location": pa.array([], pa.string()), "size": pa.array([], pa.int64())})
     assert _first_rows(empty, 10, [("location", "ascending")]).num_rows == 0
@@ -503,7 +505,7 @@ def test_partition_skew_from_the_summed_partitions():
     partition of 700 B (p=1 30 B, p=2 700 B) is 71.4x; the same table as written by hand (5,000 B) is 7.1x, below."""
     import pyarrow as pa
 
-    from puffin_explorer.iceberg import health as ih
+    from puffin_explorer.iceberg import health_live_files as live_files
     from puffin_explorer.iceberg import measures as M
 
     from _measure_relations import v2_relations
@@ -512,7 +514,7 @@ def test_partition_skew_from_the_summed_partitions():
         found: list = []
         summary = M.run_local(M.PARTITION_SUMMARY, **relations).to_pylist()[0]
         summary["largest_partition"] = summary["largest_pkey"].split("|", 1)[1]  # the engines look the text up
-        ih._skew_finding(found, summary)
+        live_files._skew_finding(found, summary)
         return found
 
     rel = v2_relations()
@@ -524,7 +526,7 @@ def test_partition_skew_from_the_summed_partitions():
     assert f.code == "health.partition-skew"
     assert f.message == "partition {'p': 3} holds 50,000 B, 71.4x the median partition"
     assert f.evidence == {"partition": "{'p': 3}", "bytes": 50_000, "rows": 500, "files": 1, "median_bytes": 700.0,
-                          "ratio": 71.43, "threshold": ih.SKEW_RATIO, "source": "default"}
+                          "ratio": 71.43, "threshold": live_files.SKEW_RATIO, "source": "default"}
 
 
 def test_a_snapshots_file_set_is_made_only_for_the_checks_that_read_it(monkeypatch):

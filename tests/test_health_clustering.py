@@ -8,7 +8,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from puffin_explorer import Warehouse
-from puffin_explorer.iceberg.health import overlap_depth, table_health
+from puffin_explorer.iceberg.health import table_health
+from puffin_explorer.iceberg.health_clustering import overlap_depth
 
 from _parquet_samples import skip_without_writer_options
 from _warehouse_fixtures import WAREHOUSE
@@ -145,12 +146,12 @@ def test_an_unknown_column_is_a_clear_error(sorted_table):
 def test_a_column_name_that_is_no_identifier_is_quoted_in_the_sort_order():
     import pandas as pd
 
-    from puffin_explorer.iceberg.health import _clustering_finding
+    from puffin_explorer.iceberg.health_clustering import clustering_finding
 
     clus = pd.DataFrame({"partition": ["{}"], "column": ["order date"], "files": [3], "files_with_bounds": [3],
                          "average_depth": [3.0], "max_depth": [3], "bytes": [300], "rows": [30]})
     findings, m = [], {"data_files": 3, "data_bytes": 300, "records": 30}
-    _clustering_finding(findings, clus, "order date", "given", m, "CALL c.system.", "'ns.t'", "ns.t")
+    clustering_finding(findings, clus, "order date", "given", m, "CALL c.system.", "'ns.t'", "ns.t")
     assert findings[0].actions[0].statement == (
         "CALL c.system.rewrite_data_files(table => 'ns.t', strategy => 'sort', sort_order => "
         "'`order date` ASC NULLS FIRST', options => map('rewrite-all', 'true'))")

@@ -228,7 +228,7 @@ def test_the_sort_rewrite_the_doctor_prints_clusters_the_table(spark, tmp_path):
     The table's sort order names id; the doctor's sort rewrite, run on the session, leaves files whose id ranges
     do not overlap within a partition, as its predicted effect says."""
     from puffin_explorer import spark as pes
-    from puffin_explorer.iceberg.health import overlap_depth
+    from puffin_explorer.iceberg.health_clustering import overlap_depth
 
     wh = tmp_path / "wh4"
     pes.add_catalog(spark, "doc4", str(wh))

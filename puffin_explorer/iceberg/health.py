@@ -3,7 +3,11 @@
 :func:`table_health` computes a :class:`TableHealth` over a :class:`~.source.TableSource` and the frames every
 other analysis builds from it (the entry index, ``overview.manifest_frame``, ``snapshot_frame``,
 ``statistics_frame``, the metadata, the I/O layer's listing), never a private cache.
-Views (``display/health_view.py``) only format it.
+Views (``display/health_view.py``) only format it.  :func:`doctor` reads in steps, in order; the checks it runs
+live by concern: the current snapshot's live files (:mod:`.health_live_files`, from the sums of
+:mod:`.health_aggregates`; clustering in :mod:`.health_clustering`), manifests and statistics files
+(:mod:`.health_metadata`), retention, orphans and metadata cleanup (:mod:`.health_cleanup`), each fix statement
+written with the literals of :mod:`.health_statements`.
 
 Deletion vectors are counted the way the spec stores them: a DV is a range of a Puffin file, so
 the delete *files* are distinct Puffin files (one file holding four DVs is one delete file whose
@@ -28,41 +32,41 @@ set; every finding says which (``evidence["source"]``).  Defaults used:
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Optional
 
-from .._text import are, plural
 from ..errors import PuffinError
-from ..health import (CLUSTERING_DEPTH_THRESHOLD, DAY_MS, DEFAULTS, DELETE_FILES_PER_DATA_FILE,
-                      DELETED_SHARE_THRESHOLD, FIX_ORDER, METRIC_KEYS, MIB, SMALL_FILE_SHARE, Action, HealthFinding,
-                      TableHealth, deleted_share_finding, epoch_ms, fill_listing_stats, listing_arrow, size_histogram, small_files_finding,
-                      sum_relations, ts_literal, unknown_counts)
-from ..coverage import WHOLE, Coverage
+from ..health import (DAY_MS, DEFAULTS, METRIC_KEYS, SMALL_FILE_SHARE, HealthFinding, TableHealth, epoch_ms,
+                      fill_listing_stats, listing_arrow, ts_literal, unknown_counts)
 from ..regions import Severity
 from .deletes import coverage
+from .health_aggregates import FileAggregates, _first_rows, driver_file_aggregates
+from .health_cleanup import (check_retention, metadata_cleanup_finding, not_current_metadata_finding,
+                             orphan_finding)
+from .health_clustering import clustering_column
+from .health_live_files import current_findings
+from .health_metadata import manifest_findings, statistics_findings
+from .health_statements import sql_string
 from .index import SLOW_DECODE, build_index
-from .overview import manifest_frame, snapshot_frame, statistics_frame
+from .overview import manifest_frame, snapshot_frame
 from .paths import join, normalize
 
 #: Index findings that mean a snapshot's file list is incomplete.
 _MANIFEST_BROKEN = ("iceberg.manifest-unreadable", "iceberg.manifest-damaged", "table.file-vanished")
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .metric_totals import MetricTotals
     from .source import TableSource
 
 
 #: Unreferenced files younger than this are in-flight writes, not orphans (``remove_orphan_files``' default).
 ORPHAN_GRACE_MS = 3 * DAY_MS
-#: The largest partition holding this many times the median partition's bytes is skewed.
-SKEW_RATIO = 10.0
-#: Sort-order transforms that keep the source column's order (bounds of the source column still cluster).
-_ORDERED_TRANSFORMS = ("identity", "year", "month", "day", "hour", "truncate")
+#: File-set paths looked up in the listing at a time by the orphan check on the driver.
+ORPHAN_LOOKUP = 262_144
+#: Rows kept in ``frames["expired_only"]`` (driver and Spark alike; Spark's ``frames["orphans"]`` too): the
+#: first by location.
+FRAME_ROWS = 10_000
 
 
-
-# ---- thresholds --------------------------------------------------------------------------------
 def _threshold(props: dict[str, str], key: str) -> dict[str, Any]:
     """``{"value", "property", "source"}``: the table's property when set and valid, else Iceberg's default."""
     default = DEFAULTS[key]
@@ -82,96 +86,6 @@ def _threshold(props: dict[str, str], key: str) -> dict[str, Any]:
         except ValueError:
             return {"value": default, "property": key, "source": f"default (table property {raw!r} is not valid)"}
     return {"value": default, "property": key, "source": "default"}
-
-
-# ---- statement builders ------------------------------------------------------------------------
-def _sql_str(value: str) -> str:
-    return "'" + str(value).replace("'", "''") + "'"
-
-
-def _duration(ms: int) -> str:
-    """A Trino duration literal (``5d``, ``36h``, ``90s``) no longer than ``ms``."""
-    for unit, size in (("d", DAY_MS), ("h", 3_600_000), ("m", 60_000), ("s", 1000)):
-        if ms >= size and ms % size == 0:
-            return f"{ms // size}{unit}"
-    return f"{max(ms // 1000, 0)}s"
-
-
-def _map(options: dict[str, Any]) -> str:
-    return "map(" + ", ".join(f"{_sql_str(k)}, {_sql_str(v)}" for k, v in options.items()) + ")"
-
-
-# ---- the checks ---------------------------------------------------------------------------------
-#: The measures whose answers make :class:`FileAggregates` (each one row, or one per partition or size class).
-SUM_MEASURES = ("file_totals", "delete_totals", "partition_totals", "partition_summary", "size_histogram",
-                "dangling_deletes")
-#: File-set paths looked up in the listing at a time by the orphan check on the driver.
-ORPHAN_LOOKUP = 262_144
-#: Data files kept in ``frames["amplification"]`` (driver and Spark alike): the ones merging the most delete files.
-AMPLIFICATION_ROWS = 1_000
-#: Rows kept in ``frames["expired_only"]`` (driver and Spark alike; Spark's ``frames["orphans"]`` too): the
-#: first by location.
-FRAME_ROWS = 10_000
-#: Partitions kept in ``frames["partitions"]`` (driver and Spark alike): the first by partition key.  Findings
-#: and metrics read the ``partition_summary`` measure, which sums every partition.
-PARTITION_ROWS = 10_000
-#: The per data file columns of ``frames["amplification"]``, in order.
-AMPLIFICATION_COLUMNS = ("file_path", "partition", "spec_id", "sequence_number", "record_count",
-                         "file_size_in_bytes", "pkey", "dvs", "position_delete_files", "equality_delete_files",
-                         "delete_files", "deleted_rows")
-
-
-def file_aggregates(answers: dict[str, list], target: int, small_size: int, columns, clustering,
-                    amplification) -> "FileAggregates":
-    """:class:`FileAggregates` from the answers of :data:`SUM_MEASURES` (name -> rows as dicts), by whichever
-    engine ran them, and the column, clustering and amplification frames."""
-    totals, deletes, dangling = answers["file_totals"][0], answers["delete_totals"][0], answers["dangling_deletes"][0]
-    c = {k: int(totals[k]) for k in ("data_files", "data_bytes", "records", "deleted_rows", "data_files_with_deletes",
-                                     "max_delete_files_per_data_file", "small_files", "small_bytes")}
-    c.update({k: int(deletes[k]) for k in ("dvs", "position_delete_files", "equality_delete_files", "delete_files",
-                                           "delete_bytes")})
-    hist = size_histogram(int(target), small_size, {int(r["bucket"]): r for r in answers["size_histogram"]})
-    by_part = _partition_frame(answers["partition_totals"])
-    return FileAggregates(
-        counts=c, size_histogram=hist, partitions=by_part, partition_summary=answers["partition_summary"][0],
-        touched={"files": c["data_files_with_deletes"],
-                 "max_size": None if totals["touched_max_size"] is None else int(totals["touched_max_size"]),
-                 "rows": int(totals["touched_rows"]), "deleted_rows": int(totals["touched_deleted_rows"])},
-        many={"files": int(totals["many_files"]), "rows": int(totals["many_rows"])},
-        mean_delete_files=float(totals["mean_delete_files"]),
-        dangling={k: int(dangling[k]) for k in ("dvs", "position_delete_files", "equality_delete_files",
-                                                 "files_freed", "bytes_freed")},
-        columns=columns, clustering=clustering, amplification=amplification)
-
-
-_PARTITION_SUMS = ("files", "rows", "deleted_rows", "bytes", "delete_files", "small_files", "small_bytes",
-                   "small_rows")
-
-
-def _partition_frame(parts) -> Any:
-    """``partitions`` of :class:`FileAggregates`, in partition order, from the ``partition_totals`` answer: rows
-    as dicts (Spark collects them) or an Arrow table (DuckDB's, one row per partition, never made Python rows)."""
-    import pandas as pd
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    if isinstance(parts, list):
-        parts = sorted(parts, key=lambda r: r["pkey"])
-        return pd.DataFrame({"partition": pd.array([r["partition"] for r in parts], dtype="string"),
-                             **{col: pd.array([int(r[col]) for r in parts], dtype="int64") for col in _PARTITION_SUMS}})
-    parts = parts.sort_by("pkey")
-    return pd.DataFrame({"partition": pd.array(parts.column("partition").to_pandas(), dtype="string"),
-                         **{col: pd.array(pc.cast(parts.column(col), pa.int64()).to_numpy(), dtype="int64")
-                            for col in _PARTITION_SUMS}})
-
-
-def _first_rows(table, k: int, order: list) -> Any:
-    """The first ``k`` rows of an Arrow table in ``order`` (``sort_by`` keys), found without sorting the rest."""
-    import pyarrow.compute as pc
-
-    if table.num_rows == 0 or k <= 0:  # pyarrow before 26 cannot select from an empty table
-        return table.slice(0, 0)
-    return table.take(pc.select_k_unstable(table, k=min(k, table.num_rows), sort_keys=order)).sort_by(order)
 
 
 def _snapshot_files(source: "TableSource", snapshot_id: int, manifests) -> Any:
@@ -210,194 +124,6 @@ def _files_table(rows: list) -> Any:
 
     return pa.table({"location": pa.array([r[0] for r in rows], pa.string()),
                      "size": pa.array([r[1] for r in rows], pa.int64())})
-
-
-def _parent_id(value: Any) -> Optional[int]:
-    """A parent snapshot id out of a frame cell (None, NA and NaN mean none)."""
-    import pandas as pd
-
-    if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)):
-        return None
-    return int(value)
-
-
-def _retained(snaps, refs: dict[str, dict[str, Any]], current: Optional[int], cutoff_ms: int,
-              min_keep: int) -> set[int]:
-    """Snapshot ids ``expire_snapshots(older_than => cutoff, retain_last => min_keep)`` keeps: every ref's
-    snapshot, each branch's newest ``min_keep`` ancestors, and every snapshot at or after the cutoff."""
-    parent = dict(zip(snaps["snapshot_id"].astype("int64"), snaps["parent_snapshot_id"]))
-    # a snapshot of unknown time is kept: the doctor never calls a snapshot old without knowing its age
-    keep = set(snaps.loc[(snaps["timestamp_ms"] >= cutoff_ms).fillna(True).astype(bool), "snapshot_id"].astype("int64"))
-    heads = {int(r["snapshot-id"]): r.get("type", "branch") for r in refs.values() if "snapshot-id" in r}
-    if current is not None:
-        heads.setdefault(int(current), "branch")
-    for head, kind in heads.items():
-        if head not in parent:
-            continue
-        keep.add(head)
-        if kind != "branch":
-            continue
-        sid, n = head, 0
-        while sid is not None and sid in parent and n < max(min_keep, 1):
-            keep.add(sid)
-            n += 1
-            sid = _parent_id(parent[sid])
-    return keep
-
-
-@dataclass
-class FileAggregates:
-    """What the doctor needs from the current snapshot's live files, already summed.
-
-    The answers of the measures of :mod:`.measures` (:data:`SUM_MEASURES`), run by DuckDB on the driver
-    (:func:`driver_file_aggregates`) or by Spark SQL over the entry index built on the executors
-    (``puffin_explorer/spark/health.py``), put together by :func:`file_aggregates`; one set of metric and
-    finding builders reads it (:func:`_current_findings`).  ``counts`` holds ``data_files``, ``data_bytes``, ``records``,
-    ``dvs``, ``position_delete_files``, ``equality_delete_files``, ``delete_files``, ``delete_bytes``,
-    ``deleted_rows``, ``data_files_with_deletes``, ``max_delete_files_per_data_file``, ``small_files`` and
-    ``small_bytes``; ``touched`` the data files that merge at least one delete file (``files``, ``max_size``,
-    ``rows``, ``deleted_rows``), ``many`` those merging more than :data:`DELETE_FILES_PER_DATA_FILE`
-    (``files``, ``rows``), ``dangling`` the delete files no live data file needs (``dvs``,
-    ``position_delete_files``, ``files_freed``, ``bytes_freed``); ``partitions`` the first
-    :data:`PARTITION_ROWS` partitions by key, ``partition_summary`` every partition summed (one row of the
-    ``partition_summary`` measure).
-    """
-
-    counts: dict[str, int]
-    size_histogram: Any
-    partitions: Any
-    partition_summary: dict[str, Any]
-    touched: dict[str, Any]
-    many: dict[str, Any]
-    mean_delete_files: float
-    dangling: dict[str, int]
-    columns: Any
-    clustering: Any = None
-    amplification: Any = None
-    #: why the column metrics of some manifests could not be read (their files count as files without metrics)
-    metrics_unread: list = field(default_factory=list)
-    #: findings about how the files were read rather than about the table (manifests decoded the slow way)
-    notes: list = field(default_factory=list)
-    #: which counts are whole: a manifest or position-delete file not read leaves the counts it feeds unknown
-    coverage: Coverage = WHOLE
-
-
-def driver_file_aggregates(source: "TableSource", index, target: int, small_size: int,
-                           column: Optional[str], totals: "MetricTotals") -> FileAggregates:
-    """:class:`FileAggregates` of a snapshot's entry index, here: the measures of :mod:`.measures` run by DuckDB
-    over the index's columns (:func:`.relations.index_relations`; deleted rows are :func:`~.deletes.row_counts`',
-    the same measure computed once per index and shared with the card), column metrics and clustering by the
-    functions the Spark doctor runs per task and per partition, from ``totals`` (:mod:`.metric_totals`)."""
-    import numpy as np
-    import pandas as pd
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    from .._memory import release_freed_memory
-    from .column_stats import columns_frame
-    from .columns import largest_of_each, nullable_ints, partitions, plain, strings
-    from .deletes import deleted_rows_of
-    from .measures import DATA_FILE_DELETES, MEASURES, LocalMeasures
-    from .index import take_rows
-    from .relations import coded_relations
-
-    # paths (the index's path codes) and partitions as integers: DuckDB joins integers
-    codes = coded_relations(source, index, scope_bounds=totals.scope_bounds)
-    release_freed_memory()  # the partition texts and string keys coded away
-    relations = codes.relations
-    relations.update(sum_relations(target, small_size))
-    at = np.flatnonzero(index.mask(["data"]))  # the data rows, in the relations' rid order
-    paths = index.take(at, ["file_path"]).column("file_path")
-    # DELETED_ROWS answered already (row_counts, shared with the card): one row per data file key, with the DVs
-    # naming it (DATA_FILE_DELETES reads whether it has one from here)
-    deleted = deleted_rows_of(source, index, paths, rows=at)
-    # per data file key (integer codes: arrays indexed by code, no hash table): its largest deleted-row count and
-    # the DVs naming it
-    keys = pc.fill_null(relations["data"].column("key"), -1).to_numpy()
-    refs = pc.fill_null(relations["dvs"].column("ref_key"), -1).to_numpy()
-    size = int(max(keys.max(initial=-1), refs.max(initial=-1))) + 1
-    codes_of, most = largest_of_each(keys, deleted, size)
-    dvs_per = np.bincount(refs[refs >= 0], minlength=size)
-    relations["deleted_rows"] = pa.table({"key": pa.array(codes_of, pa.int64()), "deleted": pa.array(most, pa.int64()),
-                                          "dvs": pa.array(dvs_per[codes_of], pa.int64())})
-    with LocalMeasures(relations) as run:
-        answers = {name: run.arrow(MEASURES[name]) for name in SUM_MEASURES}
-        per_file = run.arrow(DATA_FILE_DELETES)
-    release_freed_memory()
-    for name in SUM_MEASURES:  # one row each, or one per size class: Python rows
-        if name != "partition_totals":
-            answers[name] = answers[name].to_pylist()
-    # the first partitions by key (codes follow the text's order), each with its text (the smallest of its files'),
-    # column-wise; and the largest partition's
-    parts = _first_rows(answers["partition_totals"], PARTITION_ROWS, [("pkey", "ascending")])
-    answers["partition_totals"] = parts.append_column("partition", codes.partitions.take(parts.column("pkey")))
-    summary = answers["partition_summary"][0]
-    summary["largest_partition"] = None if summary["largest_pkey"] is None else \
-        codes.partitions[int(summary["largest_pkey"])].as_py()
-    data = relations["data"]
-    data_pkey = data.column("pkey")
-    del relations
-
-    # the data files merging the most delete files, as the Spark doctor keeps them: only they become rows
-    ranked = per_file.append_column("file_path", paths.take(per_file.column("rid")))
-    order = [("delete_files", "descending"), ("deleted_rows", "descending"), ("file_path", "ascending")]
-    top = _first_rows(ranked, AMPLIFICATION_ROWS, order)
-    rids = top.column("rid").combine_chunks()
-    rows = take_rows(index.table.select(["file_path", "partition", "spec_id", "sequence_number", "record_count",
-                                         "file_size_in_bytes"]), at[rids.to_numpy()])
-    amp = pd.DataFrame({"file_path": strings(rows.column("file_path")), "partition": partitions(index, rows),
-                        "spec_id": plain(rows.column("spec_id")),
-                        "sequence_number": nullable_ints(rows.column("sequence_number")),
-                        "record_count": plain(rows.column("record_count")),
-                        "file_size_in_bytes": plain(rows.column("file_size_in_bytes")),
-                        "pkey": strings(codes.pkeys.take(data_pkey.take(rids)))},
-                       index=pd.RangeIndex(len(rids)))
-    for col in AMPLIFICATION_COLUMNS[7:]:
-        amp[col] = top.column(col).to_numpy()
-
-    # the clustering column's bounds per data file (summed metrics: ``totals``)
-    clustering = None
-    if column is not None:
-        lows, highs = totals.lows, totals.highs
-        sizes = index.take(at, ["record_count", "file_size_in_bytes"])
-        d = pd.DataFrame({"pkey": codes.pkeys.take(data_pkey).to_numpy(zero_copy_only=False),
-                          "partition": pc.fill_null(codes.partitions.take(data_pkey), "None")
-                          .to_numpy(zero_copy_only=False),
-                          "lo": lows, "hi": highs,
-                          "bytes": pc.fill_null(sizes.column("file_size_in_bytes"), 0).to_numpy().astype("int64"),
-                          "rows": pc.fill_null(sizes.column("record_count"), 0).to_numpy().astype("int64")})
-        clustering = clustering_frame(clustering_by_partition(d), column)
-    return file_aggregates(answers, target, small_size, columns_frame([totals.partial]), clustering, amp)
-
-
-def _current_findings(findings, frames, m, agg: FileAggregates, th, target, small_size, column, column_source,
-                      call, spark_t, catalog, ident, format_version) -> None:
-    """The metrics and findings of the current snapshot's files, from their aggregates."""
-    m.update(agg.counts)
-    m["live_rows"] = m["records"] - m["deleted_rows"]
-    m["deleted_share"] = (m["deleted_rows"] / m["records"]) if m["records"] else 0.0
-    frames["amplification"] = agg.amplification
-    frames["size_histogram"] = agg.size_histogram
-    frames["partitions"] = agg.partitions
-    summary = agg.partition_summary
-    m["partitions"] = int(summary["partitions"])
-    _small_files_finding(findings, summary, m, th, target, small_size, call, spark_t, ident)
-    _deletes_findings(findings, agg, m, call, spark_t, ident, format_version)
-    _dangling_finding(findings, agg.dangling, m)
-    _skew_finding(findings, summary)
-    if column is not None:
-        frames["clustering"] = agg.clustering
-        _clustering_finding(findings, agg.clustering, column, column_source, m, call, spark_t, ident)
-    frames["columns"] = agg.columns
-    _column_findings(findings, frames["columns"], m, spark_t, catalog, ident)
-    findings += [HealthFinding(f.code, f.severity, f.message, {"file": getattr(f, "file", "")}, hint=f.hint)
-                 for f in agg.notes]
-    if agg.metrics_unread:  # read once for the counts, not again for the metrics: the table changed meanwhile
-        findings.append(HealthFinding(
-            "health.snapshot-unreadable", Severity.INFO,
-            f"the column metrics of {plural(len(agg.metrics_unread), 'manifest')} of the current snapshot could not "
-            f"be read again ({agg.metrics_unread[0]}); their files are left out of the column checks",
-            {"manifests": len(agg.metrics_unread)}, hint="t.check() names the broken file"))
 
 
 class DriverReads:
@@ -583,68 +309,140 @@ def table_health(source: "TableSource", now: Any = None, older_than: Any = None,
         release_freed_memory()  # the measures' and frames' columns it built and dropped
 
 
+@dataclass
+class _DoctorRun:
+    """One run of the doctor: what its steps read (the source, the clock, the thresholds, the names its statements
+    use) and what they fill in (metrics, findings, frames)."""
+
+    source: "TableSource"
+    now_ms: int
+    orphan_cutoff: int
+    cutoff_given: bool
+    catalog: str
+    ident: str
+    th: dict[str, dict[str, Any]]
+    target: int
+    small_size: int
+    m: dict[str, Any]
+    findings: list[HealthFinding] = field(default_factory=list)
+    frames: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def call(self) -> str:
+        """The start of a Spark procedure call: ``CALL <catalog>.system.``."""
+        return f"CALL {self.catalog}.system."
+
+    @property
+    def spark_t(self) -> str:
+        """The table's name as a Spark procedure's ``table`` argument (a SQL string)."""
+        return sql_string(self.ident)
+
+
 def doctor(source: "TableSource", reads: Any, now: Any = None, older_than: Any = None, catalog: str = "spark_catalog",
            name: Optional[str] = None, list_files: bool = True, cluster_by: Optional[str] = None) -> TableHealth:
     """:func:`table_health` with the reads that grow with the table done by ``reads`` (:class:`DriverReads`,
     or the Spark jobs of ``puffin_explorer/spark/health.py``); everything else is read and decided here."""
-    import numpy as np
+    run = _start(source, now, older_than, catalog, name)
+    snaps = _snapshots_with_times(source)
+    run.m["snapshots"] = int(len(snaps))
+    current = source.metadata.current_snapshot_id
+    if current is not None:
+        _check_current_files(run, reads, current, cluster_by)
+    readable, manifest_lists, unreadable = _check_manifests(run, reads, snaps, current)
+    listed = bool(list_files and source.metadata.location)
+    _list_storage(run, reads, listed, readable, manifest_lists)
+    _check_snapshot_ages(run, snaps)
+    if len(snaps):
+        run.frames["expired_only"] = check_retention(run.findings, source, snaps, reads, run.m, run.th, run.now_ms,
+                                                     run.call, run.spark_t, run.ident)
+    tracked = _check_metadata_files(run, reads, listed)
+    _check_orphans(run, reads, listed, bool(unreadable), tracked)
+    if listed:
+        run.frames["listing"] = reads.listing_frame()  # once the checks read the sizes and times they need
+    if current is not None:
+        statistics_findings(run.findings, source, snaps, current, run.m, run.call, run.spark_t, run.ident)
+        _vanished_findings(run, current)
+    return TableHealth(run.ident, run.m, run.findings, _thresholds_shown(run), run.frames, run.now_ms, catalog)
+
+
+def _start(source: "TableSource", now: Any, older_than: Any, catalog: str, name: Optional[str]) -> _DoctorRun:
+    """The run's clock, its thresholds (the table's properties, else Iceberg's defaults) and its metrics, each
+    at its value for a table of nothing."""
     import pandas as pd
 
     now_ms = epoch_ms(now) if now is not None else int(pd.Timestamp.now(tz="UTC").timestamp() * 1000)
     orphan_cutoff = epoch_ms(older_than) if older_than is not None else now_ms - ORPHAN_GRACE_MS
-    ident = name or source.name
-    md = source.metadata
-    props = md.properties
-    th = {k: _threshold(props, k) for k in DEFAULTS}
+    th = {k: _threshold(source.metadata.properties, k) for k in DEFAULTS}
     target = th["write.target-file-size-bytes"]["value"] or DEFAULTS["write.target-file-size-bytes"]
     small_size = int(target * SMALL_FILE_SHARE)
     m: dict[str, Any] = {k: 0 for k in METRIC_KEYS}
     m.update(target_file_size=int(target), small_file_size=small_size, deleted_share=0.0,
              oldest_snapshot_age_days=None, newest_snapshot_age_days=None, commits_per_day=0.0,
              statistics_commits_behind=None, clustering_column=None, clustering_depth=None)
-    findings: list[HealthFinding] = []
-    frames: dict[str, Any] = {}
-    spark_t = _sql_str(ident)
-    call = f"CALL {catalog}.system."
+    return _DoctorRun(source, now_ms, orphan_cutoff, older_than is not None, catalog, name or source.name, th,
+                      target, small_size, m)
 
-    # ---- snapshots -------------------------------------------------------------------------
+
+def _snapshots_with_times(source: "TableSource") -> Any:
+    """The snapshot frame with each commit's time in epoch ms (``timestamp_ms``; NA for a commit time no
+    datetime holds, a damaged ``timestamp-ms``: an unknown time here)."""
+    import pandas as pd
+
     snaps = snapshot_frame(source)
-    if len(snaps):
-        # a commit time no datetime holds (a damaged timestamp-ms, a metadata finding) is NaT: an unknown time here
-        epoch = pd.Timestamp(0, tz="UTC")
-        known = snaps["timestamp"].notna()
-        ms = pd.Series(pd.NA, index=snaps.index, dtype="Int64")
-        ms[known] = ((snaps.loc[known, "timestamp"] - epoch) // pd.Timedelta(milliseconds=1)).astype("int64")
-        snaps = snaps.assign(timestamp_ms=ms)
-    else:
-        snaps = pd.DataFrame({"snapshot_id": pd.Series(dtype="int64"), "parent_snapshot_id": pd.Series(dtype="Int64"),
-                              "timestamp": pd.Series(dtype="datetime64[ns, UTC]"),
-                              "manifest_list": pd.Series(dtype=object), "timestamp_ms": pd.Series(dtype="Int64")})
-    current = md.current_snapshot_id
-    m["snapshots"] = int(len(snaps))
+    if not len(snaps):
+        return pd.DataFrame({"snapshot_id": pd.Series(dtype="int64"), "parent_snapshot_id": pd.Series(dtype="Int64"),
+                             "timestamp": pd.Series(dtype="datetime64[ns, UTC]"),
+                             "manifest_list": pd.Series(dtype=object), "timestamp_ms": pd.Series(dtype="Int64")})
+    epoch = pd.Timestamp(0, tz="UTC")
+    known = snaps["timestamp"].notna()
+    ms = pd.Series(pd.NA, index=snaps.index, dtype="Int64")
+    ms[known] = ((snaps.loc[known, "timestamp"] - epoch) // pd.Timedelta(milliseconds=1)).astype("int64")
+    return snaps.assign(timestamp_ms=ms)
 
-    # ---- files of the current snapshot --------------------------------------------------------
-    if current is not None:
-        column, column_source = _clustering_column(md, cluster_by)
-        agg = reads.current_files(int(target), small_size, column)
-        _current_findings(findings, frames, m, agg, th, target, small_size, column, column_source, call, spark_t,
-                          catalog, ident, md.format_version)
-        # files of the snapshot not read: the counts they feed are unknown (None), never the smaller number
-        unknown_counts(m, findings, frames, agg.coverage, f"snapshot {current}", {"snapshot_id": current})
 
-    # ---- manifests --------------------------------------------------------------------------
+def _check_current_files(run: _DoctorRun, reads: Any, current: int, cluster_by: Optional[str]) -> None:
+    """The checks of the current snapshot's live files, from the aggregates ``reads`` sums; the counts of files
+    it could not read are unknown (None), never the smaller number."""
+    md = run.source.metadata
+    column, column_source = clustering_column(md, cluster_by)
+    agg = reads.current_files(int(run.target), run.small_size, column)
+    current_findings(run.findings, run.frames, run.m, agg, run.th, run.target, run.small_size, column, column_source,
+                     run.call, run.spark_t, run.catalog, run.ident, md.format_version)
+    unknown_counts(run.m, run.findings, run.frames, agg.coverage, f"snapshot {current}", {"snapshot_id": current})
+
+
+def _check_manifests(run: _DoctorRun, reads: Any, snaps, current: Optional[int]):
+    """Every snapshot's manifests read, their file sets handed to ``reads``, a finding per snapshot whose files are
+    not all known, and the current snapshot's manifest checks.  Returns the readable ``(snapshot id, manifests
+    frame)`` pairs, the manifest list of each, and the snapshot ids whose files are not all known."""
+    readable, manifest_lists, per_snapshot, why = _manifests_per_snapshot(run, snaps, current)
+    broken = reads.snapshot_files(readable, current)
     unreadable: list[int] = []
-    manifest_lists: dict[int, str] = {}
-    per_snapshot = []
-    readable = []
-    why: list[tuple[int, Optional[str]]] = []  # per snapshot in order: why its manifests are unreadable, or None
+    for sid, what in why:
+        if what is None and sid in broken:
+            what = f"a manifest is unreadable ({broken[sid]})"
+        if what is not None:
+            unreadable.append(sid)
+            run.findings.append(HealthFinding(
+                "health.snapshot-unreadable", Severity.INFO,
+                f"snapshot {sid}: {what}; its files are left out of retention and orphan counts",
+                {"snapshot_id": sid}, hint="t.check() names the broken file"))
+    run.frames["snapshots"] = snaps.merge(per_snapshot, on="snapshot_id", how="left")
+    mans = run.frames.get("manifests")
+    if mans is not None and len(mans):
+        manifest_findings(run.findings, mans, run.m, run.th, run.call, run.spark_t, run.ident)
+    return readable, manifest_lists, unreadable
 
-    def unreadable_snapshot(sid: int, what: str) -> None:
-        unreadable.append(sid)
-        findings.append(HealthFinding("health.snapshot-unreadable", Severity.INFO,
-                                      f"snapshot {sid}: {what}; its files are left out of retention and orphan "
-                                      "counts", {"snapshot_id": sid}, hint="t.check() names the broken file"))
 
+def _manifests_per_snapshot(run: _DoctorRun, snaps, current: Optional[int]):
+    """Each snapshot's manifests frame (the current one's is ``frames["manifests"]``): the readable ``(snapshot id,
+    frame)`` pairs, each one's manifest list location, a frame of manifests and their bytes per snapshot, and per
+    snapshot in order why its manifests are unreadable (None when they are not)."""
+    import pandas as pd
+
+    source = run.source
+    readable, manifest_lists, rows = [], {}, []
+    why: list[tuple[int, Optional[str]]] = []
     for sid, ml in zip(snaps["snapshot_id"].astype("int64"), snaps["manifest_list"]):
         sid = int(sid)
         try:
@@ -654,29 +452,22 @@ def doctor(source: "TableSource", reads: Any, now: Any = None, older_than: Any =
             continue
         if not len(mans):
             mans = pd.DataFrame(columns=["location", "manifest_length", "content"])
-        per_snapshot.append({"snapshot_id": sid, "manifests": int(len(mans)),
-                             "manifest_bytes": int(mans["manifest_length"].sum()) if len(mans) else 0})
+        rows.append({"snapshot_id": sid, "manifests": int(len(mans)),
+                     "manifest_bytes": int(mans["manifest_length"].sum()) if len(mans) else 0})
         readable.append((sid, mans))
         why.append((sid, None))
         if isinstance(ml, str) and ml:
             manifest_lists[sid] = normalize(source.locate(ml))
         if sid == current:
-            frames["manifests"] = mans
-    broken = reads.snapshot_files(readable, current)
-    for sid, what in why:
-        if what is not None:
-            unreadable_snapshot(sid, what)
-        elif sid in broken:
-            unreadable_snapshot(sid, f"a manifest is unreadable ({broken[sid]})")
-    frames["snapshots"] = snaps.merge(pd.DataFrame(per_snapshot, columns=["snapshot_id", "manifests",
-                                                                          "manifest_bytes"]),
-                                      on="snapshot_id", how="left")
-    mans = frames.get("manifests")
-    if mans is not None and len(mans):
-        _manifest_checks(findings, mans, m, th, call, spark_t, ident)
+            run.frames["manifests"] = mans
+    per_snapshot = pd.DataFrame(rows, columns=["snapshot_id", "manifests", "manifest_bytes"])
+    return readable, manifest_lists, per_snapshot, why
 
-    # ---- storage listing ----------------------------------------------------------------------
-    listed = bool(list_files and md.location)
+
+def _list_storage(run: _DoctorRun, reads: Any, listed: bool, readable: list, manifest_lists: dict[int, str]) -> None:
+    """The table location listed (when ``listed``), and each readable snapshot's manifest list (its size on
+    storage, 0 unlisted) and statistics files added to its file set."""
+    source, md = run.source, run.source.metadata
     if listed:
         reads.list(source.locate(md.location))
     sizes_on_storage = reads.listed_sizes(manifest_lists.values()) if listed else {}
@@ -687,451 +478,80 @@ def doctor(source: "TableSource", reads: Any, now: Any = None, older_than: Any =
         if s.snapshot_id in known:
             reads.add_file(s.snapshot_id, normalize(source.locate(s.path)), int(s.file_size_in_bytes or 0))
 
-    # ---- snapshot age, rate and retention -------------------------------------------------------
-    ts = snaps["timestamp_ms"].dropna().to_numpy(dtype=np.int64)  # the commit times that are known
-    if len(ts):
-        m["oldest_snapshot_age_days"] = round((now_ms - int(ts.min())) / DAY_MS, 3)
-        m["newest_snapshot_age_days"] = round((now_ms - int(ts.max())) / DAY_MS, 3)
-        span = (int(ts.max()) - int(ts.min())) / DAY_MS
-        m["commits_per_day"] = round(len(ts) / max(span, 1.0), 3)
-        m["commits_last_day"] = int((ts > int(ts.max()) - DAY_MS).sum())
-    if len(snaps):
-        frames["expired_only"] = _retention(findings, source, snaps, reads, m, th, now_ms, call, spark_t, ident)
 
-    # ---- metadata files ---------------------------------------------------------------------
-    log = md.raw.get("metadata-log") or []
+def _check_snapshot_ages(run: _DoctorRun, snaps) -> None:
+    """The oldest and newest snapshot's age and the commit rate, over the commit times that are known."""
+    import numpy as np
+
+    ts = snaps["timestamp_ms"].dropna().to_numpy(dtype=np.int64)
+    if not len(ts):
+        return
+    m, now_ms = run.m, run.now_ms
+    m["oldest_snapshot_age_days"] = round((now_ms - int(ts.min())) / DAY_MS, 3)
+    m["newest_snapshot_age_days"] = round((now_ms - int(ts.max())) / DAY_MS, 3)
+    span = (int(ts.max()) - int(ts.min())) / DAY_MS
+    m["commits_per_day"] = round(len(ts) / max(span, 1.0), 3)
+    m["commits_last_day"] = int((ts > int(ts.max()) - DAY_MS).sum())
+
+
+def _check_metadata_files(run: _DoctorRun, reads: Any, listed: bool) -> set[str]:
+    """The metadata files kept (listed, or else those the metadata log tracks) and whether old ones are deleted;
+    returns the tracked ones' locations."""
+    source = run.source
+    log = source.metadata.raw.get("metadata-log") or []
     tracked = {normalize(source.locate(e["metadata-file"])) for e in log
                if isinstance(e, dict) and isinstance(e.get("metadata-file"), str)}
     tracked.add(normalize(source.metadata_location))
-    m["metadata_files_tracked"] = len(tracked)
-    m["metadata_files"] = reads.metadata_files() if listed else len(tracked)
-    _metadata_findings(findings, m, th, catalog, ident)
+    run.m["metadata_files_tracked"] = len(tracked)
+    run.m["metadata_files"] = reads.metadata_files() if listed else len(tracked)
+    metadata_cleanup_finding(run.findings, run.m, run.th, run.catalog, run.ident)
+    return tracked
 
-    # ---- orphans: not while a snapshot's files are unknown or a newer commit exists (its files would look
-    # orphaned); then the orphan metrics are None, never a false 0 -------------------------------------
+
+def _check_orphans(run: _DoctorRun, reads: Any, listed: bool, unreadable: bool, tracked: set[str]) -> None:
+    """Orphan files: not while a snapshot's files are unknown or a newer commit exists (its files would look
+    orphaned); then the orphan metrics are None, never a false 0."""
+    source, md, m = run.source, run.source.metadata, run.m
     if unreadable:
         m.update(orphan_files=None, orphan_bytes=None, in_flight_files=None)
     newer = reads.newer_metadata(normalize(source.metadata_location), tracked) if listed else []
     if newer:
         m.update(orphan_files=None, orphan_bytes=None, in_flight_files=None)
-        findings.append(HealthFinding(
-            "health.not-current-metadata", Severity.INFO,
-            f"the table location holds {len(newer):,} newer metadata files than the one opened: files of later "
-            "commits would look orphaned, so the orphan check is skipped",
-            {"opened": source.metadata_location, "newer": newer[:5]},
-            hint="open the table's current metadata file (its folder, or the catalog's metadata location)"))
-    if listed and not unreadable and not newer:
-        referenced = set(tracked)
-        referenced |= {normalize(source.locate(s.path)) for s in md.statistics}
-        meta_dir = normalize(join(source.locate(md.location), "metadata"))
-        referenced.add(normalize(join(meta_dir, "version-hint.text")))
-        orphans, n_orphans, orphan_bytes, in_flight = reads.orphans(referenced, orphan_cutoff)
-        frames["orphans"] = orphans
-        m["orphan_files"] = n_orphans
-        m["orphan_bytes"] = orphan_bytes
-        m["in_flight_files"] = in_flight
-        if n_orphans:
-            cutoff_lit = ts_literal(orphan_cutoff)  # the statements name the zone: UTC
-            findings.append(HealthFinding(
-                "health.orphan-files", Severity.WARNING,
-                f"{plural(n_orphans, 'file')} ({m['orphan_bytes']:,} B) under the table location are referenced by no "
-                f"snapshot or metadata file",
-                {"orphan_files": m["orphan_files"], "orphan_bytes": m["orphan_bytes"],
-                 "older_than": cutoff_lit, "grace": "3 days (remove_orphan_files default)" if older_than is None
-                 else "given", "in_flight_files": m["in_flight_files"],
-                 "examples": orphans["location"].head(5).tolist()},
-                (Action("spark", f"{call}remove_orphan_files(table => {spark_t}, older_than => TIMESTAMP "
-                                 f"{_sql_str(cutoff_lit + ' UTC')})"),
-                 Action("trino", f"ALTER TABLE {ident} EXECUTE remove_orphan_files(retention_threshold => "
-                                 f"{_sql_str(_duration(max(now_ms - orphan_cutoff, 1000)))})",
-                        "Trino refuses thresholds below iceberg.remove-orphan-files.min-retention (7d by default)")),
-                {"files_before": m["orphan_files"], "files_after": 0, "bytes_freed": m["orphan_bytes"]}))
-    if listed:
-        frames["listing"] = reads.listing_frame()  # once the checks read the sizes and times they need
+        not_current_metadata_finding(run.findings, source.metadata_location, newer)
+    if not listed or unreadable or newer:
+        return
+    referenced = set(tracked)
+    referenced |= {normalize(source.locate(s.path)) for s in md.statistics}
+    meta_dir = normalize(join(source.locate(md.location), "metadata"))
+    referenced.add(normalize(join(meta_dir, "version-hint.text")))
+    orphans, n_orphans, orphan_bytes, in_flight = reads.orphans(referenced, run.orphan_cutoff)
+    run.frames["orphans"] = orphans
+    m["orphan_files"] = n_orphans
+    m["orphan_bytes"] = orphan_bytes
+    m["in_flight_files"] = in_flight
+    if n_orphans:
+        orphan_finding(run.findings, orphans, m, run.orphan_cutoff, run.cutoff_given, run.now_ms, run.call,
+                       run.spark_t, run.ident)
 
-    # ---- statistics freshness ---------------------------------------------------------------------
-    if current is not None:
-        _statistics_findings(findings, source, snaps, current, m, call, spark_t, ident)
 
-    if current is not None:  # files of the snapshot gone when read: its numbers are partial, and say so
-        from .vanished import snapshot_findings
+def _vanished_findings(run: _DoctorRun, current: int) -> None:
+    """Files of the current snapshot gone when read, first: its numbers are partial, and say so."""
+    from .vanished import snapshot_findings
 
-        findings[:0] = [HealthFinding(f.code, f.severity, f.message, {"file": getattr(f, "file", ""),
+    run.findings[:0] = [HealthFinding(f.code, f.severity, f.message, {"file": getattr(f, "file", ""),
                                                                       "snapshot_id": current}, hint=f.hint)
-                        for f in snapshot_findings(source, current)]
-    thresholds = dict(th)
-    thresholds["small-file-size"] = {"value": small_size, "property": "write.target-file-size-bytes",
+                        for f in snapshot_findings(run.source, current)]
+
+
+def _thresholds_shown(run: _DoctorRun) -> dict[str, dict[str, Any]]:
+    """The thresholds the report shows: the table's, the small-file size and the orphan cutoff."""
+    thresholds = dict(run.th)
+    thresholds["small-file-size"] = {"value": run.small_size, "property": "write.target-file-size-bytes",
                                      "source": f"{SMALL_FILE_SHARE:.0%} of the target "
                                                "(rewrite_data_files min-file-size-bytes default)"}
-    thresholds["orphan-older-than"] = {"value": ts_literal(orphan_cutoff), "property": "",
-                                       "source": "given" if older_than is not None else "3 days before now"}
-    return TableHealth(ident, m, findings, thresholds, frames, now_ms, catalog)
-
-
-def _small_files_finding(findings, summary, m, th, target, small_size, call, spark_t, ident) -> None:
-    """:func:`~puffin_explorer.health.small_files_finding` with Iceberg's statements."""
-    def actions(summary):
-        min_input = int(min(summary["small_files_fewest"], 5))
-        return (Action("spark", f"{call}rewrite_data_files(table => {spark_t}, options => "
-                                f"{_map({'min-input-files': min_input, 'remove-dangling-deletes': 'true'})})"),
-                Action("trino", f"ALTER TABLE {ident} EXECUTE optimize(file_size_threshold => "
-                                f"{_sql_str(_trino_size(small_size))})"))
-
-    found = small_files_finding(m, summary, target, small_size, "write.target-file-size-bytes",
-                                th["write.target-file-size-bytes"]["source"], actions)
-    if found is not None:
-        findings.append(found)
-
-
-def _trino_size(n: int) -> str:
-    """A Trino data size literal (``384MB``) no bigger than ``n`` bytes."""
-    for unit, size in (("GB", 1 << 30), ("MB", MIB), ("kB", 1024)):
-        if n >= size and n % size == 0:
-            return f"{n // size}{unit}"
-    return f"{n}B"
-
-
-def _deletes_findings(findings, agg: FileAggregates, m, call, spark_t, ident, format_version) -> None:
-    """Deleted share above the threshold; data files merging more than one delete file at scan time."""
-    if m["deleted_share"] > DELETED_SHARE_THRESHOLD:
-        touched = agg.touched
-        findings.append(deleted_share_finding(
-            m, f"merge {plural(m['delete_files'], 'delete file')}",
-            (Action("spark", f"{call}rewrite_data_files(table => {spark_t}, options => "
-                             f"{_map({'delete-file-threshold': 1, 'remove-dangling-deletes': 'true'})})"),
-             Action("trino", f"ALTER TABLE {ident} EXECUTE optimize(file_size_threshold => "
-                             f"{_sql_str(_trino_size_above(int(touched['max_size'])))})")),
-            {"data_files_rewritten": touched["files"], "rows_read": touched["rows"],
-             "rows_written": touched["rows"] - touched["deleted_rows"],
-             "deleted_rows_after": 0, "live_rows_after": m["live_rows"]}))
-    worst = m["max_delete_files_per_data_file"]
-    if worst > DELETE_FILES_PER_DATA_FILE:
-        many = agg.many
-        actions = [Action("spark", f"{call}rewrite_data_files(table => {spark_t}, options => "
-                                   f"{_map({'delete-file-threshold': DELETE_FILES_PER_DATA_FILE + 1, 'remove-dangling-deletes': 'true'})})")]
-        if m["position_delete_files"]:
-            actions.insert(0, Action("spark", f"{call}rewrite_position_delete_files(table => {spark_t}, "
-                                              f"options => {_map({'rewrite-all': 'true'})})"))
-        findings.append(HealthFinding(
-            "health.read-amplification", Severity.WARNING,
-            f"{plural(many['files'], 'data file')} each merge more than {plural(DELETE_FILES_PER_DATA_FILE, 'delete file')} at scan time "
-            f"(at most {worst:,}; DVs {m['dvs']:,}, position-delete files {m['position_delete_files']:,}, "
-            f"equality-delete files {m['equality_delete_files']:,})",
-            {"data_files": many["files"], "max_delete_files_per_data_file": worst,
-             "mean_delete_files_per_data_file": round(agg.mean_delete_files, 3),
-             "threshold": DELETE_FILES_PER_DATA_FILE, "source": "default (a DV table merges at most one)",
-             "format_version": format_version},
-            tuple(actions),
-            {"data_files_rewritten": many["files"], "rows_read": many["rows"],
-             "max_delete_files_per_data_file_after": 0}))
-
-
-def _dangling_finding(findings, dangling: dict[str, int], m) -> None:
-    """``health.dangling-deletes`` from :data:`.measures.DANGLING_DELETES`' counts."""
-    n = dangling["dvs"] + dangling["position_delete_files"] + dangling["equality_delete_files"]
-    m["dangling_deletes"] = int(n)
-    if not n:
-        return
-    eq = f", {dangling['equality_delete_files']:,} equality-delete files" if dangling["equality_delete_files"] else ""
-    findings.append(HealthFinding(
-        "health.dangling-deletes", Severity.INFO,
-        f"{plural(n, 'delete entry')} apply to no live data file ({plural(dangling['dvs'], 'DV')}, "
-        f"{plural(dangling['position_delete_files'], 'position-delete file')}{eq}): readers skip them, scan planning "
-        "still reads them",
-        {"dvs": dangling["dvs"], "position_delete_files": dangling["position_delete_files"],
-         "equality_delete_files": dangling["equality_delete_files"],
-         "delete_files_only_dangling": dangling["files_freed"],
-         "delete_bytes_only_dangling": dangling["bytes_freed"],
-         "source": "DVs and position deletes whose referenced_data_file is not live, or that no data file's "
-                   "partition and sequence number lets apply; equality deletes no data file's partition and "
-                   "sequence number lets apply"},
-        hint="measured on Iceberg 1.9.2: rewrite_data_files (remove-dangling-deletes too) and "
-             "rewrite_position_delete_files keep the DVs of the data files a rewrite replaced"))
-
-
-def _trino_size_above(n: int) -> str:
-    return f"{n // MIB + 1}MB"
-
-
-def _skew_finding(findings, summary) -> None:
-    """The largest partition holding ``SKEW_RATIO`` times the median partition's bytes."""
-    if int(summary["partitions"]) < 2:
-        return
-    median = float(summary["median_bytes"])
-    ratio = float(summary["largest_bytes"]) / median if median else 0.0
-    if ratio < SKEW_RATIO:
-        return
-    findings.append(HealthFinding(
-        "health.partition-skew", Severity.INFO,
-        f"partition {summary['largest_partition']} holds {int(summary['largest_bytes']):,} B, {ratio:.1f}x the "
-        "median partition",
-        {"partition": str(summary["largest_partition"]), "bytes": int(summary["largest_bytes"]),
-         "rows": int(summary["largest_rows"]), "files": int(summary["largest_files"]), "median_bytes": median,
-         "ratio": round(ratio, 2), "threshold": SKEW_RATIO, "source": "default"}))
-
-
-# ---- clustering ---------------------------------------------------------------------------------
-def _clustering_column(md, cluster_by: Optional[str]) -> tuple[Optional[str], str]:
-    """The column clustering is measured on, and where it came from: ``cluster_by`` when given, else the first
-    field of the default sort order whose transform keeps the column's order (not ``bucket``)."""
-    names = {f.id: f.name for f in md.fields()}
-    if cluster_by:
-        if cluster_by not in names.values():
-            from ..errors import NotInTableError
-
-            raise NotInTableError(f"cluster_by={cluster_by!r}: the table has no such column (columns: "
-                                  f"{', '.join(sorted(names.values()))})")
-        return cluster_by, "given"
-    for f in md.sort_orders.get(md.default_sort_order_id or 0) or []:
-        transform = str(f.get("transform", "identity"))
-        if transform.split("[", 1)[0] not in _ORDERED_TRANSFORMS:
-            continue
-        try:
-            name = names.get(int(f.get("source-id")))
-        except (TypeError, ValueError):
-            continue
-        if name:
-            return name, f"sort order {md.default_sort_order_id or 0}"
-    return None, ""
-
-
-def overlap_depth(lows: list, highs: list) -> tuple[float, int]:
-    """Average and largest number of files whose ``[low, high]`` bounds contain a value, over the distinct
-    bound values of the files (1.0 when no two files overlap; n when n files share one range)."""
-    from bisect import bisect_left, bisect_right
-
-    lo, hi = sorted(lows), sorted(highs)
-    points = sorted(set(lo) | set(hi))
-    if not points:
-        return 0.0, 0
-    depths = [bisect_right(lo, v) - bisect_left(hi, v) for v in points]
-    return sum(depths) / len(depths), max(depths)
-
-
-def clustering_by_partition(d):
-    """Per partition key (the index; never across partitions or buckets): files, files with bounds on the
-    column, and the average / largest overlap depth of those files' value ranges (a partition of one such
-    file is 1.0 deep), from one row per data file: ``pkey``,
-    ``partition`` (text), ``lo`` / ``hi`` (the file's bounds on the column, None when absent), ``bytes``,
-    ``rows``.  Partitions are independent: any split of the rows by ``pkey`` gives the same rows."""
-    import numpy as np
-
-    d = d.assign(bounded=d["lo"].notna() & d["hi"].notna())
-    out = d.groupby("pkey", sort=True).agg(partition=("partition", "first"), files=("bytes", "size"),
-                                           files_with_bounds=("bounded", "sum"), bytes=("bytes", "sum"),
-                                           rows=("rows", "sum"))
-    out["files_with_bounds"] = out["files_with_bounds"].astype("int64")
-    out["average_depth"] = np.where(out["files_with_bounds"] == 1, 1.0, np.nan)
-    out["max_depth"] = out["files_with_bounds"].where(out["files_with_bounds"] <= 1).astype("Int64")
-    several = d[d["bounded"] & d["pkey"].isin(out.index[out["files_with_bounds"] >= 2])]
-    for pkey, part in several.groupby("pkey", sort=False):  # only partitions with two or more bounded files
-        try:
-            avg, top = overlap_depth(part["lo"].tolist(), part["hi"].tolist())
-        except TypeError:  # bounds of mixed types: not comparable
-            continue
-        out.loc[pkey, "average_depth"] = avg
-        out.loc[pkey, "max_depth"] = top
-    return out
-
-
-def clustering_frame(out, column: str):
-    """The ``clustering`` frame from :func:`clustering_by_partition` rows sorted by partition key."""
-    out = out.copy()
-    out["column"] = column
-    out["average_depth"] = out["average_depth"].astype(object).where(out["average_depth"].notna(), None)
-    return out.reset_index(drop=True)[["partition", "column", "files", "files_with_bounds", "average_depth",
-                                       "max_depth", "bytes", "rows"]]
-
-
-def _clustering_finding(findings, clus, column: str, source: str, m, call, spark_t, ident) -> None:
-    """Partitions whose files overlap more than :data:`CLUSTERING_DEPTH_THRESHOLD` deep on ``column``: a sort
-    rewrite leaves one file per value range."""
-    measured = clus[clus["files_with_bounds"] >= 2].dropna(subset=["average_depth"])
-    m["clustering_column"] = column
-    if measured.empty:
-        m["clustering_depth"] = None
-        return
-    weights = measured["files_with_bounds"].astype(float)
-    m["clustering_depth"] = round(float((measured["average_depth"] * weights).sum() / weights.sum()), 4)
-    poor = measured[measured["average_depth"] > CLUSTERING_DEPTH_THRESHOLD]
-    m["poorly_clustered_partitions"] = int(len(poor))
-    if poor.empty:
-        return
-    import re
-
-    quoted = column if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*", column) else \
-        "`" + column.replace("`", "``") + "`"
-    order = f"{quoted} ASC NULLS FIRST"
-    worst = poor.loc[poor["average_depth"].idxmax()]
-    findings.append(HealthFinding(
-        "health.poor-clustering", Severity.WARNING,
-        f"in {len(poor):,} of {plural(len(measured), 'partition')} the files' {column} ranges overlap "
-        f"{float(worst['average_depth']):.2f} deep on average at worst (partition {worst['partition']}): a filter on "
-        f"{column} reads that many files per value",
-        {"column": column, "column_source": source, "clustering_depth": m["clustering_depth"],
-         "worst_partition": str(worst["partition"]), "worst_average_depth": round(float(worst["average_depth"]), 4),
-         "worst_max_depth": int(worst["max_depth"]), "poor_partitions": int(len(poor)),
-         "threshold": CLUSTERING_DEPTH_THRESHOLD,
-         "source": "default (average files overlapping a bound value, within one partition)"},
-        (Action("spark", f"{call}rewrite_data_files(table => {spark_t}, strategy => 'sort', sort_order => "
-                         f"{_sql_str(order)}, options => {_map({'rewrite-all': 'true'})})",
-                "rewrites every data file, sorted within each partition"),
-         Action("trino", f"ALTER TABLE {ident} SET PROPERTIES sorted_by = ARRAY[{_sql_str(column)}]",
-                "then ALTER TABLE ... EXECUTE optimize sorts the files it rewrites")),
-        {"files_in_poor_partitions": int(poor["files"].sum()), "bytes_in_poor_partitions": int(poor["bytes"].sum()),
-         "data_files_rewritten": m["data_files"], "bytes_rewritten": m["data_bytes"], "rows_read": m["records"],
-         "average_depth_after": 1.0}))
-
-
-def _column_findings(findings, cols, m, spark_t, catalog, ident) -> None:
-    no_bounds = cols[(cols["files_with_bounds"] == 0) & cols["values"].notna()]
-    m["columns_without_bounds"] = int(len(no_bounds))
-    if len(no_bounds):
-        props = ", ".join(f"{_sql_str('write.metadata.metrics.column.' + c)} = 'truncate(16)'"
-                          for c in no_bounds["column"])
-        findings.append(HealthFinding(
-            "health.columns-without-bounds", Severity.INFO,
-            f"{plural(len(no_bounds), 'column')} have no lower/upper bounds in any data file ({', '.join(no_bounds['column'])}): "
-            "filters on them prune no file",
-            {"columns": no_bounds["column"].tolist(), "property": "write.metadata.metrics.default",
-             "source": "the manifests' metrics"},
-            (Action("spark", f"ALTER TABLE {catalog}.{ident} SET TBLPROPERTIES ({props})",
-                    "applies to files written afterwards"),)))
-
-
-def _manifest_checks(findings, mans, m, th, call, spark_t, ident) -> None:
-    import numpy as np
-
-    content = mans["content"].astype(str)
-    m["manifests"] = int(len(mans))
-    m["data_manifests"] = int((content == "data").sum())
-    m["delete_manifests"] = int((content == "deletes").sum())
-    m["manifest_bytes"] = int(mans["manifest_length"].sum())
-    target = th["commit.manifest.target-size-bytes"]["value"]
-    small = mans[mans["manifest_length"] < target]
-    m["small_manifests"] = int(len(small))
-    live = mans.get("added_files_count", 0) + mans.get("existing_files_count", 0)
-    m["manifests_without_live_entries"] = int((np.asarray(live) == 0).sum())
-    min_merge = th["commit.manifest.min-count-to-merge"]["value"]
-    small_data = small[small["content"].astype(str) == "data"]
-    if len(small_data) >= max(min_merge, 2):
-        after = max(1, math.ceil(int(small_data["manifest_length"].sum()) / target))
-        findings.append(HealthFinding(
-            "health.manifest-fragmentation", Severity.WARNING,
-            f"{plural(len(small_data), 'data manifest')} are below the {target:,} B target (average "
-            f"{int(small_data['manifest_length'].mean()):,} B); every scan plan opens each",
-            {"data_manifests": m["data_manifests"], "small_data_manifests": int(len(small_data)),
-             "manifest_bytes": int(small_data["manifest_length"].sum()), "target": target,
-             "property": "commit.manifest.target-size-bytes",
-             "source": th["commit.manifest.target-size-bytes"]["source"], "min_count_to_merge": min_merge,
-             "min_count_source": th["commit.manifest.min-count-to-merge"]["source"]},
-            (Action("spark", f"{call}rewrite_manifests(table => {spark_t})"),
-             Action("trino", f"ALTER TABLE {ident} EXECUTE optimize_manifests")),
-            {"data_manifests_before": m["data_manifests"],
-             "data_manifests_after": m["data_manifests"] - len(small_data) + after}))
-
-
-def _retention(findings, source, snaps, reads, m, th, now_ms, call, spark_t, ident):
-    """Snapshots past retention, and (returned) the files only they hold: location, size (``reads`` sums them)."""
-    import pandas as pd
-
-    max_age = th["history.expire.max-snapshot-age-ms"]["value"]
-    min_keep = th["history.expire.min-snapshots-to-keep"]["value"]
-    cutoff = now_ms - max_age
-    keep = _retained(snaps, source.metadata.refs, source.metadata.current_snapshot_id, cutoff, min_keep)
-    expired = [int(s) for s in snaps["snapshot_id"].astype("int64") if int(s) not in keep]
-    m["snapshots_past_retention"] = len(expired)
-    if not expired:
-        return pd.DataFrame(columns=["location", "size"])
-    freed, n_freed, freed_bytes = reads.expired_only(keep, expired)
-    m["bytes_only_in_expired_snapshots"] = freed_bytes
-    cutoff_lit = ts_literal(cutoff)
-    ids = ", ".join(str(s) for s in expired)
-    findings.append(HealthFinding(
-        "health.snapshots-past-retention", Severity.WARNING,
-        f"{len(expired):,} of {plural(len(snaps), 'snapshot')} are older than {_duration(max_age)} (before {cutoff_lit} "
-        f"UTC); {plural(n_freed, 'file')} ({m['bytes_only_in_expired_snapshots']:,} B) {are(n_freed)} held only by them",
-        {"snapshots": int(len(snaps)), "snapshots_past_retention": len(expired), "max_snapshot_age_ms": max_age,
-         "max_age_source": th["history.expire.max-snapshot-age-ms"]["source"], "min_snapshots_to_keep": min_keep,
-         "min_keep_source": th["history.expire.min-snapshots-to-keep"]["source"], "older_than": cutoff_lit,
-         "files_only_in_expired": n_freed},
-        (Action("spark", f"{call}expire_snapshots(table => {spark_t}, older_than => TIMESTAMP "
-                         f"{_sql_str(cutoff_lit + ' UTC')}, retain_last => {max(min_keep, 1)})"),
-         Action("trino", f"ALTER TABLE {ident} EXECUTE expire_snapshots(retention_threshold => "
-                         f"{_sql_str(_duration(max_age))})",
-                "Trino refuses thresholds below iceberg.expire-snapshots.min-retention (7d by default)"),
-         Action("pyiceberg", f"table.maintenance.expire_snapshots().by_ids([{ids}]).commit()",
-                "removes the snapshots from the metadata; files are not deleted")),
-        {"snapshots_before": int(len(snaps)), "snapshots_after": int(len(snaps)) - len(expired),
-         "files_freed": n_freed, "bytes_freed": m["bytes_only_in_expired_snapshots"]}))
-    return freed
-
-
-def _metadata_findings(findings, m, th, catalog, ident) -> None:
-    keep_max = th["write.metadata.previous-versions-max"]["value"]
-    cleanup = th["write.metadata.delete-after-commit.enabled"]["value"]
-    if cleanup:
-        return
-    sev = Severity.WARNING if m["metadata_files"] > keep_max + 1 else Severity.INFO
-    findings.append(HealthFinding(
-        "health.metadata-cleanup-disabled", sev,
-        f"write.metadata.delete-after-commit.enabled is off: {plural(m['metadata_files'], 'metadata file')} kept "
-        f"({m['metadata_files_tracked']:,} in the metadata log), growing by one per commit",
-        {"metadata_files": m["metadata_files"], "metadata_files_tracked": m["metadata_files_tracked"],
-         "previous_versions_max": keep_max,
-         "previous_versions_max_source": th["write.metadata.previous-versions-max"]["source"],
-         "property": "write.metadata.delete-after-commit.enabled",
-         "source": th["write.metadata.delete-after-commit.enabled"]["source"]},
-        (Action("spark", f"ALTER TABLE {catalog}.{ident} SET TBLPROPERTIES ("
-                         f"'write.metadata.delete-after-commit.enabled' = 'true', "
-                         f"'write.metadata.previous-versions-max' = '{keep_max}')"),
-         Action("pyiceberg", "table.transaction().set_properties({'write.metadata.delete-after-commit.enabled': "
-                             f"'true', 'write.metadata.previous-versions-max': '{keep_max}'}}).commit_transaction()")),
-        {"metadata_files_before": m["metadata_files"],
-         "metadata_files_after_next_commit": min(m["metadata_files"] + 1, keep_max + 1)}))
-
-
-def _statistics_findings(findings, source, snaps, current, m, call, spark_t, ident) -> None:
-    stats = statistics_frame(source)
-    stats = stats[stats["kind"] == "table"]
-    compute = Action("spark", f"{call}compute_table_stats(table => {spark_t})")
-    if stats.empty:
-        findings.append(HealthFinding(
-            "health.statistics-missing", Severity.INFO,
-            "the table has no statistics file: cost-based optimizers have no NDV per column",
-            {"statistics_files": 0}, (compute,), {"statistics_commits_behind_after": 0}))
-        return
-    parent = dict(zip(snaps["snapshot_id"].astype("int64"), snaps["parent_snapshot_id"]))
-    with_stats = set(stats["snapshot_id"].astype("int64"))
-    behind, sid = 0, int(current)
-    while sid not in with_stats:
-        p = _parent_id(parent.get(sid))
-        if p is None:
-            behind = None
-            break
-        behind += 1
-        sid = p
-    m["statistics_commits_behind"] = behind
-    latest = stats[stats["snapshot_id"].astype("int64") == (sid if behind is not None else -1)]
-    covered = {c for cols in latest["columns"] for c in cols} if len(latest) else set()
-    top_level = [f.name for f in source.metadata.fields() if isinstance(f.type, str) and "." not in f.name]
-    missing = [c for c in top_level if c not in covered]
-    m["columns_without_ndv"] = len(missing)
-    if behind is None or behind > 0:
-        findings.append(HealthFinding(
-            "health.statistics-stale", Severity.WARNING,
-            "the newest statistics file is for a snapshot outside the current one's history" if behind is None
-            else f"the newest statistics file is {plural(behind, 'commit')} behind the current snapshot",
-            {"commits_behind": behind, "statistics_snapshot_id": int(stats["snapshot_id"].iloc[-1]),
-             "current_snapshot_id": int(current)}, (compute,), {"statistics_commits_behind_after": 0}))
-    if missing and behind is not None:
-        findings.append(HealthFinding(
-            "health.statistics-columns-missing", Severity.INFO,
-            f"{plural(len(missing), 'column')} have no NDV in the statistics file: {', '.join(missing)}",
-            {"columns": missing, "statistics_snapshot_id": int(sid)},
-            (Action("spark", f"{call}compute_table_stats(table => {spark_t}, columns => array("
-                             f"{', '.join(_sql_str(c) for c in missing)}))"),),
-            {"columns_without_ndv_after": 0}))
+    thresholds["orphan-older-than"] = {"value": ts_literal(run.orphan_cutoff), "property": "",
+                                       "source": "given" if run.cutoff_given else "3 days before now"}
+    return thresholds
 
 
 # ---- a warehouse ---------------------------------------------------------------------------------
@@ -1161,6 +581,5 @@ def warehouse_health(warehouse: Any, **kwargs: Any):
     return df
 
 
-__all__ = ["AMPLIFICATION_ROWS", "FRAME_ROWS", "Action", "HealthFinding", "TableHealth", "table_health", "warehouse_health", "DEFAULTS", "FIX_ORDER",
-           "SMALL_FILE_SHARE", "ORPHAN_GRACE_MS", "METRIC_KEYS", "CLUSTERING_DEPTH_THRESHOLD", "overlap_depth"]
-
+__all__ = ["FRAME_ROWS", "ORPHAN_GRACE_MS", "ORPHAN_LOOKUP", "DriverReads", "doctor", "table_health",
+           "warehouse_health"]

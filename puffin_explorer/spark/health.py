@@ -33,7 +33,8 @@ from typing import Any, Mapping, Optional
 
 from ..errors import UnsupportedTableError
 from ..iceberg.column_stats import METRIC_COLUMNS
-from ..iceberg.health import AMPLIFICATION_ROWS, FRAME_ROWS
+from ..iceberg.health import FRAME_ROWS
+from ..iceberg.health_aggregates import AMPLIFICATION_ROWS
 from .errors import spark_errors
 from .executors import steady_imports
 
@@ -369,7 +370,7 @@ def _clustering_group(pdf):
     """applyInPandas function: one partition's data files (bounds pickled) → its clustering row."""
     import pandas as pd
 
-    from ..iceberg.health import clustering_by_partition
+    from ..iceberg.health_clustering import clustering_by_partition
 
     steady_imports()
     d = pd.DataFrame({
@@ -525,8 +526,8 @@ class SparkReads:
         from ..iceberg.column_stats import columns_frame
         from ..iceberg.deletes import manifest_coverage
         from ..health import sum_relations
-        from ..iceberg.health import (AMPLIFICATION_COLUMNS, PARTITION_ROWS, SUM_MEASURES, clustering_frame,
-                                      file_aggregates)
+        from ..iceberg.health_aggregates import AMPLIFICATION_COLUMNS, PARTITION_ROWS, SUM_MEASURES, file_aggregates
+        from ..iceberg.health_clustering import clustering_frame
         from ..iceberg.measures import DATA_FILE_DELETES, MEASURES, RELATIONS
         from .measures import SparkMeasures
         from .index import MANIFEST_PLAN_SCHEMA, decode_manifests, manifest_plan, manifest_tasks
