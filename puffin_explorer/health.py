@@ -207,106 +207,111 @@ class TableHealth(RichRepr):
         (the findings that set the status).  A table card's health section shows these rows."""
         import pandas as pd
 
-        m, th = self.metrics, self.thresholds
-        unknown = set(self.unknown())
+        rows = self._check_rows()
+        if "delta.targetFileSize" in self.thresholds:  # a Delta table: its own retention, checkpoints and no manifests
+            rows = rows[:2] + self._delta_check_rows()
+        return pd.DataFrame([self._check_row(*row) for row in rows],
+                            columns=["check", "status", "metric", "threshold", "source", "codes"])
 
-        def known(keys: tuple, text: str) -> str:
-            """``text``, or :data:`UNKNOWN` (and the partial count, labelled) when a metric it shows is unknown."""
-            gone = [k for k in keys if k in unknown]
-            if not gone:
-                return text
-            partial = self.partial_count(gone[0])
-            return f"{UNKNOWN}; {partial}" if partial else UNKNOWN
-
-        def t(key: str) -> dict[str, Any]:
-            return th.get(key) or {"value": DEFAULTS.get(key), "property": key, "source": "default"}
-
-        def n(v: Any) -> str:
-            return "–" if v is None else f"{v:,}" if isinstance(v, int) else str(v)
-
-        def counted(v: Any, noun: str) -> str:
-            return plural("–" if v is None else v, noun)
-
-        def size(v: Any) -> str:
-            if v is None:
-                return "–"
-            v = int(v)
-            return f"{v / MIB:g} MiB" if v >= MIB and v % (MIB // 4) == 0 else f"{v:,} B"
-
-        age = t("history.expire.max-snapshot-age-ms")
-        keep = t("history.expire.min-snapshots-to-keep")
-        mtarget = t("commit.manifest.target-size-bytes")
-        merge = t("commit.manifest.min-count-to-merge")
-        versions = t("write.metadata.previous-versions-max")
-        cleanup = t("write.metadata.delete-after-commit.enabled")
-        small = t("small-file-size")
-        orphan = t("orphan-older-than")
+    def _check_rows(self) -> list[tuple[str, str, str, str, tuple[str, ...]]]:
+        """``(check, metric, threshold, source, codes)`` of each of an Iceberg table's checks, in the order shown:
+        one case per check, kept as one table so that the rows read side by side."""
+        m = self.metrics
+        age = self._threshold("history.expire.max-snapshot-age-ms")
+        keep = self._threshold("history.expire.min-snapshots-to-keep")
+        mtarget = self._threshold("commit.manifest.target-size-bytes")
+        merge = self._threshold("commit.manifest.min-count-to-merge")
+        versions = self._threshold("write.metadata.previous-versions-max")
+        cleanup = self._threshold("write.metadata.delete-after-commit.enabled")
+        small = self._threshold("small-file-size")
+        orphan = self._threshold("orphan-older-than")
         depth = m.get("clustering_depth")
-        rows = [
-            ("small files", known(("small_files", "data_files"),
-                                  f"{n(m.get('small_files'))} of {counted(m.get('data_files'), 'data file')}"),
-             f"below {size(small['value'])}", small["source"], ("health.small-files", "health.partition-skew")),
-            ("deleted rows", known(("deleted_rows", "records"),
-                                   f"{float(m.get('deleted_share') or 0.0):.1%} ({n(m.get('deleted_rows'))} of "
-                                   f"{counted(m.get('records'), 'row')})"),
+        return [
+            ("small files", self._known(("small_files", "data_files"), f"{_count(m.get('small_files'))} of "
+                                        f"{_counted(m.get('data_files'), 'data file')}"),
+             f"below {_size(small['value'])}", small["source"], ("health.small-files", "health.partition-skew")),
+            ("deleted rows", self._known(("deleted_rows", "records"),
+                                         f"{float(m.get('deleted_share') or 0.0):.1%} ({_count(m.get('deleted_rows'))} "
+                                         f"of {_counted(m.get('records'), 'row')})"),
              f"above {DELETED_SHARE_THRESHOLD:.0%}", "doctor default", ("health.deleted-share",)),
-            ("delete files per data file", known(("max_delete_files_per_data_file",),
-                                                 f"at most {n(m.get('max_delete_files_per_data_file'))}"),
+            ("delete files per data file", self._known(("max_delete_files_per_data_file",),
+                                                       f"at most {_count(m.get('max_delete_files_per_data_file'))}"),
              f"above {DELETE_FILES_PER_DATA_FILE}", "doctor default",
              ("health.read-amplification", "health.dangling-deletes")),
             ("clustering", "no sort order" if m.get("clustering_column") is None else
-             known(("clustering_depth",),
-                   "–" if depth is None else f"depth {float(depth):.2f} on {m.get('clustering_column')}"),
+             self._known(("clustering_depth",),
+                         "–" if depth is None else f"depth {float(depth):.2f} on {m.get('clustering_column')}"),
              f"above {CLUSTERING_DEPTH_THRESHOLD:g}", "doctor default", ("health.poor-clustering",)),
-            ("snapshot retention", f"{n(m.get('snapshots_past_retention'))} of {counted(m.get('snapshots'), 'snapshot')} "
-                                   "past retention",
-             f"older than {plural(int(age['value']) / DAY_MS, 'day', sep='')}, keep {n(keep['value'])}",
+            ("snapshot retention", f"{_count(m.get('snapshots_past_retention'))} of "
+                                   f"{_counted(m.get('snapshots'), 'snapshot')} past retention",
+             f"older than {plural(int(age['value']) / DAY_MS, 'day', sep='')}, keep {_count(keep['value'])}",
              f"{age['source']}; {keep['source']}", ("health.snapshots-past-retention",)),
-            ("manifests", f"{n(m.get('small_manifests'))} of {n(m.get('manifests'))} below target",
-             f"{size(mtarget['value'])}, merge from {n(merge['value'])}", f"{mtarget['source']}; {merge['source']}",
+            ("manifests", f"{_count(m.get('small_manifests'))} of {_count(m.get('manifests'))} below target",
+             f"{_size(mtarget['value'])}, merge from {_count(merge['value'])}",
+             f"{mtarget['source']}; {merge['source']}",
              ("health.manifest-fragmentation", "health.snapshot-unreadable")),
-            ("metadata files", f"{n(m.get('metadata_files'))} ({n(m.get('metadata_files_tracked'))} tracked)",
-             f"keep {n(versions['value'])}, delete after commit {'on' if cleanup['value'] else 'off'}",
+            ("metadata files", f"{_count(m.get('metadata_files'))} ({_count(m.get('metadata_files_tracked'))} tracked)",
+             f"keep {_count(versions['value'])}, delete after commit {'on' if cleanup['value'] else 'off'}",
              f"{versions['source']}; {cleanup['source']}",
              ("health.metadata-cleanup-disabled", "health.not-current-metadata")),
             ("statistics", "none" if m.get("statistics_commits_behind") is None and self.finding(
-                "health.statistics-missing") else f"{counted(m.get('statistics_commits_behind'), 'commit')} behind",
+                "health.statistics-missing") else f"{_counted(m.get('statistics_commits_behind'), 'commit')} behind",
              "current snapshot", "doctor default",
              ("health.statistics-missing", "health.statistics-stale", "health.statistics-columns-missing",
               "health.columns-without-bounds")),
-            ("orphan files", f"{n(m.get('orphan_files'))} ({size(m.get('orphan_bytes'))})" if self.listed
-             else "not listed: run t.health()", f"older than {orphan['value']}", orphan["source"],
+            ("orphan files", self._orphan_metric(), f"older than {orphan['value']}", orphan["source"],
              ("health.orphan-files",)),
         ]
-        if "delta.targetFileSize" in th:  # a Delta table: its own retention, checkpoints and no manifests
-            keep_ms = t("delta.deletedFileRetentionDuration")
-            interval = t("delta.checkpointInterval")
-            days = plural(int(keep_ms['value']) / DAY_MS, 'day', sep='')
-            rows = rows[:2] + [
-                ("tombstones", f"{n(m.get('tombstones_past_retention'))} of {counted(m.get('tombstones'), 'removed file')} "
-                               "past retention", f"older than {days}", keep_ms["source"],
-                 ("health.delta-tombstones-past-retention",)),
-                ("checkpoints", f"{counted(m.get('commits_since_checkpoint'), 'commit')} since the last checkpoint",
-                 f"above {n(interval['value'])}", interval["source"], ("health.delta-checkpoint-overdue",)),
-                ("orphan files", f"{n(m.get('orphan_files'))} ({size(m.get('orphan_bytes'))})" if self.listed
-                 else "not listed: run t.health()", f"older than {days}", keep_ms["source"],
-                 ("health.orphan-files",)),
-            ]
-        out = []
-        for check, metric, threshold, source, codes in rows:
-            if metric.startswith(UNKNOWN):  # the check could not be measured: the warning that says so sets it
-                codes = (*codes, COUNT_UNKNOWN)
-            found = [f for f in self.findings if f.code in codes]
-            if check == "orphan files" and not self.listed:
-                status = "not run"
-            elif found:
-                status = max(found, key=lambda f: _RANK[f.severity]).severity.value
-            else:
-                status = "ok"
-            source = "; ".join(dict.fromkeys(source.split("; ")))  # "default; default" -> "default"
-            out.append({"check": check, "status": status, "metric": metric, "threshold": threshold,
-                        "source": source, "codes": [f.code for f in found]})
-        return pd.DataFrame(out, columns=["check", "status", "metric", "threshold", "source", "codes"])
+
+    def _delta_check_rows(self) -> list[tuple[str, str, str, str, tuple[str, ...]]]:
+        """The rows of a Delta table's own checks, shown after the first two: its retention, checkpoints, orphans."""
+        m = self.metrics
+        keep_ms = self._threshold("delta.deletedFileRetentionDuration")
+        interval = self._threshold("delta.checkpointInterval")
+        days = plural(int(keep_ms['value']) / DAY_MS, 'day', sep='')
+        return [
+            ("tombstones", f"{_count(m.get('tombstones_past_retention'))} of "
+                           f"{_counted(m.get('tombstones'), 'removed file')} past retention",
+             f"older than {days}", keep_ms["source"], ("health.delta-tombstones-past-retention",)),
+            ("checkpoints", f"{_counted(m.get('commits_since_checkpoint'), 'commit')} since the last checkpoint",
+             f"above {_count(interval['value'])}", interval["source"], ("health.delta-checkpoint-overdue",)),
+            ("orphan files", self._orphan_metric(), f"older than {days}", keep_ms["source"], ("health.orphan-files",)),
+        ]
+
+    def _check_row(self, check: str, metric: str, threshold: str, source: str, codes: tuple) -> dict[str, Any]:
+        """One row of :meth:`checks`: its status from the findings it names (the count-unknown one too when the
+        check could not be measured)."""
+        if metric.startswith(UNKNOWN):  # the check could not be measured: the warning that says so sets it
+            codes = (*codes, COUNT_UNKNOWN)
+        found = [f for f in self.findings if f.code in codes]
+        if check == "orphan files" and not self.listed:
+            status = "not run"
+        elif found:
+            status = max(found, key=lambda f: _RANK[f.severity]).severity.value
+        else:
+            status = "ok"
+        source = "; ".join(dict.fromkeys(source.split("; ")))  # "default; default" -> "default"
+        return {"check": check, "status": status, "metric": metric, "threshold": threshold, "source": source,
+                "codes": [f.code for f in found]}
+
+    def _known(self, keys: tuple, text: str) -> str:
+        """``text``, or :data:`UNKNOWN` (and the partial count, labelled) when a metric it shows is unknown."""
+        unknown = set(self.unknown())
+        gone = [k for k in keys if k in unknown]
+        if not gone:
+            return text
+        partial = self.partial_count(gone[0])
+        return f"{UNKNOWN}; {partial}" if partial else UNKNOWN
+
+    def _threshold(self, key: str) -> dict[str, Any]:
+        """The threshold ``key`` as the doctor used it, or its default."""
+        return self.thresholds.get(key) or {"value": DEFAULTS.get(key), "property": key, "source": "default"}
+
+    def _orphan_metric(self) -> str:
+        """The orphan row's metric: files (bytes), or that the storage was not listed."""
+        if not self.listed:
+            return "not listed: run t.health()"
+        return f"{_count(self.metrics.get('orphan_files'))} ({_size(self.metrics.get('orphan_bytes'))})"
 
     def to_dict(self) -> dict[str, Any]:
         """The command line's JSON object for this table (see the documentation's "JSON contract" page)."""
@@ -322,6 +327,24 @@ class TableHealth(RichRepr):
 
     def __repr__(self) -> str:
         return f"TableHealth({self.table!r}, status={self.status!r}, findings={len(self.findings)})"
+
+
+def _count(v: Any) -> str:
+    """A number as :meth:`TableHealth.checks` shows it: ``–`` when unknown, thousands separated."""
+    return "–" if v is None else f"{v:,}" if isinstance(v, int) else str(v)
+
+
+def _counted(v: Any, noun: str) -> str:
+    """``v`` and ``noun`` (plural when ``v`` is not one), ``–`` when unknown."""
+    return plural("–" if v is None else v, noun)
+
+
+def _size(v: Any) -> str:
+    """A size as :meth:`TableHealth.checks` shows it: whole quarters of a MiB in MiB, else bytes."""
+    if v is None:
+        return "–"
+    v = int(v)
+    return f"{v / MIB:g} MiB" if v >= MIB and v % (MIB // 4) == 0 else f"{v:,} B"
 
 
 def ts_literal(ms: int) -> str:
