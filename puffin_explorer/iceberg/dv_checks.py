@@ -185,7 +185,8 @@ def _check_file(source: "TableSource", snapshot_id: int, cols: CheckColumns, pat
     if kind == container.PUFFIN:  # what a columnar screen finds right needs no step of its own
         cleared = cleared_dvs(pf, members, dvs.offsets, dvs.sizes, dvs.records, dvs.refs, dvs.target, data.limits)
         members = [i for i in members if i not in cleared]
-    placed = [i for i in members if dvs.offsets[i] is not None and dvs.sizes[i] is not None]
+    offsets, sizes = dvs.offsets, dvs.sizes
+    placed = [i for i in members if offsets[i] is not None and sizes[i] is not None]
     ready = _read_together(source, path, placed, dvs.offsets, dvs.sizes, dvs.refs, dvs.file_sizes)
     _check_each(source, pf, kind, path, members, dvs, ready, cols, data, out)
 
@@ -215,16 +216,17 @@ def _check_each(source: "TableSource", pf: Any, kind: str, path: str, members: l
     """The DVs ``members`` of one file one by one: a range, the footer blob (or Delta DV) at its offset, its bytes
     read (``ready``: those read together already) and what they hold against the entry and its data file."""
     blobs_by_offset = {b.offset: b for b in pf.blobs if _is_int(b.offset)}  # damaged footers: see findings
+    offsets, sizes, refs, record_counts, file_sizes, rows, target = dvs
     for i in members:
-        off, size, r, records = dvs.offsets[i], dvs.sizes[i], dvs.refs[i], dvs.records[i]
-        manifest_path = cols.manifest_path(dvs.rows[i])
+        off, size, r, records = offsets[i], sizes[i], refs[i], record_counts[i]
+        manifest_path = cols.manifest_path(rows[i])
         if off is None or size is None:
             out.append(file_finding("iceberg.dv-missing-range", Severity.ERROR, path,
                                     f"DV entry for {r} in {manifest_path} has no "
                                     "content_offset/content_size_in_bytes"))
             continue
         e = {"file_path": path, "content_offset": off, "content_size_in_bytes": size,
-             "referenced_data_file": r, "record_count": records, "file_size_in_bytes": dvs.file_sizes[i],
+             "referenced_data_file": r, "record_count": records, "file_size_in_bytes": file_sizes[i],
              "manifest_path": manifest_path}
         blob = blobs_by_offset.get(int(off))
         if kind != container.PUFFIN:
@@ -253,7 +255,7 @@ def _check_each(source: "TableSource", pf: Any, kind: str, path: str, members: l
             out.append(file_finding("iceberg.dv-cardinality-mismatch", Severity.ERROR, path,
                                     f"manifest record_count {records} but the DV at offset {off} holds "
                                     f"{plural(dv_read.cardinality, 'position', sep='')}", int(off), int(size)))
-        t = int(dvs.target[i])
+        t = int(target[i])
         if t >= 0 and int(dv_read.cardinality) > 0 and data.records[t].is_valid:
             highest = int(dv_read.positions()[-1])
             limit = data.records[t].as_py()
