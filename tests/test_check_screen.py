@@ -15,7 +15,7 @@ from typing import Callable
 import pytest
 
 from puffin_explorer import PuffinFile, PuffinWriter, Table
-from puffin_explorer.iceberg import checks
+from puffin_explorer.iceberg import dv_checks
 
 sys.path.insert(0, str(Path(__file__).parent / "fuzz"))
 import fuzz_tables as tf  # noqa: E402
@@ -76,18 +76,18 @@ def _said(t: Table) -> list[tuple]:
 def _both(monkeypatch, open_table) -> tuple[list, list, int]:
     """What check() says with the screen, what it says without it, and how many DVs the screen cleared."""
     cleared = []
-    screen = checks._cleared_dvs
+    screen = dv_checks.cleared_dvs
 
     def counting(*args):
         out = screen(*args)
         cleared.append(len(out))
         return out
 
-    monkeypatch.setattr(checks, "_cleared_dvs", counting)
+    monkeypatch.setattr(dv_checks, "cleared_dvs", counting)
     with_screen = _said(open_table())
-    monkeypatch.setattr(checks, "_cleared_dvs", lambda *args: set())
+    monkeypatch.setattr(dv_checks, "cleared_dvs", lambda *args: set())
     one_by_one = _said(open_table())
-    monkeypatch.setattr(checks, "_cleared_dvs", screen)
+    monkeypatch.setattr(dv_checks, "cleared_dvs", screen)
     return with_screen, one_by_one, sum(cleared)
 
 

@@ -567,14 +567,14 @@ def test_statistics_listed_ten_thousand_times_are_checked_once(shop, monkeypatch
     """Table fuzzer class (a stall: check() 3.4 s, the command line's 4.4 s): the metadata's statistics list
     repeated 10,000 times opened and validated the same Puffin file 10,000 times.  Each distinct entry is
     checked once and each file opened once: the findings are the undamaged table's."""
-    from puffin_explorer.iceberg import checks
+    from puffin_explorer.iceberg import statistics_checks
 
     t = Warehouse(str(shop.parent)).table("shop.orders")
     expected = sorted((f.code, f.message) for f in t.check() if f.code.startswith("iceberg.stats"))
     t = damage(shop, lambda md: md.update(statistics=md["statistics"] * 10_000))
     opened = []
-    real = checks._open_puffin
-    monkeypatch.setattr(checks, "_open_puffin", lambda table, path, out: opened.append(path) or real(table, path, out))
+    real = statistics_checks.open_puffin
+    monkeypatch.setattr(statistics_checks, "open_puffin", lambda table, path, out: opened.append(path) or real(table, path, out))
     found = sorted((f.code, f.message) for f in t.check() if f.code.startswith("iceberg.stats"))
     stats_path = t.metadata.statistics[0].path
     assert found == expected and opened.count(stats_path) == 1

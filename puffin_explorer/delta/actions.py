@@ -19,7 +19,7 @@ from typing import Any, Optional
 
 from .._text import plural
 from ..findings import make
-from ..iceberg.checks import TableFinding
+from ..iceberg.findings import TableFinding
 from ..iceberg.paths import basename
 from ..regions import Severity
 from .descriptor import DVDescriptor

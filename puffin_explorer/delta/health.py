@@ -20,6 +20,7 @@ Thresholds, from the table's ``configuration`` when set, else Delta's defaults:
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from .._text import plural
@@ -134,109 +135,183 @@ def delta_health(snap: DeltaSnapshot, now: Any = None, name: Optional[str] = Non
     """Every health check of a Delta table that applies (see the module docstring); ``now`` dates tombstone
     and orphan ages (default: the clock); ``name`` names the table in the statements (default
     ``delta.`<location>```)."""
-    import pandas as pd
+    c = _Checkup.start(snap, now, name, list_files)
+    dv_files = _measure_files(c)
+    tombstones, removed_dv_files = _check_tombstones(c)
+    _check_log(c)
+    _check_orphans(c, dv_files, tombstones, removed_dv_files)
+    # a commit the version needs missing: the counts of its files are unknown (None), never the rebuilt ones
+    unknown_counts(c.m, c.findings, c.frames, snap.coverage, f"version {snap.version}",
+                   {"version": snap.version, "missing_commits": list(snap.state.missing[:20])})
+    thresholds = dict(c.th)
+    thresholds["small-file-size"] = {"value": c.small_size, "property": "delta.targetFileSize",
+                                     "source": f"{SMALL_FILE_SHARE:.0%} of the target"}
+    return TableHealth(name or snap.name, c.m, c.findings, thresholds, c.frames, c.now_ms, "delta")
 
-    now_ms = epoch_ms(now) if now is not None else int(pd.Timestamp.now(tz="UTC").timestamp() * 1000)
-    conf = dict(snap.metadata.get("configuration") or {})
-    th = {k: _threshold(conf, k) for k in DELTA_DEFAULTS}
-    target = int(th["delta.targetFileSize"]["value"])
-    small_size = int(target * SMALL_FILE_SHARE)
-    retention = int(th["delta.deletedFileRetentionDuration"]["value"])
-    interval = int(th["delta.checkpointInterval"]["value"])
-    ident = name or f"delta.`{snap.location}`"
-    m: dict[str, Any] = {k: None for k in (*METRIC_KEYS, *DELTA_METRIC_KEYS)}
-    findings: list[HealthFinding] = []
-    frames: dict[str, Any] = {}
 
-    # ---- data files, DVs, rows: the measures of iceberg/measures.py over the version's files ---------------
-    files = files_frame(snap)
-    listing = _list(snap) if list_files else None
-    if listing is not None:
-        frames["listing"] = listing
-    on_storage = dict(zip(listing["location"], listing["size"])) if listing is not None else {}
-    relations = measure_relations(snap, {loc: int(size) for loc, size in on_storage.items() if size is not None})
-    relations.update(sum_relations(target, small_size))
+@dataclass
+class _Checkup:
+    """One run of the doctor over a version: what its steps read (the version, its files, the thresholds, the
+    folder's listing: None when not listed, and the listed size of each location) and what they fill in (the
+    metrics ``m``, findings and frames)."""
+
+    snap: DeltaSnapshot
+    now_ms: int
+    ident: str
+    th: dict[str, dict[str, Any]]
+    files: Any
+    listing: Any
+    on_storage: dict[str, Any]
+    m: dict[str, Any]
+    findings: list[HealthFinding] = field(default_factory=list)
+    frames: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def start(cls, snap: DeltaSnapshot, now: Any, name: Optional[str], list_files: bool) -> "_Checkup":
+        """The thresholds read, the version's files and (``list_files``) the folder listed; every metric None."""
+        import pandas as pd
+
+        now_ms = epoch_ms(now) if now is not None else int(pd.Timestamp.now(tz="UTC").timestamp() * 1000)
+        conf = dict(snap.metadata.get("configuration") or {})
+        th = {k: _threshold(conf, k) for k in DELTA_DEFAULTS}
+        files = files_frame(snap)
+        listing = _list(snap) if list_files else None
+        on_storage = dict(zip(listing["location"], listing["size"])) if listing is not None else {}
+        c = cls(snap, now_ms, name or f"delta.`{snap.location}`", th, files, listing, on_storage,
+                {k: None for k in (*METRIC_KEYS, *DELTA_METRIC_KEYS)})
+        if listing is not None:
+            c.frames["listing"] = listing
+        return c
+
+    @property
+    def target(self) -> int:
+        return int(self.th["delta.targetFileSize"]["value"])
+
+    @property
+    def small_size(self) -> int:
+        return int(self.target * SMALL_FILE_SHARE)
+
+    @property
+    def retention(self) -> int:
+        return int(self.th["delta.deletedFileRetentionDuration"]["value"])
+
+    @property
+    def cutoff(self) -> int:
+        """Removed and unreferenced files older than this (ms) are past the retention."""
+        return self.now_ms - self.retention
+
+    def vacuum(self) -> tuple[Action, Action]:
+        """``VACUUM`` at the table's retention, in Delta SQL and delta-rs."""
+        hours = max(self.retention // HOUR_MS, 0)
+        # delta-rs refuses a retention below the table's unless told: only when whole hours round it down
+        below = "" if hours * HOUR_MS >= self.retention else ", enforce_retention_duration=False"
+        return (Action("delta", f"VACUUM {self.ident} RETAIN {hours} HOURS"),
+                Action("delta-rs", f"{_delta_rs(self.snap)}.vacuum(retention_hours={hours}, dry_run=False{below})",
+                       "deltalake (Python)"))
+
+
+def _measure_files(c: _Checkup) -> set[str]:
+    """Data files, DVs and rows: the measures of iceberg/measures.py over the version's files; then the small
+    files per partition and the deleted share. Returns the DV files (resolved and normalized)."""
+    relations = measure_relations(c.snap, {loc: int(size) for loc, size in c.on_storage.items() if size is not None})
+    relations.update(sum_relations(c.target, c.small_size))
     with LocalMeasures(relations) as run:
         totals = run.arrow(FILE_TOTALS).to_pylist()[0]
         deletes = run.arrow(DELETE_TOTALS).to_pylist()[0]
         parts = sorted(run.arrow(PARTITION_TOTALS).to_pylist(), key=lambda r: r["pkey"])
         summary = run.arrow(PARTITION_SUMMARY).to_pylist()[0]
         classes = {r["bucket"]: r for r in run.arrow(SIZE_HISTOGRAM).to_pylist()}
+    m = c.m
     m.update(data_files=int(totals["data_files"]), data_bytes=int(totals["data_bytes"]), dvs=int(deletes["dvs"]),
              records=int(totals["records"]), deleted_rows=int(totals["deleted_rows"]),
-             position_delete_files=0, equality_delete_files=0,
-             target_file_size=target, small_file_size=small_size, checkpoint_interval=interval)
+             position_delete_files=0, equality_delete_files=0, target_file_size=c.target,
+             small_file_size=c.small_size, checkpoint_interval=int(c.th["delta.checkpointInterval"]["value"]))
     m["live_rows"] = m["records"] - m["deleted_rows"]
     m["deleted_share"] = (m["deleted_rows"] / m["records"]) if m["records"] else 0.0
     dv_files = set(relations["dvs"].column("file_path").drop_null().to_pylist())  # resolved and normalized there
     m["delete_files"] = int(deletes["dv_files"])
-    m["delete_bytes"] = int(deletes["delete_bytes"]) if listing is not None else None
+    m["delete_bytes"] = int(deletes["delete_bytes"]) if c.listing is not None else None
+    _check_small_files(c, totals, parts, summary, classes)
+    _check_deleted_share(c, totals)
+    return dv_files
 
-    # ---- small files, per partition --------------------------------------------------------------
+
+def _check_small_files(c: _Checkup, totals: dict, parts: list[dict], summary: dict, classes: dict) -> None:
+    """Small files per partition (the frames ``partitions`` and ``size_histogram``), ``OPTIMIZE`` where two or
+    more of them share a partition."""
+    import pandas as pd
+
+    m = c.m
     m["small_files"], m["small_bytes"] = int(totals["small_files"]), int(totals["small_bytes"])
     by_part = pd.DataFrame({
         "partition": [r["pkey"] for r in parts],  # a Delta partition's key is its text
         **{col: pd.array([int(r[col]) for r in parts], dtype="int64")
            for col in ("files", "rows", "deleted_rows", "bytes", "delete_files", "small_files", "small_bytes",
                        "small_rows")}})
-    frames["size_histogram"] = size_histogram(target, small_size, classes)
-    frames["partitions"] = by_part
+    c.frames["size_histogram"] = size_histogram(c.target, c.small_size, classes)
+    c.frames["partitions"] = by_part
     m["partitions"] = int(summary["partitions"])
-    found = small_files_finding(m, summary, target, small_size, "delta.targetFileSize",
-                                th["delta.targetFileSize"]["source"],
-                                lambda cand: (Action("delta", f"OPTIMIZE {ident}"),
-                                              Action("delta-rs", f"{_delta_rs(snap)}.optimize.compact(target_size={target})",
-                                                     "deltalake (Python); it applies the deletion vectors of the files "
-                                                     "it compacts")))
+    optimize = (Action("delta", f"OPTIMIZE {c.ident}"),
+                Action("delta-rs", f"{_delta_rs(c.snap)}.optimize.compact(target_size={c.target})",
+                       "deltalake (Python); it applies the deletion vectors of the files it compacts"))
+    found = small_files_finding(m, summary, c.target, c.small_size, "delta.targetFileSize",
+                                c.th["delta.targetFileSize"]["source"], lambda cand: optimize)
     if found is not None:
-        findings.append(found)
+        c.findings.append(found)
 
-    # ---- deleted share: DVs purged by REORG ------------------------------------------------------------
+
+def _check_deleted_share(c: _Checkup, totals: dict) -> None:
+    """A deleted share above the threshold: the DVs purged by ``REORG``."""
+    m = c.m
     if m["deleted_share"] > DELETED_SHARE_THRESHOLD:
-        findings.append(deleted_share_finding(
+        c.findings.append(deleted_share_finding(
             m, f"apply {plural(m['dvs'], 'deletion vector')}",
-            (Action("delta", f"REORG TABLE {ident} APPLY (PURGE)"),),
+            (Action("delta", f"REORG TABLE {c.ident} APPLY (PURGE)"),),
             {"data_files_rewritten": int(totals["data_files_with_deletes"]), "rows_read": int(totals["touched_rows"]),
              "deleted_rows_after": 0, "dvs_after": 0, "live_rows_after": m["live_rows"]}))
 
-    # ---- tombstones past retention -----------------------------------------------------------------------
+
+def _check_tombstones(c: _Checkup) -> tuple[Any, set[str]]:
+    """Removed files past the retention still on storage (``VACUUM``); the frame ``tombstones``. Returns it and
+    the DV files the remove actions name."""
+    import pandas as pd
+
+    snap, m, on_storage = c.snap, c.m, c.on_storage
     tombs, removed_dv_files = _tombstones(snap)
-    cutoff = now_ms - retention
     rows = []
     for path, body in sorted(tombs.items()):
         loc = normalize(snap.locate(path))
         ts = body.get("deletionTimestamp")
         rows.append({"path": path, "location": loc, "deletion_timestamp_ms": ts if isinstance(ts, int) else None,
-                     "size": body.get("size"), "on_storage": loc in on_storage if listing is not None else None})
+                     "size": body.get("size"), "on_storage": loc in on_storage if c.listing is not None else None})
     tomb_df = pd.DataFrame(rows, columns=["path", "location", "deletion_timestamp_ms", "size", "on_storage"])
-    frames["tombstones"] = tomb_df
+    c.frames["tombstones"] = tomb_df
     m["tombstones"] = int(len(tomb_df))
     ts_known = tomb_df["deletion_timestamp_ms"].notna()
-    past = tomb_df[~ts_known | (tomb_df["deletion_timestamp_ms"].fillna(0) < cutoff)]
+    past = tomb_df[~ts_known | (tomb_df["deletion_timestamp_ms"].fillna(0) < c.cutoff)]
     m["tombstones_past_retention"] = int(len(past))
-    hours = max(retention // HOUR_MS, 0)
-    vacuum = Action("delta", f"VACUUM {ident} RETAIN {hours} HOURS")
-    # delta-rs refuses a retention below the table's unless told: only when whole hours round it down
-    below = "" if hours * HOUR_MS >= retention else ", enforce_retention_duration=False"
-    vacuum_rs = Action("delta-rs", f"{_delta_rs(snap)}.vacuum(retention_hours={hours}, dry_run=False{below})",
-                       "deltalake (Python)")
-    if listing is not None:
+    if c.listing is not None:
         stored = past[past["on_storage"].astype(bool)]
         m["tombstone_bytes_on_storage"] = int(sum(int(on_storage.get(loc) or 0) for loc in stored["location"]))
         if len(stored):
-            findings.append(HealthFinding(
+            c.findings.append(HealthFinding(
                 "health.delta-tombstones-past-retention", Severity.WARNING,
                 f"{len(stored):,} removed files ({m['tombstone_bytes_on_storage']:,} B) are older than the "
-                f"{hours:,}-hour retention and still on storage",
+                f"{max(c.retention // HOUR_MS, 0):,}-hour retention and still on storage",
                 {"tombstones": m["tombstones"], "past_retention": int(len(stored)),
-                 "bytes": m["tombstone_bytes_on_storage"], "retention_ms": retention,
+                 "bytes": m["tombstone_bytes_on_storage"], "retention_ms": c.retention,
                  "property": "delta.deletedFileRetentionDuration",
-                 "source": th["delta.deletedFileRetentionDuration"]["source"], "older_than": ts_literal(cutoff),
+                 "source": c.th["delta.deletedFileRetentionDuration"]["source"], "older_than": ts_literal(c.cutoff),
                  "examples": stored["path"].head(5).tolist()},
-                (vacuum, vacuum_rs),
+                c.vacuum(),
                 {"files_freed": int(len(stored)), "bytes_freed": m["tombstone_bytes_on_storage"]}))
+    return tomb_df, removed_dv_files
 
-    # ---- the log: size, checkpoints -------------------------------------------------------------------------
+
+def _check_log(c: _Checkup) -> None:
+    """The log's size and checkpoints: more commits since the last checkpoint than the interval is overdue."""
+    snap, m, listing = c.snap, c.m, c.listing
+    interval = int(c.th["delta.checkpointInterval"]["value"])
     log = snap.log
     m["checkpoints"] = len(log.files.checkpoints)
     last_cp = max((v for v in log.files.checkpoints if v <= snap.version), default=None)
@@ -247,50 +322,46 @@ def delta_health(snap: DeltaSnapshot, now: Any = None, name: Optional[str] = Non
         m["log_files"], m["log_bytes"] = int(len(in_log)), int(in_log["size"].fillna(0).sum())
         m["metadata_files"] = m["log_files"]
     if m["commits_since_checkpoint"] > interval:
-        findings.append(HealthFinding(
+        c.findings.append(HealthFinding(
             "health.delta-checkpoint-overdue", Severity.WARNING,
             f"{plural(m['commits_since_checkpoint'], 'commit')} since the last checkpoint (interval {interval}): every "
             "reader replays them all",
             {"commits_since_checkpoint": m["commits_since_checkpoint"], "last_checkpoint": last_cp,
              "checkpoint_interval": interval, "property": "delta.checkpointInterval",
-             "source": th["delta.checkpointInterval"]["source"], "log_files": m["log_files"],
+             "source": c.th["delta.checkpointInterval"]["source"], "log_files": m["log_files"],
              "log_bytes": m["log_bytes"]},
             (Action("delta-rs", f"{_delta_rs(snap)}.create_checkpoint()",
                     "delta-rs (Python); Spark writes one at the next commit past the interval"),),
             {"commits_since_checkpoint_after": 0}))
 
-    # ---- orphans: files under the folder no live file, DV or tombstone references ---------------------------
-    if listing is not None:
-        referenced = set(files["location"].map(normalize)) | set(dv_files) | set(tomb_df["location"]) \
-            | removed_dv_files
-        unref = listing[~listing["location"].isin(referenced) & ~listing["hidden"].astype(bool)
-                        & ~listing["relative"].str.startswith("_delta_log/")]
-        young = unref["mtime_ms"].notna() & (unref["mtime_ms"] >= cutoff)
-        orphans = unref[~young].reset_index(drop=True)
-        frames["orphans"] = orphans
-        m["orphan_files"], m["orphan_bytes"] = int(len(orphans)), int(orphans["size"].fillna(0).sum())
-        m["in_flight_files"] = int(young.sum())
-        if len(orphans):
-            findings.append(HealthFinding(
-                "health.orphan-files", Severity.WARNING,
-                f"{plural(len(orphans), 'file')} ({m['orphan_bytes']:,} B) under the table folder are referenced by no "
-                "live file, deletion vector or remove action",
-                {"orphan_files": m["orphan_files"], "orphan_bytes": m["orphan_bytes"],
-                 "older_than": ts_literal(cutoff), "grace": "delta.deletedFileRetentionDuration",
-                 "source": th["delta.deletedFileRetentionDuration"]["source"], "in_flight_files": m["in_flight_files"],
-                 "examples": orphans["relative"].head(5).tolist()},
-                (vacuum, vacuum_rs),
-                {"files_before": m["orphan_files"], "files_after": 0, "bytes_freed": m["orphan_bytes"]}))
-    else:
-        m.update(orphan_files=None, orphan_bytes=None)
 
-    # a commit the version needs missing: the counts of its files are unknown (None), never the rebuilt ones
-    unknown_counts(m, findings, frames, snap.coverage, f"version {snap.version}",
-                   {"version": snap.version, "missing_commits": list(snap.state.missing[:20])})
-    thresholds = dict(th)
-    thresholds["small-file-size"] = {"value": small_size, "property": "delta.targetFileSize",
-                                     "source": f"{SMALL_FILE_SHARE:.0%} of the target"}
-    return TableHealth(name or snap.name, m, findings, thresholds, frames, now_ms, "delta")
+def _check_orphans(c: _Checkup, dv_files: set[str], tombstones: Any, removed_dv_files: set[str]) -> None:
+    """Files under the folder that no live file, DV or tombstone references, older than the retention (younger
+    ones are in-flight writes); the frame ``orphans``. Unknown (None) when the folder was not listed."""
+    m, listing = c.m, c.listing
+    if listing is None:
+        m.update(orphan_files=None, orphan_bytes=None)
+        return
+    referenced = set(c.files["location"].map(normalize)) | set(dv_files) | set(tombstones["location"]) \
+        | removed_dv_files
+    unref = listing[~listing["location"].isin(referenced) & ~listing["hidden"].astype(bool)
+                    & ~listing["relative"].str.startswith("_delta_log/")]
+    young = unref["mtime_ms"].notna() & (unref["mtime_ms"] >= c.cutoff)
+    orphans = unref[~young].reset_index(drop=True)
+    c.frames["orphans"] = orphans
+    m["orphan_files"], m["orphan_bytes"] = int(len(orphans)), int(orphans["size"].fillna(0).sum())
+    m["in_flight_files"] = int(young.sum())
+    if len(orphans):
+        c.findings.append(HealthFinding(
+            "health.orphan-files", Severity.WARNING,
+            f"{plural(len(orphans), 'file')} ({m['orphan_bytes']:,} B) under the table folder are referenced by no "
+            "live file, deletion vector or remove action",
+            {"orphan_files": m["orphan_files"], "orphan_bytes": m["orphan_bytes"],
+             "older_than": ts_literal(c.cutoff), "grace": "delta.deletedFileRetentionDuration",
+             "source": c.th["delta.deletedFileRetentionDuration"]["source"], "in_flight_files": m["in_flight_files"],
+             "examples": orphans["relative"].head(5).tolist()},
+            c.vacuum(),
+            {"files_before": m["orphan_files"], "files_after": 0, "bytes_freed": m["orphan_bytes"]}))
 
 
 __all__ = ["delta_health", "DELTA_DEFAULTS", "DELTA_METRIC_KEYS"]

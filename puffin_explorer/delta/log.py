@@ -19,7 +19,7 @@ from .._text import plural
 from ..errors import (EndpointUnreachableError, NotInTableError, SourceError, StorageUnavailableError,
                       TableNotFoundError)
 from ..findings import make
-from ..iceberg.checks import TableFinding
+from ..iceberg.findings import TableFinding
 from ..iceberg.paths import TableIO, join
 from ..regions import Finding
 from .actions import INT_MAX, Place, checked_action, int_problem, num_records, shown

@@ -1,7 +1,8 @@
 """Iceberg metadata layer: warehouses, tables, manifests, statistics files and cross-checks."""
 
 from .bounds import decode_value
-from .checks import TableFinding, findings_frame
+from .checks import findings_frame
+from .findings import TableFinding
 from .metadata import Snapshot, StatisticsFile, TableMetadata
 from .paths import PathMapper, TableIO
 from .table import Table

@@ -79,96 +79,150 @@ def index_relations(source: "TableSource", index: "EntryIndex", names=tuple(KIND
     ``did``: a row's place among its kind's live rows, in index order).  The path scope of a position- or
     equality-delete file comes from its ``referenced_data_file`` and its ``file_path`` bounds (decoded only for
     those rows; an index without metrics has none unless ``scope_bounds`` gives them: kind -> (lower, upper)
-    bounds maps of its live rows, as :class:`~.metric_totals.MetricTotals` keeps them).  ``coded_paths``: ``data.key`` and ``dvs.ref_key`` as the
-    index's :func:`~.columns.path_codes` (no path copied or hashed again), ``pos.ref`` / ``eq.ref`` coded the same
-    way (a path no row has gets a code of its own) and ``dvs.file_path`` as codes of its own: what :func:`coded`
-    makes of the string relations, with the same answers.  ``pair_keys``: ``pkey`` / ``dpkey`` as
-    :func:`_pair_keys` and no ``data.partition``, no text made per row (:func:`coded_relations` ranks them)."""
+    bounds maps of its live rows, as :class:`~.metric_totals.MetricTotals` keeps them).  ``coded_paths``:
+    ``data.key`` and ``dvs.ref_key`` as the index's :func:`~.columns.path_codes` (no path copied or hashed again),
+    ``pos.ref`` / ``eq.ref`` coded the same way (a path no row has gets a code of its own) and ``dvs.file_path`` as
+    codes of its own: what :func:`coded` makes of the string relations, with the same answers.  ``pair_keys``:
+    ``pkey`` / ``dpkey`` as :func:`_pair_keys` and no ``data.partition``, no text made per row
+    (:func:`coded_relations` ranks them)."""
     import numpy as np
-    import pyarrow as pa
-    import pyarrow.compute as pc
 
-    from .bounds import decode_bounds
-    from .columns import coded_array, path_codes
-    from .measures import arrow_schema, path_scope
+    from .columns import path_codes
 
     codes = path_codes(index) if coded_paths else None
-
-    def scope_codes(refs: list) -> Any:  # a scope's path as the index's code; a path no row has, a new code
-        at = pc.index_in(pa.array(refs, pa.string()), value_set=codes.dictionary) if any(
-            r is not None for r in refs) else pa.nulls(len(refs), pa.int32())
-        at = pc.fill_null(at, -1).to_numpy(zero_copy_only=False).astype(np.int64)
-        unknown = [r for r, a in zip(refs, at.tolist()) if r is not None and a < 0]
-        extra = {r: codes.size + i for i, r in enumerate(dict.fromkeys(unknown))}
-        return pa.array([None if r is None else a if a >= 0 else extra[r] for r, a in zip(refs, at.tolist())],
-                        pa.int64())
-
-    cols = ["file_path", "spec_id", "partition", "sequence_number", "record_count", "file_size_in_bytes",
-            "referenced_data_file"]
     out: dict[str, Any] = {}
     for name, kind in KINDS.items():
         if name not in names:
             continue
         at = np.flatnonzero(index.mask([kind]))
-        rows = index.take(at, cols)
-        n = rows.num_rows
-        if name == "dvs":  # a DV has no pkey
-            parts = None
-        elif pair_keys:
-            parts = pa.array(_pair_keys(rows, len(index.partitions)), pa.int64())
-        else:
-            parts = partition_texts(index, rows.column("partition"))
+        rows = index.take(at, _COLUMNS)
         if name == "data":
-            key = coded_array(codes.files[at]) if codes is not None else normalized(rows.column("file_path"))
-            table = {"rid": pa.array(np.arange(n), pa.int64()), "key": key, "raw": rows.column("file_path"),
-                     "pkey": parts if pair_keys else _pkey(rows, parts), "partition": parts,
-                     "seq": _longs(rows, "sequence_number", 0), "record_count": _longs(rows, "record_count"),
-                     "file_size_in_bytes": _longs(rows, "file_size_in_bytes")}
-            if pair_keys:  # coded_relations makes each key's text from the pairs
-                del table["partition"]
-            out[name] = pa.table(table)
+            out[name] = _data_relation(index, rows, at, codes, pair_keys)
         elif name == "dvs":
-            if codes is not None:
-                ref_key = coded_array(codes.refs[at])
-                files = pc.dictionary_encode(rows.column("file_path"))  # one memo: every chunk's codes agree
-                file_path = pc.cast(pa.chunked_array([c.indices for c in files.chunks], pa.int32()), pa.int64()) \
-                    if n else pa.array([], pa.int64())
-            else:
-                ref_key, file_path = normalized(rows.column("referenced_data_file")), rows.column("file_path")
-            out[name] = pa.table({"ref_key": ref_key, "record_count": _longs(rows, "record_count", 0),
-                                  "file_path": file_path, "file_size_in_bytes": _longs(rows, "file_size_in_bytes")})
+            out[name] = _dv_relation(rows, at, codes)
         else:
-            refs, los, his = [], [], []
-            if scope_bounds is not None and kind in scope_bounds:
-                lowers, uppers = scope_bounds[kind]
-            elif index.metrics:  # the file_path bounds, decoded for these rows only
-                bounds = index.rows(index.mask([kind]), ["lower_bounds", "upper_bounds"])
-                fields = source.fields_by_id()
-                lowers = [decode_bounds(v, fields) for v in bounds.column("lower_bounds").to_pylist()]
-                uppers = [decode_bounds(v, fields) for v in bounds.column("upper_bounds").to_pylist()]
-            else:
-                lowers = uppers = [{}] * n
-            for ref, lower, upper in zip(rows.column("referenced_data_file").to_pylist(), lowers, uppers):
-                scope, lo, hi = path_scope(ref, lower.get("file_path"), upper.get("file_path"))
-                refs.append(scope)
-                los.append(lo)
-                his.append(hi)
-            table = {"did": pa.array(np.arange(n), pa.int64()), "dpkey": parts if pair_keys else _pkey(rows, parts),
-                     "dseq": _longs(rows, "sequence_number", 0), "ref": pa.array(refs, pa.string()),  # None: any
-                     "lo": pa.array(los, pa.string()), "hi": pa.array(his, pa.string()),
-                     "file_size_in_bytes": _longs(rows, "file_size_in_bytes")}
-            if name == "eq":
-                partition_codes = rows.column("partition").to_pylist()
-                table["partition_empty"] = pa.array([not p for p in index.partition_values(partition_codes)],
-                                                    pa.bool_())
-            schema = arrow_schema(name)
-            if pair_keys:
-                schema = schema.set(schema.get_field_index("dpkey"), pa.field("dpkey", pa.int64()))
-            if codes is not None:
-                table["ref"] = scope_codes(refs)
-                schema = schema.set(schema.get_field_index("ref"), pa.field("ref", pa.int64()))
-            out[name] = pa.table(table).cast(schema)
+            out[name] = _delete_relation(source, index, name, rows, codes, scope_bounds, pair_keys)
     return out
+
+
+#: The index columns the relations are made of.
+_COLUMNS = ["file_path", "spec_id", "partition", "sequence_number", "record_count", "file_size_in_bytes",
+            "referenced_data_file"]
+
+
+def _partition_keys(index: "EntryIndex", rows, pair_keys: bool) -> Any:
+    """Each row's partition: :func:`_pair_keys` with ``pair_keys``, else its text (:func:`partition_texts`)."""
+    import pyarrow as pa
+
+    if pair_keys:
+        return pa.array(_pair_keys(rows, len(index.partitions)), pa.int64())
+    return partition_texts(index, rows.column("partition"))
+
+
+def _data_relation(index: "EntryIndex", rows, at, codes, pair_keys: bool) -> Any:
+    """``data``: the live data files (``key``: the normalized path, or its code in ``codes``)."""
+    import numpy as np
+    import pyarrow as pa
+
+    from .columns import coded_array
+
+    parts = _partition_keys(index, rows, pair_keys)
+    key = coded_array(codes.files[at]) if codes is not None else normalized(rows.column("file_path"))
+    table = {"rid": pa.array(np.arange(rows.num_rows), pa.int64()), "key": key, "raw": rows.column("file_path"),
+             "pkey": parts if pair_keys else _pkey(rows, parts), "partition": parts,
+             "seq": _longs(rows, "sequence_number", 0), "record_count": _longs(rows, "record_count"),
+             "file_size_in_bytes": _longs(rows, "file_size_in_bytes")}
+    if pair_keys:  # coded_relations makes each key's text from the pairs
+        del table["partition"]
+    return pa.table(table)
+
+
+def _dv_relation(rows, at, codes) -> Any:
+    """``dvs``: the live DVs (no partition key), with ``codes`` their data file's path code and their DV file
+    as a code of its own."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from .columns import coded_array
+
+    if codes is not None:
+        ref_key = coded_array(codes.refs[at])
+        files = pc.dictionary_encode(rows.column("file_path"))  # one memo: every chunk's codes agree
+        file_path = pc.cast(pa.chunked_array([c.indices for c in files.chunks], pa.int32()), pa.int64()) \
+            if rows.num_rows else pa.array([], pa.int64())
+    else:
+        ref_key, file_path = normalized(rows.column("referenced_data_file")), rows.column("file_path")
+    return pa.table({"ref_key": ref_key, "record_count": _longs(rows, "record_count", 0),
+                     "file_path": file_path, "file_size_in_bytes": _longs(rows, "file_size_in_bytes")})
+
+
+def _delete_relation(source: "TableSource", index: "EntryIndex", name: str, rows, codes,
+                     scope_bounds: Optional[dict], pair_keys: bool) -> Any:
+    """``pos`` or ``eq``: the live position- or equality-delete files, each with its path scope (``ref``, ``lo``,
+    ``hi``); an equality-delete file also with whether its partition is empty."""
+    import numpy as np
+    import pyarrow as pa
+
+    from .measures import arrow_schema
+
+    parts = _partition_keys(index, rows, pair_keys)
+    refs, los, his = _path_scopes(source, index, KINDS[name], rows, scope_bounds)
+    table = {"did": pa.array(np.arange(rows.num_rows), pa.int64()),
+             "dpkey": parts if pair_keys else _pkey(rows, parts),
+             "dseq": _longs(rows, "sequence_number", 0), "ref": pa.array(refs, pa.string()),  # None: any
+             "lo": pa.array(los, pa.string()), "hi": pa.array(his, pa.string()),
+             "file_size_in_bytes": _longs(rows, "file_size_in_bytes")}
+    if name == "eq":
+        partition_codes = rows.column("partition").to_pylist()
+        table["partition_empty"] = pa.array([not p for p in index.partition_values(partition_codes)], pa.bool_())
+    schema = arrow_schema(name)
+    if pair_keys:
+        schema = schema.set(schema.get_field_index("dpkey"), pa.field("dpkey", pa.int64()))
+    if codes is not None:
+        table["ref"] = _scope_codes(codes, refs)
+        schema = schema.set(schema.get_field_index("ref"), pa.field("ref", pa.int64()))
+    return pa.table(table).cast(schema)
+
+
+def _path_scopes(source: "TableSource", index: "EntryIndex", kind: str, rows,
+                 scope_bounds: Optional[dict]) -> tuple[list, list, list]:
+    """The path scope of each delete file of ``kind`` (:func:`~.measures.path_scope`: the one path it applies
+    to, else the ``file_path`` bounds), from its ``referenced_data_file`` and its bounds: ``scope_bounds``',
+    else the index's metrics decoded for these rows only, else none."""
+    from .bounds import decode_bounds
+    from .measures import path_scope
+
+    refs, los, his = [], [], []
+    if scope_bounds is not None and kind in scope_bounds:
+        lowers, uppers = scope_bounds[kind]
+    elif index.metrics:  # the file_path bounds, decoded for these rows only
+        bounds = index.rows(index.mask([kind]), ["lower_bounds", "upper_bounds"])
+        fields = source.fields_by_id()
+        lowers = [decode_bounds(v, fields) for v in bounds.column("lower_bounds").to_pylist()]
+        uppers = [decode_bounds(v, fields) for v in bounds.column("upper_bounds").to_pylist()]
+    else:
+        lowers = uppers = [{}] * rows.num_rows
+    for ref, lower, upper in zip(rows.column("referenced_data_file").to_pylist(), lowers, uppers):
+        scope, lo, hi = path_scope(ref, lower.get("file_path"), upper.get("file_path"))
+        refs.append(scope)
+        los.append(lo)
+        his.append(hi)
+    return refs, los, his
+
+
+def _scope_codes(codes, refs: list) -> Any:
+    """Each scope's path as the index's path code (``codes``); a path no row has gets a new code past them."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    at = pc.index_in(pa.array(refs, pa.string()), value_set=codes.dictionary) if any(
+        r is not None for r in refs) else pa.nulls(len(refs), pa.int32())
+    at = pc.fill_null(at, -1).to_numpy(zero_copy_only=False).astype(np.int64)
+    unknown = [r for r, a in zip(refs, at.tolist()) if r is not None and a < 0]
+    extra = {r: codes.size + i for i, r in enumerate(dict.fromkeys(unknown))}
+    return pa.array([None if r is None else a if a >= 0 else extra[r] for r, a in zip(refs, at.tolist())],
+                    pa.int64())
 
 
 class Coded:
