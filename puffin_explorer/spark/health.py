@@ -554,11 +554,11 @@ class SparkReads:
                      "dvs": dv.select("ref_key", "record_count", "file_path", "file_size_in_bytes"),
                      "pos": delete_relation(pos), "eq": delete_relation(eq)}
         if counts.get("position-deletes"):
-            relations["pos_rows"] = self._position_delete_rows(pos)
+            relations["pos_counts"] = self._position_delete_pairs(pos)
         # a relation with no rows (a table with DVs and no position- or equality-delete files) is given as an empty
         # local relation: Spark then drops the joins over it when it plans, instead of running them to find nothing
         for name, of_kind in (("data", "data"), ("dvs", "dv"), ("pos", "position-deletes"),
-                              ("eq", "equality-deletes"), ("pos_rows", "position-deletes")):
+                              ("eq", "equality-deletes"), ("pos_counts", "position-deletes")):
             if not counts.get(of_kind):
                 relations[name] = _no_rows(self.spark, RELATIONS[name])
         for name, table in sum_relations(target, small_size).items():
@@ -628,10 +628,10 @@ class SparkReads:
         return {r[0]: r[1] for r in data.join(F.broadcast(wanted), "pkey").groupBy("pkey")
                 .agg(F.min("partition")).collect()}
 
-    def _position_delete_rows(self, pos):
-        """``pos_rows`` of :mod:`~puffin_explorer.iceberg.measures`: rows each live Parquet position-delete file names
-        per data file, read on the executors (each file once); one that cannot be read is a finding, as on the
-        driver, and its rows are not counted."""
+    def _position_delete_pairs(self, pos):
+        """``pos_counts`` of :mod:`~puffin_explorer.iceberg.measures`: rows each live Parquet position-delete file
+        names per data file, read on the executors (each file once); one that cannot be read is a finding, as on
+        the driver, and its rows are not counted."""
         from pyspark.sql import functions as F
 
         from ..errors import NotFoundError, PuffinError
@@ -645,8 +645,7 @@ class SparkReads:
             exc = NotFoundError(r["error"]) if r["missing"] else PuffinError(r["error"])
             _unreadable(self.source, self.source.metadata.current_snapshot_id, r["file_path"], exc)
         self.unread_delete_files = len({r["file_path"] for r in failed})
-        return (counted.where(F.col("error").isNull()).groupBy("key")
-                .agg(F.sum("rows").alias("rows"), F.count(F.lit(1)).alias("files")))
+        return counted.where(F.col("error").isNull()).select("file_path", "key", "rows")
 
     # ---- every snapshot's files ----------------------------------------------------------------------
     def snapshot_files(self, readable: list, current: Optional[int]) -> dict[int, str]:
@@ -802,55 +801,51 @@ class SparkReads:
         return {r[0]: r[1] for r in self.listing.where(F.col("location").isin(wanted)).select("location", "size")
                 .collect()}
 
-    def _is_meta(self):
-        from pyspark.sql import functions as F
+    def _answers(self, relations: dict, *asked):
+        """The measures ``asked`` (each a measure and what to make of its DataFrame) run by Spark SQL over
+        ``relations`` (DataFrames, or Arrow tables of the driver's making), a measure other measures read persisted
+        once; the views dropped after."""
+        from ..iceberg.measures import RELATIONS
+        from .arrow import to_spark
+        from .measures import SparkMeasures
 
-        return F.col("location").endswith(".metadata.json") | F.col("location").endswith(".metadata.json.gz")
+        frames = {name: r if hasattr(r, "createOrReplaceTempView") else to_spark(self.spark, r, RELATIONS[name])
+                  for name, r in relations.items()}
+        run = SparkMeasures(self.spark, frames, persist=True)
+        try:
+            return [make(run.frame(measure)) for measure, make in asked]
+        finally:
+            run.close()
 
     def metadata_files(self) -> int:
-        return int(self.listing.where(self._is_meta()).count())
+        from ..iceberg.measures import METADATA_FILES
+
+        return int(self._answers({"listing": self.listing}, (METADATA_FILES, lambda f: f.first()["files"]))[0])
 
     def newer_metadata(self, current_loc: str, tracked: set) -> list[str]:
-        from pyspark.sql import functions as F
+        from ..iceberg.measures import NEWER_METADATA, metadata_log
 
-        own = [r[0] for r in self.listing.where(F.col("location") == current_loc).select("mtime_ms").collect()]
-        if not own or any(v is None for v in own):
-            return []
-        return [r[0] for r in self.listing.where(self._is_meta() & ~F.col("location").isin(sorted(tracked))
-                                                 & (F.col("mtime_ms") > int(own[0])))
-                .orderBy("location").select("location").collect()]
+        relations = {"listing": self.listing, "metadata_log": metadata_log(tracked, current_loc)}
+        return self._answers(relations, (NEWER_METADATA, lambda f: [r[0] for r in f.orderBy("location").collect()]))[0]
 
     # ---- retention and orphans -----------------------------------------------------------------------------
     def expired_only(self, keep: set, expired: list):
-        from pyspark.sql import functions as F
+        from ..iceberg.measures import EXPIRED_ONLY, EXPIRED_ONLY_TOTALS, retention
 
-        sets = self._sets()
-        kept = sets.where(F.col("sid").isin(sorted(keep))).select("location").distinct()
-        freed = self._keep(sets.where(F.col("sid").isin(sorted(expired))).join(kept, "location", "left_anti")
-                           .groupBy("location").agg(F.max("size").alias("size")))
-        n, nbytes = freed.agg(F.count(F.lit(1)), F.sum("size")).first()
-        frame = freed.orderBy("location").limit(FRAME_ROWS).toPandas()
+        totals, frame = self._answers({"snapshot_files": self._sets(), "retention": retention(keep, expired)},
+                                      (EXPIRED_ONLY_TOTALS, lambda f: f.first()),
+                                      (EXPIRED_ONLY, lambda f: f.orderBy("location").limit(FRAME_ROWS).toPandas()))
         frame["size"] = frame["size"].astype("int64")
-        return frame, int(n), int(nbytes or 0)
+        return frame, int(totals["files"]), int(totals["bytes"])
 
     def orphans(self, referenced: set, cutoff_ms: int):
-        import pyarrow as pa
-        from pyspark.sql import functions as F
+        from ..iceberg.measures import ORPHAN_TOTALS, ORPHANS, locations, orphan_params
 
-        from .planner import to_spark
-
-        small = to_spark(self.spark, pa.table({"location": pa.array(sorted(referenced), pa.string())}),
-                         "location string")
-        refs = self._sets().select("location").unionByName(small).distinct()
-        unref = self.listing.join(refs, "location", "left_anti").where(~F.coalesce(F.col("hidden"), F.lit(False)))
-        young = F.col("mtime_ms").isNotNull() & (F.col("mtime_ms") >= int(cutoff_ms))
-        unref = self._keep(unref.withColumn("_young", young))
-        n, nbytes, in_flight = unref.agg(
-            F.sum((~F.col("_young")).cast("long")),
-            F.sum(F.when(~F.col("_young"), F.coalesce(F.col("size"), F.lit(0))).otherwise(F.lit(0))),
-            F.sum(F.col("_young").cast("long"))).first()
-        frame = (unref.where(~F.col("_young")).drop("_young").orderBy("location").limit(FRAME_ROWS).toPandas())
-        return frame, int(n or 0), int(nbytes or 0), int(in_flight or 0)
+        relations = {"listing": self.listing, "snapshot_files": self._sets(), "referenced": locations(referenced),
+                     "orphan_params": orphan_params(cutoff_ms)}
+        totals, frame = self._answers(relations, (ORPHAN_TOTALS, lambda f: f.first()),
+                                      (ORPHANS, lambda f: f.orderBy("location").limit(FRAME_ROWS).toPandas()))
+        return frame, int(totals["files"]), int(totals["bytes"]), int(totals["in_flight"])
 
 
 __all__ = ["health", "driver_holds", "SparkReads", "AMPLIFICATION_ROWS", "FRAME_ROWS"]
