@@ -224,7 +224,8 @@ def test_paths_and_partitions_as_codes_answer_as_the_paths_do(monkeypatch, coded
         for name in ("file_totals", "delete_totals", "size_histogram", "dangling_deletes", "partition_totals",
                      "partition_summary", "data_file_deletes"):
             here = M.run_local(M.MEASURES[name], **plain).to_pylist()
-            there = M.run_local(M.MEASURES[name], **{**codes.relations, **sums, "pos_counts": M.empty("pos_counts")}).to_pylist()
+            there = M.run_local(M.MEASURES[name], **{**codes.relations, **sums,
+                                                      "pos_counts": M.empty("pos_counts")}).to_pylist()
             if name in ("partition_totals", "data_file_deletes"):
                 for r in there:
                     r["pkey"] = codes.pkeys[r["pkey"]].as_py()

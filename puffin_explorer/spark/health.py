@@ -519,15 +519,12 @@ class SparkReads:
 
     # ---- the current snapshot's files -------------------------------------------------------------
     def current_files(self, target: int, small_size: int, column: Optional[str]):
-        import pandas as pd
         from pyspark.sql import functions as F
 
         from ..iceberg.column_stats import columns_frame
         from ..iceberg.deletes import manifest_coverage
-        from ..health import sum_relations
-        from ..iceberg.health import (AMPLIFICATION_COLUMNS, PARTITION_ROWS, SUM_MEASURES, clustering_frame,
-                                      file_aggregates)
-        from ..iceberg.measures import DATA_FILE_DELETES, MEASURES, RELATIONS
+        from ..iceberg.health import AMPLIFICATION_COLUMNS, PARTITION_ROWS, SUM_MEASURES, file_aggregates
+        from ..iceberg.measures import DATA_FILE_DELETES, MEASURES
         from .measures import SparkMeasures
         from .index import MANIFEST_PLAN_SCHEMA, decode_manifests, manifest_plan, manifest_tasks
         from .planner import to_spark
@@ -549,20 +546,7 @@ class SparkReads:
         data, dv = self._keep_by_key(data, "key", total), self._keep_by_key(dv, "ref_key", total)
         pos, eq = rows.where(kind == "position-deletes"), rows.where(kind == "equality-deletes")
 
-        # ---- the relations of iceberg/measures.py, and its measures run by Spark SQL ----------------------
-        relations = {"data": data_relation(data),
-                     "dvs": dv.select("ref_key", "record_count", "file_path", "file_size_in_bytes"),
-                     "pos": delete_relation(pos), "eq": delete_relation(eq)}
-        if counts.get("position-deletes"):
-            relations["pos_counts"] = self._position_delete_pairs(pos)
-        # a relation with no rows (a table with DVs and no position- or equality-delete files) is given as an empty
-        # local relation: Spark then drops the joins over it when it plans, instead of running them to find nothing
-        for name, of_kind in (("data", "data"), ("dvs", "dv"), ("pos", "position-deletes"),
-                              ("eq", "equality-deletes"), ("pos_counts", "position-deletes")):
-            if not counts.get(of_kind):
-                relations[name] = _no_rows(self.spark, RELATIONS[name])
-        for name, table in sum_relations(target, small_size).items():
-            relations[name] = to_spark(self.spark, table, RELATIONS[name])
+        relations = self._measure_relations(data, dv, pos, eq, counts, target, small_size)
         run = SparkMeasures(self.spark, relations, persist=True)
         try:
             # one row per table or size class; per partition the first PARTITION_ROWS by key (every partition
@@ -588,23 +572,7 @@ class SparkReads:
             run.close()
 
         # ---- clustering and column metrics: the driver's functions, per partition and per task -----------
-        clustering = None
-        if column is not None:
-            got = sorted(rows.where(kind == "data")
-                         .select("pkey", "partition", "clus_lo", "clus_hi", "file_size_in_bytes", "record_count")
-                         .groupBy("pkey").applyInPandas(_clustering_group, _CLUSTER_SCHEMA).collect(),
-                         key=lambda r: r["pkey"])
-            out = pd.DataFrame({
-                "partition": [r["partition"] for r in got],
-                "files": pd.array([r["files"] for r in got], dtype="int64"),
-                "files_with_bounds": pd.array([r["files_with_bounds"] for r in got], dtype="int64"),
-                "bytes": pd.array([r["bytes"] for r in got], dtype="int64"),
-                "rows": pd.array([r["rows"] for r in got], dtype="int64"),
-                "average_depth": pd.array([float("nan") if r["average_depth"] is None else r["average_depth"]
-                                           for r in got], dtype="float64"),
-                "max_depth": pd.array([r["max_depth"] for r in got], dtype="Int64")},
-                index=pd.Index([r["pkey"] for r in got], name="pkey"))
-            clustering = clustering_frame(out, column)
+        clustering = None if column is None else self._clustering(rows, column)
         partials = [pickle.loads(r[0]) for r in rows.where(kind == "partial").select("partial").collect()]
         agg = file_aggregates(answers, target, small_size, columns_frame(partials), clustering, top)
         # the manifests not read whole and the position-delete files not read: the counts they feed are unknown
@@ -613,6 +581,52 @@ class SparkReads:
         agg.coverage = manifest_coverage(listed, sorted({int(r[0]) for r in broken}), self.unread_delete_files,
                                          int(counts.get("position-deletes") or 0), [r[1] for r in broken])
         return agg
+
+    def _measure_relations(self, data, dv, pos, eq, counts: dict, target: int, small_size: int) -> dict:
+        """The relations of :mod:`~puffin_explorer.iceberg.measures` from the kept health rows (``counts``: rows
+        per kind), as DataFrames; the position-delete files read here."""
+        from ..health import sum_relations
+        from ..iceberg.measures import RELATIONS
+        from .planner import to_spark
+
+        relations = {"data": data_relation(data),
+                     "dvs": dv.select("ref_key", "record_count", "file_path", "file_size_in_bytes"),
+                     "pos": delete_relation(pos), "eq": delete_relation(eq)}
+        if counts.get("position-deletes"):
+            relations["pos_counts"] = self._position_delete_pairs(pos)
+        # a relation with no rows (a table with DVs and no position- or equality-delete files) is given as an empty
+        # local relation: Spark then drops the joins over it when it plans, instead of running them to find nothing
+        for name, of_kind in (("data", "data"), ("dvs", "dv"), ("pos", "position-deletes"),
+                              ("eq", "equality-deletes"), ("pos_counts", "position-deletes")):
+            if not counts.get(of_kind):
+                relations[name] = _no_rows(self.spark, RELATIONS[name])
+        for name, table in sum_relations(target, small_size).items():
+            relations[name] = to_spark(self.spark, table, RELATIONS[name])
+        return relations
+
+    def _clustering(self, rows, column: str):
+        """The clustering frame of the data files on ``column``: the driver's function run per partition."""
+        import pandas as pd
+
+        from pyspark.sql import functions as F
+
+        from ..iceberg.health import clustering_frame
+
+        got = sorted(rows.where(F.col("kind") == "data")
+                     .select("pkey", "partition", "clus_lo", "clus_hi", "file_size_in_bytes", "record_count")
+                     .groupBy("pkey").applyInPandas(_clustering_group, _CLUSTER_SCHEMA).collect(),
+                     key=lambda r: r["pkey"])
+        out = pd.DataFrame({
+            "partition": [r["partition"] for r in got],
+            "files": pd.array([r["files"] for r in got], dtype="int64"),
+            "files_with_bounds": pd.array([r["files_with_bounds"] for r in got], dtype="int64"),
+            "bytes": pd.array([r["bytes"] for r in got], dtype="int64"),
+            "rows": pd.array([r["rows"] for r in got], dtype="int64"),
+            "average_depth": pd.array([float("nan") if r["average_depth"] is None else r["average_depth"]
+                                       for r in got], dtype="float64"),
+            "max_depth": pd.array([r["max_depth"] for r in got], dtype="Int64")},
+            index=pd.Index([r["pkey"] for r in got], name="pkey"))
+        return clustering_frame(out, column)
 
     def _partition_texts(self, data, pkeys: list) -> dict:
         """pkey → the partition text of the data files with that key (their smallest, as the driver's), for
@@ -662,18 +676,7 @@ class SparkReads:
         from .index import MANIFEST_PLAN_SCHEMA, _record_json, decode_manifests, index_schema, manifest_tasks
         from .planner import executor_location, to_spark
 
-        ids: dict[tuple, int] = {}
-        records: list[dict] = []
-        listed: dict[int, list[int]] = {}
-        for sid, mans in readable:
-            order = []
-            for m in self.source.manifest_records(sid):
-                key = EntryCache.manifest_key(m)
-                if key not in ids:
-                    ids[key] = len(records)
-                    records.append(m)
-                order.append(ids[key])
-            listed[sid] = order
+        ids, records, listed = self._distinct_manifests(readable)
         # manifest id → its position in the current snapshot's plan (manifest_plan's), for those current_files decoded
         decoded_at = {}
         if self.current is not None and current is not None:
@@ -730,6 +733,25 @@ class SparkReads:
                                                              "manifest": pa.array([m for _, m in member], pa.int32())}),
                                        "sid bigint, manifest int")
         return broken_by
+
+    def _distinct_manifests(self, readable: list) -> tuple[dict, list, dict]:
+        """The distinct manifests of the ``readable`` snapshots: ``(ids, records, listed)``, ``ids`` a manifest's
+        key → its id (its place in ``records``), ``listed`` a snapshot's manifest ids in its list's order."""
+        from ..iceberg.index import EntryCache
+
+        ids: dict[tuple, int] = {}
+        records: list[dict] = []
+        listed: dict[int, list[int]] = {}
+        for sid, _ in readable:
+            order = []
+            for m in self.source.manifest_records(sid):
+                key = EntryCache.manifest_key(m)
+                if key not in ids:
+                    ids[key] = len(records)
+                    records.append(m)
+                order.append(ids[key])
+            listed[sid] = order
+        return ids, records, listed
 
     def add_file(self, sid: int, location: str, size: int) -> None:
         self.extra.append((sid, location, size))
