@@ -41,16 +41,49 @@ def v2_relations(everywhere: bool = False) -> dict:
     part = not everywhere
     eq = _deletes([(0, P1 if part else "0|{}", 2, "", "", "", 21, everywhere),
                    (1, P2 if part else "0|{}", 4, "", "", "", 22, everywhere)], eq=True)
-    pos_rows = pa.table({"key": [A, E, f"{B}/p=3/gone.parquet"], "rows": [10, 3, 5], "files": [1, 1, 1]})
-    return {"data": data, "dvs": dvs, "pos": pos, "eq": eq, "pos_rows": pos_rows,
+    gone = f"{B}/p=3/gone.parquet"  # named by two position-delete files (2 + 3 rows)
+    pos_counts = pa.table({"file_path": [f"{B}/pd0.parquet", f"{B}/pd3.parquet", f"{B}/pd3.parquet",
+                                         f"{B}/pd4.parquet"],
+                           "key": [A, E, gone, gone], "rows": [10, 3, 2, 3]})
+    return {"data": data, "dvs": dvs, "pos": pos, "eq": eq, "pos_counts": pos_counts,
             "params": M.params(small_size=100, many=1, target=400),
-            "size_classes": M.size_classes([0, 50, 1_000, 2 ** 63 - 1])}
+            "size_classes": M.size_classes([0, 50, 1_000, 2 ** 63 - 1]), **storage_relations()}
+
+
+T = "s3://bucket/t"
+OLD, M1, STRAY, YOUNG, NOSIZE = (f"{B}/old.parquet", f"{T}/metadata/m1.avro", f"{B}/stray.parquet",
+                                 f"{B}/young.parquet", f"{B}/nosize.parquet")
+V1, V2, V3, V9 = (f"{T}/metadata/v1.metadata.json", f"{T}/metadata/v2.metadata.json",
+                  f"{T}/metadata/v3.metadata.json", f"{T}/metadata/v9.metadata.json.gz")
+HINT, HIDDEN = f"{T}/metadata/version-hint.text", f"{T}/_tmp/x.parquet"
+
+
+def storage_relations() -> dict:
+    """Three snapshots (1 and 2 past retention, 3 kept; old.parquet in 1 and 2 with two sizes, a in all three),
+    a listing with a stray file, a young one (in flight), one whose size and time are unknown, a hidden one, four
+    metadata files (v2 the one opened, v1 tracked, v3 newer and untracked, v9 older and untracked) and the
+    version hint; files written before 4,000 ms are old enough to be orphans."""
+    sets = [(1, A, 10), (1, M1, 100), (1, OLD, 50), (1, f"{T}/metadata/snap-1.avro", 7),
+            (2, A, 10), (2, OLD, 55), (2, f"{T}/metadata/snap-2.avro", 8),
+            (3, A, 10), (3, BB, 20), (3, f"{T}/metadata/snap-3.avro", 9)]
+    listed = [(A, 10, 1_000, False), (BB, 20, 1_000, False), (OLD, 55, 1_000, False), (STRAY, 30, 1_000, False),
+              (YOUNG, 40, 5_000, False), (NOSIZE, None, None, False), (HIDDEN, 5, 1_000, True),
+              (V1, 3, 1_000, False), (V2, 3, 2_000, False), (V3, 3, 3_000, False), (V9, 3, 1_500, False),
+              (HINT, 1, 1_000, False)]
+    return {"snapshot_files": pa.table({c: [r[i] for r in sets] for i, c in enumerate(("sid", "location", "size"))}),
+            "retention": M.retention([3], [1, 2]),
+            "listing": pa.table({c: [r[i] for r in listed]
+                                 for i, c in enumerate(("location", "size", "mtime_ms", "hidden"))},
+                                schema=M.arrow_schema("listing")),
+            "referenced": M.locations([V1, V2, HINT]), "metadata_log": M.metadata_log([V1], V2),
+            "orphan_params": M.orphan_params(4_000)}
 
 
 #: What each measure answers on :func:`v2_relations` (rows sorted).
 V2_EXPECTED = {
     "position_deletes_applied": [(0, 0), (1, 0), (1, 4), (2, 1)],
     "equality_deletes_applied": [(0, 0), (2, 1), (3, 1)],
+    "pos_rows": [(A, 10, 1), (E, 3, 1), (f"{B}/p=3/gone.parquet", 5, 2)],
     "deleted_rows": [(A, 0, 0, 10, 1, 0, 10), (BB, 0, 0, 0, 0, 0, 0), (C, 0, 0, 0, 0, 0, 0), (D, 0, 0, 0, 0, 0, 0),
                      (E, 7, 1, 3, 1, 3, 7)],
 }
@@ -71,6 +104,16 @@ V2_EXPECTED.update({
     # DVs of gone.parquet and of no file; position-delete files 2 (d's sequence number is above) and 3 (superseded);
     # only y.puffin holds nothing but dangling DVs
     "dangling_deletes": [(2, 2, 0, 3, 77)],
+    # old.parquet (its larger size), m1.avro and the manifest lists of 1 and 2: no kept snapshot holds them
+    "expired_only": sorted([(OLD, 55), (M1, 100), (f"{T}/metadata/snap-1.avro", 7), (f"{T}/metadata/snap-2.avro", 8)]),
+    "expired_only_totals": [(4, 170)],
+    "metadata_listed": [(V1,), (V2,), (V3,), (V9,)],
+    "metadata_files": [(4,)],
+    "newer_metadata": [(V3,)],
+    "unreferenced": sorted([(STRAY,), (YOUNG,), (NOSIZE,), (V3,), (V9,)]),
+    "orphans": sorted([(STRAY, 30, 1_000, False), (NOSIZE, None, None, False), (V3, 3, 3_000, False),
+                       (V9, 3, 1_500, False)]),
+    "orphan_totals": [(4, 36, 1)],
 })
 V2_EVERYWHERE_EQUALITY = [(0, 0), (0, 1), (1, 1), (2, 0), (2, 1), (3, 1)]
 

@@ -356,7 +356,7 @@ def test_the_measures_read_the_kept_files_where_they_are_partitioned(spark, monk
                                     "'0|{}' AS pkey", "'{}' AS partition", "CAST(0 AS BIGINT) AS seq",
                                     "record_count", "file_size_in_bytes", "0 AS spec_id",
                                     "CAST(0 AS BIGINT) AS sequence_number"))
-    pos_rows = spark.createDataFrame([], RELATIONS["pos_rows"])
+    pos_counts = spark.createDataFrame([], RELATIONS["pos_counts"])
     before = spark.conf.get("spark.sql.autoBroadcastJoinThreshold")
     spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "-1")
     monkeypatch.setattr(spark_health, "ROWS_PER_KEY_PARTITION", 20)  # several partitions of a small table
@@ -369,7 +369,7 @@ def test_the_measures_read_the_kept_files_where_they_are_partitioned(spark, monk
         assert kept_data.rdd.getNumPartitions() == kept_dvs.rdd.getNumPartitions() > 1
         kept_data = data_relation(kept_data)
         for d, v in ((data, dvs), (kept_data, kept_dvs)):
-            run = SparkMeasures(spark, {"data": d, "dvs": v, "pos_rows": pos_rows})
+            run = SparkMeasures(spark, {"data": d, "dvs": v, "pos_counts": pos_counts})
             try:
                 frame = run.frame(DELETED_ROWS)
                 shuffled.append(_shuffled_scans(frame._jdf.queryExecution().executedPlan().toString()))

@@ -216,7 +216,7 @@ def test_paths_and_partitions_as_codes_answer_as_the_paths_do(monkeypatch, coded
     sums = sum_relations(4_096, 3_072)
     for t, _ in _tables():
         index = build_index(t.source, metrics=True)
-        plain = {**index_relations(t.source, index), **sums, "pos_rows": M.empty("pos_rows")}
+        plain = {**index_relations(t.source, index), **sums, "pos_counts": M.empty("pos_counts")}
         codes = coded_relations(t.source, index) if coded_paths else coded(plain)
         if coded_paths:
             assert all(pa.types.is_integer(codes.relations[r].column(c).type)
@@ -224,7 +224,8 @@ def test_paths_and_partitions_as_codes_answer_as_the_paths_do(monkeypatch, coded
         for name in ("file_totals", "delete_totals", "size_histogram", "dangling_deletes", "partition_totals",
                      "partition_summary", "data_file_deletes"):
             here = M.run_local(M.MEASURES[name], **plain).to_pylist()
-            there = M.run_local(M.MEASURES[name], **{**codes.relations, **sums, "pos_rows": M.empty("pos_rows")}).to_pylist()
+            there = M.run_local(M.MEASURES[name], **{**codes.relations, **sums,
+                                                      "pos_counts": M.empty("pos_counts")}).to_pylist()
             if name in ("partition_totals", "data_file_deletes"):
                 for r in there:
                     r["pkey"] = codes.pkeys[r["pkey"]].as_py()

@@ -610,6 +610,36 @@ def _spark_answers(spark, frames: dict, measures: dict) -> dict[str, list[tuple]
     return {name: sorted(answer) for name, answer in out.items()}
 
 
+def _storage_relations(t) -> dict:
+    """The storage checks' relations of a fixture table as the driver doctor makes them: every snapshot's live
+    files, manifests and manifest list, the older snapshots past retention, the listing of its folder (sizes and times
+    read), its metadata files."""
+    import pyarrow as pa
+
+    from puffin_explorer.health import listing_arrow
+    from puffin_explorer.iceberg import measures as M
+    from puffin_explorer.iceberg.index import build_index
+    from puffin_explorer.iceberg.paths import normalize
+
+    source = t.source
+    sets = []
+    for snap in source.metadata.snapshots:
+        rows = build_index(source, snap.snapshot_id).rows(None, ["file_path", "file_size_in_bytes"]).to_pylist()
+        sets += [(snap.snapshot_id, normalize(source.locate(r["file_path"])), r["file_size_in_bytes"]) for r in rows]
+        sets += [(snap.snapshot_id, normalize(source.locate(m["manifest_path"])), m["manifest_length"])
+                 for m in source.manifest_records(snap.snapshot_id)]
+        sets.append((snap.snapshot_id, normalize(source.locate(snap.manifest_list)), 0))
+    sids = [s.snapshot_id for s in source.metadata.snapshots]
+    tracked = [normalize(source.locate(e["metadata-file"])) for e in source.metadata.raw.get("metadata-log") or []]
+    current = normalize(source.metadata_location)
+    return {"snapshot_files": pa.table({c: [r[i] for r in sets] for i, c in enumerate(("sid", "location", "size"))},
+                                       schema=M.arrow_schema("snapshot_files")),
+            "retention": M.retention(sids[-1:], sids[:-1]),
+            "listing": listing_arrow(source.io, source.locate(source.metadata.location)),
+            "referenced": M.locations([*tracked, current]), "metadata_log": M.metadata_log(tracked, current),
+            "orphan_params": M.orphan_params(1_790_000_000_000)}
+
+
 def test_every_measure_answers_the_same_on_spark(any_spark):
     """Each measure of ``iceberg/measures.py`` is one SQL text: DuckDB runs it here, Spark SQL on the session
     (3.5 with Iceberg; 4.0 classic and Connect), over the same relations — the v2 table written by hand
@@ -617,14 +647,12 @@ def test_every_measure_answers_the_same_on_spark(any_spark):
     partitions) and the relations the doctors build from another writer's tables (DuckDB's v3 table, a Delta
     table with DVs) — and every answer is the same.  The Spark-written warehouse's tables are measured on Spark
     by the doctor-equality tests (every measure, through ``pes.health``, against the driver's doctor)."""
-    import pyarrow as pa
-
     from _measure_relations import V2_EVERYWHERE_EQUALITY, V2_EXPECTED, rows, v2_relations
     from puffin_explorer.iceberg import measures as M
-    from puffin_explorer.iceberg.deletes import snapshot_position_delete_counts
+    from puffin_explorer.iceberg.deletes import position_delete_pairs
     from puffin_explorer import DeltaTable
     from puffin_explorer.delta.files import measure_relations as delta_relations
-    from puffin_explorer.health import sum_relations
+    from puffin_explorer.health import listing_arrow, sum_relations
     from puffin_explorer.iceberg.relations import index_relations
     from puffin_explorer.iceberg.index import build_index
     from puffin_explorer.spark.arrow import to_spark
@@ -641,14 +669,16 @@ def test_every_measure_answers_the_same_on_spark(any_spark):
     sums = sum_relations(4_096, 3_072)  # the fixtures' files are KiBs: some small, some not
     for t in tables:
         relations = index_relations(t.source, build_index(t.source, metrics=True))  # what the driver doctor runs
-        counts = snapshot_position_delete_counts(t.source, build_index(t.source))
-        named = sorted(counts["rows"])
-        relations["pos_rows"] = pa.table({"key": named, "rows": [counts["rows"][k] for k in named],
-                                          "files": [counts["files"][k] for k in named]})
-        cases.append((t.name, {**relations, **sums}))
+        relations["pos_counts"] = position_delete_pairs(t.source, build_index(t.source))
+        cases.append((t.name, {**relations, **sums, **_storage_relations(t)}))
     for name in ("delta-spark-table-with-dv-large",):  # Delta: a DV is its add's
         folder = FIXTURE_WAREHOUSE.parent / "engines" / "delta" / name
-        cases.append((name, {**delta_relations(DeltaTable(str(folder))._snap), **sums}))
+        delta = DeltaTable(str(folder))
+        # no snapshot file sets (a Delta log has none): its listing is every file unreferenced
+        storage = {n: M.empty(n) for n in ("snapshot_files", "retention", "referenced", "metadata_log")}
+        cases.append((name, {**delta_relations(delta._snap), **sums, **storage,
+                             "listing": listing_arrow(delta._snap.io, str(folder)),
+                             "orphan_params": M.orphan_params(1_790_000_000_000)}))
     answered = {}
     for label, relations in cases:
         there = _spark_answers(any_spark, on_spark(relations), M.MEASURES)

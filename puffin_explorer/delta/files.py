@@ -103,7 +103,7 @@ def measure_relations(snap: DeltaSnapshot, dv_file_sizes=None, locate_dvs: bool 
                          "file_path": pa.array([normalize(p) if p else None for p in dv_paths], pa.string()),
                          "file_size_in_bytes": pa.array([sizes.get(normalize(p)) if p else None for p in dv_paths],
                                                         pa.int64())}),
-        "pos": empty("pos"), "eq": empty("eq"), "pos_rows": empty("pos_rows")}
+        "pos": empty("pos"), "eq": empty("eq"), "pos_counts": empty("pos_counts")}
 
 
 def _deleted(snap: DeltaSnapshot) -> list[int]:

@@ -30,20 +30,24 @@ PER_FILE_COLUMNS = ["file_path", "location", "partition", "record_count", "delet
                     "equality_delete_files"]
 
 
-def position_delete_counts(source: "TableSource", index: "EntryIndex",
-                           on_error: Optional[Callable[[str, Exception], None]] = None) -> dict[str, dict[str, int]]:
-    """Per data file (normalized path): rows its live Parquet position-delete files name, and how many files.
-    A file that cannot be read raises, or with ``on_error(path, error)`` is told and left out. A delete file
-    listed more than once is read and counted once (its deletes apply once; ``check()`` reports the listing)."""
+def position_delete_pairs(source: "TableSource", index: "EntryIndex",
+                          on_error: Optional[Callable[[str, Exception], None]] = None):
+    """The ``pos_counts`` relation of :mod:`.measures` (Arrow): per live Parquet position-delete file and data file
+    (normalized path) it names, the rows it names there; the files are read (each once per table: a delete file
+    never changes).  A file that cannot be read raises, or with ``on_error(path, error)`` is told and left out. A
+    delete file listed more than once is read and counted once (its deletes apply once; ``check()`` reports the
+    listing)."""
+    import numpy as np
     import pandas as pd
+    import pyarrow as pa
     import pyarrow.compute as pc
 
     from .paths import normalize
 
     rows = index.rows(index.mask(["position-deletes"]))
-    total_rows: Optional[pd.Series] = None
-    total_files: Optional[pd.Series] = None
-    # a delete file never changes: its counts are read once per table, however many snapshots list it
+    files: list[str] = []
+    keys: list[str] = []
+    counts: list = []
     per_file: dict[str, pd.Series] = source.caches.position_delete_files
     for path in pc.unique(rows.column("file_path").drop_null()).to_pylist():
         s = per_file.get(path)
@@ -55,16 +59,25 @@ def position_delete_counts(source: "TableSource", index: "EntryIndex",
                     raise
                 on_error(path, exc)
                 continue
-            counts = normalized(t.column("file_path")).value_counts()
-            s = per_file[path] = pd.Series(counts.field("counts").to_numpy(), index=counts.field("values").to_pylist(),
+            named = normalized(t.column("file_path")).value_counts()
+            s = per_file[path] = pd.Series(named.field("counts").to_numpy(), index=named.field("values").to_pylist(),
                                            dtype="int64").groupby(level=0).sum()
-        total_rows = s if total_rows is None else total_rows.add(s, fill_value=0)
-        ones = pd.Series(1, index=s.index, dtype="int64")
-        total_files = ones if total_files is None else total_files.add(ones, fill_value=0)
-    if total_rows is None:
-        return {"rows": {}, "files": {}}
-    return {"rows": {normalize(k): int(v) for k, v in total_rows.items()},
-            "files": {normalize(k): int(v) for k, v in total_files.items()}}
+        files += [path] * len(s)
+        keys += [normalize(k) for k in s.index]
+        counts.append(s.to_numpy(dtype=np.int64))
+    return pa.table({"file_path": pa.array(files, pa.string()), "key": pa.array(keys, pa.string()),
+                     "rows": pa.array(np.concatenate(counts) if counts else np.zeros(0, np.int64), pa.int64())})
+
+
+def position_delete_counts(source: "TableSource", index: "EntryIndex",
+                           on_error: Optional[Callable[[str, Exception], None]] = None) -> dict[str, dict[str, int]]:
+    """Per data file (normalized path): rows its live Parquet position-delete files name, and how many files, by
+    the one definition (:data:`.measures.POSITION_DELETE_ROWS` over :func:`position_delete_pairs`, which reads
+    the files and raises or tells ``on_error`` as said there)."""
+    from .measures import POSITION_DELETE_ROWS, run_local
+
+    per_key = run_local(POSITION_DELETE_ROWS, pos_counts=position_delete_pairs(source, index, on_error)).to_pydict()
+    return {"rows": dict(zip(per_key["key"], per_key["rows"])), "files": dict(zip(per_key["key"], per_key["files"]))}
 
 
 def snapshot_position_delete_counts(source: "TableSource", index: "EntryIndex") -> dict[str, dict[str, int]]:
@@ -108,24 +121,20 @@ def row_counts(source: "TableSource", index: "EntryIndex") -> RowCounts:
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from .measures import DELETED_ROWS, run_local
+    from .measures import DELETED_ROWS, empty, run_local
 
     at = np.flatnonzero(index.mask(["data"], deletes=False))
     dv_at = np.flatnonzero(index.mask(["dv"], deletes=True))
     kinds = index.rows(index.mask(deletes=True), ["kind"]).column("kind")
     eq_files = int(pc.sum(pc.equal(kinds, "equality-deletes")).as_py() or 0)
     unread: list[str] = []
-    counts: dict[str, dict[str, int]] = {"rows": {}, "files": {}}
-    if int(pc.sum(pc.equal(kinds, "position-deletes")).as_py() or 0):
-        try:
-            counts = snapshot_position_delete_counts(source, index)
-        except PuffinError:  # the delete files that read are counted; each one that does not is a finding
-            def on_error(path: str, exc: Exception) -> None:
-                unread.append(path)
-                _unreadable(source, index.snapshot_id, path, exc)
 
-            counts = position_delete_counts(source, index, on_error=on_error)
-    named = list(counts["rows"])
+    def on_error(path: str, exc: Exception) -> None:  # the files that read are counted; each other one a finding
+        unread.append(path)
+        _unreadable(source, index.snapshot_id, path, exc)
+
+    has_pos = bool(pc.sum(pc.equal(kinds, "position-deletes")).as_py())
+    pairs = position_delete_pairs(source, index, on_error) if has_pos else empty("pos_counts")
     # every path as a code into the index's one dictionary of normalized paths (path_codes, shared with check()
     # and the doctor): no copy of a path; a DV or delete naming no live data file joins none of the data rows
     codes = path_codes(index)
@@ -139,9 +148,7 @@ def row_counts(source: "TableSource", index: "EntryIndex") -> RowCounts:
     per_key = run_local(DELETED_ROWS, data=pa.table({"key": coded_array(rows_at)}),
                         dvs=pa.table({"ref_key": coded_array(ref_at),
                                       "record_count": pa.array(index.ints("record_count", 0)[dv_at], pa.int64())}),
-                        pos_rows=pa.table({"key": code(pa.array(named, pa.string())),
-                                           "rows": pa.array([counts["rows"][k] for k in named], pa.int64()),
-                                           "files": pa.array([counts["files"].get(k, 0) for k in named], pa.int64())}))
+                        pos_counts=pairs.set_column(1, "key", code(pairs.column("key"))))
     # back to the index's data rows (a data file listed twice gets its counts twice, as its rows count twice)
     keyed = per_key.column("key").to_numpy()
 
@@ -359,7 +366,7 @@ def partition_texts(index: "EntryIndex", rows):
 
 __all__ = ["RowCounts", "SnapshotRows", "coverage", "manifest_coverage", "deleted_rows_per_file",
            "unknown_file_columns", "equality_deletes_applied", "normalized", "partition_text", "partition_texts",
-           "position_delete_counts", "row_counts", "snapshot_rows"]
+           "position_delete_counts", "position_delete_pairs", "row_counts", "snapshot_rows"]
 
 
 def _unreadable(source: "TableSource", snapshot_id: Optional[int], path: str, exc: Exception) -> None:

@@ -60,8 +60,6 @@ if TYPE_CHECKING:  # pragma: no cover
 
 #: Unreferenced files younger than this are in-flight writes, not orphans (``remove_orphan_files``' default).
 ORPHAN_GRACE_MS = 3 * DAY_MS
-#: File-set paths looked up in the listing at a time by the orphan check on the driver.
-ORPHAN_LOOKUP = 262_144
 #: Rows kept in ``frames["expired_only"]`` (driver and Spark alike; Spark's ``frames["orphans"]`` too): the
 #: first by location.
 FRAME_ROWS = 10_000
@@ -139,6 +137,7 @@ class DriverReads:
         # (at a million files, a normalized copy of every path: 0.2 GB at the doctor's peak)
         self.unmade: dict[int, Any] = {}
         self.listing = None
+        self.metadata_listed = None  # the listed metadata files (the metadata_listed measure), once listed
 
     def current_files(self, target: int, small_size: int, column: Optional[str]) -> FileAggregates:
         from . import vanished
@@ -176,13 +175,16 @@ class DriverReads:
             self.sets.setdefault(sid, []).insert(0, _snapshot_files(self.source, sid, self.unmade.pop(sid)))
         return self.sets.get(sid, [])
 
-    def _files_of(self, sids) -> Any:
-        """The files of the snapshots ``sids`` hold, one row per location (its largest size)."""
+    def _snapshot_files(self, sids) -> Any:
+        """The ``snapshot_files`` relation of the snapshots ``sids``: their file sets, each with its ``sid``."""
+        import numpy as np
         import pyarrow as pa
 
-        tables = [t for sid in list(sids) for t in self._set_of(sid)] or [_files_table([])]
-        return pa.concat_tables(tables).group_by("location").aggregate([("size", "max")]) \
-            .rename_columns(["location", "size"])
+        from .measures import empty
+
+        sets = [files.append_column("sid", pa.array(np.full(files.num_rows, sid, dtype=np.int64)))
+                for sid in sorted(sids) for files in self._set_of(sid)]
+        return pa.concat_tables(sets) if sets else empty("snapshot_files")
 
     def list(self, root: str) -> None:
         """Lists the table location, no file's size or time read yet on a local file system: the checks read
@@ -203,12 +205,6 @@ class DriverReads:
         self.listing, kept = fill_listing_stats(self.source.io, self.listing, wanted)
         return kept
 
-    def _is_meta(self):
-        import pyarrow.compute as pc
-
-        loc = self.listing.column("location")
-        return pc.or_(pc.ends_with(loc, ".metadata.json"), pc.ends_with(loc, ".metadata.json.gz"))
-
     def listed_sizes(self, locations) -> dict[str, Any]:
         import pyarrow as pa
         import pyarrow.compute as pc
@@ -219,73 +215,59 @@ class DriverReads:
                                            value_set=pa.array(sorted(set(locations)), pa.string())))
         return dict(zip(hit.column("location").to_pylist(), hit.column("size").to_pylist()))
 
-    def metadata_files(self) -> int:
+    def _stat_listed(self, listed) -> None:
+        """Reads the size and time of the listed files named in the column ``location`` of ``listed``."""
         import pyarrow.compute as pc
 
-        return int(pc.sum(self._is_meta()).as_py() or 0)
+        wanted = pc.is_in(self.listing.column("location"), value_set=listed.column("location").combine_chunks())
+        self._stat(wanted.to_numpy(zero_copy_only=False))
+
+    def metadata_files(self) -> int:
+        from .measures import METADATA_FILES, METADATA_LISTED, LocalMeasures
+
+        with LocalMeasures({"listing": self.listing}) as run:
+            files = run.arrow(METADATA_FILES).column("files")[0].as_py()
+            self.metadata_listed = run.arrow(METADATA_LISTED)
+        return int(files)
 
     def newer_metadata(self, current_loc: str, tracked: set) -> list[str]:
-        import pyarrow as pa
-        import pyarrow.compute as pc
+        """The metadata measures over the listing, once the listed metadata files' times are read."""
+        from .measures import METADATA_LISTED, NEWER_METADATA, metadata_log, run_local
 
-        self._stat(self._is_meta().to_numpy(zero_copy_only=False))
-        listing = self.listing
-        loc = listing.column("location")
-        own = listing.filter(pc.equal(loc, current_loc)).column("mtime_ms")
-        if not (len(own) and own.null_count == 0):
-            return []
-        newer = pc.and_(pc.and_(self._is_meta(), pc.invert(pc.is_in(loc, value_set=pa.array(sorted(tracked),
-                                                                                          pa.string())))),
-                        pc.greater(listing.column("mtime_ms"), own[0]))
-        return listing.filter(pc.fill_null(newer, False)).column("location").to_pylist()
+        if self.metadata_listed is None:
+            self.metadata_listed = run_local(METADATA_LISTED, listing=self.listing)
+        self._stat_listed(self.metadata_listed)
+        newer = run_local(NEWER_METADATA, listing=self.listing, metadata_listed=self.metadata_listed,
+                          metadata_log=metadata_log(tracked, current_loc))
+        return sorted(newer.column("location").to_pylist())
 
     def expired_only(self, keep: set, expired: list):
         """The files only the ``expired`` snapshots hold: ``(frame of location, size; files; bytes)``, the frame
         the first :data:`FRAME_ROWS` by location, as the Spark doctor keeps it."""
-        import pyarrow.compute as pc
+        from .measures import EXPIRED_ONLY, EXPIRED_ONLY_TOTALS, LocalMeasures, retention
 
-        kept = self._files_of(keep).column("location")
-        freed = self._files_of(expired)
-        freed = freed.filter(pc.invert(pc.is_in(freed.column("location"), value_set=kept.combine_chunks())))
-        nbytes = pc.sum(freed.column("size")).as_py() or 0
-        top = _first_rows(freed, FRAME_ROWS, [("location", "ascending")])
-        frame = top.to_pandas()
+        with LocalMeasures({"snapshot_files": self._snapshot_files({*keep, *expired}),
+                            "retention": retention(keep, expired)}) as run:
+            totals = run.arrow(EXPIRED_ONLY_TOTALS).to_pylist()[0]
+            freed = run.arrow(EXPIRED_ONLY)
+        frame = _first_rows(freed, FRAME_ROWS, [("location", "ascending")]).to_pandas()
         frame["size"] = frame["size"].astype("int64")
-        return frame, freed.num_rows, int(nbytes)
+        return frame, int(totals["files"]), int(totals["bytes"])
 
     def orphans(self, referenced: set, cutoff_ms: int):
         """Listed files no snapshot or metadata file references, not hidden, older than ``cutoff_ms``:
         ``(frame, files, bytes, in-flight files)``; the size and time of those files read now (none before)."""
-        import numpy as np
-        import pyarrow as pa
-        import pyarrow.compute as pc
+        from .measures import ORPHAN_TOTALS, ORPHANS, UNREFERENCED, LocalMeasures, locations, orphan_params, \
+            run_local
 
-        listed = self.listing.column("location")
-        known = np.zeros(len(listed), dtype=bool)
-
-        def mark(locations) -> None:
-            """The listed files among ``locations`` marked known: each file set looked up as it is (no union of
-            the sets, no copy of a path), ORPHAN_LOOKUP values at a time (the lookup's hash table copies its
-            values: a million paths would be 0.15 GB more at the doctor's peak)."""
-            for at in range(0, len(locations), ORPHAN_LOOKUP):  # (a set made of slices of the index: many chunks)
-                part = locations.slice(at, ORPHAN_LOOKUP)
-                values = (part.combine_chunks() if isinstance(part, pa.ChunkedArray) else part).cast(listed.type)
-                known[pc.is_in(listed, value_set=values).to_numpy(zero_copy_only=False)] = True
-
-        for sid in {*self.sets, *self.unmade}:
-            for files in self._set_of(sid):
-                mark(files.column("location"))
-        mark(pa.array(sorted(referenced), pa.string()))
-        unref = ~known & ~self.listing.column("hidden").to_numpy(zero_copy_only=False).astype(bool)
-        kept = self._stat(unref)
-        if kept is not None:  # files gone since they were listed: their rows dropped
-            unref = unref[kept]
-        rows = self.listing.filter(pa.array(unref))
-        ms = rows.column("mtime_ms")
-        young = pc.fill_null(pc.greater_equal(ms, cutoff_ms), False)
-        orphans = rows.filter(pc.invert(young)).to_pandas()
-        return (orphans, int(len(orphans)), int(orphans["size"].fillna(0).sum()),
-                int(pc.sum(young).as_py() or 0))
+        unreferenced = run_local(UNREFERENCED, listing=self.listing, referenced=locations(referenced),
+                                 snapshot_files=self._snapshot_files({*self.sets, *self.unmade}))
+        self._stat_listed(unreferenced)
+        with LocalMeasures({"listing": self.listing, "unreferenced": unreferenced,
+                            "orphan_params": orphan_params(cutoff_ms)}) as run:
+            totals = run.arrow(ORPHAN_TOTALS).to_pylist()[0]
+            orphans = run.arrow(ORPHANS).sort_by("location").to_pandas()
+        return orphans, int(totals["files"]), int(totals["bytes"]), int(totals["in_flight"])
 
 
 def table_health(source: "TableSource", now: Any = None, older_than: Any = None, catalog: str = "spark_catalog",
@@ -581,5 +563,5 @@ def warehouse_health(warehouse: Any, **kwargs: Any):
     return df
 
 
-__all__ = ["FRAME_ROWS", "ORPHAN_GRACE_MS", "ORPHAN_LOOKUP", "DriverReads", "doctor", "table_health",
+__all__ = ["FRAME_ROWS", "ORPHAN_GRACE_MS", "DriverReads", "doctor", "table_health",
            "warehouse_health"]

@@ -21,11 +21,24 @@ its live files instead, a DV belonging to its ``add``):
   ``ref`` (one data file, null for any), ``lo`` / ``hi`` (``file_path`` bounds, ``''`` when absent; ``raw`` may
   be null when no delete file has bounds), and
   ``file_size_in_bytes``; ``eq`` also ``partition_empty`` (an unpartitioned one applies to every partition);
-- ``pos_rows``: rows that live Parquet position-delete files name, per data file — ``key``, ``rows``,
-  ``files`` (read from the files themselves);
+- ``pos_counts``: rows each live Parquet position-delete file names per data file — ``file_path`` (the delete
+  file), ``key``, ``rows``: one row per (delete file, data file), read from the files themselves;
 - ``params``: one row — ``small_size`` (a data file below it is small), ``many`` (a data file merging more
   delete files than this is read-amplified), ``target`` (the target file size small files are rewritten into);
 - ``size_classes``: ``bucket``, ``lo`` / ``hi`` (bytes, None for unbounded) of the size histogram.
+
+The relations of the storage checks (every snapshot's files and the listing of the table location; a
+``location`` is normalized, :func:`~.paths.normalize`):
+
+- ``snapshot_files``: ``sid``, ``location``, ``size`` — every file a snapshot references (its data and delete
+  files, manifests, manifest list, statistics), once per snapshot;
+- ``retention``: ``sid``, ``kept`` — the snapshots the retention check decided on (kept, or past retention);
+- ``listing``: ``location``, ``size``, ``mtime_ms``, ``hidden`` — the files under the table location (a size
+  and time may be null where they were not read yet: a measure that reads them is run after they are);
+- ``referenced``: ``location`` — files referenced outside the snapshots' sets (metadata files, statistics, the
+  version hint);
+- ``metadata_log``: ``location``, ``current`` — the metadata files the table tracks, the one opened ``current``;
+- ``orphan_params``: one row — ``cutoff_ms`` (a file written at or after it is an in-flight write).
 
 A measure may read another measure's answer as a relation (its name); each is computed once per run.
 Adding a measure is one :class:`Measure` in :data:`MEASURES`; the parity test runs every one of them on both
@@ -48,9 +61,15 @@ RELATIONS = {
     "pos": "did bigint, dpkey string, dseq bigint, ref string, lo string, hi string, file_size_in_bytes bigint",
     "eq": "did bigint, dpkey string, dseq bigint, ref string, lo string, hi string, file_size_in_bytes bigint, "
           "partition_empty boolean",
-    "pos_rows": "key string, rows bigint, files bigint",
+    "pos_counts": "file_path string, key string, rows bigint",
     "params": "small_size bigint, many bigint, target bigint",
     "size_classes": "bucket bigint, lo bigint, hi bigint",
+    "snapshot_files": "sid bigint, location string, size bigint",
+    "retention": "sid bigint, kept boolean",
+    "listing": "location string, size bigint, mtime_ms bigint, hidden boolean",
+    "referenced": "location string",
+    "metadata_log": "location string, current boolean",
+    "orphan_params": "cutoff_ms bigint",
 }
 
 
@@ -135,6 +154,14 @@ EQUALITY_DELETES_APPLIED = Measure(
     "(data file, equality-delete file) pairs where the deletes apply: a data sequence number strictly below the "
     "delete file's, the same partition (every partition when every equality-delete file is unpartitioned), "
     "within its path scope.", empty_without=("eq",))
+
+POSITION_DELETE_ROWS = Measure(
+    "pos_rows", {"pos_counts": ("key", "rows")}, ("key", "rows", "files"),
+    f"""
+    SELECT key, {_total('rows')} AS rows, COUNT(*) AS files FROM {{pos_counts}} WHERE key IS NOT NULL GROUP BY key
+    """,
+    "Per data file (by key) that live Parquet position-delete files name: the rows they name and how many files "
+    "name it (pos_counts holds one row per delete file and data file).", empty_without=("pos_counts",))
 
 DELETED_ROWS = Measure(
     "deleted_rows", {"data": ("key",), "dvs": ("ref_key", "record_count"), "pos_rows": ("key", "rows", "files")},
@@ -336,10 +363,97 @@ DANGLING_DELETES = Measure(
     "to none; files_freed / bytes_freed count a Puffin file only when every DV in it dangles (the DVs are joined "
     "to the live files once, then summed per Puffin file).", grain="table")
 
+# ---- the storage checks: every snapshot's files and the listing of the table location ----------------------
+EXPIRED_ONLY = Measure(
+    "expired_only", {"snapshot_files": ("sid", "location", "size"), "retention": ("sid", "kept")},
+    ("location", "size"),
+    """
+    WITH kept AS (SELECT f.location FROM {snapshot_files} f JOIN {retention} r ON f.sid = r.sid WHERE r.kept),
+    expired AS (SELECT f.location, f.size FROM {snapshot_files} f JOIN {retention} r ON f.sid = r.sid
+                WHERE NOT r.kept)
+    SELECT e.location, MAX(e.size) AS size FROM expired e
+    WHERE NOT EXISTS (SELECT 1 FROM kept k WHERE k.location = e.location)
+    GROUP BY e.location
+    """,
+    "The files only snapshots past retention hold (none a kept snapshot holds), each once with its largest size: "
+    "what expiring them frees.")
+
+EXPIRED_ONLY_TOTALS = Measure(
+    "expired_only_totals", {"expired_only": ("size",)}, ("files", "bytes"),
+    f"SELECT COUNT(*) AS files, {_total('size')} AS bytes FROM {{expired_only}}",
+    "The files only snapshots past retention hold, and their bytes.", grain="table")
+
+METADATA_LISTED = Measure(
+    "metadata_listed", {"listing": ("location",)}, ("location",),
+    """
+    SELECT location FROM {listing} WHERE location LIKE '%.metadata.json' OR location LIKE '%.metadata.json.gz'
+    """,
+    "The listed metadata files (``*.metadata.json``, gzipped or not).")
+
+METADATA_FILES = Measure(
+    "metadata_files", {"metadata_listed": ("location",)}, ("files",),
+    "SELECT COUNT(*) AS files FROM {metadata_listed}",
+    "How many metadata files the table location holds.", grain="table")
+
+NEWER_METADATA = Measure(
+    "newer_metadata",
+    {"listing": ("location", "mtime_ms"), "metadata_listed": ("location",), "metadata_log": ("location", "current")},
+    ("location",),
+    """
+    WITH own AS (SELECT MAX(l.mtime_ms) AS ms, COUNT(l.mtime_ms) AS known, COUNT(*) AS n
+                 FROM {listing} l JOIN {metadata_log} g ON l.location = g.location WHERE g.current)
+    SELECT m.location FROM {metadata_listed} m JOIN {listing} l ON m.location = l.location CROSS JOIN own o
+    WHERE o.known = o.n AND l.mtime_ms > o.ms
+      AND NOT EXISTS (SELECT 1 FROM {metadata_log} g WHERE g.location = m.location)
+    """,
+    "Listed metadata files the table does not track, written after the one opened (none when its time is not "
+    "known): a later commit's, whose files would look orphaned.")
+
+UNREFERENCED = Measure(
+    "unreferenced",
+    {"listing": ("location", "hidden"), "snapshot_files": ("location",), "referenced": ("location",)},
+    ("location",),
+    """
+    WITH known AS (SELECT location FROM {snapshot_files} UNION ALL SELECT location FROM {referenced})
+    SELECT l.location FROM {listing} l
+    WHERE NOT COALESCE(l.hidden, false) AND NOT EXISTS (SELECT 1 FROM known k WHERE k.location = l.location)
+    """,
+    "Listed files, not hidden, that no snapshot and no metadata file references: the orphan candidates (their "
+    "sizes and times are read for them alone before :data:`ORPHANS` runs).")
+
+_YOUNG = "COALESCE(l.mtime_ms >= p.cutoff_ms, false)"
+ORPHANS = Measure(
+    "orphans",
+    {"listing": ("location", "size", "mtime_ms", "hidden"), "unreferenced": ("location",),
+     "orphan_params": ("cutoff_ms",)},
+    ("location", "size", "mtime_ms", "hidden"),
+    f"""
+    SELECT l.location, l.size, l.mtime_ms, l.hidden
+    FROM {{listing}} l JOIN {{unreferenced}} u ON l.location = u.location CROSS JOIN {{orphan_params}} p
+    WHERE NOT {_YOUNG}
+    """,
+    "The unreferenced files written before orphan_params.cutoff_ms (or at an unknown time): orphans, as listed.")
+
+ORPHAN_TOTALS = Measure(
+    "orphan_totals",
+    {"listing": ("location", "size", "mtime_ms"), "unreferenced": ("location",), "orphan_params": ("cutoff_ms",)},
+    ("files", "bytes", "in_flight"),
+    f"""
+    WITH u AS (SELECT l.size, {_YOUNG} AS young
+               FROM {{listing}} l JOIN {{unreferenced}} u ON l.location = u.location CROSS JOIN {{orphan_params}} p)
+    SELECT {_count('NOT young')} AS files, {_total_if('NOT young', 'COALESCE(size, 0)')} AS bytes,
+           {_count('young')} AS in_flight
+    FROM u
+    """,
+    "The orphans counted, their bytes (an unknown size as 0), and the unreferenced files written at or after "
+    "the cutoff (in-flight writes, never orphans).", grain="table")
+
 #: Every measure, by name: what the parity test runs on both engines.
-MEASURES = {m.name: m for m in (POSITION_DELETES_APPLIED, EQUALITY_DELETES_APPLIED, DELETED_ROWS, DATA_FILE_DELETES,
-                                FILE_TOTALS, PARTITION_TOTALS, PARTITION_SUMMARY, SIZE_HISTOGRAM, DELETE_TOTALS,
-                                DANGLING_DELETES)}
+MEASURES = {m.name: m for m in (POSITION_DELETES_APPLIED, EQUALITY_DELETES_APPLIED, POSITION_DELETE_ROWS,
+                                DELETED_ROWS, DATA_FILE_DELETES, FILE_TOTALS, PARTITION_TOTALS, PARTITION_SUMMARY,
+                                SIZE_HISTOGRAM, DELETE_TOTALS, DANGLING_DELETES, EXPIRED_ONLY, EXPIRED_ONLY_TOTALS,
+                                METADATA_LISTED, METADATA_FILES, NEWER_METADATA, UNREFERENCED, ORPHANS,
+                                ORPHAN_TOTALS)}
 
 #: The measures other measures read: answering one keeps it for them.
 READ_BY_MEASURES = frozenset(n for m in MEASURES.values() for n in m.inputs if n in MEASURES)
@@ -380,6 +494,38 @@ def params(small_size: int, many: int, target: int):
 
     return pa.table({"small_size": [int(small_size)], "many": [int(many)], "target": [int(target)]},
                     schema=arrow_schema("params"))
+
+
+def orphan_params(cutoff_ms: int):
+    """The ``orphan_params`` relation (Arrow)."""
+    import pyarrow as pa
+
+    return pa.table({"cutoff_ms": [int(cutoff_ms)]}, schema=arrow_schema("orphan_params"))
+
+
+def locations(values: Any):
+    """The ``referenced`` relation (Arrow) of locations, each once, in order."""
+    import pyarrow as pa
+
+    return pa.table({"location": pa.array(sorted(set(values)), pa.string())})
+
+
+def metadata_log(tracked: Any, current: str):
+    """The ``metadata_log`` relation (Arrow): the ``tracked`` metadata files and the ``current`` one."""
+    import pyarrow as pa
+
+    files = sorted({*tracked, current})
+    return pa.table({"location": pa.array(files, pa.string()), "current": pa.array([f == current for f in files])},
+                    schema=arrow_schema("metadata_log"))
+
+
+def retention(keep: Any, expired: Any):
+    """The ``retention`` relation (Arrow): the snapshots ``keep`` kept, the ``expired`` ones not."""
+    import pyarrow as pa
+
+    kept, past = sorted({int(s) for s in keep}), sorted({int(s) for s in expired})
+    return pa.table({"sid": kept + past, "kept": [True] * len(kept) + [False] * len(past)},
+                    schema=arrow_schema("retention"))
 
 
 def size_classes(edges: list):

@@ -520,15 +520,12 @@ class SparkReads:
 
     # ---- the current snapshot's files -------------------------------------------------------------
     def current_files(self, target: int, small_size: int, column: Optional[str]):
-        import pandas as pd
         from pyspark.sql import functions as F
 
         from ..iceberg.column_stats import columns_frame
         from ..iceberg.deletes import manifest_coverage
-        from ..health import sum_relations
         from ..iceberg.health_aggregates import AMPLIFICATION_COLUMNS, PARTITION_ROWS, SUM_MEASURES, file_aggregates
-        from ..iceberg.health_clustering import clustering_frame
-        from ..iceberg.measures import DATA_FILE_DELETES, MEASURES, RELATIONS
+        from ..iceberg.measures import DATA_FILE_DELETES, MEASURES
         from .measures import SparkMeasures
         from .index import MANIFEST_PLAN_SCHEMA, decode_manifests, manifest_plan, manifest_tasks
         from .planner import to_spark
@@ -550,20 +547,7 @@ class SparkReads:
         data, dv = self._keep_by_key(data, "key", total), self._keep_by_key(dv, "ref_key", total)
         pos, eq = rows.where(kind == "position-deletes"), rows.where(kind == "equality-deletes")
 
-        # ---- the relations of iceberg/measures.py, and its measures run by Spark SQL ----------------------
-        relations = {"data": data_relation(data),
-                     "dvs": dv.select("ref_key", "record_count", "file_path", "file_size_in_bytes"),
-                     "pos": delete_relation(pos), "eq": delete_relation(eq)}
-        if counts.get("position-deletes"):
-            relations["pos_rows"] = self._position_delete_rows(pos)
-        # a relation with no rows (a table with DVs and no position- or equality-delete files) is given as an empty
-        # local relation: Spark then drops the joins over it when it plans, instead of running them to find nothing
-        for name, of_kind in (("data", "data"), ("dvs", "dv"), ("pos", "position-deletes"),
-                              ("eq", "equality-deletes"), ("pos_rows", "position-deletes")):
-            if not counts.get(of_kind):
-                relations[name] = _no_rows(self.spark, RELATIONS[name])
-        for name, table in sum_relations(target, small_size).items():
-            relations[name] = to_spark(self.spark, table, RELATIONS[name])
+        relations = self._measure_relations(data, dv, pos, eq, counts, target, small_size)
         run = SparkMeasures(self.spark, relations, persist=True)
         try:
             # one row per table or size class; per partition the first PARTITION_ROWS by key (every partition
@@ -589,23 +573,7 @@ class SparkReads:
             run.close()
 
         # ---- clustering and column metrics: the driver's functions, per partition and per task -----------
-        clustering = None
-        if column is not None:
-            got = sorted(rows.where(kind == "data")
-                         .select("pkey", "partition", "clus_lo", "clus_hi", "file_size_in_bytes", "record_count")
-                         .groupBy("pkey").applyInPandas(_clustering_group, _CLUSTER_SCHEMA).collect(),
-                         key=lambda r: r["pkey"])
-            out = pd.DataFrame({
-                "partition": [r["partition"] for r in got],
-                "files": pd.array([r["files"] for r in got], dtype="int64"),
-                "files_with_bounds": pd.array([r["files_with_bounds"] for r in got], dtype="int64"),
-                "bytes": pd.array([r["bytes"] for r in got], dtype="int64"),
-                "rows": pd.array([r["rows"] for r in got], dtype="int64"),
-                "average_depth": pd.array([float("nan") if r["average_depth"] is None else r["average_depth"]
-                                           for r in got], dtype="float64"),
-                "max_depth": pd.array([r["max_depth"] for r in got], dtype="Int64")},
-                index=pd.Index([r["pkey"] for r in got], name="pkey"))
-            clustering = clustering_frame(out, column)
+        clustering = None if column is None else self._clustering(rows, column)
         partials = [pickle.loads(r[0]) for r in rows.where(kind == "partial").select("partial").collect()]
         agg = file_aggregates(answers, target, small_size, columns_frame(partials), clustering, top)
         # the manifests not read whole and the position-delete files not read: the counts they feed are unknown
@@ -614,6 +582,52 @@ class SparkReads:
         agg.coverage = manifest_coverage(listed, sorted({int(r[0]) for r in broken}), self.unread_delete_files,
                                          int(counts.get("position-deletes") or 0), [r[1] for r in broken])
         return agg
+
+    def _measure_relations(self, data, dv, pos, eq, counts: dict, target: int, small_size: int) -> dict:
+        """The relations of :mod:`~puffin_explorer.iceberg.measures` from the kept health rows (``counts``: rows
+        per kind), as DataFrames; the position-delete files read here."""
+        from ..health import sum_relations
+        from ..iceberg.measures import RELATIONS
+        from .planner import to_spark
+
+        relations = {"data": data_relation(data),
+                     "dvs": dv.select("ref_key", "record_count", "file_path", "file_size_in_bytes"),
+                     "pos": delete_relation(pos), "eq": delete_relation(eq)}
+        if counts.get("position-deletes"):
+            relations["pos_counts"] = self._position_delete_pairs(pos)
+        # a relation with no rows (a table with DVs and no position- or equality-delete files) is given as an empty
+        # local relation: Spark then drops the joins over it when it plans, instead of running them to find nothing
+        for name, of_kind in (("data", "data"), ("dvs", "dv"), ("pos", "position-deletes"),
+                              ("eq", "equality-deletes"), ("pos_counts", "position-deletes")):
+            if not counts.get(of_kind):
+                relations[name] = _no_rows(self.spark, RELATIONS[name])
+        for name, table in sum_relations(target, small_size).items():
+            relations[name] = to_spark(self.spark, table, RELATIONS[name])
+        return relations
+
+    def _clustering(self, rows, column: str):
+        """The clustering frame of the data files on ``column``: the driver's function run per partition."""
+        import pandas as pd
+
+        from pyspark.sql import functions as F
+
+        from ..iceberg.health_clustering import clustering_frame
+
+        got = sorted(rows.where(F.col("kind") == "data")
+                     .select("pkey", "partition", "clus_lo", "clus_hi", "file_size_in_bytes", "record_count")
+                     .groupBy("pkey").applyInPandas(_clustering_group, _CLUSTER_SCHEMA).collect(),
+                     key=lambda r: r["pkey"])
+        out = pd.DataFrame({
+            "partition": [r["partition"] for r in got],
+            "files": pd.array([r["files"] for r in got], dtype="int64"),
+            "files_with_bounds": pd.array([r["files_with_bounds"] for r in got], dtype="int64"),
+            "bytes": pd.array([r["bytes"] for r in got], dtype="int64"),
+            "rows": pd.array([r["rows"] for r in got], dtype="int64"),
+            "average_depth": pd.array([float("nan") if r["average_depth"] is None else r["average_depth"]
+                                       for r in got], dtype="float64"),
+            "max_depth": pd.array([r["max_depth"] for r in got], dtype="Int64")},
+            index=pd.Index([r["pkey"] for r in got], name="pkey"))
+        return clustering_frame(out, column)
 
     def _partition_texts(self, data, pkeys: list) -> dict:
         """pkey → the partition text of the data files with that key (their smallest, as the driver's), for
@@ -629,10 +643,10 @@ class SparkReads:
         return {r[0]: r[1] for r in data.join(F.broadcast(wanted), "pkey").groupBy("pkey")
                 .agg(F.min("partition")).collect()}
 
-    def _position_delete_rows(self, pos):
-        """``pos_rows`` of :mod:`~puffin_explorer.iceberg.measures`: rows each live Parquet position-delete file names
-        per data file, read on the executors (each file once); one that cannot be read is a finding, as on the
-        driver, and its rows are not counted."""
+    def _position_delete_pairs(self, pos):
+        """``pos_counts`` of :mod:`~puffin_explorer.iceberg.measures`: rows each live Parquet position-delete file
+        names per data file, read on the executors (each file once); one that cannot be read is a finding, as on
+        the driver, and its rows are not counted."""
         from pyspark.sql import functions as F
 
         from ..errors import NotFoundError, PuffinError
@@ -646,8 +660,7 @@ class SparkReads:
             exc = NotFoundError(r["error"]) if r["missing"] else PuffinError(r["error"])
             _unreadable(self.source, self.source.metadata.current_snapshot_id, r["file_path"], exc)
         self.unread_delete_files = len({r["file_path"] for r in failed})
-        return (counted.where(F.col("error").isNull()).groupBy("key")
-                .agg(F.sum("rows").alias("rows"), F.count(F.lit(1)).alias("files")))
+        return counted.where(F.col("error").isNull()).select("file_path", "key", "rows")
 
     # ---- every snapshot's files ----------------------------------------------------------------------
     def snapshot_files(self, readable: list, current: Optional[int]) -> dict[int, str]:
@@ -664,18 +677,7 @@ class SparkReads:
         from .index import MANIFEST_PLAN_SCHEMA, _record_json, decode_manifests, index_schema, manifest_tasks
         from .planner import executor_location, to_spark
 
-        ids: dict[tuple, int] = {}
-        records: list[dict] = []
-        listed: dict[int, list[int]] = {}
-        for sid, mans in readable:
-            order = []
-            for m in self.source.manifest_records(sid):
-                key = EntryCache.manifest_key(m)
-                if key not in ids:
-                    ids[key] = len(records)
-                    records.append(m)
-                order.append(ids[key])
-            listed[sid] = order
+        ids, records, listed = self._distinct_manifests(readable)
         # manifest id → its position in the current snapshot's plan (manifest_plan's), for those current_files decoded
         decoded_at = {}
         if self.current is not None and current is not None:
@@ -732,6 +734,25 @@ class SparkReads:
                                                              "manifest": pa.array([m for _, m in member], pa.int32())}),
                                        "sid bigint, manifest int")
         return broken_by
+
+    def _distinct_manifests(self, readable: list) -> tuple[dict, list, dict]:
+        """The distinct manifests of the ``readable`` snapshots: ``(ids, records, listed)``, ``ids`` a manifest's
+        key → its id (its place in ``records``), ``listed`` a snapshot's manifest ids in its list's order."""
+        from ..iceberg.index import EntryCache
+
+        ids: dict[tuple, int] = {}
+        records: list[dict] = []
+        listed: dict[int, list[int]] = {}
+        for sid, _ in readable:
+            order = []
+            for m in self.source.manifest_records(sid):
+                key = EntryCache.manifest_key(m)
+                if key not in ids:
+                    ids[key] = len(records)
+                    records.append(m)
+                order.append(ids[key])
+            listed[sid] = order
+        return ids, records, listed
 
     def add_file(self, sid: int, location: str, size: int) -> None:
         self.extra.append((sid, location, size))
@@ -803,55 +824,51 @@ class SparkReads:
         return {r[0]: r[1] for r in self.listing.where(F.col("location").isin(wanted)).select("location", "size")
                 .collect()}
 
-    def _is_meta(self):
-        from pyspark.sql import functions as F
+    def _answers(self, relations: dict, *asked):
+        """The measures ``asked`` (each a measure and what to make of its DataFrame) run by Spark SQL over
+        ``relations`` (DataFrames, or Arrow tables of the driver's making), a measure other measures read persisted
+        once; the views dropped after."""
+        from ..iceberg.measures import RELATIONS
+        from .arrow import to_spark
+        from .measures import SparkMeasures
 
-        return F.col("location").endswith(".metadata.json") | F.col("location").endswith(".metadata.json.gz")
+        frames = {name: r if hasattr(r, "createOrReplaceTempView") else to_spark(self.spark, r, RELATIONS[name])
+                  for name, r in relations.items()}
+        run = SparkMeasures(self.spark, frames, persist=True)
+        try:
+            return [make(run.frame(measure)) for measure, make in asked]
+        finally:
+            run.close()
 
     def metadata_files(self) -> int:
-        return int(self.listing.where(self._is_meta()).count())
+        from ..iceberg.measures import METADATA_FILES
+
+        return int(self._answers({"listing": self.listing}, (METADATA_FILES, lambda f: f.first()["files"]))[0])
 
     def newer_metadata(self, current_loc: str, tracked: set) -> list[str]:
-        from pyspark.sql import functions as F
+        from ..iceberg.measures import NEWER_METADATA, metadata_log
 
-        own = [r[0] for r in self.listing.where(F.col("location") == current_loc).select("mtime_ms").collect()]
-        if not own or any(v is None for v in own):
-            return []
-        return [r[0] for r in self.listing.where(self._is_meta() & ~F.col("location").isin(sorted(tracked))
-                                                 & (F.col("mtime_ms") > int(own[0])))
-                .orderBy("location").select("location").collect()]
+        relations = {"listing": self.listing, "metadata_log": metadata_log(tracked, current_loc)}
+        return self._answers(relations, (NEWER_METADATA, lambda f: [r[0] for r in f.orderBy("location").collect()]))[0]
 
     # ---- retention and orphans -----------------------------------------------------------------------------
     def expired_only(self, keep: set, expired: list):
-        from pyspark.sql import functions as F
+        from ..iceberg.measures import EXPIRED_ONLY, EXPIRED_ONLY_TOTALS, retention
 
-        sets = self._sets()
-        kept = sets.where(F.col("sid").isin(sorted(keep))).select("location").distinct()
-        freed = self._keep(sets.where(F.col("sid").isin(sorted(expired))).join(kept, "location", "left_anti")
-                           .groupBy("location").agg(F.max("size").alias("size")))
-        n, nbytes = freed.agg(F.count(F.lit(1)), F.sum("size")).first()
-        frame = freed.orderBy("location").limit(FRAME_ROWS).toPandas()
+        totals, frame = self._answers({"snapshot_files": self._sets(), "retention": retention(keep, expired)},
+                                      (EXPIRED_ONLY_TOTALS, lambda f: f.first()),
+                                      (EXPIRED_ONLY, lambda f: f.orderBy("location").limit(FRAME_ROWS).toPandas()))
         frame["size"] = frame["size"].astype("int64")
-        return frame, int(n), int(nbytes or 0)
+        return frame, int(totals["files"]), int(totals["bytes"])
 
     def orphans(self, referenced: set, cutoff_ms: int):
-        import pyarrow as pa
-        from pyspark.sql import functions as F
+        from ..iceberg.measures import ORPHAN_TOTALS, ORPHANS, locations, orphan_params
 
-        from .planner import to_spark
-
-        small = to_spark(self.spark, pa.table({"location": pa.array(sorted(referenced), pa.string())}),
-                         "location string")
-        refs = self._sets().select("location").unionByName(small).distinct()
-        unref = self.listing.join(refs, "location", "left_anti").where(~F.coalesce(F.col("hidden"), F.lit(False)))
-        young = F.col("mtime_ms").isNotNull() & (F.col("mtime_ms") >= int(cutoff_ms))
-        unref = self._keep(unref.withColumn("_young", young))
-        n, nbytes, in_flight = unref.agg(
-            F.sum((~F.col("_young")).cast("long")),
-            F.sum(F.when(~F.col("_young"), F.coalesce(F.col("size"), F.lit(0))).otherwise(F.lit(0))),
-            F.sum(F.col("_young").cast("long"))).first()
-        frame = (unref.where(~F.col("_young")).drop("_young").orderBy("location").limit(FRAME_ROWS).toPandas())
-        return frame, int(n or 0), int(nbytes or 0), int(in_flight or 0)
+        relations = {"listing": self.listing, "snapshot_files": self._sets(), "referenced": locations(referenced),
+                     "orphan_params": orphan_params(cutoff_ms)}
+        totals, frame = self._answers(relations, (ORPHAN_TOTALS, lambda f: f.first()),
+                                      (ORPHANS, lambda f: f.orderBy("location").limit(FRAME_ROWS).toPandas()))
+        return frame, int(totals["files"]), int(totals["bytes"]), int(totals["in_flight"])
 
 
 __all__ = ["health", "driver_holds", "SparkReads", "AMPLIFICATION_ROWS", "FRAME_ROWS"]

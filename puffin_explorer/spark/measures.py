@@ -60,13 +60,19 @@ class SparkMeasures(MeasureRun):
         self.views.clear()
 
 
+def run_spark_measures(spark: Any, measures: tuple, **relations: Any) -> list:
+    """Measures (and those they read, each once) run by Spark SQL over DataFrames: a DataFrame each, in order;
+    the temporary views dropped as :func:`run_spark` drops them."""
+    run = SparkMeasures(spark, relations)
+    frames = [run.frame(measure) for measure in measures]
+    if not type(spark).__module__.startswith("pyspark.sql.connect"):
+        run.close()
+    return frames
+
+
 def run_spark(spark: Any, measure: Measure, **relations: Any):
     """One measure (and those it reads) run by Spark SQL over DataFrames: a DataFrame.  On a classic session
     its temporary views are dropped at once (the DataFrame holds the plan they named); Spark Connect resolves
     a DataFrame each time it runs, so there they stay for as long as the session (:class:`SparkMeasures`
     drops them when its answers are no longer needed)."""
-    run = SparkMeasures(spark, relations)
-    frame = run.frame(measure)
-    if not type(spark).__module__.startswith("pyspark.sql.connect"):
-        run.close()
-    return frame
+    return run_spark_measures(spark, (measure,), **relations)[0]

@@ -197,23 +197,60 @@ def puffin_inventory(spark, table: Any, storage_options: Optional[dict[str, Any]
                 .orderBy("file_kind", "puffin_file", "blob_index"))
 
 
-def _planned_position_delete_counts(spark, plan: TablePlan, mode: str):
-    """(data_file, file_deleted): rows of the plan's Parquet position-delete files per data file, or None."""
-    from pyspark.sql import functions as F
+#: What :func:`_position_delete_pairs` yields: the measures' ``pos_counts`` relation.
+_PAIRS_SCHEMA = "file_path string, key string, rows bigint"
 
+
+def _position_delete_pairs(storage_options: Optional[dict]):
+    """mapInArrow function: position-delete files (file_path, location) → the measures' ``pos_counts`` rows: per
+    file and data file (as the file writes it), the rows it names, each file's rows read by
+    :func:`~.executors.position_deletes` and counted per data file (one Python step per file)."""
+    read = executors.position_deletes(storage_options)
+
+    def run(batches):
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        for batch in batches:
+            for i in range(batch.num_rows):
+                one = batch.slice(i, 1)
+                named = [b.column("data_file") for b in read(iter([one]))]
+                if not named:
+                    continue
+                counts = pc.value_counts(pa.chunked_array(named, pa.string()).combine_chunks())
+                keys = counts.field("values")
+                yield pa.RecordBatch.from_arrays(
+                    [pa.array([one.column("file_path")[0].as_py()] * len(keys), pa.string()), keys,
+                     counts.field("counts").cast(pa.int64())], names=["file_path", "key", "rows"])
+
+    return run
+
+
+def _planned_position_delete_pairs(spark, plan: TablePlan, mode: str):
+    """The plan's Parquet position-delete files as the measures' ``pos_counts`` relation, or None for none."""
     from .planner import DELETE_FILES_SCHEMA
 
     files = plan.position_delete_files()
     if not files.num_rows:
         return None
-    fn = executors.position_deletes(plan.storage_options)
-    schema = executors.POSITIONS_SCHEMA
+    fn = _position_delete_pairs(plan.storage_options)
     if mode == "driver" or (mode == "auto" and files.num_rows <= DRIVER_MAX_FILES):
-        rows = run_here(fn, files, schema)
-        counted = rows.group_by("data_file").aggregate([("pos", "count")]).rename_columns(["data_file", "file_deleted"])
-        return to_spark(spark, counted, "data_file string, file_deleted bigint")
-    rows = to_spark(spark, files, DELETE_FILES_SCHEMA).mapInArrow(fn, schema)
-    return _by_shuffle(rows).groupBy("data_file").agg(F.count(F.lit(1)).alias("file_deleted"))
+        return to_spark(spark, run_here(fn, files, _PAIRS_SCHEMA), _PAIRS_SCHEMA)
+    return _by_shuffle(to_spark(spark, files, DELETE_FILES_SCHEMA).mapInArrow(fn, _PAIRS_SCHEMA))
+
+
+def _catalog_position_delete_pairs(spark, table: str):
+    """A catalog table's Parquet position deletes, counted by Iceberg's ``position_deletes``, as ``pos_counts``
+    (None when it has no such delete file)."""
+    from pyspark.sql import functions as F
+
+    other = (metadata_table(spark, table, "delete_files")
+             .where((F.col("content") == 1) & (F.upper(F.col("file_format")) != "PUFFIN")).limit(1).count())
+    if not other:
+        return None
+    return (_iceberg_positions(spark, table, dvs=False)
+            .groupBy(F.col("delete_file_path").alias("file_path"), F.col("file_path").alias("key"))
+            .agg(F.count(F.lit(1)).alias("rows")))
 
 
 def deletion_report(spark, table: Any, storage_options: Optional[dict[str, Any]] = None, *,
@@ -244,31 +281,22 @@ def deletion_report(spark, table: Any, storage_options: Optional[dict[str, Any]]
             "data_file", F.col("cardinality").alias("dv_deleted"), F.col("delete_file").alias("dv_file"),
             F.col("content_offset").alias("dv_offset"), F.col("content_size_in_bytes").alias("dv_size"), "runs")
         report = data.join(facts, "data_file", "left")
-        if plan is not None:
-            counted = _planned_position_delete_counts(spark, plan, mode)
-        else:
-            counted = None
-            other = (metadata_table(spark, table, "delete_files")
-                     .where((F.col("content") == 1) & (F.upper(F.col("file_format")) != "PUFFIN")).limit(1).count())
-            if other:
-                counted = (_iceberg_positions(spark, table, dvs=False)
-                           .groupBy(F.col("file_path").alias("data_file"))
-                           .agg(F.count(F.lit(1)).alias("file_deleted")))
-        if counted is not None:
-            report = report.join(counted, "data_file", "left")
-        else:
-            report = report.withColumn("file_deleted", F.lit(None).cast("bigint"))
+        pairs = _planned_position_delete_pairs(spark, plan, mode) if plan is not None else \
+            _catalog_position_delete_pairs(spark, table)
         # deleted rows by the one definition (iceberg/measures.py): the decoded DVs and the position-delete rows,
         # a DV superseding its file's position deletes, keyed by the data file as the metadata writes it
-        from ..iceberg.measures import DELETED_ROWS
-        from .measures import run_spark
+        from ..iceberg.measures import DELETED_ROWS, POSITION_DELETE_ROWS, RELATIONS
+        from .measures import run_spark_measures
 
-        pos_rows = (counted.select(F.col("data_file").alias("key"), F.col("file_deleted").alias("rows"),
-                                   F.lit(None).cast("bigint").alias("files"))  # rows per data file, not files
-                    if counted is not None else spark.createDataFrame([], "key string, rows bigint, files bigint"))
-        per_file = run_spark(spark, DELETED_ROWS, data=data.select(F.col("data_file").alias("key")),
-                             dvs=facts.select(F.col("data_file").alias("ref_key"),
-                                              F.col("dv_deleted").alias("record_count")), pos_rows=pos_rows)
+        per_file, named = run_spark_measures(
+            spark, (DELETED_ROWS, POSITION_DELETE_ROWS), data=data.select(F.col("data_file").alias("key")),
+            dvs=facts.select(F.col("data_file").alias("ref_key"), F.col("dv_deleted").alias("record_count")),
+            pos_counts=pairs if pairs is not None else spark.createDataFrame([], RELATIONS["pos_counts"]))
+        if pairs is not None:
+            report = report.join(named.select(F.col("key").alias("data_file"), F.col("rows").alias("file_deleted")),
+                                 "data_file", "left")
+        else:
+            report = report.withColumn("file_deleted", F.lit(None).cast("bigint"))
         report = report.join(per_file.select(F.col("key").alias("data_file"), "deleted"), "data_file", "left")
         return (report.withColumn("deleted", F.coalesce(F.col("deleted"), F.lit(0)))
                 .withColumn("live", F.col("rows") - F.col("deleted"))
