@@ -626,7 +626,7 @@ def test_every_measure_answers_the_same_on_spark(any_spark):
     from puffin_explorer.delta.files import measure_relations as delta_relations
     from puffin_explorer.health import sum_relations
     from puffin_explorer.iceberg.relations import index_relations
-    from puffin_explorer.iceberg.index import build_index
+    from puffin_explorer.iceberg.index_build import build_index
     from puffin_explorer.spark.arrow import to_spark
 
     def on_spark(relations):

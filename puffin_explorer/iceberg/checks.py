@@ -17,7 +17,7 @@ from . import vanished
 from .deletes import snapshot_position_delete_counts
 from .dvreads import dv_reader
 from .findings import TableFinding
-from .index import build_index
+from .index_build import build_index
 from .metadata import _is_int  # a JSON integer within int64: a footer offset past it is no offset
 from .paths import basename, normalize, parent
 

@@ -41,7 +41,8 @@ from ..health import (CLUSTERING_DEPTH_THRESHOLD, DAY_MS, DEFAULTS, DELETE_FILES
 from ..coverage import WHOLE, Coverage
 from ..regions import Severity
 from .deletes import coverage
-from .index import SLOW_DECODE, build_index
+from .duckdb_manifests import SLOW_DECODE
+from .index_build import build_index
 from .overview import manifest_frame, snapshot_frame, statistics_frame
 from .paths import join, normalize
 
