@@ -78,6 +78,11 @@ def build_index(source: "TableSource", snapshot_id: Optional[int] = None, conten
     return index
 
 
+def deletes_index(source: "TableSource", snapshot_id: Optional[int] = None) -> EntryIndex:
+    """The index that answers questions about delete files: the full one if built, else the delete manifests'."""
+    return built_index(source, snapshot_id, "deletes") or build_index(source, snapshot_id, content="deletes")
+
+
 def _list_unread(source: "TableSource", snap: "Snapshot", metrics: bool, exc: PuffinError) -> EntryIndex:
     """The empty index of a snapshot whose manifest list cannot be read, with the finding that says why."""
     where = source.locate(snap.manifest_list) if snap.manifest_list else source.metadata_location
@@ -140,6 +145,52 @@ def _decode_missing(source: "TableSource", todo: list[dict[str, Any]], metrics: 
             bar.close()
 
 
+def _without_metrics(cache: "EntryCache", manifest: dict[str, Any], metrics: bool, failed: list[tuple]) -> tuple:
+    """What stands for a manifest that could not be read: its entries without metrics when they were decoded
+    before it vanished (so an index with metrics counts what one without did), else none."""
+    import pyarrow as pa
+
+    got = cache.chunks.get((cache.manifest_key(manifest), False)) if metrics else None
+    if got is None or not got[0].num_rows or not any(f[0] == vanished.CODE for f in failed):
+        return (_schema(metrics).empty_table(), failed)
+    chunk, schema = got[0], _schema(True)
+    cols = [chunk.column(f.name) if f.name in chunk.column_names else pa.nulls(chunk.num_rows, f.type)
+            for f in schema]
+    return (pa.Table.from_arrays(cols, schema=schema), failed)
+
+
+def _hand_over(cache: "EntryCache", batch: list[dict[str, Any]], ordinals: dict, sink: MetricSink,
+               keep_plain: bool) -> None:
+    """The chunks a batch was decoded into with metrics, handed to ``sink`` as ``(ordinal, chunk)`` and dropped;
+    cached without their metrics when ``keep_plain`` (the index's own chunks)."""
+    handed = []
+    plain = len(_schema(False))
+    for m in batch:
+        key = cache.manifest_key(m)
+        got = cache.chunks.pop((key, True), None)
+        if got is None:  # not read: what stands for it is cached without metrics already
+            continue
+        chunk, found = got
+        if keep_plain:
+            cache.chunks[(key, False)] = (chunk.select(list(range(plain))), found)
+        handed.append((ordinals[key], chunk))
+    if handed:
+        sink(handed)
+
+
+def _show_progress(progress: Optional[bool], manifests: int) -> bool:
+    """A bar when asked for, or from PROGRESS_FROM manifests on in a terminal or a notebook kernel."""
+    from ..progress import wanted
+
+    return wanted(progress, manifests, PROGRESS_FROM)
+
+
+def _progress_bar(total: int, label: str):
+    from ..progress import bar
+
+    return bar(total, label, "manifest")
+
+
 def _assembled(source: "TableSource", snapshot_id: int, manifests: list[dict[str, Any]], once: list[int],
                metrics: bool, raw: list[tuple]) -> EntryIndex:
     """The index of the cached chunks of the manifests at ``once``, each one's entries once with its place in
@@ -173,28 +224,24 @@ def _listed_twice(source: "TableSource", snap: "Snapshot", again: list[dict[str,
             "once per listing; this index holds their entries once", None)
 
 
-def deletes_index(source: "TableSource", snapshot_id: Optional[int] = None) -> EntryIndex:
-    """The index that answers questions about delete files: the full one if built, else the delete manifests'."""
-    return built_index(source, snapshot_id, "deletes") or build_index(source, snapshot_id, content="deletes")
+def _slow_finding(source: "TableSource", slow: tuple[int, int]) -> list[tuple]:
+    """The one info finding of a build that decoded at least ``SLOW_FINDING_FROM_BYTES`` of manifests slowly."""
+    from .manifest_decoder import SLOW_FINDING_FROM_BYTES
+
+    count, size = slow
+    reason = slow_reason()
+    if not count or size < SLOW_FINDING_FROM_BYTES or reason is None:
+        return []
+    return [(SLOW_DECODE, Severity.INFO, source.metadata_location,
+             f"{count:,} manifests ({size / (1 << 20):,.1f} MiB) were decoded by fastavro, about four times slower "
+             f"than DuckDB's read_avro: {reason}", None)]
 
 
-def _hand_over(cache: "EntryCache", batch: list[dict[str, Any]], ordinals: dict, sink: MetricSink,
-               keep_plain: bool) -> None:
-    """The chunks a batch was decoded into with metrics, handed to ``sink`` as ``(ordinal, chunk)`` and dropped;
-    cached without their metrics when ``keep_plain`` (the index's own chunks)."""
-    handed = []
-    plain = len(_schema(False))
-    for m in batch:
-        key = cache.manifest_key(m)
-        got = cache.chunks.pop((key, True), None)
-        if got is None:  # not read: what stands for it is cached without metrics already
-            continue
-        chunk, found = got
-        if keep_plain:
-            cache.chunks[(key, False)] = (chunk.select(list(range(plain))), found)
-        handed.append((ordinals[key], chunk))
-    if handed:
-        sink(handed)
+def _raise_if_strict(index: EntryIndex, strict: bool) -> None:
+    if strict:
+        for f in index.findings:
+            if f.severity == Severity.ERROR:
+                raise PuffinError(f"{f.code}: {f.message}", f.offset, f.code)
 
 
 def stream_metrics(source: "TableSource", index: EntryIndex, sink: MetricSink, skip: Iterable[int] = (),
@@ -261,50 +308,3 @@ def stream_metrics(source: "TableSource", index: EntryIndex, sink: MetricSink, s
             bar.close()
         release_freed_memory()
     return findings
-
-
-def _slow_finding(source: "TableSource", slow: tuple[int, int]) -> list[tuple]:
-    """The one info finding of a build that decoded at least ``SLOW_FINDING_FROM_BYTES`` of manifests slowly."""
-    from .manifest_decoder import SLOW_FINDING_FROM_BYTES
-
-    count, size = slow
-    reason = slow_reason()
-    if not count or size < SLOW_FINDING_FROM_BYTES or reason is None:
-        return []
-    return [(SLOW_DECODE, Severity.INFO, source.metadata_location,
-             f"{count:,} manifests ({size / (1 << 20):,.1f} MiB) were decoded by fastavro, about four times slower "
-             f"than DuckDB's read_avro: {reason}", None)]
-
-
-def _raise_if_strict(index: EntryIndex, strict: bool) -> None:
-    if strict:
-        for f in index.findings:
-            if f.severity == Severity.ERROR:
-                raise PuffinError(f"{f.code}: {f.message}", f.offset, f.code)
-
-
-def _without_metrics(cache: "EntryCache", manifest: dict[str, Any], metrics: bool, failed: list[tuple]) -> tuple:
-    """What stands for a manifest that could not be read: its entries without metrics when they were decoded
-    before it vanished (so an index with metrics counts what one without did), else none."""
-    import pyarrow as pa
-
-    got = cache.chunks.get((cache.manifest_key(manifest), False)) if metrics else None
-    if got is None or not got[0].num_rows or not any(f[0] == vanished.CODE for f in failed):
-        return (_schema(metrics).empty_table(), failed)
-    chunk, schema = got[0], _schema(True)
-    cols = [chunk.column(f.name) if f.name in chunk.column_names else pa.nulls(chunk.num_rows, f.type)
-            for f in schema]
-    return (pa.Table.from_arrays(cols, schema=schema), failed)
-
-
-def _show_progress(progress: Optional[bool], manifests: int) -> bool:
-    """A bar when asked for, or from PROGRESS_FROM manifests on in a terminal or a notebook kernel."""
-    from ..progress import wanted
-
-    return wanted(progress, manifests, PROGRESS_FROM)
-
-
-def _progress_bar(total: int, label: str):
-    from ..progress import bar
-
-    return bar(total, label, "manifest")
