@@ -143,7 +143,7 @@ def ops(root: str, code_root: str, which: list[str]) -> None:
 DECODERS = {
     "fastavro-reader-schema": """
 from puffin_explorer.iceberg.avro import read_records
-from puffin_explorer.iceberg.index import _projection
+from puffin_explorer.iceberg.chunk_decoder import _projection
 n = sum(len(read_records(open(p, 'rb').read(), _projection(False), 'x').records) for p in paths)""",
     "fastavro-full": """
 from puffin_explorer.iceberg.avro import read_records

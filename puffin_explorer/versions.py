@@ -66,7 +66,7 @@ def versions() -> dict[str, Any]:
     """The facts :func:`show_versions` prints, as a dict: ``puffin_explorer``, ``python``, ``platform``,
     ``dependencies`` (distribution → version or None) and ``fast_paths`` (name → what runs)."""
     from ._version import __version__
-    from .iceberg.index import slow_reason
+    from .iceberg.duckdb_manifests import slow_reason
     from .iceberg.manifest_decoder import decoder
 
     found = decoder()

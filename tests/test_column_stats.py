@@ -123,7 +123,7 @@ def test_arrow_column_metrics_equal_the_row_by_row_definition_on_generated_metri
 
 def test_arrow_column_metrics_equal_the_row_by_row_definition_on_the_reference_tables():
     from puffin_explorer import Table, Warehouse
-    from puffin_explorer.iceberg.index import build_index
+    from puffin_explorer.iceberg.index_build import build_index
 
     warehouse = FIXTURES / "warehouse"
     if not warehouse.is_dir():

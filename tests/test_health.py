@@ -463,13 +463,13 @@ def test_column_metrics_summed_batch_by_batch_are_the_whole_tables(monkeypatch, 
     ``ROWS_PER_BATCH`` rows at a time.  Every way gives the same doctor, column frame and clustering."""
     import pandas as pd
 
-    from puffin_explorer.iceberg import index as index_module
+    from puffin_explorer.iceberg import manifest_chunks
     from puffin_explorer.iceberg import metric_totals
 
     whole = Warehouse(str(WAREHOUSE)).table(name).health(now=NOW, list_files=False)
     t = Warehouse(str(WAREHOUSE)).table(name)
     if way == "one manifest a batch":
-        monkeypatch.setattr(index_module, "BATCH", 1)
+        monkeypatch.setattr(manifest_chunks, "BATCH", 1)
     elif way == "2 rows a batch":
         monkeypatch.setattr(metric_totals, "ROWS_PER_BATCH", 2)
     elif way == "index built before":
@@ -489,7 +489,7 @@ def test_column_metrics_summed_batch_by_batch_are_the_whole_tables(monkeypatch, 
 def test_health_keeps_no_column_metrics_per_file_in_the_index():
     """The doctor's index is the one every analysis shares, without metrics, and no manifest stays cached
     with them: the metrics were summed and dropped a batch at a time."""
-    from puffin_explorer.iceberg.index import entry_cache
+    from puffin_explorer.iceberg.entry_cache import entry_cache
 
     t = Warehouse(str(WAREHOUSE)).table("shop.orders")
     h = t.health(now=NOW, list_files=False)

@@ -291,7 +291,7 @@ def test_the_current_snapshots_manifests_are_decoded_once(spark, wh):
     was summed from: only the manifests no current snapshot lists are decoded again, and the sets are the
     driver's (the expired-only files and their bytes)."""
     from puffin_explorer.iceberg.health import DriverReads, doctor
-    from puffin_explorer.iceberg.index import EntryCache
+    from puffin_explorer.iceberg.entry_cache import EntryCache
     from puffin_explorer.spark.health import SparkReads
 
     t = wh.table("shop.orders")

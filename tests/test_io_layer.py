@@ -306,7 +306,7 @@ def test_read_dvs_lets_go_of_a_big_index_it_built_for_its_plan_and_keeps_one_bui
     KEEP_PLAN_INDEX_UP_TO (the next question builds them again); an index built before, by the card or dvs(),
     stays, and so does a small one."""
     from puffin_explorer.iceberg import dvreads
-    from puffin_explorer.iceberg.index import built_index, entry_cache
+    from puffin_explorer.iceberg.entry_cache import built_index, entry_cache
 
     small = Warehouse(str(WAREHOUSE)).table("shop.orders")
     small.read_dvs(progress=False)

@@ -27,8 +27,8 @@ _READ = """
 import json, sys
 if sys.argv[1] == "without":
     sys.modules["duckdb_extension_avro"] = None
-from puffin_explorer.iceberg import index, manifest_decoder
-index.DUCKDB_FROM_BYTES = 0
+from puffin_explorer.iceberg import manifest_chunks, manifest_decoder
+manifest_chunks.DUCKDB_FROM_BYTES = 0
 manifest_decoder.SLOW_FINDING_FROM_BYTES = 0
 from puffin_explorer import Warehouse
 t = Warehouse(sys.argv[2]).table("shop.orders")

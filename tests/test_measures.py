@@ -174,7 +174,7 @@ def test_partition_keys_grouped_by_spec_and_code_first_are_the_keys_coded_from_t
     import numpy as np
     import pyarrow.compute as pc
 
-    from puffin_explorer.iceberg.index import build_index
+    from puffin_explorer.iceberg.index_build import build_index
     from puffin_explorer.iceberg.relations import coded, coded_relations, index_relations
 
     seen = set()
@@ -208,7 +208,7 @@ def test_paths_and_partitions_as_codes_answer_as_the_paths_do(monkeypatch, coded
     answer over the paths themselves.  Unscoped: every delete file read as applying to its whole partition (no
     path: a null ``ref``, as a partition-scoped position-delete file has)."""
     from puffin_explorer.health import sum_relations
-    from puffin_explorer.iceberg.index import build_index
+    from puffin_explorer.iceberg.index_build import build_index
     from puffin_explorer.iceberg.relations import coded, coded_relations, index_relations
 
     if not scoped:

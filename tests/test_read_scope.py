@@ -260,7 +260,7 @@ def test_the_packages_duckdb_connections_refuse_files_and_the_network(listener, 
     import duckdb
 
     from puffin_explorer.iceberg.manifest_checks import _rows_hashed_alike  # noqa: F401 - its connection is made by locked()
-    from puffin_explorer.iceberg.index import _duckdb
+    from puffin_explorer.iceberg.duckdb_manifests import _duckdb
     from puffin_explorer.iceberg.measures import LocalMeasures
     from puffin_explorer._engine import locked_duckdb
 

@@ -618,7 +618,7 @@ def _storage_relations(t) -> dict:
 
     from puffin_explorer.health import listing_arrow
     from puffin_explorer.iceberg import measures as M
-    from puffin_explorer.iceberg.index import build_index
+    from puffin_explorer.iceberg.index_build import build_index
     from puffin_explorer.iceberg.paths import normalize
 
     source = t.source
@@ -654,7 +654,7 @@ def test_every_measure_answers_the_same_on_spark(any_spark):
     from puffin_explorer.delta.files import measure_relations as delta_relations
     from puffin_explorer.health import listing_arrow, sum_relations
     from puffin_explorer.iceberg.relations import index_relations
-    from puffin_explorer.iceberg.index import build_index
+    from puffin_explorer.iceberg.index_build import build_index
     from puffin_explorer.spark.arrow import to_spark
 
     def on_spark(relations):

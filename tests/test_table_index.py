@@ -15,7 +15,10 @@ from _warehouse_fixtures import (ORDERS_DELETE_MANIFEST, ORDERS_MANIFEST_LIST, W
                                  read_delete_files_csv, rewrite_avro)
 from puffin_explorer import Table, Warehouse
 from puffin_explorer.errors import NotInTableError
-from puffin_explorer.iceberg import index as index_module
+from puffin_explorer.iceberg import duckdb_manifests, entry_checks, index as index_module, manifest_chunks
+from puffin_explorer.iceberg.entry_cache import entry_cache
+from puffin_explorer.iceberg.partition_registry import PartitionKeys, PartitionRegistry, registry_key
+from puffin_explorer.regions import Severity
 from puffin_explorer.iceberg.avro import read_records, scan
 
 ORDERS_DATA_MANIFEST = "orders/metadata/da354e0d-4a95-484a-b518-c198966d2374-m1.avro"
@@ -92,15 +95,15 @@ def test_duckdb_table_index(fixtures):
 
 @pytest.mark.parametrize("name", ["shop.orders", "shop.events", "shop.legacy"])
 def test_duckdb_and_fastavro_decode_the_same_index(monkeypatch, name):
-    monkeypatch.setattr(index_module, "DUCKDB_FROM_BYTES", 0)  # DuckDB even for these small manifests
-    monkeypatch.setattr(index_module, "BATCH", 1)  # a batch per manifest: each read while the last is chunked
+    monkeypatch.setattr(manifest_chunks, "DUCKDB_FROM_BYTES", 0)  # DuckDB even for these small manifests
+    monkeypatch.setattr(manifest_chunks, "BATCH", 1)  # a batch per manifest: each read while the last is chunked
     calls = []
-    real = index_module._duckdb
-    monkeypatch.setattr(index_module, "_duckdb", lambda: calls.append(1) or real())
+    real = manifest_chunks._duckdb
+    monkeypatch.setattr(manifest_chunks, "_duckdb", lambda: calls.append(1) or real())
     fast = Warehouse(str(WAREHOUSE)).table(name)
     via_duckdb = fast.index(metrics=True)
     assert calls == [1]
-    monkeypatch.setattr(index_module, "_duckdb", lambda: None)
+    monkeypatch.setattr(manifest_chunks, "_duckdb", lambda: None)
     slow = Warehouse(str(WAREHOUSE)).table(name)
     assert slow.index(metrics=True).table.equals(via_duckdb.table)
 
@@ -111,7 +114,7 @@ def test_one_manifest_decodes_the_same_through_duckdb_as_through_fastavro(name):
     chunk and the findings are the fastavro walker's, and DuckDB did read it."""
     table = Warehouse(str(WAREHOUSE)).table(name).source
     specs = table.metadata.partition_specs
-    duck = index_module._duckdb()
+    duck = duckdb_manifests._duckdb()
     reads = []
     real_collect = duck.collect
     duck.collect = lambda read: reads.append(read) or real_collect(read)
@@ -120,8 +123,8 @@ def test_one_manifest_decodes_the_same_through_duckdb_as_through_fastavro(name):
             loc = table.locate(m["manifest_path"])
             data = table.io.read(loc)
             for metrics in (False, True):
-                walked, walked_found = index_module.decode_manifest(data, m, loc, metrics, specs)
-                fast, fast_found = index_module.decode_manifest(data, m, loc, metrics, specs, duck=duck)
+                walked, walked_found = manifest_chunks.decode_manifest(data, m, loc, metrics, specs)
+                fast, fast_found = manifest_chunks.decode_manifest(data, m, loc, metrics, specs, duck=duck)
                 assert fast.equals(walked) and fast_found == walked_found
         assert len(reads) == 2 * len(table.manifest_records())
         assert duck.folder is None  # no scratch folder between reads: a Spark worker may end without cleaning up
@@ -130,9 +133,9 @@ def test_one_manifest_decodes_the_same_through_duckdb_as_through_fastavro(name):
         loc = table.locate(m["manifest_path"])
         cut = table.io.read(loc)[:-40]
         reads.clear()
-        chunk, found = index_module.decode_manifest(cut, m, loc, False, specs, duck=duck)
-        assert reads == [] and found == index_module.decode_manifest(cut, m, loc, False, specs)[1]
-        assert any(f[1] == index_module.Severity.ERROR for f in found)
+        chunk, found = manifest_chunks.decode_manifest(cut, m, loc, False, specs, duck=duck)
+        assert reads == [] and found == manifest_chunks.decode_manifest(cut, m, loc, False, specs)[1]
+        assert any(f[1] == Severity.ERROR for f in found)
     finally:
         duck.close()
 
@@ -316,17 +319,17 @@ def test_ctrl_c_ends_a_build_cleanly_and_the_next_build_completes(monkeypatch, t
 
     pattern = _own_scratch_folders(monkeypatch, tmp_path)
     before = set(glob.glob(pattern))
-    real = index_module._finish_batch
+    real = manifest_chunks._finish_batch
 
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
     t = _orders()
-    monkeypatch.setattr(index_module, "_finish_batch", interrupted)
+    monkeypatch.setattr(manifest_chunks, "_finish_batch", interrupted)
     with pytest.raises(KeyboardInterrupt):
         t.index()
     assert set(glob.glob(pattern)) == before  # DuckDB's scratch folder is gone
-    monkeypatch.setattr(index_module, "_finish_batch", real)
+    monkeypatch.setattr(manifest_chunks, "_finish_batch", real)
     assert len(t.index()) == 16 and t.index().findings == []
 
 
@@ -336,9 +339,9 @@ def test_ctrl_c_while_duckdb_reads_the_next_batch_ends_its_queries_and_removes_t
 
     pattern = _own_scratch_folders(monkeypatch, tmp_path)
     before = set(glob.glob(pattern))
-    monkeypatch.setattr(index_module, "DUCKDB_FROM_BYTES", 0)
-    monkeypatch.setattr(index_module, "BATCH", 1)
-    real = index_module._finish_batch
+    monkeypatch.setattr(manifest_chunks, "DUCKDB_FROM_BYTES", 0)
+    monkeypatch.setattr(manifest_chunks, "BATCH", 1)
+    real = manifest_chunks._finish_batch
     finished = []
 
     def interrupted(source, batch, duck):
@@ -350,13 +353,13 @@ def test_ctrl_c_while_duckdb_reads_the_next_batch_ends_its_queries_and_removes_t
 
     t = Warehouse(str(WAREHOUSE)).table("shop.events")
     assert len(t.source.manifest_records(t.metadata.current_snapshot_id)) >= 3
-    monkeypatch.setattr(index_module, "_finish_batch", interrupted)
+    monkeypatch.setattr(manifest_chunks, "_finish_batch", interrupted)
     with pytest.raises(KeyboardInterrupt):
         t.index()
     assert set(glob.glob(pattern)) == before  # the scratch folder and the files being read are gone
     assert not [th for th in threading.enumerate() if th.name.startswith("puffin-explorer-avro")]
-    monkeypatch.setattr(index_module, "_finish_batch", real)
-    monkeypatch.setattr(index_module, "_duckdb", lambda: None)
+    monkeypatch.setattr(manifest_chunks, "_finish_batch", real)
+    monkeypatch.setattr(manifest_chunks, "_duckdb", lambda: None)
     fastavro_built = Warehouse(str(WAREHOUSE)).table("shop.events").index()
     assert t.index().table.equals(fastavro_built.table)  # the batches decoded before Ctrl-C stay cached
 
@@ -421,12 +424,11 @@ def test_partition_records_whose_strings_hold_the_key_separator_keep_their_own_c
     """Two partition records that a joined text key without lengths would confuse get two codes."""
     import pyarrow as pa
 
-    cache = index_module.EntryCache()
-    decoder = cache.decoder(False)
+    registry = PartitionRegistry()
     records = [{"a": "x\x1fvy", "b": "z"}, {"a": "x", "b": "y\x1fvz"}, {"a": "x", "b": "y\x1fvz"}, None]
-    codes = decoder._partition_codes_of(pa.array(records, pa.struct([("a", pa.string()), ("b", pa.string())])))
+    codes = registry.codes_of(pa.array(records, pa.struct([("a", pa.string()), ("b", pa.string())])))
     assert codes.to_pylist() == [0, 1, 1, 2]
-    assert cache.partitions == records[:2] + [None]
+    assert registry.partitions == records[:2] + [None]
 
 
 def test_under_a_low_address_space_limit_the_index_decodes_without_duckdb():
@@ -442,15 +444,15 @@ def test_under_a_low_address_space_limit_the_index_decodes_without_duckdb():
         sys.path.insert(0, "tests")
         from _warehouse_fixtures import WAREHOUSE
         from puffin_explorer import Warehouse
-        from puffin_explorer.iceberg import index
-        index.DUCKDB_FROM_BYTES = 0  # the fixture's small manifests would go to DuckDB too
+        from puffin_explorer.iceberg import duckdb_manifests, manifest_chunks
+        manifest_chunks.DUCKDB_FROM_BYTES = 0  # the fixture's small manifests would go to DuckDB too
         t = Warehouse(str(WAREHOUSE)).table("shop.orders")
         import fastavro, pandas, pyarrow, pyarrow.compute  # noqa: F401  (mapped before the limit, as in a notebook)
         with open("/proc/self/statm") as fh:
             used = int(fh.read().split()[0]) * resource.getpagesize()
         resource.setrlimit(resource.RLIMIT_AS, (used + (64 << 20), used + (64 << 20)))
         print(len(t.files()), int(t.files().record_count.sum()))
-        assert index._address_space_headroom() < index.DUCKDB_HEADROOM
+        assert duckdb_manifests._address_space_headroom() < duckdb_manifests.DUCKDB_HEADROOM
     """)
     run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                          cwd=Path(__file__).resolve().parents[1], timeout=120)
@@ -533,7 +535,7 @@ def test_a_partition_record_has_one_registry_key_whichever_decoder_read_it():
 
     import pyarrow as pa
 
-    from puffin_explorer.iceberg.index import _struct_keys, registry_key
+    from puffin_explorer.iceberg.partition_registry import _struct_keys
 
     records = [{"id_bucket": 3, "day": datetime.date(2024, 1, 31), "region": "eu:1", "hot": True},
                {"id_bucket": None, "day": None, "region": None, "hot": None},
@@ -581,15 +583,14 @@ def test_the_registry_numbers_each_records_field_names_whichever_decoder_registe
     no record (-1)."""
     import pyarrow as pa
 
-    cache = index_module.EntryCache()
-    decoder = cache.decoder(False)
+    registry = PartitionRegistry()
     arr = pa.array([{"a": 1, "b": "x"}, None, {"a": 2, "b": "y"}, {"a": 1, "b": "x"}],
                    pa.struct([("a", pa.int64()), ("b", pa.string())]))
-    assert decoder._partition_codes_of(arr).to_pylist() == [0, 1, 2, 0]
-    assert [decoder._partition_code({"b": "z"}), decoder._partition_code(5), decoder._partition_code({"a": 2, "b": "y"})] \
+    assert registry.codes_of(arr).to_pylist() == [0, 1, 2, 0]
+    assert [registry.code_of({"b": "z"}), registry.code_of(5), registry.code_of({"a": 2, "b": "y"})] \
         == [3, 4, 2]
-    assert list(cache.partition_shapes) == [0, 1, 0, 2, -1]
-    assert cache.shapes == [("a", "b"), (), ("b",)]
+    assert list(registry.partition_shapes) == [0, 1, 0, 2, -1]
+    assert registry.shapes == [("a", "b"), (), ("b",)]
 
 
 def test_every_partitions_label_made_column_wise_is_the_text_python_makes():
@@ -604,16 +605,15 @@ def test_every_partitions_label_made_column_wise_is_the_text_python_makes():
     from puffin_explorer.iceberg.deletes import partition_text
     from puffin_explorer.iceberg.relations import record_text
 
-    cache = index_module.EntryCache()
-    decoder = cache.decoder(False)
+    registry = PartitionRegistry()
     records = [{"i": 1, "s": "a", "b": True, "d": datetime.date(2024, 1, 31)},
                {"i": None, "s": "x'y", "b": None, "d": None},
                {"i": -7, "s": "tab\t", "b": False, "d": datetime.date(1, 1, 1)}]
     kind = pa.struct([("i", pa.int64()), ("s", pa.string()), ("b", pa.bool_()), ("d", pa.date32())])
-    assert decoder._partition_codes_of(pa.array(records, kind)).to_pylist() == [0, 1, 2]
-    assert decoder._register(index_module.registry_key({"f": 1.5}), {"f": 1.5}) == 3
-    assert [(start, len(col)) for start, col in cache.partitions.columns] == [(0, 3)]
-    index = index_module.EntryIndex(None, index_module._schema(False).empty_table(), [], cache.partitions)
+    assert registry.codes_of(pa.array(records, kind)).to_pylist() == [0, 1, 2]
+    assert registry._register(registry_key({"f": 1.5}), {"f": 1.5}) == 3
+    assert [(start, len(col)) for start, col in registry.partitions.columns] == [(0, 3)]
+    index = index_module.EntryIndex(None, index_module._schema(False).empty_table(), [], registry.partitions)
     codes = pa.array([3, 2, 1, 0, None], pa.int32())
     assert partition_labels(index, codes, partition_text, "-").to_pylist() == [
         "f=1.5", "i=-7, s=tab\t, b=False, d=0001-01-01", "i=None, s=x'y, b=None, d=None",
@@ -635,15 +635,14 @@ def test_the_registry_keeps_records_registered_from_arrow_as_arrow_and_reads_the
 
     from puffin_explorer.iceberg.columns import partitions
 
-    cache = index_module.EntryCache()
-    decoder = cache.decoder(False)
+    registry = PartitionRegistry()
     kind = pa.struct([("d", pa.date32()), ("n", pa.int32())])
     first = [{"d": datetime.date(2024, 1, 1), "n": 1}, {"d": None, "n": 2}]
-    assert decoder._partition_codes_of(pa.array(first, kind)).to_pylist() == [0, 1]
-    assert decoder._register(index_module.registry_key({"f": 0.5}), {"f": 0.5}) == 2
-    assert decoder._partition_codes_of(pa.array([first[1], {"d": None, "n": 3}], kind)).to_pylist() == [1, 3]
+    assert registry.codes_of(pa.array(first, kind)).to_pylist() == [0, 1]
+    assert registry._register(registry_key({"f": 0.5}), {"f": 0.5}) == 2
+    assert registry.codes_of(pa.array([first[1], {"d": None, "n": 3}], kind)).to_pylist() == [1, 3]
     every = first + [{"f": 0.5}, {"d": None, "n": 3}]
-    parts = cache.partitions
+    parts = registry.partitions
     assert len(parts) == 4 and list(parts) == every and parts == every
     assert [(start, len(col)) for start, col in parts.columns] == [(0, 2), (3, 1)]
     assert [parts[i] for i in range(4)] == every and parts[-1] == every[3] and parts[1:3] == every[1:3]
@@ -661,7 +660,7 @@ def test_the_registry_keeps_records_registered_from_arrow_as_arrow_and_reads_the
 def test_the_control_byte_pass_reads_only_the_bytes_of_the_values_a_slice_holds():
     import pyarrow as pa
 
-    may_hold = index_module._may_hold_control_bytes
+    may_hold = entry_checks._may_hold_control_bytes
     paths = ["s3://b/a.parquet", "s3://b/tab\there.parquet", "s3://b/é.parquet", None, "s3://b/del\x7f.parquet"]
     for type_ in (pa.string(), pa.large_string()):
         arr = pa.array(paths, type_)
@@ -678,17 +677,17 @@ def test_the_control_byte_pass_reads_only_the_bytes_of_the_values_a_slice_holds(
 def test_a_partition_registered_column_wise_and_by_value_keeps_one_code(monkeypatch, first_duckdb):
     """DuckDB's reads register partitions column-wise (Arrow keys), the fastavro walker by value (a dict): a
     table decoded both ways, in either order, gives each partition one code."""
-    monkeypatch.setattr(index_module, "DUCKDB_FROM_BYTES", 0)
-    real = index_module._duckdb
+    monkeypatch.setattr(manifest_chunks, "DUCKDB_FROM_BYTES", 0)
+    real = manifest_chunks._duckdb
     t = Warehouse(str(WAREHOUSE)).table("shop.orders")
-    cache = index_module.entry_cache(t.source)
+    cache = entry_cache(t.source)
     ways = [real, lambda: None] if first_duckdb else [lambda: None, real]
-    monkeypatch.setattr(index_module, "_duckdb", ways[0])
+    monkeypatch.setattr(manifest_chunks, "_duckdb", ways[0])
     first = t.index().table
     registered = len(cache.partitions)
     assert registered >= 2 and bool(cache.partition_codes.pieces) == first_duckdb
     cache.clear()  # the decoded manifests go; the table's partition registry stays
-    monkeypatch.setattr(index_module, "_duckdb", ways[1])
+    monkeypatch.setattr(manifest_chunks, "_duckdb", ways[1])
     again = t.index().table
     assert again.equals(first) and len(cache.partitions) == registered == len(cache.partition_codes)
 
@@ -716,7 +715,7 @@ def test_partition_keys_look_up_only_the_pieces_whose_range_meets_the_keys_and_f
     import pyarrow as pa
 
     rng = random.Random(7)
-    keys = index_module.PartitionKeys()
+    keys = PartitionKeys()
     truth: dict[str, int] = {}
     first = 0
     for piece in range(12):  # disjoint ranges, then interleaved ones
@@ -810,10 +809,10 @@ def test_partitions_read_column_wise_are_an_arrow_column_of_the_same_records(mon
     shape, or registered by value, stay a column of dicts)."""
     import pandas as pd
 
-    monkeypatch.setattr(index_module, "DUCKDB_FROM_BYTES", 0)
+    monkeypatch.setattr(manifest_chunks, "DUCKDB_FROM_BYTES", 0)
     fast = Warehouse(str(WAREHOUSE)).table(name)
     frames = {"dvs": fast.dvs(), "files": fast.files()}
-    monkeypatch.setattr(index_module, "_duckdb", lambda: None)
+    monkeypatch.setattr(manifest_chunks, "_duckdb", lambda: None)
     slow = Warehouse(str(WAREHOUSE)).table(name)
     compared = 0
     for label, want in {"dvs": slow.dvs(), "files": slow.files()}.items():
@@ -833,8 +832,8 @@ def test_partitions_read_column_wise_are_an_arrow_column_of_the_same_records(mon
 def test_manifests_are_fetched_in_batches_bounded_by_the_entries_the_list_counts(monkeypatch):
     """A batch ends at BATCH manifests, BATCH_BYTES bytes or BATCH_ENTRIES entries, whichever comes first; a
     manifest whose counts are missing or nonsense counts for none, and a lone big one is a batch of its own."""
-    monkeypatch.setattr(index_module, "BATCH", 4)
-    monkeypatch.setattr(index_module, "BATCH_ENTRIES", 100)
+    monkeypatch.setattr(manifest_chunks, "BATCH", 4)
+    monkeypatch.setattr(manifest_chunks, "BATCH_ENTRIES", 100)
     counts = {"added_files_count": 30, "existing_files_count": 10, "deleted_files_count": 0}
 
     def m(n, **kw):
@@ -842,7 +841,7 @@ def test_manifests_are_fetched_in_batches_bounded_by_the_entries_the_list_counts
 
     ms = [m(0), m(1), m(2, added_files_count=500), m(3), m(4, existing_files_count=None), m(5, added_files_count="x"),
           m(6), m(7), m(8), m(9)]
-    got = [[x["manifest_path"] for x in b] for b in index_module._batches(ms)]
+    got = [[x["manifest_path"] for x in b] for b in manifest_chunks._batches(ms)]
     assert got == [["m0", "m1"], ["m2"], ["m3", "m4", "m5", "m6"], ["m7", "m8"], ["m9"]]
 
 

@@ -19,7 +19,7 @@ from .check_base import CheckColumns, arrow_mask, file_finding
 from .deletes import snapshot_position_delete_counts
 from .dv_checks import check_dvs
 from .file_checks import check_files_listed
-from .index import build_index
+from .index_build import build_index
 from .manifest_checks import check_listed_twice, check_quirks, check_row_lineage, check_summary
 from .statistics_checks import check_statistics
 

@@ -14,7 +14,9 @@ from ..errors import FileVanishedError, NotFoundError, PuffinError
 from ..regions import FindingList, Severity
 from .columns import int_columns
 from .dvreads import dv_reader
-from .index import build_index, listed_once, manifest_entries
+from .entry_cache import listed_once
+from .index_build import build_index
+from .manifest_chunks import manifest_entries
 from .metadata import Snapshot
 from .paths import normalize
 

@@ -19,7 +19,7 @@ from .columns import (coded_array, located_strings, normalized, partition_labels
                       record_labels, strings)
 from . import vanished
 from .findings import TableFinding
-from .index import MISSING_ENTRIES
+from .index_build import MISSING_ENTRIES
 
 if TYPE_CHECKING:  # pragma: no cover
     from .index import EntryIndex

@@ -17,7 +17,9 @@ from .._memory import release_freed_memory
 from .._text import plural
 from ..errors import InvalidFileError, NotFoundError, NotInTableError, PuffinError, SourceError
 from . import vanished
-from .index import EntryIndex, built_index, deletes_index, entry_cache, take_rows
+from .entry_cache import built_index, entry_cache
+from .index import EntryIndex, take_rows
+from .index_build import deletes_index
 from .paths import normalize
 
 if TYPE_CHECKING:  # pragma: no cover

@@ -37,7 +37,7 @@ def live_files(source: "TableSource", snapshot_id: Optional[int] = None, include
                decode: bool = True):
     """Every live data and delete file of a snapshot in the ``files()`` shape, from its index with column metrics
     (the one the doctor and the card share)."""
-    from .index import build_index
+    from .index_build import build_index
 
     ix = build_index(source, snapshot_id, metrics=True)
     return file_frame(source, ix, ix.mask(live=not include_deleted), decode)

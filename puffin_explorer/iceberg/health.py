@@ -40,6 +40,7 @@ from ..health import (DAY_MS, DEFAULTS, METRIC_KEYS, SMALL_FILE_SHARE, HealthFin
                       fill_listing_stats, listing_arrow, ts_literal, unknown_counts)
 from ..regions import Severity
 from .deletes import coverage
+from .duckdb_manifests import SLOW_DECODE
 from .health_aggregates import FileAggregates, _first_rows, driver_file_aggregates
 from .health_cleanup import (check_retention, metadata_cleanup_finding, not_current_metadata_finding,
                              orphan_finding)
@@ -47,7 +48,7 @@ from .health_clustering import clustering_column
 from .health_live_files import current_findings
 from .health_metadata import manifest_findings, statistics_findings
 from .health_statements import sql_string
-from .index import SLOW_DECODE, build_index
+from .index_build import build_index
 from .overview import manifest_frame, snapshot_frame
 from .paths import join, normalize
 

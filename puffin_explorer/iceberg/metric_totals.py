@@ -3,10 +3,10 @@
 The metrics (value, null and NaN counts, column sizes, bounds) are most of what a manifest entry holds: an index
 that keeps them for a million files holds about 80 bytes per file and column more than one without.  The doctor
 needs them summed, never per file, so :class:`MetricTotals` takes them a batch of manifests at a time
-(:func:`~.index.build_index`'s ``metric_sink``, or :func:`~.index.stream_metrics` over an index built before) and
-keeps only their sums (:class:`~.column_stats.ColumnPartial`), the clustering column's bounds per data file when
-one is asked for, and the ``file_path`` bounds of position and equality delete files (the path scope of one
-without ``referenced_data_file``).  The Spark doctor sums the same way per task."""
+(:func:`~.index_build.build_index`'s ``metric_sink``, or :func:`~.index_build.stream_metrics` over an index built
+before) and keeps only their sums (:class:`~.column_stats.ColumnPartial`), the clustering column's bounds per
+data file when one is asked for, and the ``file_path`` bounds of position and equality delete files (the path
+scope of one without ``referenced_data_file``).  The Spark doctor sums the same way per task."""
 
 from __future__ import annotations
 
@@ -133,7 +133,8 @@ def metric_totals(source: "TableSource", column: Optional[str] = None,
     """The current snapshot's index (the one without metrics every analysis shares) and its :class:`MetricTotals`:
     summed while that index is built, or by reading the manifests again when it was built before (an index with
     metrics built before is read instead).  Also the raw findings of manifests whose metrics could not be read."""
-    from .index import build_index, entry_cache, stream_metrics
+    from .entry_cache import entry_cache
+    from .index_build import build_index, stream_metrics
 
     fields = source.fields_by_id()
     current = source.metadata.current_snapshot_id

@@ -315,7 +315,7 @@ def _snapshot_rows(source: "TableSource", snapshot_id: int, keep: bool = True):
     """:func:`~.deletes.snapshot_rows` of one snapshot (its index kept on the source when ``keep``), None
     when its manifests cannot be read at all."""
     from .deletes import snapshot_rows
-    from .index import build_index
+    from .index_build import build_index
 
     try:
         return snapshot_rows(source, build_index(source, snapshot_id, keep=keep))
@@ -382,7 +382,7 @@ class DeleteDebt(RichRepr):
                  threshold: float = DELETED_SHARE_THRESHOLD) -> None:
         from . import vanished
         from .deletes import coverage, deleted_shares, row_counts
-        from .index import build_index
+        from .index_build import build_index
 
         self.source = source
         self.threshold = float(threshold)
@@ -518,7 +518,7 @@ class DeleteDebt(RichRepr):
     def position_delete_files(self):
         """Live Parquet position-delete files (v2 style; a v3 writer folds them into DVs)."""
         from .files import file_frame
-        from .index import build_index
+        from .index_build import build_index
 
         ix = build_index(self.source, self.snapshot_id, content="deletes")
         df = file_frame(self.source, ix, ix.mask(["position-deletes"]), decode=False)  # a frame of those only

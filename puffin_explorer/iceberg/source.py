@@ -114,7 +114,7 @@ class SourceCaches:
     located: dict[str, str] = field(default_factory=dict)  # a written location -> where it is now (located())
     vanished: dict[tuple, dict[str, Finding]] = field(default_factory=dict)  # (metadata, snapshot) -> path -> finding
     newer_metadata: Any = ()  # vanished.newer_metadata's one listing: () until listed, then a location or None
-    entries: Any = None  # index.EntryCache: the decoded manifests and built indexes
+    entries: Any = None  # entry_cache.EntryCache: the decoded manifests and built indexes
     position_delete_files: dict[str, Any] = field(default_factory=dict)  # deletes.py: rows per data file, per file
     position_delete_counts: dict[int, dict] = field(default_factory=dict)  # deletes.py: per snapshot id
     dv_reader: Any = None  # dvreads.DVReader: read-ahead state and range readers

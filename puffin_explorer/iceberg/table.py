@@ -19,7 +19,9 @@ from ..regions import Finding, FindingList, Severity
 from . import vanished
 from .dvreads import PROGRESS_FROM_DVS, dv_reader
 from .files import FILE_COLUMNS  # noqa: F401 - the files() columns, importable from here as before
-from .index import EntryIndex, build_index, deletes_index, manifest_entries
+from .index import EntryIndex
+from .index_build import build_index, deletes_index
+from .manifest_chunks import manifest_entries
 from .metadata import TableMetadata
 from .paths import PathMapper, TableIO, normalize, parent
 from .source import TableSource, current_metadata_location, table_scope

@@ -114,7 +114,7 @@ def driver_holds(source: Any) -> bool:
     decodes), each manifest list read and every manifest counting its files."""
     from ..errors import PuffinError
     from ..health import CARD_HEALTH_UP_TO
-    from ..iceberg.index import EntryCache
+    from ..iceberg.entry_cache import EntryCache
     from ..iceberg.manifests import manifest_counts
 
     seen: set = set()
@@ -672,7 +672,7 @@ class SparkReads:
         from pyspark.sql import functions as F
 
         from ..iceberg.health import _MANIFEST_BROKEN
-        from ..iceberg.index import EntryCache, listed_once
+        from ..iceberg.entry_cache import EntryCache, listed_once
         from ..iceberg.paths import normalize
         from .index import MANIFEST_PLAN_SCHEMA, _record_json, decode_manifests, index_schema, manifest_tasks
         from .planner import executor_location, to_spark
@@ -738,7 +738,7 @@ class SparkReads:
     def _distinct_manifests(self, readable: list) -> tuple[dict, list, dict]:
         """The distinct manifests of the ``readable`` snapshots: ``(ids, records, listed)``, ``ids`` a manifest's
         key → its id (its place in ``records``), ``listed`` a snapshot's manifest ids in its list's order."""
-        from ..iceberg.index import EntryCache
+        from ..iceberg.entry_cache import EntryCache
 
         ids: dict[tuple, int] = {}
         records: list[dict] = []

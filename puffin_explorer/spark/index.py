@@ -2,8 +2,8 @@
 
 The driver reads only the snapshot's manifest list and sends one row per manifest (its position in the
 list, where it is, and its manifest-list record, which inheritance needs); each task reads its manifest
-through this package's I/O layer and runs :func:`~puffin_explorer.iceberg.index.decode_manifest`, the
-function the driver's :func:`~puffin_explorer.iceberg.index.build_index` uses.  The result is a Spark
+through this package's I/O layer and runs :func:`~puffin_explorer.iceberg.manifest_chunks.decode_manifest`, the
+function the driver's :func:`~puffin_explorer.iceberg.index_build.build_index` uses.  The result is a Spark
 DataFrame with the columns of :class:`~puffin_explorer.iceberg.index.EntryIndex`, except ``partition``:
 the partition record as JSON text (each task has its own registry of partition codes).  The findings of
 reading and checking travel in the same rows (``finding_*`` columns, entry columns null) and are merged on
@@ -79,7 +79,7 @@ def manifest_plan(table: Any, snapshot_id: Optional[int] = None, content: Option
     ``"deletes"`` or all), and the manifest-list records themselves; only the manifest list is read."""
     import pyarrow as pa
 
-    from ..iceberg.index import listed_once, of_content
+    from ..iceberg.entry_cache import listed_once, of_content
     from .arrow import executor_location
 
     snap = table.snapshot(snapshot_id)
@@ -128,7 +128,7 @@ def _manifest_reader():
     if not _READER:
         import atexit
 
-        from ..iceberg.index import _duckdb
+        from ..iceberg.duckdb_manifests import _duckdb
 
         duck = _duckdb()
         if duck is not None:
@@ -138,8 +138,9 @@ def _manifest_reader():
 
 
 def _slow_decode(location: str, size: int) -> tuple:
-    """The raw finding of a manifest an executor decoded with fastavro (:func:`~..iceberg.index.slow_reason`)."""
-    from ..iceberg.index import SLOW_DECODE, slow_reason
+    """The raw finding of a manifest an executor decoded with fastavro
+    (:func:`~..iceberg.duckdb_manifests.slow_reason`)."""
+    from ..iceberg.duckdb_manifests import SLOW_DECODE, slow_reason
     from ..iceberg.paths import basename
     from ..regions import Severity
 
@@ -149,11 +150,11 @@ def _slow_decode(location: str, size: int) -> tuple:
 
 def executors_decoder(spark) -> str:
     """Which manifest decoder the executors' Python workers use, asked of one worker by one task:
-    :func:`~..iceberg.index.decoder_label` in the worker."""
+    :func:`~..iceberg.duckdb_manifests.decoder_label` in the worker."""
     import pyarrow as pa
 
     def ask(batches):
-        from ..iceberg.index import decoder_label
+        from ..iceberg.duckdb_manifests import decoder_label
 
         for _ in batches:
             pass
@@ -168,7 +169,9 @@ def _manifest_rows(io, row: dict, specs: dict, metrics: bool, text=partition_jso
 
     from ..errors import SourceError
     from ..iceberg.columns import every_label
-    from ..iceberg.index import FINDINGS_PER_CODE, EntryCache, decode_manifest
+    from ..iceberg.entry_cache import EntryCache
+    from ..iceberg.entry_checks import FINDINGS_PER_CODE
+    from ..iceberg.manifest_chunks import decode_manifest
     from ..iceberg.paths import basename
     from ..regions import Severity
 
@@ -254,7 +257,7 @@ class ExecutorIndex:
         from pyspark.sql import functions as F
 
         from .._text import plural
-        from ..iceberg.index import FINDINGS_PER_CODE, _finding
+        from ..iceberg.entry_checks import FINDINGS_PER_CODE, _finding
         from ..regions import Severity
 
         got = (self.rows.where(F.col("finding_code").isNotNull())

@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Optional
 
 from ..errors import PuffinError, UnsupportedTableError
-from ..iceberg.index import build_index, of_content
+from ..iceberg.entry_cache import of_content
+from ..iceberg.index_build import build_index
 from .arrow import executor_location, to_spark
 from .executors import steady_imports
 
@@ -266,7 +267,7 @@ class TablePlan:
     def describe(self, mode: str = "auto") -> dict[str, Any]:
         """Sizes of the plan and where the DVs will be decoded (what the benchmark prints)."""
         dvs = self.dvs()
-        from ..iceberg.index import decoder_label
+        from ..iceberg.duckdb_manifests import decoder_label
 
         return {"table": self.table.name, "dvs": dvs.num_rows, "dv_bytes": _total(dvs, "content_size_in_bytes"),
                 "positions": _total(dvs, "record_count"), "relocated": self.relocated,
