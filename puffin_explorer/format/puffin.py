@@ -591,7 +591,7 @@ class PuffinFile(RichRepr):
         """Files of many small DVs: check the common shape of all of them in one pass (see
         :func:`~puffin_explorer.format.dv.validate_many`) before the per-blob checks, which then
         find them done."""
-        from .dv import BLOB_TYPE as DV_TYPE
+        from .dv_shape import BLOB_TYPE as DV_TYPE
         from .dv import DeletionVector, validate_many
 
         first: dict[tuple, BlobMetadata] = {}  # one entry per range: entries naming the same bytes share it

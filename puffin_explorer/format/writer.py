@@ -13,8 +13,10 @@ from typing import Any, Iterable, Optional
 import numpy as np
 
 from .codecs import compress, normalize_codec
-from .dv import BLOB_TYPE as DV_TYPE
-from .dv import ROW_POSITION_FIELD_ID, DeletionVector, serialize_positions
+from .dv import DeletionVector
+from .dv_serialize import serialize_positions
+from .dv_shape import BLOB_TYPE as DV_TYPE
+from .dv_shape import ROW_POSITION_FIELD_ID
 from .puffin import FLAG_COMPRESSED, MAGIC
 from .theta import BLOB_TYPE as THETA_TYPE
 
