@@ -67,8 +67,9 @@ class DeletionVector(VectorStructure, RichRepr):
     @classmethod
     def _decoded(cls, positions: np.ndarray, offset: int, length: int, reread: Callable[[int, int], bytes],
                  referenced_data_file: Optional[str] = None) -> "DeletionVector":
-        """A vector of a file's many, its positions decoded with its neighbours' (:func:`~.dv_batch.common_positions`) and its
-        bytes not held: ``reread(offset, length)`` reads them when a view or a check asks."""
+        """A vector of a file's many, its positions decoded with its neighbours'
+        (:func:`~.dv_batch.common_positions`) and its bytes not held: ``reread(offset, length)`` reads them when a
+        view or a check asks."""
         dv = cls.__new__(cls)
         dv._bytes = None  # the attributes of __init__, in its order (one shared key table)
         dv._length = length

@@ -229,7 +229,8 @@ class MetadataReader:
             if f.code == "findings.capped":
                 code = f.message.split(" more ", 1)[1].split(" ", 1)[0]
                 n = self._counts[code]
-                f = replace(f, message=f"{plural(n - MAX_FINDINGS_PER_CODE, f'more {code} finding')} {are(n - MAX_FINDINGS_PER_CODE)} not listed "
+                more = n - MAX_FINDINGS_PER_CODE
+                f = replace(f, message=f"{plural(more, f'more {code} finding')} {are(more)} not listed "
                                        f"({n:,} in all; a file lists at most {MAX_FINDINGS_PER_CODE:,} of one code)")
             out.append(f)
         return out
