@@ -60,12 +60,12 @@ def build_dv_1e8(path: Path) -> None:
     """
     from pyroaring import BitMap
 
-    from puffin_explorer.format.dv import _serialize_bitmaps, _uint32_array
+    from puffin_explorer.format.dv_serialize import serialize_bitmaps, uint32_array
 
     rng = np.random.default_rng(8)
     positions = np.flatnonzero(rng.random(2 * 10**8, dtype=np.float32) < 0.5)[: 10**8]
     assert positions[-1] < 1 << 32
-    data = _serialize_bitmaps({0: BitMap(_uint32_array(positions.astype(np.uint32)))})
+    data = serialize_bitmaps({0: BitMap(uint32_array(positions.astype(np.uint32)))})
     del positions
     w = PuffinWriter(properties={"created-by": "bench"})
     w.add_dv(DeletionVector.from_bytes(data), referenced_data_file="s3://bench/t/data/big.parquet")

@@ -254,8 +254,8 @@ _CLONE: _Clone | None = None  # set before the worker processes fork
 
 def _write_puffin(p: int) -> int:
     """Puffin file ``p`` (the DVs of its data files, the base's DV bytes) and its data files' hard links."""
-    from puffin_explorer.format.dv import BLOB_TYPE as DV_TYPE
-    from puffin_explorer.format.dv import ROW_POSITION_FIELD_ID
+    from puffin_explorer.format.dv_shape import BLOB_TYPE as DV_TYPE
+    from puffin_explorer.format.dv_shape import ROW_POSITION_FIELD_ID
     from puffin_explorer.format.writer import PuffinWriter
 
     c = _CLONE

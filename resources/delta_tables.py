@@ -37,7 +37,7 @@ def write_delta_table(root: str, row_counts: Sequence[int], deletes: Mapping[int
     import pyarrow.parquet as pq
 
     from puffin_explorer.delta import z85
-    from puffin_explorer.format.dv import serialize_positions
+    from puffin_explorer.format.dv_serialize import serialize_positions
 
     rng = uuid.UUID(int=seed_uuid) if seed_uuid is not None else None
     os.makedirs(root, exist_ok=True)

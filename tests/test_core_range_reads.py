@@ -7,7 +7,7 @@ import pytest
 
 from make_samples import assemble
 from puffin_explorer import PuffinFile, read_dv
-from puffin_explorer.format.puffin import DEFAULT_TAIL
+from puffin_explorer.format.footer import DEFAULT_TAIL
 
 
 def sparse_puffin(path, blob_area: int, blobs: int, pad_properties: int = 0) -> int:

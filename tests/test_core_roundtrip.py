@@ -186,8 +186,8 @@ def test_common_positions_of_many_vectors_in_one_buffer_are_each_parse_s(vectors
     """common_positions over vectors lying back to back (gaps between them): a vector is ok only when its own
     parse finds no error, and then its positions are the parse's (common_last_positions: its last one); every sound
     vector of the common shape (one bucket, one array container) is ok; each kind of damage is not."""
-    from puffin_explorer.format import dv as dv_module
-    from puffin_explorer.format.dv import common_last_positions, common_positions
+    from puffin_explorer.format import dv_batch as dv_module
+    from puffin_explorer.format.dv_batch import common_last_positions, common_positions
 
     buf, starts, sizes, blobs = bytearray(), [], [], []
     for key, lows, damage, gap in vectors:
@@ -240,7 +240,7 @@ def test_common_positions_of_many_vectors_in_one_buffer_are_each_parse_s(vectors
 def test_common_positions_takes_the_common_shape_and_leaves_the_rest_to_their_parse():
     """Three vectors back to back: sparse positions below 65,536 (one array container: read together), positions
     over three containers and a run of 5,000 (a run container): both left for their own parse."""
-    from puffin_explorer.format.dv import common_positions
+    from puffin_explorer.format.dv_batch import common_positions
 
     wanted = [np.arange(0, 30_000, 64, dtype=np.uint64), np.arange(0, 200_000, 97, dtype=np.uint64),
               np.arange(10, 5_010, dtype=np.uint64)]
@@ -256,7 +256,7 @@ def test_common_positions_takes_the_common_shape_and_leaves_the_rest_to_their_pa
 def test_common_positions_leave_a_range_near_the_long_limit_to_its_parse():
     """Offsets and sizes come from manifests: a start or size near 2**63 is outside the buffer (no wrapped sum
     taken for inside), the sound vector beside it still read."""
-    from puffin_explorer.format.dv import common_last_positions, common_positions
+    from puffin_explorer.format.dv_batch import common_last_positions, common_positions
 
     blob = DeletionVector.from_positions(np.array([3, 9, 27], dtype=np.uint64)).to_bytes()
     for start, size in ((2 ** 63 - 10, len(blob)), (0, 2 ** 63 - 1), (2 ** 62, 2 ** 62)):

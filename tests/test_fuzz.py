@@ -17,7 +17,7 @@ import pytest
 from puffin_explorer import DeletionVector, InvalidFileError, ParquetLayout, PuffinFile, PuffinWriter
 from puffin_explorer.errors import BlobDecodeError, PuffinError
 from puffin_explorer.format import codecs
-from puffin_explorer.format.puffin import json_depth
+from puffin_explorer.format.footer import json_depth
 from puffin_explorer.regions import Severity
 
 from conftest import RESOURCES

@@ -111,7 +111,7 @@ def test_the_doctors_position_delete_reader_reports_each_unreadable_file_as_a_ro
 def _small_dv_files(tmp_path) -> list[dict]:
     """Two Puffin files of five small DVs each (the common shape: one bucket, one array container); the
     third DV of the second file has a wrong CRC.  Rows as the planner sends them, sorted by file and offset."""
-    from puffin_explorer.format.dv import serialize_positions
+    from puffin_explorer.format.dv_serialize import serialize_positions
     from puffin_explorer.format.puffin import PuffinFile
     from puffin_explorer.format.writer import PuffinWriter
 

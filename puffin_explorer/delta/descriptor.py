@@ -21,7 +21,8 @@ from urllib.parse import unquote
 
 from .._text import plural
 from ..errors import InvalidFileError
-from ..format.dv import DV_MAGIC, DeletionVector
+from ..format.dv import DeletionVector
+from ..format.dv_shape import DV_MAGIC
 from ..regions import Finding, Severity
 from . import z85
 

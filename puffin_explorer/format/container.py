@@ -13,7 +13,7 @@ from __future__ import annotations
 import struct
 from typing import Any, Callable
 
-from .dv import DV_MAGIC
+from .dv_shape import DV_MAGIC
 
 PUFFIN = "puffin"
 DELTA_DV_FILE = "delta-dv-file"

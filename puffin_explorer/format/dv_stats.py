@@ -22,8 +22,8 @@ def _bit_index(words: np.ndarray, highest: bool) -> np.ndarray:
 
 def count_runs(data: bytes, offset: int, buckets: Sequence[Any]) -> int:
     """Maximal runs of consecutive deleted positions of a vector (its bytes ``data``, ``data[0]`` at ``offset``, and
-    its parsed buckets, :class:`~.dv.Bucket`), counted per container and joined across container edges; work is
-    bounded by the bytes of the vector."""
+    its parsed buckets, :class:`~.dv_structure.Bucket`), counted per container and joined across container edges;
+    work is bounded by the bytes of the vector."""
     firsts, lasts, runs = [], [], []
     bitmaps, order, bases = [], [], []
     data = memoryview(data)

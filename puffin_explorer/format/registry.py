@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
 from . import dv, theta
+from .dv_shape import BLOB_TYPE as DV_TYPE
 from .raw import RawBlob
 
 
@@ -43,5 +44,5 @@ def registered_types() -> list[str]:
     return sorted(_DECODERS)
 
 
-register_decoder(dv.BLOB_TYPE, dv.DeletionVector, dv.check_metadata, compressible=False)
+register_decoder(DV_TYPE, dv.DeletionVector, dv.check_metadata, compressible=False)
 register_decoder(theta.BLOB_TYPE, theta.ThetaSketch, theta.check_metadata)

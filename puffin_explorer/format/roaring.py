@@ -117,6 +117,14 @@ def _u16_at(u8: np.ndarray, pos: np.ndarray) -> np.ndarray:
     return u8[pos].astype(np.int64) | (u8[pos + 1].astype(np.int64) << 8)
 
 
+class _Unreadable(Exception):
+    """The bitmap cannot be read on from byte ``at``: the finding that says why."""
+
+    def __init__(self, code: str, message: str, at: int, hint: str = "") -> None:
+        super().__init__(message)
+        self.code, self.message, self.at, self.hint = code, message, at, hint
+
+
 def parse_bitmap32(buf: memoryview, pos: int, base: int, space: str = "file",
                    validate_payloads: Union[bool, str] = True) -> Bitmap32:
     """Parse one portable 32-bit bitmap starting at ``buf[pos]``.
@@ -129,105 +137,13 @@ def parse_bitmap32(buf: memoryview, pos: int, base: int, space: str = "file",
     end = len(buf)
     start = pos
     bm = Bitmap32(offset=base + pos, length=0, cookie=0, has_runs=False, space=space)
-
-    def fail(code: str, message: str, at: int, hint: str = "") -> Bitmap32:
-        bm.findings.append(_finding(code, Severity.ERROR, base + at, message, hint, space))
-        bm.ok = False
-        bm.length = max(0, min(end, at) - start)
-        return bm
-
-    if end - pos < 4:
-        return fail("roaring.truncated", "bitmap ends before its 4-byte cookie", pos)
-    (cookie,) = struct.unpack_from("<I", buf, pos)
-    bm.cookie = cookie
-    run_bitset = b""
-    head = bm._head
-    if cookie & 0xFFFF == SERIAL_COOKIE:
-        size = (cookie >> 16) + 1
-        bm.has_runs = True
-        head.append(("cookie (with runs)", "roaring-cookie", base + pos, 4,
-                     f"{SERIAL_COOKIE} | containers-1={size - 1}"))
-        pos += 4
-        nbytes = (size + 7) // 8
-        if end - pos < nbytes:
-            return fail("roaring.truncated", "bitmap ends inside its run-container bitset", pos)
-        run_bitset = bytes(buf[pos:pos + nbytes])
-        head.append(("run-container bitset", "roaring-run-bitset", base + pos, nbytes, run_bitset.hex()))
-        pos += nbytes
-    elif cookie == SERIAL_COOKIE_NO_RUNCONTAINER:
-        head.append(("cookie (no runs)", "roaring-cookie", base + pos, 4, SERIAL_COOKIE_NO_RUNCONTAINER))
-        pos += 4
-        if end - pos < 4:
-            return fail("roaring.truncated", "bitmap ends before its container count", pos)
-        (size,) = struct.unpack_from("<I", buf, pos)
-        head.append(("container count", "roaring-count", base + pos, 4, size))
-        pos += 4
-    else:
-        return fail("roaring.cookie",
-                    f"unknown Roaring cookie {cookie:#010x} (expected {SERIAL_COOKIE_NO_RUNCONTAINER} "
-                    f"or {SERIAL_COOKIE} in the low 16 bits)", pos,
-                    "the bytes here are not a portable Roaring bitmap")
-    if size > 1 << 16:
-        return fail("roaring.container-count",
-                    f"{plural(size, 'container')} declared; a 32-bit bitmap has at most 65,536", pos - 4)
-    if end - pos < 4 * size:
-        return fail("roaring.truncated",
-                    f"{plural(size, 'container header')} declared but only {plural(end - pos, 'byte')} remain", pos)
-    header = np.frombuffer(buf, dtype="<u2", count=2 * size, offset=pos).astype(np.int64)
-    keys = header[0::2]
-    cards = header[1::2] + 1
-    head.append((f"container headers ({size} × key, cardinality-1)", "roaring-header", base + pos, 4 * size, size))
-    header_pos = pos
-    pos += 4 * size
-    if size > 1 and not (keys[1:] > keys[:-1]).all():
-        bad = np.flatnonzero(keys[1:] <= keys[:-1])
-        if bad.size:
-            i = int(bad[0]) + 1
-            bm.findings.append(_finding(
-                "roaring.keys-order", Severity.ERROR, base + header_pos + 4 * i,
-                f"container key {int(keys[i])} follows key {int(keys[i - 1])}: keys must be strictly ascending",
-                space=space))
-    is_run = None
-    if bm.has_runs:
-        is_run = np.unpackbits(np.frombuffer(run_bitset, dtype=np.uint8), bitorder="little")[:size].astype(bool)
-    offsets = None
-    if not bm.has_runs or size >= NO_OFFSET_THRESHOLD:
-        if end - pos < 4 * size:
-            return fail("roaring.truncated", "bitmap ends inside its offset header", pos)
-        offsets = np.frombuffer(buf, dtype="<u4", count=size, offset=pos).astype(np.int64) if size else None
-        head.append((f"offset header ({size} × uint32)", "roaring-offsets", base + pos, 4 * size, None))
-        pos += 4 * size
-    kinds = (cards > ARRAY_MAX).astype(np.int64)  # ARRAY 0, BITMAP 1
-    sizes = np.minimum(2 * cards, BITMAP_BYTES)
-    nruns = np.zeros(size, dtype=np.int64)
-    u8 = np.frombuffer(buf, dtype=np.uint8)
-    run_idx = np.flatnonzero(is_run) if is_run is not None else None
-    trunc: Optional[tuple[int, str, int]] = None  # (container index, message, byte position)
-    if run_idx is not None and run_idx.size:
-        kinds[run_idx] = RUN
-        sizes[run_idx] = 0
-        placed = False
-        if offsets is not None:
-            # trust the offset header to find every run count at once; checked against the sizes below
-            at = start + offsets[run_idx]
-            if at.size and int(at.max()) + 2 <= end and int(at.min()) >= pos:
-                nruns[run_idx] = _u16_at(u8, at)
-                sizes[run_idx] = 2 + 4 * nruns[run_idx]
-                placed = bool(np.array_equal(pos + np.cumsum(sizes) - sizes, start + offsets))
-        if not placed:  # walk: each run container's place depends on the run counts before it
-            sizes[run_idx] = 0
-            nruns[:] = 0
-            before = pos + np.cumsum(sizes) - sizes
-            extra = 0
-            for i in run_idx.tolist():
-                p = int(before[i]) + extra
-                if end - p < 2:
-                    trunc = (i, f"bitmap ends inside run container {i}", p)
-                    break
-                n = int(buf[p]) | (int(buf[p + 1]) << 8)
-                nruns[i] = n
-                sizes[i] = 2 + 4 * n
-                extra += sizes[i]
+    try:
+        size, is_run, pos = _read_cookie(buf, pos, base, bm)
+        keys, cards, pos = _read_container_headers(buf, pos, base, size, bm)
+        offsets, pos = _read_offset_header(buf, pos, base, size, bm)
+    except _Unreadable as stop:
+        return _stopped(bm, stop, base, start, end)
+    kinds, sizes, nruns, trunc = _container_sizes(buf, pos, start, size, cards, is_run, offsets)
     ends = pos + np.cumsum(sizes)
     starts = ends - sizes
     over = np.flatnonzero(ends > end) if size and int(ends[-1]) > end else ()
@@ -236,18 +152,12 @@ def parse_bitmap32(buf: memoryview, pos: int, base: int, space: str = "file",
         trunc = (i, f"{_KINDS[int(kinds[i])]} container {i} needs {plural(int(sizes[i]), 'byte')}, "
                     f"only {end - int(starts[i]):,} remain", int(starts[i]))
     n_ok = size if trunc is None else trunc[0]
-    per: list[tuple[int, int, Finding]] = []
-    upto = size if trunc is None else trunc[0] + 1
-    if offsets is not None and not np.array_equal(offsets[:upto], starts[:upto] - start):
-        wrong = np.flatnonzero(offsets[:upto] != starts[:upto] - start)
-        for i in wrong.tolist():
-            per.append((i, 0, _finding(
-                "roaring.offset-header", Severity.WARNING, base + int(starts[i]),
-                f"offset header says container {i} starts at {int(offsets[i])}, it starts at {int(starts[i]) - start}",
-                space=space)))
     bm.keys, bm.cards, bm.kinds = keys[:n_ok], cards[:n_ok], kinds[:n_ok]
     bm.starts, bm.lengths, bm.runs = base + starts[:n_ok], sizes[:n_ok], nruns[:n_ok]
+    upto = size if trunc is None else trunc[0] + 1
+    per = _offset_findings(offsets, starts, start, base, upto, space)
     if validate_payloads and n_ok and (validate_payloads != "runs" or bm.has_runs):
+        u8 = np.frombuffer(buf, dtype=np.uint8)
         for i, problem in _check_containers(u8, starts[:n_ok], kinds[:n_ok], cards[:n_ok], nruns[:n_ok],
                                             runs_only=validate_payloads == "runs"):
             per.append((i, 1, _finding("roaring.container", Severity.ERROR, base + int(starts[i]),
@@ -256,9 +166,150 @@ def parse_bitmap32(buf: memoryview, pos: int, base: int, space: str = "file",
     per.sort(key=lambda t: (t[0], t[1]))
     bm.findings.extend(f for _, _, f in per)
     if trunc is not None:
-        return fail("roaring.truncated", trunc[1], trunc[2])
+        return _stopped(bm, _Unreadable("roaring.truncated", trunc[1], trunc[2]), base, start, end)
     bm.length = int(ends[-1]) - start if size else pos - start
     return bm
+
+
+def _stopped(bm: Bitmap32, stop: _Unreadable, base: int, start: int, end: int) -> Bitmap32:
+    """``bm`` read up to where ``stop`` says it cannot be read on: its finding added, not ok."""
+    bm.findings.append(_finding(stop.code, Severity.ERROR, base + stop.at, stop.message, stop.hint, bm.space))
+    bm.ok = False
+    bm.length = max(0, min(end, stop.at) - start)
+    return bm
+
+
+def _read_cookie(buf: memoryview, pos: int, base: int, bm: Bitmap32) -> tuple[int, Optional[np.ndarray], int]:
+    """The cookie at ``pos`` and what follows it (the run-container bitset, or the container count):
+    ``(container count, which containers are runs (None without runs), position after them)``."""
+    end = len(buf)
+    if end - pos < 4:
+        raise _Unreadable("roaring.truncated", "bitmap ends before its 4-byte cookie", pos)
+    (cookie,) = struct.unpack_from("<I", buf, pos)
+    bm.cookie = cookie
+    head = bm._head
+    is_run = None
+    if cookie & 0xFFFF == SERIAL_COOKIE:
+        size = (cookie >> 16) + 1
+        bm.has_runs = True
+        head.append(("cookie (with runs)", "roaring-cookie", base + pos, 4,
+                     f"{SERIAL_COOKIE} | containers-1={size - 1}"))
+        pos += 4
+        nbytes = (size + 7) // 8
+        if end - pos < nbytes:
+            raise _Unreadable("roaring.truncated", "bitmap ends inside its run-container bitset", pos)
+        run_bitset = bytes(buf[pos:pos + nbytes])
+        head.append(("run-container bitset", "roaring-run-bitset", base + pos, nbytes, run_bitset.hex()))
+        pos += nbytes
+        is_run = np.unpackbits(np.frombuffer(run_bitset, dtype=np.uint8), bitorder="little")[:size].astype(bool)
+    elif cookie == SERIAL_COOKIE_NO_RUNCONTAINER:
+        head.append(("cookie (no runs)", "roaring-cookie", base + pos, 4, SERIAL_COOKIE_NO_RUNCONTAINER))
+        pos += 4
+        if end - pos < 4:
+            raise _Unreadable("roaring.truncated", "bitmap ends before its container count", pos)
+        (size,) = struct.unpack_from("<I", buf, pos)
+        head.append(("container count", "roaring-count", base + pos, 4, size))
+        pos += 4
+    else:
+        raise _Unreadable("roaring.cookie",
+                          f"unknown Roaring cookie {cookie:#010x} (expected {SERIAL_COOKIE_NO_RUNCONTAINER} "
+                          f"or {SERIAL_COOKIE} in the low 16 bits)", pos,
+                          "the bytes here are not a portable Roaring bitmap")
+    return size, is_run, pos
+
+
+def _read_container_headers(buf: memoryview, pos: int, base: int, size: int,
+                            bm: Bitmap32) -> tuple[np.ndarray, np.ndarray, int]:
+    """The ``size`` container headers at ``pos``: ``(keys, cardinalities, position after them)``; keys out of
+    order are a finding."""
+    end = len(buf)
+    if size > 1 << 16:
+        raise _Unreadable("roaring.container-count",
+                          f"{plural(size, 'container')} declared; a 32-bit bitmap has at most 65,536", pos - 4)
+    if end - pos < 4 * size:
+        raise _Unreadable("roaring.truncated",
+                          f"{plural(size, 'container header')} declared but only {plural(end - pos, 'byte')} remain",
+                          pos)
+    header = np.frombuffer(buf, dtype="<u2", count=2 * size, offset=pos).astype(np.int64)
+    keys = header[0::2]
+    cards = header[1::2] + 1
+    bm._head.append((f"container headers ({size} × key, cardinality-1)", "roaring-header", base + pos, 4 * size,
+                     size))
+    if size > 1 and not (keys[1:] > keys[:-1]).all():
+        bad = np.flatnonzero(keys[1:] <= keys[:-1])
+        if bad.size:
+            i = int(bad[0]) + 1
+            bm.findings.append(_finding(
+                "roaring.keys-order", Severity.ERROR, base + pos + 4 * i,
+                f"container key {int(keys[i])} follows key {int(keys[i - 1])}: keys must be strictly ascending",
+                space=bm.space))
+    return keys, cards, pos + 4 * size
+
+
+def _read_offset_header(buf: memoryview, pos: int, base: int, size: int,
+                        bm: Bitmap32) -> tuple[Optional[np.ndarray], int]:
+    """The offset header at ``pos`` when the bitmap has one (no runs, or at least
+    :data:`NO_OFFSET_THRESHOLD` containers): ``(offsets or None, position after it)``."""
+    if bm.has_runs and size < NO_OFFSET_THRESHOLD:
+        return None, pos
+    if len(buf) - pos < 4 * size:
+        raise _Unreadable("roaring.truncated", "bitmap ends inside its offset header", pos)
+    offsets = np.frombuffer(buf, dtype="<u4", count=size, offset=pos).astype(np.int64) if size else None
+    bm._head.append((f"offset header ({size} × uint32)", "roaring-offsets", base + pos, 4 * size, None))
+    return offsets, pos + 4 * size
+
+
+def _container_sizes(buf: memoryview, pos: int, start: int, size: int, cards: np.ndarray,
+                     is_run: Optional[np.ndarray], offsets: Optional[np.ndarray]):
+    """Each container's kind, payload bytes and run count, payloads starting at ``pos`` (the bitmap at
+    ``start``): ``(kinds, sizes, nruns, trunc)``, ``trunc`` ``(container, message, byte)`` where a run
+    container's count lies past the end, else None.  Run counts are found through the offset header when it
+    agrees with them, else by walking the run containers in order."""
+    end = len(buf)
+    kinds = (cards > ARRAY_MAX).astype(np.int64)  # ARRAY 0, BITMAP 1
+    sizes = np.minimum(2 * cards, BITMAP_BYTES)
+    nruns = np.zeros(size, dtype=np.int64)
+    run_idx = np.flatnonzero(is_run) if is_run is not None else None
+    trunc: Optional[tuple[int, str, int]] = None  # (container index, message, byte position)
+    if run_idx is None or not run_idx.size:
+        return kinds, sizes, nruns, trunc
+    kinds[run_idx] = RUN
+    sizes[run_idx] = 0
+    placed = False
+    if offsets is not None:
+        # trust the offset header to find every run count at once; checked against the sizes below
+        at = start + offsets[run_idx]
+        if at.size and int(at.max()) + 2 <= end and int(at.min()) >= pos:
+            nruns[run_idx] = _u16_at(np.frombuffer(buf, dtype=np.uint8), at)
+            sizes[run_idx] = 2 + 4 * nruns[run_idx]
+            placed = bool(np.array_equal(pos + np.cumsum(sizes) - sizes, start + offsets))
+    if not placed:  # walk: each run container's place depends on the run counts before it
+        sizes[run_idx] = 0
+        nruns[:] = 0
+        before = pos + np.cumsum(sizes) - sizes
+        extra = 0
+        for i in run_idx.tolist():
+            p = int(before[i]) + extra
+            if end - p < 2:
+                trunc = (i, f"bitmap ends inside run container {i}", p)
+                break
+            n = int(buf[p]) | (int(buf[p + 1]) << 8)
+            nruns[i] = n
+            sizes[i] = 2 + 4 * n
+            extra += sizes[i]
+    return kinds, sizes, nruns, trunc
+
+
+def _offset_findings(offsets: Optional[np.ndarray], starts: np.ndarray, start: int, base: int, upto: int,
+                     space: str) -> list[tuple[int, int, Finding]]:
+    """``(container, 0, finding)`` for each of the first ``upto`` containers the offset header places wrongly."""
+    if offsets is None or np.array_equal(offsets[:upto], starts[:upto] - start):
+        return []
+    wrong = np.flatnonzero(offsets[:upto] != starts[:upto] - start)
+    return [(i, 0, _finding("roaring.offset-header", Severity.WARNING, base + int(starts[i]),
+                            f"offset header says container {i} starts at {int(offsets[i])}, "
+                            f"it starts at {int(starts[i]) - start}", space=space))
+            for i in wrong.tolist()]
 
 
 def _segments(starts: np.ndarray, counts: np.ndarray, step: int) -> tuple[np.ndarray, np.ndarray]:

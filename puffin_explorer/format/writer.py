@@ -13,9 +13,11 @@ from typing import Any, Iterable, Optional
 import numpy as np
 
 from .codecs import compress, normalize_codec
-from .dv import BLOB_TYPE as DV_TYPE
-from .dv import ROW_POSITION_FIELD_ID, DeletionVector, serialize_positions
-from .puffin import FLAG_COMPRESSED, MAGIC
+from .dv import DeletionVector
+from .dv_serialize import serialize_positions
+from .dv_shape import BLOB_TYPE as DV_TYPE
+from .dv_shape import ROW_POSITION_FIELD_ID
+from .footer import FLAG_COMPRESSED, MAGIC
 from .theta import BLOB_TYPE as THETA_TYPE
 
 
@@ -104,6 +106,6 @@ class PuffinWriter:
 
     def write(self, location: str, storage_options: Optional[dict[str, Any]] = None) -> int:
         """Write the file to a local path or fsspec URL; returns its size."""
-        from ..io import FileIO
+        from ..io.files import FileIO
 
         return FileIO(storage_options).write(location, self.to_bytes())

@@ -26,7 +26,7 @@ def cleared_dvs(pf: Any, members: list[int], offsets: list, sizes: list, records
     nothing is cleared that those would report."""
     import numpy as np
 
-    from ..format.dv import common_last_positions
+    from ..format.dv_batch import common_last_positions
     from ..io.ranges import request_groups
 
     placed = np.array([i for i in members if offsets[i] is not None and sizes[i] is not None], np.int64)

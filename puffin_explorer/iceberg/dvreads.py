@@ -158,7 +158,8 @@ def _file_dvs(src: Any, loc: str, offsets: Any, sizes: Any, refs: list) -> list:
 
     import numpy as np
 
-    from ..format.dv import DeletionVector, common_positions, decode_many
+    from ..format.dv import DeletionVector, decode_many
+    from ..format.dv_batch import common_positions
     from ..io.ranges import DEFAULT_MAX_REQUEST, request_groups
 
     out: list = [None] * len(offsets)

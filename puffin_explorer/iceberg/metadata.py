@@ -229,7 +229,8 @@ class MetadataReader:
             if f.code == "findings.capped":
                 code = f.message.split(" more ", 1)[1].split(" ", 1)[0]
                 n = self._counts[code]
-                f = replace(f, message=f"{plural(n - MAX_FINDINGS_PER_CODE, f'more {code} finding')} {are(n - MAX_FINDINGS_PER_CODE)} not listed "
+                more = n - MAX_FINDINGS_PER_CODE
+                f = replace(f, message=f"{plural(more, f'more {code} finding')} {are(more)} not listed "
                                        f"({n:,} in all; a file lists at most {MAX_FINDINGS_PER_CODE:,} of one code)")
             out.append(f)
         return out
@@ -433,6 +434,16 @@ class TableMetadata:
     # ---- reading, once -------------------------------------------------------------------
     def _read(self) -> None:
         r = MetadataReader(self.raw, self.location_read)
+        self._read_header(r)
+        self._read_schemas(r)
+        self._read_specs_and_orders(r)
+        self._read_snapshots(r)
+        self._read_refs(r)
+        self._read_statistics_and_logs(r)
+        self.findings = r.findings
+
+    def _read_header(self, r: MetadataReader) -> None:
+        """The format version (told from the fields when absent), location, uuid, times and properties."""
         raw = self.raw
         version = r.get(raw, "format-version", "", "int", required=True)
         if version is None:
@@ -450,7 +461,9 @@ class TableMetadata:
         props = r.get(raw, "properties", "", "dict") or {}
         self._properties = {str(k): val if isinstance(val, str) else json.dumps(val) for k, val in props.items()}
 
-        # schemas
+    def _read_schemas(self, r: MetadataReader) -> None:
+        """The schemas by id (v1's single ``schema`` too) and the current one."""
+        raw, v = self.raw, self._version
         schemas: dict[int, dict] = {}
         listed = r.get(raw, "schemas", "", "list", required=v >= 2)
         for i, s in r.objects(listed, "schemas"):
@@ -478,7 +491,9 @@ class TableMetadata:
                 single.get("schema-id", 0)) and single.get("schema-id", 0) in schemas else next(iter(schemas), None)
         self._current_schema = current_schema
 
-        # partition specs and sort orders
+    def _read_specs_and_orders(self, r: MetadataReader) -> None:
+        """The partition specs (v1's single ``partition-spec`` too), the sort orders and the default of each."""
+        raw, v = self.raw, self._version
         listed = r.get(raw, "partition-specs", "", "list", required=v >= 2)
         specs = r.fields_by_id(listed, "partition-specs", "spec-id")
         if listed is None:
@@ -500,11 +515,14 @@ class TableMetadata:
             default_order = None
         self._default_order = default_order
 
-        # snapshots
+    def _read_snapshots(self, r: MetadataReader) -> None:
+        """The snapshots (a duplicate id skipped, an unknown schema id or a self-parent dropped) and the current
+        one."""
+        schemas = self._schemas
         snapshots: list[Snapshot] = []
         by_id: dict[int, Snapshot] = {}
-        for i, d in r.objects(r.get(raw, "snapshots", "", "list"), "snapshots"):
-            snap = r.snapshot(d, f"snapshots[{i}]", v)
+        for i, d in r.objects(r.get(self.raw, "snapshots", "", "list"), "snapshots"):
+            snap = r.snapshot(d, f"snapshots[{i}]", self._version)
             if snap is None:
                 continue
             if snap.snapshot_id in by_id:
@@ -523,7 +541,7 @@ class TableMetadata:
                 snap.parent_snapshot_id = None
         self._snapshots = snapshots
         self._by_id = by_id
-        current = r.get(raw, "current-snapshot-id", "", "int")
+        current = r.get(self.raw, "current-snapshot-id", "", "int")
         if current == -1:
             current = None
         if current is not None and current not in by_id:
@@ -532,8 +550,10 @@ class TableMetadata:
             current = None
         self._current = current
 
+    def _read_refs(self, r: MetadataReader) -> None:
+        """The named references whose snapshot is known."""
         refs: dict[str, dict[str, Any]] = {}
-        for name, ref in (r.get(raw, "refs", "", "dict") or {}).items():
+        for name, ref in (r.get(self.raw, "refs", "", "dict") or {}).items():
             p = f"refs.{name}"
             if not r.is_object(ref, p):
                 continue
@@ -541,12 +561,15 @@ class TableMetadata:
             r.get(ref, "type", p, "str", required=True)
             if sid is None:
                 continue
-            if sid not in by_id:
+            if sid not in self._by_id:
                 r.add("iceberg.metadata-id-unresolved", f"{p}.snapshot-id {sid} is not the id of any snapshot")
                 continue
             refs[str(name)] = ref
-
         self._refs = refs
+
+    def _read_statistics_and_logs(self, r: MetadataReader) -> None:
+        """The statistics files, v3's next row id, and the snapshot and metadata logs' fields checked."""
+        raw = self.raw
         stats: list[StatisticsFile] = []
         for key, kind in (("statistics", "table"), ("partition-statistics", "partition")):
             for i, s in r.objects(r.get(raw, key, "", "list"), key):
@@ -554,7 +577,7 @@ class TableMetadata:
                 if got is not None:
                     stats.append(got)
         self._statistics = stats
-        self._next_row_id = r.get(raw, "next-row-id", "", "int", required=v >= 3, what="count")
+        self._next_row_id = r.get(raw, "next-row-id", "", "int", required=self._version >= 3, what="count")
         for key in ("snapshot-log", "metadata-log"):
             log = r.get(raw, key, "", "list")
             for i, e in enumerate((log or [])[:100_000]):
@@ -563,7 +586,6 @@ class TableMetadata:
                 r.get(e, "timestamp-ms", f"{key}[{i}]", "int", what="timestamp")
                 if key == "metadata-log":
                     r.path(e.get("metadata-file"), f"metadata-log[{i}].metadata-file")
-        self.findings = r.findings
 
     # ---- what was read -------------------------------------------------------------------
     @property

@@ -75,6 +75,66 @@ def _list_local(location: str, path: str, inside=None) -> list[tuple[str, str, O
 WALK_BATCH = 65_536
 
 
+class _LocalFolders:
+    """The folders of one local walk (:func:`_walk_local`), each listed once: its entries sorted as its paths
+    sort, a folder reached again through a link not listed again, a link out of the scope (``inside``) skipped."""
+
+    def __init__(self, location: str, inside=None) -> None:
+        self.location = location
+        self.inside = inside
+        self.seen: set[tuple[int, int]] = set()
+        self.walked: Optional[list[str]] = []  # the folders walked while no link was met; None once one was
+
+    def entries(self, folder: str, linked: bool) -> list:
+        """The folder's entries as ``(sort key, name, folder entry or None for a file)``, sorted; none for a
+        folder seen before."""
+        import os
+
+        try:
+            if not self._first_time(folder, linked):
+                return []
+            out = []
+            with os.scandir(folder) as found:
+                for e in found:
+                    try:
+                        if self.inside is not None and e.is_symlink() and not self.inside(e.path):
+                            continue
+                        if e.is_dir():
+                            out.append((e.name + "/", e.name, e))
+                        elif e.is_file():
+                            out.append((e.name, e.name, None))
+                    except OSError:
+                        continue
+        except (FileNotFoundError, NotADirectoryError):
+            return []
+        except OSError as exc:
+            raise storage_error(exc, self.location, "list") from exc
+        out.sort()  # by key: a key is unique in its folder, so the tuples' later items are never compared
+        return out
+
+    def _first_time(self, folder: str, linked: bool) -> bool:
+        """Whether ``folder`` is walked for the first time.  Only a link can reach a folder twice, so folders are
+        told apart by ``stat`` from the first linked one on (the ones walked before it then too)."""
+        import os
+
+        if linked and self.walked is not None:  # the first linked folder: every folder from now on is told apart
+            for before in self.walked:
+                try:
+                    st = os.stat(before)
+                    self.seen.add((st.st_dev, st.st_ino))
+                except OSError:
+                    pass
+            self.walked = None
+        if self.walked is None:
+            st = os.stat(folder)
+            if (st.st_dev, st.st_ino) in self.seen:
+                return False
+            self.seen.add((st.st_dev, st.st_ino))
+        else:
+            self.walked.append(folder)
+        return True
+
+
 def _walk_local(location: str, path: str, batch: int = WALK_BATCH, stat: bool = True, inside=None):
     """Every file under a local folder as :meth:`FileIO.walk_batches` gives it, one ``os.scandir`` per folder
     (fsspec's ``find`` costs a Python ``info()`` per file, most of a large listing), in the order of the paths
@@ -90,52 +150,12 @@ def _walk_local(location: str, path: str, batch: int = WALK_BATCH, stat: bool = 
     names: list[str] = []
     sizes: list[Optional[int]] = []
     mtimes: list[Optional[float]] = []
-    seen: set[tuple[int, int]] = set()
-    walked: Optional[list[str]] = []  # the folders walked while no link was met; None once one was
-
-    def entries_of(folder: str, linked: bool) -> list:
-        """The folder's entries as ``(sort key, name, folder entry or None for a file)``, sorted; none for a
-        folder seen before."""
-        nonlocal walked
-        try:
-            if linked and walked is not None:  # the first linked folder: every folder from now on is told apart
-                for before in walked:
-                    try:
-                        st = os.stat(before)
-                        seen.add((st.st_dev, st.st_ino))
-                    except OSError:
-                        pass
-                walked = None
-            if walked is None:
-                st = os.stat(folder)
-                if (st.st_dev, st.st_ino) in seen:
-                    return []
-                seen.add((st.st_dev, st.st_ino))
-            else:
-                walked.append(folder)
-            out = []
-            with os.scandir(folder) as found:
-                for e in found:
-                    try:
-                        if inside is not None and e.is_symlink() and not inside(e.path):
-                            continue
-                        if e.is_dir():
-                            out.append((e.name + "/", e.name, e))
-                        elif e.is_file():
-                            out.append((e.name, e.name, None))
-                    except OSError:
-                        continue
-        except (FileNotFoundError, NotADirectoryError):
-            return []
-        except OSError as exc:
-            raise storage_error(exc, location, "list") from exc
-        out.sort()  # by key: a key is unique in its folder, so the tuples' later items are never compared
-        return out
+    folders = _LocalFolders(location, inside)
 
     def under(folder: str) -> str:  # what a file's name is joined to
         return folder if folder.endswith(os.sep) else folder + os.sep
 
-    stack = [(under(path), iter(entries_of(path, False)))]
+    stack = [(under(path), iter(folders.entries(path, False)))]
     while stack:
         prefix, entries = stack[-1]
         item = next(entries, None)
@@ -148,7 +168,7 @@ def _walk_local(location: str, path: str, batch: int = WALK_BATCH, stat: bool = 
                 linked = sub.is_symlink()
             except OSError:
                 continue
-            stack.append((under(sub.path), iter(entries_of(sub.path, linked))))
+            stack.append((under(sub.path), iter(folders.entries(sub.path, linked))))
             continue
         where = prefix + name
         if stat:

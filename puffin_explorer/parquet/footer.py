@@ -4,6 +4,8 @@ column chunks, and the copies of column metadata some writers put before each ch
 from __future__ import annotations
 
 import struct
+from typing import Optional
+
 from ..regions import Finding, Region, Severity
 from .parts import ChunkInfo, RowGroupInfo
 from .regions import struct_regions
@@ -22,16 +24,24 @@ class FooterReader:
             self._add(f)
 
     def _parse(self, walk_pages: bool) -> None:
-        size = self.size
         top: list[Region] = []
+        head = self._read_head(top)
+        footer = self._read_trailer(top, head) if self.size >= 12 else None
+        meta = self._read_file_metadata(top, *footer) if footer is not None else None
+        if meta is not None:
+            self._check_schema(meta)
+            self._read_contents(top, meta, footer[0], walk_pages)
+        self._finish(top)
+
+    def _read_head(self, top: list[Region]) -> bytes:
+        """The file's tail kept (one read from the end) and its leading magic: the first bytes."""
+        size = self.size
         if size < 12:
             self._finding("parquet.too-small", Severity.ERROR, 0,
                           f"the file has {size} bytes; a Parquet file has at least 12 "
                           "(magic, footer length, magic)", "the file is truncated or empty")
         self._tail = self.source.tail(min(size, TAIL_READ))
-        get = self._fetch
-
-        head = get(0, min(4, size))
+        head = self._fetch(0, min(4, size))
         if head:
             top.append(Region("magic", "magic", 0, len(head), value=head))
             if head != MAGIC:
@@ -39,10 +49,14 @@ class FooterReader:
                     "parquet.magic", Severity.ERROR, 0,
                     f"the file starts with {head!r}, not the Parquet magic b'PAR1'",
                     "not a Parquet file, or its first bytes were overwritten", length=len(head))
-        if size < 12:
-            self._finish(top)
-            return
-        trailer = get(size - 8, 8)
+        return head
+
+    def _read_trailer(self, top: list[Region], head: bytes) -> Optional[tuple[int, int]]:
+        """The footer length and trailing magic: ``(footer start, footer length)``, or None when they do not
+        locate a footer (without the trailing magic, the pages are recovered from the front when the file
+        starts as Parquet)."""
+        size = self.size
+        trailer = self._fetch(size - 8, 8)
         (footer_len,) = struct.unpack("<I", trailer[:4])
         end_magic = trailer[4:]
         tail_ok = end_magic == MAGIC
@@ -62,8 +76,7 @@ class FooterReader:
             # Without the trailing magic the last 8 bytes are not a footer length.
             if head == MAGIC:
                 self._recover_pages(top)
-            self._finish(top)
-            return
+            return None
         top.append(magic_region)
         len_region = Region("footer length", "footer-length", size - 8, 4, value=footer_len)
         top.append(len_region)
@@ -73,10 +86,14 @@ class FooterReader:
                 "parquet.footer-length", Severity.ERROR, size - 8,
                 f"the footer length {footer_len} does not fit in the file of {size} bytes "
                 f"(at most {size - 12})", "the footer length field is corrupted", length=4)
-            self._finish(top)
-            return
+            return None
         self.footer_offset, self.footer_length = footer_start, footer_len
-        footer_bytes = get(footer_start, footer_len)
+        return footer_start, footer_len
+
+    def _read_file_metadata(self, top: list[Region], footer_start: int, footer_len: int) -> Optional[TStruct]:
+        """The footer decoded as a FileMetaData (kept as ``metadata``, its fields as the footer region's
+        children), or None when it cannot be decoded."""
+        footer_bytes = self._fetch(footer_start, footer_len)
         footer_region = Region("footer (FileMetaData)", "footer", footer_start, footer_len)
         top.append(footer_region)
         try:
@@ -86,8 +103,7 @@ class FooterReader:
                 "parquet.footer", Severity.ERROR, exc.offset,
                 f"cannot decode the FileMetaData: {exc.message}",
                 "the footer is corrupted, or the footer length points to the wrong place")
-            self._finish(top)
-            return
+            return None
         self.metadata = meta
         self._check_types(meta, "footer")
         footer_region.children = struct_regions(meta)
@@ -96,6 +112,10 @@ class FooterReader:
                           f"the FileMetaData ends at byte {meta.end} but the footer length "
                           f"says {footer_start + footer_len}",
                           length=footer_start + footer_len - meta.end)
+        return meta
+
+    def _check_schema(self, meta: TStruct) -> None:
+        """The columns read from the schema (``columns``), and what the schema gets wrong."""
         self.columns, schema_error = columns_from_schema(meta.get("schema") or [])
         if schema_error:
             self._finding("parquet.schema", Severity.ERROR, meta.spans.get("schema", (None,))[0],
@@ -104,6 +124,10 @@ class FooterReader:
             self._finding("parquet.schema-type", Severity.ERROR, at, message,
                           "the footer is corrupted, or a newer writer used a type this reader does not know",
                           length=length)
+
+    def _read_contents(self, top: list[Region], meta: TStruct, footer_start: int, walk_pages) -> None:
+        """What the footer lists: row groups and their chunks, the page indexes, the pages (walked when
+        ``walk_pages``, or when worth it for ``"auto"``), the metadata copies, and their regions."""
         self._read_row_groups(meta, footer_start)
         self._read_page_indexes(footer_start)
         if walk_pages == "auto":
@@ -117,7 +141,6 @@ class FooterReader:
         self._read_metadata_copies(footer_start)
         top.extend(self._row_group_regions())
         top.extend(self._index_regions(footer_start, top))
-        self._finish(top)
 
     def _read_row_groups(self, meta: TStruct, footer_start: int) -> None:
         first_row = 0

@@ -13,7 +13,7 @@ from typing import Callable, Optional, Union
 
 from .._repr import RichRepr, make_view
 from ..errors import InvalidFileError
-from ..io import DEFAULT_WORKERS, ByteSource, Location
+from ..io.source import DEFAULT_WORKERS, ByteSource, Location
 from ..regions import Finding, FindingList, Region, Severity
 from .footer import FooterReader
 from .indexes import IndexReader, _stat_min_max

@@ -51,16 +51,18 @@ class DeletionOverlay(RichRepr):
     """
 
     def __init__(self, layout: RowGroups, dv: Any, column: Optional[str] = None) -> None:
-        import pandas as pd
-
         self.layout = layout
         self.positions = as_positions(dv)
         self.findings: FindingList = FindingList()
-        pos = self.positions
-        n_rows = layout.num_rows
-        self.deleted = int(pos.size)
+        self.deleted = int(self.positions.size)
+        self.out_of_range = self._count_out_of_range()
+        self.row_groups = self._row_group_table()
+        self.pages = self._page_table(column)
+
+    def _count_out_of_range(self) -> int:
+        """Deleted positions past the file's rows (a finding when there are any)."""
+        pos, n_rows = self.positions, self.layout.num_rows
         beyond = int(pos.size - np.searchsorted(pos, np.uint64(n_rows), side="left"))
-        self.out_of_range = beyond
         if beyond:
             first = int(pos[pos.size - beyond])
             self.findings.append(Finding(
@@ -68,15 +70,20 @@ class DeletionOverlay(RichRepr):
                 f"{beyond} deleted positions are past the file's {n_rows} rows "
                 f"(the first is {first})",
                 "the deletion vector belongs to another data file, or this file was rewritten"))
+        return beyond
 
-        rgs = layout.row_group_infos
+    def _row_group_table(self):
+        """Deleted rows per row group (a finding for each one wholly deleted)."""
+        import pandas as pd
+
+        pos, rgs = self.positions, self.layout.row_group_infos
         starts = np.array([rg.first_row for rg in rgs], dtype=np.uint64)
         counts_rows = np.array([rg.num_rows for rg in rgs], dtype=np.uint64)
         deleted = (np.searchsorted(pos, starts + counts_rows, side="left")
                    - np.searchsorted(pos, starts, side="left")).astype(np.int64)
         share = np.divide(deleted, counts_rows, out=np.zeros(len(rgs)),
                           where=counts_rows > 0)
-        self.row_groups = pd.DataFrame({
+        table = pd.DataFrame({
             "row_group": [rg.index for rg in rgs],
             "first_row": starts.astype(np.int64),
             "num_rows": counts_rows.astype(np.int64),
@@ -97,7 +104,14 @@ class DeletionOverlay(RichRepr):
                     f"rewriting the file would drop its {r.length:,} bytes" if r is not None
                     else "rewriting the file would drop the whole row group",
                     length=r.length if r is not None else None))
+        return table
 
+    def _page_table(self, column: Optional[str]):
+        """Deleted rows per data page (of ``column``, or of every column), a finding for each column whose
+        pages' rows are unknown."""
+        import pandas as pd
+
+        pos, rgs = self.positions, self.layout.row_group_infos
         records = []
         unmapped: set[str] = set()
         for rg in rgs:
@@ -114,7 +128,7 @@ class DeletionOverlay(RichRepr):
                                     p.header_length + p.compressed_size,
                                     rg.first_row + p.first_row_index, p.num_rows))
         if column is not None and not any(c.name == column for rg in rgs for c in rg.chunks):
-            raise KeyError(f"no column {column!r}; columns: {[c.name for c in layout.columns]}")
+            raise KeyError(f"no column {column!r}; columns: {[c.name for c in self.layout.columns]}")
         for name in sorted(unmapped):
             self.findings.append(Finding(
                 "parquet.overlay-pages-unknown", Severity.INFO, None,
@@ -130,7 +144,7 @@ class DeletionOverlay(RichRepr):
         n = pages["num_rows"].to_numpy(dtype=np.float64)
         pages["share"] = np.divide(p_del, n, out=np.zeros(len(pages)), where=n > 0)
         pages["fully_deleted"] = (p_del == pages["num_rows"].to_numpy()) & (n > 0)
-        self.pages = pages
+        return pages
 
     @property
     def share(self) -> float:

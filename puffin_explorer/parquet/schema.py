@@ -185,6 +185,6 @@ def schema_enum_problems(elements: list) -> list[tuple[int, int, str]]:
                 continue
             start, end = el.spans.get(key, (el.offset, el.offset))[:2]
             out.append((start, end - start,
-                        f"schema element {i} ({clip(el.get('name', '?'), 60)[1:-1]}): {what} {clip(value)} is not one of "
-                        f"{', '.join(table.values())}"))
+                        f"schema element {i} ({clip(el.get('name', '?'), 60)[1:-1]}): {what} {clip(value)} "
+                        f"is not one of {', '.join(table.values())}"))
     return out

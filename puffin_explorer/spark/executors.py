@@ -237,7 +237,7 @@ def _position_lists(rows: Iterable[dict], storage_options: Optional[dict]):
     import pyarrow as pa
 
     from ..errors import PuffinError
-    from ..format.dv import common_positions
+    from ..format.dv_batch import common_positions
 
     names: list[str] = []
     cards: list[np.ndarray] = []
