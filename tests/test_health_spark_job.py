@@ -341,7 +341,8 @@ def test_the_measures_read_the_kept_files_where_they_are_partitioned(spark, monk
 
     from puffin_explorer.iceberg.measures import DELETED_ROWS, RELATIONS
     from puffin_explorer.spark.measures import SparkMeasures
-    from puffin_explorer.spark.health import SparkReads, data_relation, files_by_key
+    from puffin_explorer.spark.health import SparkReads
+    from puffin_explorer.spark.health_rows import data_relation, files_by_key
 
     spark_health = importlib.import_module("puffin_explorer.spark.health")  # the module, not pes.health
 

@@ -89,18 +89,18 @@ def test_inventory_of_a_stats_file_and_a_delete_file():
 
 
 def test_the_doctors_position_delete_reader_reports_each_unreadable_file_as_a_row(tmp_path):
-    """The executors' side of deleted rows (spark/health._position_delete_counts): rows named per data file
+    """The executors' side of deleted rows (spark/health.position_delete_counts): rows named per data file
     (normalized), and a file that is not Parquet or is gone as one row saying why, as the driver's reader says it."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     from puffin_explorer.iceberg.paths import PathMapper
-    from puffin_explorer.spark.health import _position_delete_counts
+    from puffin_explorer.spark.health_rows import position_delete_counts
 
     good, bad, gone = tmp_path / "good.parquet", tmp_path / "bad.parquet", tmp_path / "gone.parquet"
     pq.write_table(pa.table({"file_path": ["file:/t/a.parquet"] * 3 + ["/t/b.parquet"], "pos": [1, 2, 3, 4]}), good)
     bad.write_bytes(b"not parquet")
-    out = [r for b in _position_delete_counts(PathMapper(), None)(iter([pa.RecordBatch.from_pydict(
+    out = [r for b in position_delete_counts(PathMapper(), None)(iter([pa.RecordBatch.from_pydict(
         {"file_path": [str(good), str(bad), None, str(gone)]})])) for r in b.to_pylist()]
     assert [(r["key"], r["rows"], r["error"] is None, r["missing"]) for r in out] == [
         ("/t/a.parquet", 3, True, None), ("/t/b.parquet", 1, True, None), (None, None, False, False),
@@ -208,7 +208,7 @@ def test_health_rows_hold_a_file_key_only_where_it_is_not_the_path_as_written():
     from puffin_explorer.iceberg import Table
     from puffin_explorer.iceberg.paths import normalize
     from puffin_explorer.spark.executors import _arrow_schema
-    from puffin_explorer.spark.health import HEALTH_ROWS_SCHEMA, _health_batch
+    from puffin_explorer.spark.health_rows import HEALTH_ROWS_SCHEMA, _health_batch
 
     t = Table.from_folder(str(FIXTURE_WAREHOUSE / "shop/orders"), relocate={FIXTURE_ROOT: str(FIXTURE_WAREHOUSE)})
     entries = t.index(metrics=True).table
