@@ -347,7 +347,8 @@ def _check_containers(u8: np.ndarray, starts: np.ndarray, kinds: np.ndarray, car
         edges[1::2] = at - lo + BITMAP_BYTES
         counts = np.add.reduceat(per_byte, edges, dtype=np.int64)[0::2]
         for k in np.flatnonzero(np.asarray(counts) != cards[bmp]).tolist():
-            out.append((int(bmp[k]), f"header says {plural(int(cards[bmp[k]]), 'value')}, the bitmap holds {int(counts[k]):,}"))
+            out.append((int(bmp[k]), f"header says {plural(int(cards[bmp[k]]), 'value')}, "
+                                     f"the bitmap holds {int(counts[k]):,}"))
     run = np.flatnonzero(kinds == RUN)
     if run.size:
         at, owner = _segments(starts[run] + 2, nruns[run], 4)
@@ -365,7 +366,8 @@ def _check_containers(u8: np.ndarray, starts: np.ndarray, kinds: np.ndarray, car
             elif overlap[k]:
                 out.append((int(run[k]), "runs overlap or are not ascending"))
             elif covered[k] != cards[run[k]]:
-                out.append((int(run[k]), f"header says {plural(int(cards[run[k]]), 'value')}, the runs cover {int(covered[k]):,}"))
+                out.append((int(run[k]), f"header says {plural(int(cards[run[k]]), 'value')}, "
+                                         f"the runs cover {int(covered[k]):,}"))
     return out
 
 
