@@ -20,7 +20,7 @@ def cleared_dvs(pf: Any, members: list[int], offsets: list, sizes: list, records
                 target: Any, limits: Any) -> set[int]:
     """The members (rows of one Puffin file's DV entries) in which a columnar screen finds nothing to say: the
     footer has one blob at the entry's offset, a DV of the entry's length whose properties agree with the entry;
-    the DV's bytes are of the common shape and entirely right (:func:`~puffin_explorer.format.dv.common_positions`,
+    the DV's bytes are of the common shape and entirely right (:func:`~puffin_explorer.format.dv_batch.common_positions`,
     read a request at a time, no object per DV), its position count the entry's record_count and its last
     position below its data file's row count. The rest go through the per-DV checks, which say what is wrong;
     nothing is cleared that those would report."""

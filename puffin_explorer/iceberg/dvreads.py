@@ -150,7 +150,7 @@ def _entry_columns(rows: list) -> _PlanColumns:
 def _file_dvs(src: Any, loc: str, offsets: Any, sizes: Any, refs: list) -> list:
     """The DVs at ``offsets`` / ``sizes`` (numpy) of one Puffin file, in that order: read a request per group of
     neighbours (:func:`~puffin_explorer.io.ranges.request_groups`), those of the common shape decoded together
-    straight from the request's bytes (:func:`~puffin_explorer.format.dv.common_positions`) into vectors that
+    straight from the request's bytes (:func:`~puffin_explorer.format.dv_batch.common_positions`) into vectors that
     hold their positions and not their bytes (read again from ``src`` when a view asks); any other vector keeps
     its bytes and decodes or reports itself when asked."""
     from collections import deque

@@ -232,7 +232,7 @@ def _checked_positions(row: dict, dv: Any) -> np.ndarray:
 def _position_lists(rows: Iterable[dict], storage_options: Optional[dict]):
     """:func:`decode_positions` with ``as_lists``: Arrow batches (data_file, positions).  In each group of one
     Puffin file read as one span, the DVs of the common shape are checked and decoded together
-    (:func:`~puffin_explorer.format.dv.common_positions`, no object per DV); any other DV, or a group not
+    (:func:`~puffin_explorer.format.dv_batch.common_positions`, no object per DV); any other DV, or a group not
     read as a span, is parsed on its own, as :func:`_read_dvs` does."""
     import pyarrow as pa
 
