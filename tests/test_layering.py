@@ -340,3 +340,26 @@ def test_no_definition_is_left_unused():
             if not used:
                 unused.append(f"{path.relative_to(ROOT)}:{node.lineno} {qualified}")
     assert unused == []
+
+
+#: What a reader can hold in their head: no module longer, and no function longer outside :data:`FLAT_TABLES`.
+MODULE_LINES, FUNCTION_LINES = 800, 80
+#: Functions allowed past FUNCTION_LINES because they are a flat table of cases a split would hide, with why.
+FLAT_TABLES: dict[str, str] = {}
+
+
+def test_modules_and_functions_stay_a_size_a_reader_can_hold():
+    """Every module of the package is at most MODULE_LINES lines and every function or method at most
+    FUNCTION_LINES, bar the flat tables named above."""
+    too_long = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        text = path.read_text()
+        where = path.relative_to(ROOT)
+        if text.count("\n") > MODULE_LINES:
+            too_long.append(f"{where}: {text.count(chr(10))} lines")
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                lines = node.end_lineno - node.lineno + 1
+                if lines > FUNCTION_LINES and f"{where}:{node.name}" not in FLAT_TABLES:
+                    too_long.append(f"{where}:{node.lineno} {node.name}: {lines} lines")
+    assert too_long == []
