@@ -54,9 +54,23 @@ def dvs_frame(snap: DeltaSnapshot):
     return df
 
 
-def partition_text(values) -> str:
-    """A Delta file's partition values as the doctor and the measures show them (sorted by column)."""
+def partition_key(values) -> str:
+    """A Delta file's partition values as the measures' grouping key (``pkey``) spells them: Python's ``str`` of
+    them sorted by column, which :func:`shown_partition` reads back."""
     return str(dict(sorted((values or {}).items())))
+
+
+def shown_partition(key: str) -> str:
+    """The text a user reads (:func:`~puffin_explorer.iceberg.columns.partition_text`) of a :func:`partition_key`:
+    made once per partition shown, from the key (a Delta partition value is a string or null)."""
+    import ast
+
+    from ..iceberg.columns import partition_text
+
+    try:
+        return partition_text(ast.literal_eval(key))
+    except (ValueError, SyntaxError):
+        return key
 
 
 _LONG = (1 << 63) - 1
@@ -87,7 +101,7 @@ def measure_relations(snap: DeltaSnapshot, dv_file_sizes=None, locate_dvs: bool 
 
     live = snap.live()
     keys = [str(i) for i in range(len(live))]
-    parts = [partition_text(f.partition_values) for f in live]
+    parts = [partition_key(f.partition_values) for f in live]
     with_dv = [(k, f) for k, f in zip(keys, live) if f.dv is not None]
     sizes = dict(dv_file_sizes or {})
     # where each DV's file is (resolved only when asked: deleted rows need the cardinalities alone)
@@ -155,4 +169,5 @@ def totals(snap: DeltaSnapshot) -> dict[str, Optional[int]]:
             "dvs": sum(1 for f in files if f.dv)}
 
 
-__all__ = ["DV_COLUMNS", "measure_relations", "partition_text", "files_frame", "dvs_frame", "deleted_rows_per_file", "compaction_candidates", "totals"]
+__all__ = ["DV_COLUMNS", "measure_relations", "partition_key", "shown_partition", "files_frame", "dvs_frame",
+           "deleted_rows_per_file", "compaction_candidates", "totals"]

@@ -458,11 +458,10 @@ class DeleteDebt(RichRepr):
         import pyarrow as pa
         import pyarrow.compute as pc
 
-        from .columns import partition_labels, strings
-        from .deletes import partition_text
+        from .columns import UNPARTITIONED, partition_labels, partition_text, strings
 
         codes = self._index.take(self._counts.rows, ["partition"]).column("partition")
-        t = pa.table({"partition": partition_labels(self._index, codes, partition_text, "(unpartitioned)"),
+        t = pa.table({"partition": partition_labels(self._index, codes, partition_text, UNPARTITIONED),
                       "record_count": pa.array(self._counts.records, pa.int64()),
                       "deleted_rows": pa.array(self._counts.deleted, pa.int64()),
                       "candidate": pa.array((self._share > self.threshold).astype(np.int64))})

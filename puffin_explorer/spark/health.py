@@ -247,6 +247,7 @@ def _kind_rows(b, rids, schema, needed, wanted: set, column: Optional[str], dvs:
 
     from ..iceberg.columns import normalized
     from ..iceberg.measures import path_scope
+    from .index import split_keyed
 
     n = b.num_rows
     string = pa.string()
@@ -262,11 +263,11 @@ def _kind_rows(b, rids, schema, needed, wanted: set, column: Optional[str], dvs:
     own = normalized(file_path)  # the same array where no path changes
     own = pa.nulls(n, string) if own is file_path else \
         pc.if_else(pc.fill_null(pc.equal(own, file_path), False), pa.scalar(None, string), own)
-    part, spec = col["partition"].cast(string), col["spec_id"].cast(pa.int32())
+    (key, part), spec = split_keyed(col["partition"].cast(string)), col["spec_id"].cast(pa.int32())
     ref = col["referenced_data_file"].cast(string)
     has_ref = pc.fill_null(pc.not_equal(ref, ""), False)
     out.update(key=own, partition=part, spec_id=spec, sequence_number=col["sequence_number"],
-               pkey=pc.binary_join_element_wise(pc.fill_null(spec.cast(string), ""), pc.fill_null(part, "{}"), "|"))
+               pkey=pc.binary_join_element_wise(pc.fill_null(spec.cast(string), ""), pc.fill_null(key, "{}"), "|"))
     if pc.any(has_ref).as_py():
         out["scope_ref"] = pc.if_else(has_ref, normalized(ref), pa.scalar(None, string))
     # rows whose bounds name a wanted column: their path scope and clustering bounds, as the driver decodes them
@@ -354,7 +355,7 @@ def delete_relation(frame):
     return frame.select(F.col("rid").alias("did"), F.col("pkey").alias("dpkey"), _seq("dseq"),
                         F.col("scope_ref").alias("ref"), F.coalesce("scope_lo", F.lit("")).alias("lo"),
                         F.coalesce("scope_hi", F.lit("")).alias("hi"), "file_size_in_bytes",
-                        F.coalesce(F.col("partition") == "{}", F.lit(True)).alias("partition_empty"))
+                        F.col("pkey").endswith("|{}").alias("partition_empty"))  # no record, or an empty one
 
 
 def _no_rows(spark, ddl: str):
@@ -369,11 +370,12 @@ def _clustering_group(pdf):
     """applyInPandas function: one partition's data files (bounds pickled) → its clustering row."""
     import pandas as pd
 
+    from ..iceberg.columns import UNPARTITIONED
     from ..iceberg.health import clustering_by_partition
 
     steady_imports()
     d = pd.DataFrame({
-        "pkey": pdf["pkey"].to_numpy(), "partition": pdf["partition"].fillna("None").to_numpy(),
+        "pkey": pdf["pkey"].to_numpy(), "partition": pdf["partition"].fillna(UNPARTITIONED).to_numpy(),
         "lo": [None if b is None else pickle.loads(b) for b in pdf["clus_lo"]],
         "hi": [None if b is None else pickle.loads(b) for b in pdf["clus_hi"]],
         "bytes": pdf["file_size_in_bytes"].astype("int64").to_numpy(),
@@ -535,7 +537,7 @@ class SparkReads:
         # one Python function per task from manifest to health rows: the entries with their metrics never
         # cross into the JVM and back (at 10,000,000 files the stage took about half the time without that trip)
         plan, listed = manifest_plan(self.source)
-        decode = decode_manifests(self.options, self.source.metadata.partition_specs, True, "repr")
+        decode = decode_manifests(self.options, self.source.metadata.partition_specs, True, "keyed")
         tasks = manifest_tasks(self.spark, to_spark(self.spark, plan, MANIFEST_PLAN_SCHEMA), plan.num_rows)
         rows = self._keep(tasks.mapInArrow(_health_rows(self.source.fields_by_id(), column, decode),
                                            HEALTH_ROWS_SCHEMA))
