@@ -75,6 +75,17 @@ def snapshot_position_delete_counts(source: "TableSource", index: "EntryIndex") 
     return kept[index.snapshot_id]
 
 
+def position_delete_frame(counts: dict[str, dict[str, int]]):
+    """:func:`position_delete_counts` as a DataFrame, a row per data file in path order: ``data_file``,
+    ``position_deletes`` (rows named) and ``position_delete_files``."""
+    import pandas as pd
+
+    files = sorted(counts["rows"])
+    return pd.DataFrame({"data_file": pd.array(files, dtype=object),
+                         "position_deletes": pd.array([counts["rows"][f] for f in files], dtype="int64"),
+                         "position_delete_files": pd.array([counts["files"][f] for f in files], dtype="int64")})
+
+
 class RowCounts(NamedTuple):
     """Per live data file of one index (numpy arrays, the index's data-row order): its records, the rows
     its DVs delete and how many DVs, the rows its live Parquet position-delete files name and how many
@@ -342,7 +353,7 @@ def equality_deletes_applied(source: "TableSource", index: "EntryIndex", rows) -
 
 
 __all__ = ["RowCounts", "SnapshotRows", "coverage", "manifest_coverage", "deleted_rows_per_file",
-           "unknown_file_columns", "equality_deletes_applied", "normalized",
+           "unknown_file_columns", "equality_deletes_applied", "normalized", "position_delete_frame",
            "position_delete_counts", "row_counts", "snapshot_rows"]
 
 
