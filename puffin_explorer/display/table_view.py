@@ -363,7 +363,8 @@ def _files_html(t: Any, opts: RenderOptions) -> str:
 
 
 def _part(value: Any) -> str:
-    return "" if value is None else partition_text(value)
+    """A file's partition in a file list: its text, blank for none (an unpartitioned table's files)."""
+    return partition_text(value) if value else ""
 
 
 def _stats_html(t: Any, opts: RenderOptions) -> str:

@@ -38,6 +38,12 @@ def _record_text_arrow(records):
 record_text.arrow = _record_text_arrow  # the same texts, column-wise
 
 
+def _shown(index: "EntryIndex", rows, pair_keys: bool) -> Any:
+    """The data rows' ``partition`` column: each row's :func:`.columns.partition_text` (null without a record);
+    none with ``pair_keys`` (:func:`coded_relations` makes each key's text)."""
+    return None if pair_keys else partition_labels(index, rows.column("partition"), partition_text, None)
+
+
 def _pkey(rows, parts) -> Any:
     """``spec id|partition`` of each row (``{}`` for no partition): the grouping key of the measures."""
     import pyarrow as pa
@@ -128,9 +134,7 @@ def index_relations(source: "TableSource", index: "EntryIndex", names=tuple(KIND
         if name == "data":
             key = coded_array(codes.files[at]) if codes is not None else normalized(rows.column("file_path"))
             table = {"rid": pa.array(np.arange(n), pa.int64()), "key": key, "raw": rows.column("file_path"),
-                     "pkey": parts if pair_keys else _pkey(rows, parts),
-                     "partition": None if pair_keys else partition_labels(index, rows.column("partition"),
-                                                                         partition_text, None),
+                     "pkey": parts if pair_keys else _pkey(rows, parts), "partition": _shown(index, rows, pair_keys),
                      "seq": _longs(rows, "sequence_number", 0), "record_count": _longs(rows, "record_count"),
                      "file_size_in_bytes": _longs(rows, "file_size_in_bytes")}
             if pair_keys:  # coded_relations makes each key's text from the pairs
