@@ -122,6 +122,10 @@ FIX_ORDER = ("health.small-files", "health.deleted-share", "health.read-amplific
              "health.metadata-cleanup-disabled", "health.columns-without-bounds")
 
 
+#: The columns of :meth:`TableHealth.checks`.
+CHECK_COLUMNS = ["check", "status", "metric", "threshold", "source", "codes"]
+
+
 class TableHealth(RichRepr):
     """The doctor's answer for one table: ``metrics`` (numbers), ``findings`` (problems with their fixes),
     ``status`` (``ok`` / ``warning`` / ``error``) and the frames behind them (``size_histogram``,
@@ -310,8 +314,7 @@ class TableHealth(RichRepr):
             source = "; ".join(dict.fromkeys(source.split("; ")))  # "default; default" -> "default"
             out.append({"check": check, "status": status, "metric": metric, "threshold": threshold,
                         "source": source, "codes": [f.code for f in found]})
-        return tabular(pd.DataFrame(out, columns=["check", "status", "metric", "threshold", "source", "codes"]),
-                       table=self.table)
+        return tabular(pd.DataFrame(out, columns=CHECK_COLUMNS), table=self.table)
 
     def to_dict(self) -> dict[str, Any]:
         """The command line's JSON object for this table (see the documentation's "JSON contract" page)."""
