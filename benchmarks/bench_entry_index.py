@@ -168,7 +168,7 @@ def decoders(root: str, code_root: str) -> None:
     from puffin_explorer import Table
 
     t = Table.from_folder(root)
-    paths = [t.locate(m["manifest_path"]) for m in t.manifest_records()]
+    paths = [t.locate(m["manifest_path"]) for m in t.source.manifest_records()]
     for name, body in DECODERS.items():
         code = (f"import time\npaths = {paths!r}\ns, c = time.perf_counter(), time.process_time()\n{body}\n"
                 "print('SECONDS', time.perf_counter() - s, time.process_time() - c)")

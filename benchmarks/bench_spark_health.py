@@ -40,7 +40,7 @@ def one(metadata: str, mode: str, master: str) -> dict:
     seconds = time.perf_counter() - t
     out = {"mode": mode, "data_files": h.metrics["data_files"], "seconds": round(seconds, 2),
            "peak_rss_before_mib": round(before), "peak_rss_after_mib": round(_peak_mib()),
-           "manifests": len(table.manifest_records()), "result": h.to_dict()}
+           "manifests": len(table.source.manifest_records()), "result": h.to_dict()}
     if spark is not None:
         spark.stop()
     return out

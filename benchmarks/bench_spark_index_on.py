@@ -35,7 +35,7 @@ def one(metadata: str, index_on: str, master: str) -> dict:
     seconds = time.perf_counter() - t
     out = {"index_on": index_on, "positions": count, "seconds": round(seconds, 2),
            "peak_rss_before_mib": round(before), "peak_rss_after_mib": round(_peak_mib()),
-           "manifests": len(table.manifest_records())}
+           "manifests": len(table.source.manifest_records())}
     spark.stop()
     return out
 

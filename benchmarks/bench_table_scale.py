@@ -107,7 +107,7 @@ def _ours(op: str, loc: str) -> dict:
         return {"dvs": len(dvs), "positions": int(sum(len(p) for p in positions)),
                 "positions_bytes": int(sum(p.nbytes for p in positions))}
     if op == "read_dvs_columnar":  # one Arrow table, a list of positions per DV: no object per DV
-        col = t.read_dvs(columnar=True)
+        col = t.read_dvs(arrow=True)
         values = col.column("positions")
         return {"dvs": col.num_rows, "positions": int(sum(len(c.values) for c in values.chunks)),
                 "positions_bytes": int(sum(c.values.nbytes for c in values.chunks))}

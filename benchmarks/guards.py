@@ -167,7 +167,8 @@ def side_ours(guard: str, args: dict, repeat: int) -> dict:
         from puffin_explorer.iceberg import Table
 
         meta = args["metadata"]
-        entries = [e for e in Table.from_metadata(meta).entries(content="deletes") if e["kind"] == "dv"]
+        deletes = Table.from_metadata(meta).entries(content="deletes")
+        entries = deletes[deletes.kind == "dv"].to_dict("records")
 
         def batch():
             dvs = Table.from_metadata(meta).read_dvs(entries)
@@ -288,7 +289,7 @@ def table_inputs(root: Path, names: set, base: int = 10_000) -> dict:
         small = ensure_scaled_table(base_loc, 2_000, table_dir(str(root), 2_000, 2_000, 10_000, base), 2_000, 10_000,
                                     log=lambda m: say(f"    {m}"))
         t = Table.from_metadata(small)
-        entries = [e for e in t.entries(content="deletes") if e["kind"] == "dv"]
+        entries = t.entries(content="deletes").query("kind == 'dv'").to_dict("records")
         files = sorted({t.locate(e["file_path"]) for e in entries})
         if len(entries) != 2_000 or len(files) != 1:
             raise SystemExit(f"{small}: expected 2,000 DVs in one Puffin file, found {len(entries)} in {len(files)}")
@@ -298,7 +299,7 @@ def table_inputs(root: Path, names: set, base: int = 10_000) -> dict:
         if base != 10_000:
             raise SystemExit("dvs-10k-read_dvs reads bench.dv_10000: leave --base-files at 10000")
         b = Table.from_metadata(base_loc)
-        base_dvs = [e for e in b.entries(content="deletes") if e["kind"] == "dv"]
+        base_dvs = b.entries(content="deletes").query("kind == 'dv'").to_dict("records")
         if len(base_dvs) != base:
             raise SystemExit(f"{base_loc}: expected {base:,} DVs, found {len(base_dvs):,}")
         out["base_puffins"] = sorted({b.locate(e["file_path"]) for e in base_dvs})

@@ -8,12 +8,16 @@ the view is ``display/health_view.py``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
+from ._answers import tabular
 from ._repr import RichRepr
 from ._text import are, plural
 from .coverage import LOWER_BOUND_METRICS, UNKNOWN, Coverage
 from .regions import Severity
+
+if TYPE_CHECKING:  # pragma: no cover - the answers' types
+    import pandas as pd
 
 MIB = 1 << 20
 DAY_MS = 86_400_000
@@ -118,6 +122,10 @@ FIX_ORDER = ("health.small-files", "health.deleted-share", "health.read-amplific
              "health.metadata-cleanup-disabled", "health.columns-without-bounds")
 
 
+#: The columns of :meth:`TableHealth.checks`.
+CHECK_COLUMNS = ["check", "status", "metric", "threshold", "source", "codes"]
+
+
 class TableHealth(RichRepr):
     """The doctor's answer for one table: ``metrics`` (numbers), ``findings`` (problems with their fixes),
     ``status`` (``ok`` / ``warning`` / ``error``) and the frames behind them (``size_histogram``,
@@ -201,7 +209,7 @@ class TableHealth(RichRepr):
         """Whether the storage listing ran (``list_files=True``): without it there is no orphan check."""
         return "listing" in self.frames
 
-    def checks(self):
+    def checks(self) -> "pd.DataFrame":
         """One row per check: ``check``, ``status`` (``ok`` / ``info`` / ``warning`` / ``error``, or
         ``not run``), ``metric``, ``threshold``, ``source`` (where the threshold comes from) and ``codes``
         (the findings that set the status).  A table card's health section shows these rows."""
@@ -210,8 +218,8 @@ class TableHealth(RichRepr):
         rows = self._check_rows()
         if "delta.targetFileSize" in self.thresholds:  # a Delta table: its own retention, checkpoints and no manifests
             rows = rows[:2] + self._delta_check_rows()
-        return pd.DataFrame([self._check_row(*row) for row in rows],
-                            columns=["check", "status", "metric", "threshold", "source", "codes"])
+        return tabular(pd.DataFrame([self._check_row(*row) for row in rows], columns=CHECK_COLUMNS),
+                       table=self.table)
 
     def _check_rows(self) -> list[tuple[str, str, str, str, tuple[str, ...]]]:
         """``(check, metric, threshold, source, codes)`` of each of an Iceberg table's checks, in the order shown:
@@ -318,12 +326,15 @@ class TableHealth(RichRepr):
         return {"table": self.table, "status": self.status, "metrics": dict(self.metrics),
                 "findings": [f.to_dict() for f in self.findings]}
 
-    def findings_frame(self):
+    def findings_frame(self) -> "pd.DataFrame":
+        """One row per finding: code, severity, message and how many fixing actions it has."""
         import pandas as pd
 
-        return pd.DataFrame([{"code": f.code, "severity": f.severity.value, "message": f.message,
-                              "actions": len(f.actions)} for f in self.findings],
-                            columns=["code", "severity", "message", "actions"])
+        return tabular(pd.DataFrame({"code": [f.code for f in self.findings],
+                                     "severity": [f.severity.value for f in self.findings],
+                                     "message": [f.message for f in self.findings],
+                                     "actions": pd.array([len(f.actions) for f in self.findings], dtype="int64")},
+                                    columns=["code", "severity", "message", "actions"]), table=self.table)
 
     def __repr__(self) -> str:
         return f"TableHealth({self.table!r}, status={self.status!r}, findings={len(self.findings)})"

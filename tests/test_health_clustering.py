@@ -8,6 +8,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from puffin_explorer import Warehouse
+from puffin_explorer.iceberg.columns import partition_text
 from puffin_explorer.iceberg.health import table_health
 from puffin_explorer.iceberg.health_clustering import overlap_depth
 
@@ -67,9 +68,9 @@ def test_clustering_on_the_sort_order_column(sorted_table):
         got = sorted((pq.read_table(sorted_table.locate(p))["x"].to_pylist()[0],
                       pq.read_table(sorted_table.locate(p))["x"].to_pylist()[-1]) for p in paths)
         assert got == sorted(ranges)
-    assert clus.loc["{'region': 'a'}", ["files", "files_with_bounds", "average_depth", "max_depth"]].tolist() == \
+    assert clus.loc["region=a", ["files", "files_with_bounds", "average_depth", "max_depth"]].tolist() == \
         [4, 4, 2.5, 4]
-    assert clus.loc["{'region': 'b'}", ["files", "files_with_bounds", "average_depth", "max_depth"]].tolist() == \
+    assert clus.loc["region=b", ["files", "files_with_bounds", "average_depth", "max_depth"]].tolist() == \
         [3, 3, 1.0, 1]
     assert set(clus["column"]) == {"x"}
     assert h.metrics["clustering_column"] == "x"
@@ -78,7 +79,7 @@ def test_clustering_on_the_sort_order_column(sorted_table):
     f = h.finding("health.poor-clustering")
     assert f.severity.value == "warning"
     assert f.evidence["column"] == "x" and f.evidence["column_source"] == "sort order 1"
-    assert f.evidence["worst_partition"] == "{'region': 'a'}" and f.evidence["worst_average_depth"] == 2.5
+    assert f.evidence["worst_partition"] == "region=a" and f.evidence["worst_average_depth"] == 2.5
     assert f.evidence["worst_max_depth"] == 4 and f.evidence["threshold"] == 2.0
     assert [a.statement for a in f.actions if a.engine == "spark"] == [
         "CALL spark_catalog.system.rewrite_data_files(table => 'ns.events', strategy => 'sort', "
@@ -107,14 +108,14 @@ def test_fixture_orders_clustering_stays_within_buckets():
     assert plain.metrics["clustering_column"] is None and "clustering" not in plain.frames
     h = table_health(t.source, now=NOW, cluster_by="order_id")
     clus = h.clustering
-    assert clus["partition"].tolist() == [f"{{'customer_id_bucket': {b}}}" for b in range(4)]
+    assert clus["partition"].tolist() == [f"customer_id_bucket={b}" for b in range(4)]
     assert clus["files"].tolist() == [2, 2, 2, 2]
     # each bucket's two files (the original and the UPDATE's rewrite) span overlapping order_id ranges:
     # four distinct bounds, the middle two inside both files
     data = t.files()
     data = data[data["kind"] == "data"]
     for _, row in clus.iterrows():
-        part = data[data["partition"].astype(str) == row["partition"]]
+        part = data[data["partition"].map(partition_text) == row["partition"]]
         lows = [b["order_id"] for b in part["lower_bounds"]]
         highs = [b["order_id"] for b in part["upper_bounds"]]
         assert (row["average_depth"], row["max_depth"]) == overlap_depth(lows, highs)

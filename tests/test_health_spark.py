@@ -247,7 +247,7 @@ def test_the_sort_rewrite_the_doctor_prints_clusters_the_table(spark, tmp_path):
                       "readable_metrics.id.upper_bound AS hi FROM doc4.ns.s.files").toPandas()
     assert files.groupby("grp").size().to_dict() == {0: 4, 1: 4}
     for grp, bounds in files.groupby("grp"):  # the depth of the bounds Spark reports for each partition
-        assert clus.loc[f"{{'grp': {grp}}}", "average_depth"] == overlap_depth(list(bounds.lo), list(bounds.hi))[0]
+        assert clus.loc[f"grp={grp}", "average_depth"] == overlap_depth(list(bounds.lo), list(bounds.hi))[0]
     f = before.finding("health.poor-clustering")
     assert f is not None and f.evidence["column"] == "id" and f.evidence["column_source"].startswith("sort order")
     assert (f.evidence["poor_partitions"], f.evidence["worst_average_depth"], f.evidence["worst_max_depth"]) == (2, 2.5, 4)

@@ -266,7 +266,7 @@ def test_kept_frames_are_joined_at_their_real_size_not_broadcast(spark, wh):
     from puffin_explorer.spark.index import build_index_on_executors
 
     t = wh.table("shop.orders")
-    entries = build_index_on_executors(spark, t.source, metrics=True, partitions="repr").entries
+    entries = build_index_on_executors(spark, t.source, metrics=True, partitions="keyed").entries
 
     def strategy(frame) -> str:
         plan = frame.alias("a").join(frame.alias("b"), "file_path")._jdf.queryExecution().executedPlan().toString()

@@ -173,7 +173,7 @@ def test_manifests_are_fetched_concurrently(s3_server):
     root = s3_server.upload(WAREHOUSE, "io-concurrency/warehouse")
     t = Warehouse(root, storage_options=s3_server.storage_options).table("shop.orders")
     t = Table.from_metadata(t.metadata_location, io=type(t.io)(s3_server.storage_options))
-    manifests = t.manifest_records()
+    manifests = t.source.manifest_records()
     assert len(manifests) == 4
     t.io.reset_counters()
     with s3_server.record_requests() as wire:
@@ -183,14 +183,14 @@ def test_manifests_are_fetched_concurrently(s3_server):
     assert [r for r in wire if r.operation != "GetObject"] == []  # one request per manifest, no HEAD
     assert t.io.peak_in_flight > 1  # more than one manifest GET was running at once
     again = Table.from_metadata(t.metadata_location, io=type(t.io)(s3_server.storage_options, max_workers=1))
-    again.manifest_records()
+    again.source.manifest_records()
     again.io.reset_counters()
-    assert again.entries() == entries and again.io.peak_in_flight == 1 and again.io.read_count == 4
+    assert again.entries().equals(entries) and again.io.peak_in_flight == 1 and again.io.read_count == 4
 
 
 def test_read_dvs_plans_one_request_per_puffin_file_and_loops_read_ahead():
     t = Warehouse(str(WAREHOUSE)).table("shop.orders")
-    entries = [e for e in t.entries(content="deletes") if e["kind"] == "dv"]
+    entries = t.entries(content="deletes").query("kind == 'dv'").to_dict("records")
     files = {t.locate(e["file_path"]) for e in entries}
     assert len(entries) > len(files) >= 1
     t.io.reset_counters()
@@ -207,19 +207,19 @@ def test_read_dvs_plans_one_request_per_puffin_file_and_loops_read_ahead():
     assert sum(d.cardinality for d in batch) == sum(int(e["record_count"]) for e in entries)
 
 
-def test_read_dvs_columnar_holds_every_position_in_one_arrow_table():
-    """read_dvs(columnar=True): a row per DV, positions as a list (per-DV offsets), the same values as the
+def test_read_dvs_arrow_holds_every_position_in_one_arrow_table():
+    """read_dvs(arrow=True): a row per DV, positions as a list (per-DV offsets), the same values as the
     objects, with the same one request per Puffin file and no DeletionVector kept."""
     expected = read_delete_files_csv("orders_delete_files.csv")
     t = Warehouse(str(WAREHOUSE)).table("shop.orders")
     objects = t.read_dvs()
     t.io.reset_counters()
-    col = t.read_dvs(columnar=True)
+    col = t.read_dvs(arrow=True)
     assert t.io.read_count == 1  # the four DVs of the one Puffin file in one request
     fresh = Warehouse(str(WAREHOUSE)).table("shop.orders")
     fresh.dvs()
     fresh.io.reset_counters()
-    again = fresh.read_dvs(columnar=True, progress=False)
+    again = fresh.read_dvs(arrow=True, progress=False)
     assert fresh.io.read_count == len({e[0] for e in expected}) == 1 and again.equals(col)
     assert col.column_names == ["entry", "file_path", "content_offset", "content_size_in_bytes",
                                 "referenced_data_file", "cardinality", "positions"]
@@ -230,7 +230,7 @@ def test_read_dvs_columnar_holds_every_position_in_one_arrow_table():
         assert row["referenced_data_file"] == dv.referenced_data_file
         assert row["positions"] == dv.positions().tolist() and row["cardinality"] == len(row["positions"])
     some = t.dvs().iloc[[3, 1]]  # the entries asked for, in their order
-    picked = t.read_dvs(some, columnar=True)
+    picked = t.read_dvs(some, arrow=True)
     assert sorted(picked.column("entry").to_pylist()) == [0, 1]
     by_entry = {r["entry"]: r for r in picked.to_pylist()}
     assert [by_entry[i]["referenced_data_file"] for i in (0, 1)] == list(some["referenced_data_file"])
@@ -283,7 +283,7 @@ def test_read_dvs_of_entries_given_as_dicts_or_a_dataframe(monkeypatch):
     from puffin_explorer.errors import InvalidFileError
 
     t = Warehouse(str(WAREHOUSE)).table("shop.orders")
-    entries = [e for e in t.entries(content="deletes") if e["kind"] == "dv"][::-1]
+    entries = t.entries(content="deletes").query("kind == 'dv'").to_dict("records")[::-1]
     want = [t.read_dv(e).positions().tolist() for e in entries]
     frame = pd.DataFrame(entries)
     frame["file_size_in_bytes"] = frame["file_size_in_bytes"].astype("Int64")
@@ -313,14 +313,14 @@ def test_read_dvs_lets_go_of_a_big_index_it_built_for_its_plan_and_keeps_one_bui
     assert built_index(small.source, None) is not None  # 8 entries: kept
     monkeypatch.setattr(dvreads, "KEEP_PLAN_INDEX_UP_TO", 7)
     t = Warehouse(str(WAREHOUSE)).table("shop.orders")
-    col = t.read_dvs(columnar=True, progress=False)
+    col = t.read_dvs(arrow=True, progress=False)
     cache = entry_cache(t.source)
     assert built_index(t.source, None) is None and not cache.indexes and not cache.chunks
     objects = t.read_dvs(progress=False)
     assert not cache.indexes and [d.positions().tolist() for d in objects] == col.column("positions").to_pylist()
     assert len(t.dvs()) == 4 and cache.indexes  # built again for dvs(), and kept
     held = dict(cache.indexes)
-    assert t.read_dvs(columnar=True, progress=False).equals(col) and cache.indexes == held
+    assert t.read_dvs(arrow=True, progress=False).equals(col) and cache.indexes == held
 
 
 def test_a_read_dv_loop_decodes_the_next_dvs_of_a_file_together():
@@ -330,7 +330,7 @@ def test_a_read_dv_loop_decodes_the_next_dvs_of_a_file_together():
 
     expected = read_delete_files_csv("orders_delete_files.csv")
     t = Warehouse(str(WAREHOUSE)).table("shop.orders")
-    entries = sorted((e for e in t.entries(content="deletes") if e["kind"] == "dv"),
+    entries = sorted(t.entries(content="deletes").query("kind == 'dv'").to_dict("records"),
                      key=lambda e: e["content_offset"])
     dv_reader(t.source).batch_after = 1  # this table only: batch from the first call
     t.io.reset_counters()

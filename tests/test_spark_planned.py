@@ -421,7 +421,7 @@ def test_the_index_built_on_executors_keeps_what_a_truncated_manifest_holds(any_
     shutil.copytree(FIXTURE_WAREHOUSE / "shop" / "orders", tmp_path / "shop" / "orders")
     meta = tmp_path / "shop" / "orders" / "metadata" / "v7.metadata.json"
     intact = Table.from_metadata(str(meta), relocate={FIXTURE_ROOT: str(tmp_path)})
-    records = intact.manifest_records()
+    records = intact.source.manifest_records()
     biggest = max(records, key=lambda m: m["manifest_length"])
     path = tmp_path / os.path.relpath(biggest["manifest_path"], FIXTURE_ROOT)
     full = intact.index()
@@ -459,7 +459,8 @@ def test_the_spark_functions_agree_wherever_the_index_is_built(any_spark):
 
     for meta in _metas(any_spark):
         table = _table(meta)
-        some = sorted(e["referenced_data_file"] for e in table.entries(content="deletes") if e["kind"] == "dv")[:2]
+        deletes = table.entries(content="deletes")
+        some = sorted(deletes[deletes.kind == "dv"].referenced_data_file)[:2]
         for mode in ("driver", "executors"):
             on = {where: per_file(pes.dv_positions(any_spark, table, mode=mode, index_on=where))
                   for where in ("driver", "executors")}
@@ -541,7 +542,7 @@ def test_the_index_goes_to_the_executors_from_many_manifests(monkeypatch):
     from puffin_explorer.spark import planner
 
     table = _table(ORDERS_META)
-    deletes = [m for m in table.manifest_records() if m.get("content") == 1]
+    deletes = [m for m in table.source.manifest_records() if m.get("content") == 1]
     assert planner.plan_table(table).index_where("deletes") == "driver"
     monkeypatch.setattr(planner, "EXECUTORS_INDEX_FROM_MANIFESTS", len(deletes))
     assert planner.plan_table(table).index_where("deletes") == "executors"

@@ -450,7 +450,7 @@ def test_a_delete_file_listed_thousands_of_times_is_read_once_and_is_a_finding(s
     before = (t.delete_debt().deleted_rows, t.commit_deletes().to_pandas(),
               {p: len(t.deletions(p)) for p in t.deleted_rows_per_file()["file_path"]})
     list_path = shop / "legacy" / "metadata" / Path(t.snapshot().manifest_list).name
-    manifests = [m for m in t.manifest_records() if m["content"] == 1]
+    manifests = [m for m in t.source.manifest_records() if m["content"] == 1]
     assert len(manifests) == 1
     delete_manifest = shop / "legacy" / "metadata" / Path(manifests[0]["manifest_path"]).name
     new_length = rewrite_avro(delete_manifest, lambda records: records * 5000)

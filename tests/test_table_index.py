@@ -373,7 +373,7 @@ def test_a_manifest_listed_twice_is_decoded_once_and_is_a_finding(tmp_path):
     assert len(twice) == 1 and len(ix.findings) == 1
     assert twice[0].message.startswith("snapshot 6590999396394158857's manifest list names 3 manifests again (")
     assert twice[0].file.endswith(Path(ORDERS_MANIFEST_LIST).name)
-    listed_last = Path(t.manifest_records()[-1]["manifest_path"]).name
+    listed_last = Path(t.source.manifest_records()[-1]["manifest_path"]).name
     assert listed_last in twice[0].message
     # the entries once: a manifest list's count of listings never multiplies the index's rows
     assert len(ix) == len(_orders().index()) and len(t.files()) == len(_orders().files())
@@ -504,9 +504,8 @@ def test_partition_labels_are_made_once_per_partition_and_index():
     analysis of the index; a null or unknown code gets the missing label."""
     import pyarrow as pa
 
-    from puffin_explorer.iceberg.columns import partition_labels, strings
-    from puffin_explorer.iceberg.deletes import partition_texts
-    from puffin_explorer.iceberg.relations import partition_texts as record_texts
+    from puffin_explorer.iceberg.columns import partition_labels, partition_texts, strings
+    from puffin_explorer.iceberg.relations import record_texts
 
     ix = _orders().index()
     seen = []
@@ -601,8 +600,7 @@ def test_every_partitions_label_made_column_wise_is_the_text_python_makes():
 
     import pyarrow as pa
 
-    from puffin_explorer.iceberg.columns import partition_labels
-    from puffin_explorer.iceberg.deletes import partition_text
+    from puffin_explorer.iceberg.columns import partition_labels, partition_text
     from puffin_explorer.iceberg.relations import record_text
 
     registry = PartitionRegistry()
@@ -616,8 +614,8 @@ def test_every_partitions_label_made_column_wise_is_the_text_python_makes():
     index = index_module.EntryIndex(None, index_module._schema(False).empty_table(), [], registry.partitions)
     codes = pa.array([3, 2, 1, 0, None], pa.int32())
     assert partition_labels(index, codes, partition_text, "-").to_pylist() == [
-        "f=1.5", "i=-7, s=tab\t, b=False, d=0001-01-01", "i=None, s=x'y, b=None, d=None",
-        "i=1, s=a, b=True, d=2024-01-31", "-"]
+        "f=1.5", "i=-7/s=tab\t/b=false/d=0001-01-01", "i=null/s=x'y/b=null/d=null",
+        "i=1/s=a/b=true/d=2024-01-31", "-"]
     assert partition_labels(index, codes, record_text, None).to_pylist() == [
         "{'f': 1.5}", "{'i': -7, 's': 'tab\\t', 'b': False, 'd': datetime.date(1, 1, 1)}",
         "{'i': None, 's': \"x'y\", 'b': None, 'd': None}",

@@ -302,7 +302,7 @@ def test_dv_references_are_reported_in_manifest_order(shop):
 
     rewrite_orders_delete_manifest(shop, change)
     t = orders(shop)
-    manifest = next(m for m in t.manifest_records() if m.get("content") == 1)["manifest_path"]
+    manifest = next(m for m in t.source.manifest_records() if m.get("content") == 1)["manifest_path"]
     references = [
         ("iceberg.dv-orphan", DV_WRITTEN, 4, 8232,
          f"DV at offset 4 references {gone}, which is not a live data file of snapshot 6590999396394158857"),

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Optional
 
 from ..health import DELETED_SHARE_THRESHOLD
+from .log import DeltaLog, State
 from .snapshot import DeltaSnapshot
 
 DV_COLUMNS = ["data_file", "location", "storage_type", "path_or_inline_dv", "offset", "size_in_bytes",
@@ -54,9 +55,23 @@ def dvs_frame(snap: DeltaSnapshot):
     return df
 
 
-def partition_text(values) -> str:
-    """A Delta file's partition values as the doctor and the measures show them (sorted by column)."""
+def partition_key(values) -> str:
+    """A Delta file's partition values as the measures' grouping key (``pkey``) spells them: Python's ``str`` of
+    them sorted by column, which :func:`shown_partition` reads back."""
     return str(dict(sorted((values or {}).items())))
+
+
+def shown_partition(key: str) -> str:
+    """The text a user reads (:func:`~puffin_explorer.iceberg.columns.partition_text`) of a :func:`partition_key`:
+    made once per partition shown, from the key (a Delta partition value is a string or null)."""
+    import ast
+
+    from ..iceberg.columns import partition_text
+
+    try:
+        return partition_text(ast.literal_eval(key))
+    except (ValueError, SyntaxError):
+        return key
 
 
 _LONG = (1 << 63) - 1
@@ -87,7 +102,7 @@ def measure_relations(snap: DeltaSnapshot, dv_file_sizes=None, locate_dvs: bool 
 
     live = snap.live()
     keys = [str(i) for i in range(len(live))]
-    parts = [partition_text(f.partition_values) for f in live]
+    parts = [partition_key(f.partition_values) for f in live]
     with_dv = [(k, f) for k, f in zip(keys, live) if f.dv is not None]
     sizes = dict(dv_file_sizes or {})
     # where each DV's file is (resolved only when asked: deleted rows need the cardinalities alone)
@@ -143,6 +158,63 @@ def compaction_candidates(snap: DeltaSnapshot, min_share: float = DELETED_SHARE_
     return df.sort_values(["deleted_share", "deleted_rows"], ascending=False).reset_index(drop=True)
 
 
+#: The columns of ``DeltaTable.versions()``.
+VERSION_COLUMNS = ["version", "timestamp", "operation", "operation_parameters", "added_files", "removed_files",
+                   "added_dvs", "removed_dvs", "data_files", "records", "deleted_rows", "live_rows", "dvs",
+                   "is_current"]
+
+
+def versions_frame(log: DeltaLog, current: int):
+    """The version timeline of a log: per commit its operation, files and DVs added/removed, and the table after
+    it (data files, records, deleted rows, live rows); ``is_current`` marks version ``current``."""
+    import pandas as pd
+
+    rows: list[dict] = []
+    log.replay(log.files.latest or 0, lambda version, state, actions: rows.append(
+        _version_row(version, state, actions, current)))
+    df = pd.DataFrame.from_records(rows, columns=VERSION_COLUMNS)
+    for col in ("data_files", "records", "deleted_rows", "live_rows", "dvs"):
+        df[col] = df[col].astype("Int64")  # None where a commit it needs is missing: never a smaller number
+    return df
+
+
+def _version_row(version: int, state: State, actions: list, current: int) -> dict:
+    """One commit's row of :func:`versions_frame`."""
+    from ..iceberg.overview import timestamp_ms
+
+    info = next((b for k, b in actions if k == "commitInfo"), {})
+    adds = [b for k, b in actions if k == "add"]
+    removes = [b for k, b in actions if k == "remove"]
+    live = state.files.values()
+    known = not state.missing  # a commit at or before it missing: the table after it is not known
+    records = sum(int(f.num_records or 0) for f in live) if known else None
+    deleted = sum(f.dv.cardinality for f in live if f.dv) if known else None
+    return {"version": version, "timestamp": timestamp_ms(info.get("timestamp")),
+            "operation": info.get("operation", "CHECKPOINT" if not actions else None),
+            "operation_parameters": dict(info.get("operationParameters") or {}),
+            "added_files": len(adds), "removed_files": len(removes),
+            "added_dvs": sum(1 for a in adds if a.get("deletionVector")),
+            "removed_dvs": sum(1 for r in removes if r.get("deletionVector")),
+            "data_files": len(state.files) if known else None, "records": records,
+            "deleted_rows": deleted, "live_rows": records - deleted if known else None,
+            "dvs": sum(1 for f in live if f.dv) if known else None, "is_current": version == current}
+
+
+def dv_files_frame(snap: DeltaSnapshot):
+    """The DV files live DVs point into: location, storage type, DVs referenced, their cardinalities."""
+    import pandas as pd
+
+    rows: dict[str, dict] = {}
+    for f in snap.live():
+        loc = snap.dv_location(f.dv) if f.dv else None
+        if loc is None:
+            continue
+        r = rows.setdefault(loc, {"dv_file": loc, "storage_type": f.dv.storage_type, "dvs": 0, "cardinality": 0})
+        r["dvs"] += 1
+        r["cardinality"] += f.dv.cardinality
+    return pd.DataFrame.from_records(list(rows.values()), columns=["dv_file", "storage_type", "dvs", "cardinality"])
+
+
 def totals(snap: DeltaSnapshot) -> dict[str, Optional[int]]:
     """Data files, records (numRecords), deleted rows (DV cardinalities), live rows, DVs at this version; each
     None when a commit the version needs was missing or unreadable (``snap.coverage``), never a smaller number."""
@@ -155,4 +227,6 @@ def totals(snap: DeltaSnapshot) -> dict[str, Optional[int]]:
             "dvs": sum(1 for f in files if f.dv)}
 
 
-__all__ = ["DV_COLUMNS", "measure_relations", "partition_text", "files_frame", "dvs_frame", "deleted_rows_per_file", "compaction_candidates", "totals"]
+__all__ = ["DV_COLUMNS", "measure_relations", "partition_key", "shown_partition", "files_frame", "dvs_frame",
+           "deleted_rows_per_file", "compaction_candidates", "totals", "VERSION_COLUMNS", "versions_frame",
+           "dv_files_frame"]

@@ -32,7 +32,7 @@ from ..iceberg.paths import normalize
 from ..regions import Severity
 from ..iceberg.measures import (DELETE_TOTALS, FILE_TOTALS, PARTITION_SUMMARY, PARTITION_TOTALS, SIZE_HISTOGRAM,
                                 LocalMeasures)
-from .files import files_frame, measure_relations
+from .files import files_frame, measure_relations, shown_partition
 from .snapshot import DeltaSnapshot
 
 GIB = 1 << 30
@@ -244,7 +244,7 @@ def _check_small_files(c: _Checkup, totals: dict, parts: list[dict], summary: di
     m = c.m
     m["small_files"], m["small_bytes"] = int(totals["small_files"]), int(totals["small_bytes"])
     by_part = pd.DataFrame({
-        "partition": [r["pkey"] for r in parts],  # a Delta partition's key is its text
+        "partition": [shown_partition(r["pkey"]) for r in parts],
         **{col: pd.array([int(r[col]) for r in parts], dtype="int64")
            for col in ("files", "rows", "deleted_rows", "bytes", "delete_files", "small_files", "small_bytes",
                        "small_rows")}})

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Optional, Union
 from urllib.parse import unquote
 
+from .._answers import tabular
 from .._repr import RichRepr
 from .._text import plural
 from ..coverage import UNKNOWN
@@ -22,6 +23,7 @@ from .snapshot import DeltaSnapshot
 if TYPE_CHECKING:  # pragma: no cover - the answers' types
     import numpy as np
     import pandas as pd
+    import pyarrow as pa
 
     from ..coverage import Coverage
     from ..format.dv import DeletionVector
@@ -104,22 +106,31 @@ class DeltaTable(RichRepr):
         return self._snap.dv_location(dv)
 
     # ---- DataFrames ----------------------------------------------------------------------------
-    def files(self) -> "pd.DataFrame":
-        """Live data files: path, location, size, modification time, numRecords, partition values, DV summary."""
-        return _files.files_frame(self._snap)
+    def _answer(self, frame: "pd.DataFrame", arrow: bool = False) -> Any:
+        """A tabular answer of this version, named in ``attrs`` (``table``, ``version``)."""
+        return tabular(frame, arrow, table=self.name, version=self.version)
 
-    def dvs(self) -> "pd.DataFrame":
+    def files(self, arrow: bool = False) -> Union["pd.DataFrame", "pa.Table"]:
+        """Live data files: path, location, size, modification time, numRecords, partition values, DV summary
+        (``arrow=True``: the same columns as a ``pyarrow.Table``)."""
+        return self._answer(_files.files_frame(self._snap), arrow)
+
+    def dvs(self, arrow: bool = False) -> Union["pd.DataFrame", "pa.Table"]:
         """One row per live DV: data file, storage_type, path_or_inline_dv, offset, size_in_bytes,
-        cardinality, the resolved DV file (None inline), unique_id, the data file's numRecords."""
-        return _files.dvs_frame(self._snap)
+        cardinality, the resolved DV file (None inline), unique_id, the data file's numRecords
+        (``arrow=True``: a ``pyarrow.Table``)."""
+        return self._answer(_files.dvs_frame(self._snap), arrow)
 
-    def deleted_rows_per_file(self) -> "pd.DataFrame":
-        """Per data file: rows, deleted rows (the DV's cardinality), live rows, share deleted, DV storage."""
-        return _files.deleted_rows_per_file(self._snap)
+    def deleted_rows_per_file(self, arrow: bool = False) -> Union["pd.DataFrame", "pa.Table"]:
+        """Per data file: rows, deleted rows (the DV's cardinality), live rows, share deleted, DV storage
+        (``arrow=True``: a ``pyarrow.Table``)."""
+        return self._answer(_files.deleted_rows_per_file(self._snap), arrow)
 
-    def compaction_candidates(self, min_share: float = DELETED_SHARE_THRESHOLD) -> "pd.DataFrame":
-        """Data files whose DV deletes at least ``min_share`` of their rows, most deleted first."""
-        return _files.compaction_candidates(self._snap, min_share)
+    def compaction_candidates(self, min_share: float = DELETED_SHARE_THRESHOLD,
+                              arrow: bool = False) -> Union["pd.DataFrame", "pa.Table"]:
+        """Data files whose DV deletes at least ``min_share`` of their rows, most deleted first
+        (``arrow=True``: a ``pyarrow.Table``)."""
+        return self._answer(_files.compaction_candidates(self._snap, min_share), arrow)
 
     def totals(self) -> dict[str, Optional[int]]:
         """Data files, records (numRecords), deleted rows (DV cardinalities), live rows, DVs at this version; None
@@ -134,36 +145,7 @@ class DeltaTable(RichRepr):
     def versions(self) -> "pd.DataFrame":
         """The version timeline: per commit its operation, files and DVs added/removed, and the table after it
         (data files, records, deleted rows, live rows)."""
-        import pandas as pd
-
-        rows = []
-
-        def each(version: int, state: State, actions: list) -> None:
-            info = next((b for k, b in actions if k == "commitInfo"), {})
-            adds = [b for k, b in actions if k == "add"]
-            removes = [b for k, b in actions if k == "remove"]
-            live = state.files.values()
-            known = not state.missing  # a commit at or before it missing: the table after it is not known
-            records = sum(int(f.num_records or 0) for f in live) if known else None
-            deleted = sum(f.dv.cardinality for f in live if f.dv) if known else None
-            rows.append({"version": version, "timestamp": _timestamp(info.get("timestamp")),
-                         "operation": info.get("operation", "CHECKPOINT" if not actions else None),
-                         "operation_parameters": dict(info.get("operationParameters") or {}),
-                         "added_files": len(adds), "removed_files": len(removes),
-                         "added_dvs": sum(1 for a in adds if a.get("deletionVector")),
-                         "removed_dvs": sum(1 for r in removes if r.get("deletionVector")),
-                         "data_files": len(state.files) if known else None, "records": records,
-                         "deleted_rows": deleted, "live_rows": records - deleted if known else None,
-                         "dvs": sum(1 for f in live if f.dv) if known else None,
-                         "is_current": version == self.version})
-
-        self.log.replay(self.log.files.latest or 0, each)
-        df = pd.DataFrame.from_records(rows, columns=[
-            "version", "timestamp", "operation", "operation_parameters", "added_files", "removed_files",
-            "added_dvs", "removed_dvs", "data_files", "records", "deleted_rows", "live_rows", "dvs", "is_current"])
-        for col in ("data_files", "records", "deleted_rows", "live_rows", "dvs"):
-            df[col] = df[col].astype("Int64")  # None where a commit it needs is missing: never a smaller number
-        return df
+        return self._answer(_files.versions_frame(self.log, self.version))
 
     # ---- DVs -------------------------------------------------------------------------------------
     def _file_action(self, target: Union[str, dict, FileAction, Any], with_dv: bool = False) -> FileAction:
@@ -235,17 +217,7 @@ class DeltaTable(RichRepr):
 
     def dv_files(self) -> "pd.DataFrame":
         """The DV files live DVs point into: location, DVs referenced, their cardinalities."""
-        import pandas as pd
-
-        rows: dict[str, dict[str, Any]] = {}
-        for f in self._snap.live():
-            loc = self.dv_location(f.dv) if f.dv else None
-            if loc is None:
-                continue
-            r = rows.setdefault(loc, {"dv_file": loc, "storage_type": f.dv.storage_type, "dvs": 0, "cardinality": 0})
-            r["dvs"] += 1
-            r["cardinality"] += f.dv.cardinality
-        return pd.DataFrame.from_records(list(rows.values()), columns=["dv_file", "storage_type", "dvs", "cardinality"])
+        return self._answer(_files.dv_files_frame(self._snap))
 
     def dv_file(self, location: str) -> "DeltaDVFile":
         """A DV file as a :class:`~puffin_explorer.delta.DeltaDVFile` (regions, hex, findings), its DVs named
@@ -284,6 +256,7 @@ class DeltaTable(RichRepr):
         return card_health(self, len(self._snap.live()), now, self._kept, self.card_health_up_to)
 
     def summary(self) -> str:
+        """One line: the table, its version, data files, rows, DVs and the rows they delete."""
         t = self.totals()
         if t["records"] is None:
             return (f"Delta table {self.name} at version {self.version}: data files, rows and DVs {UNKNOWN}: a commit "
@@ -294,13 +267,6 @@ class DeltaTable(RichRepr):
 
     def __repr__(self) -> str:
         return f"DeltaTable({self.location!r}, version={self.version})"
-
-
-def _timestamp(ms: Any):
-    """A commit's ``timestamp`` (milliseconds) as a UTC Timestamp; NaT when absent or out of pandas' range."""
-    from ..iceberg.overview import timestamp_ms
-
-    return timestamp_ms(ms)
 
 
 __all__ = ["DeltaTable", "DV_COLUMNS"]

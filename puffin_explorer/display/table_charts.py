@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from .._text import plural
+from ..iceberg.columns import UNPARTITIONED
 from .charts import _ACCENT, _ACCENT2, _INK, _RC, _figure, _short, figure_svg
 
 #: Commit times before this are damaged (Iceberg tables are younger than the Unix epoch).
@@ -115,8 +116,9 @@ def _short_bytes(n: Any) -> str:
 
 
 def _partition_label(value: Any, width: int = 26) -> str:
-    """A partition tuple as ``name=value, …`` (``{'a': 1}`` -> ``a=1``), cut to ``width`` characters."""
-    text = str(value).strip("{}").replace("'", "").replace(": ", "=") or "(unpartitioned)"
+    """A partition's text (the doctor's frames hold :func:`~puffin_explorer.iceberg.columns.partition_text`'s),
+    cut to ``width`` characters."""
+    text = str(value) or UNPARTITIONED
     return text if len(text) <= width else text[: width - 1] + "…"
 
 

@@ -14,6 +14,7 @@ from . import html as H
 from . import text as T
 from .._text import plural, plural_noun
 from ..coverage import UNKNOWN
+from ..iceberg.columns import partition_text
 from ..io.errors import shown
 from .registry import RenderOptions, register_view
 from .tables import findings_html, findings_text
@@ -362,9 +363,8 @@ def _files_html(t: Any, opts: RenderOptions) -> str:
 
 
 def _part(value: Any) -> str:
-    if isinstance(value, dict):
-        return ", ".join(f"{k}={v}" for k, v in value.items())
-    return "" if value is None else str(value)
+    """A file's partition in a file list: its text, blank for none (an unpartitioned table's files)."""
+    return partition_text(value) if value else ""
 
 
 def _stats_html(t: Any, opts: RenderOptions) -> str:

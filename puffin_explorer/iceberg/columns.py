@@ -268,11 +268,48 @@ def every_label(parts, label: Callable[[Any], Optional[str]]):
     return pa.concat_arrays([pa.concat_arrays(texts).take(pa.array(place)), pa.array([None], pa.string())])
 
 
+#: The text of no partition (a file of an unpartitioned spec, or one without a record).
+UNPARTITIONED = "(unpartitioned)"
+
+
+def partition_text(value: Any) -> str:
+    """A partition as every view and frame shows it: ``name=value/name=value``, as Iceberg's data paths spell it
+    (a null value ``null``, a boolean ``true`` / ``false``, any other value as Python's ``str``);
+    :data:`UNPARTITIONED` for none.  Not a grouping key: two records can share a text (use the record, or
+    :func:`.relations.record_text`)."""
+    if isinstance(value, dict):
+        return "/".join(f"{k}={_value_text(v)}" for k, v in value.items()) or UNPARTITIONED
+    return UNPARTITIONED if value in (None, "") else str(value)
+
+
+def _value_text(value: Any) -> str:
+    """One partition value in :func:`partition_text`."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def _partition_text_arrow(records):
+    """:func:`partition_text` of each record of a struct column, column-wise (see :func:`record_labels`)."""
+    return record_labels(records, "text")
+
+
+partition_text.arrow = _partition_text_arrow  # the same texts, column-wise
+
+
+def partition_texts(index: "EntryIndex", rows):
+    """:func:`partition_text` of each selected row's partition, made once per distinct partition and kept in Arrow
+    (a pandas ``str`` array: no Python string per row until one is read)."""
+    return strings(partition_labels(index, rows.column("partition"), partition_text, UNPARTITIONED))
+
+
 def record_labels(records, style: str):
-    """Each record of the struct column ``records`` as Python prints its dict: ``name=value, ...`` (``style``
-    ``"text"``, :func:`.deletes.partition_text`) or ``str(record)`` (``"repr"``), an Arrow string array; a null
-    for a record whose text is not made here (a string ``repr`` would escape), None for a column with a field of
-    another kind or names twice (a dict keeps one)."""
+    """Each record of the struct column ``records`` as :func:`partition_text` (``style`` ``"text"``) or Python's
+    ``str(record)`` (``"repr"``) writes it, an Arrow string array; a null for a record whose text is not made here
+    (a string ``repr`` would escape), None for a column with a field of another kind or names twice (a dict keeps
+    one)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -283,7 +320,7 @@ def record_labels(records, style: str):
     for i, f in enumerate(records.type):
         value, t = pc.struct_field(records, [i]), f.type
         if pa.types.is_boolean(t):
-            text = pc.if_else(value, "True", "False")
+            text = pc.if_else(value, "true", "false") if style == "text" else pc.if_else(value, "True", "False")
         elif pa.types.is_integer(t) or (style == "text" and (
                 pa.types.is_date32(t) or pa.types.is_string(t) or pa.types.is_large_string(t))):
             text = value.cast(pa.string())
@@ -298,9 +335,10 @@ def record_labels(records, style: str):
                               pa.nulls(len(value), pa.string()))
         else:
             return None
-        text = pc.if_else(value.is_null(), "None", text)  # a null text of a present value stays null: Python's
+        # a null text of a present value stays null: Python's
+        text = pc.if_else(value.is_null(), "null" if style == "text" else "None", text)
         pieces.append(pc.binary_join_element_wise(f"{f.name}=" if style == "text" else f"{f.name!r}: ", text, ""))
-    joined = pc.binary_join_element_wise(*pieces, ", ")
+    joined = pc.binary_join_element_wise(*pieces, "/" if style == "text" else ", ")
     return joined if style == "text" else pc.binary_join_element_wise("{", joined, "}", "")
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Optional
 
+from .._answers import tabular
 from .._repr import RichRepr
 from ..errors import FileVanishedError, NotFoundError, PuffinError
 from ..regions import FindingList, Severity
@@ -21,6 +22,8 @@ from .metadata import Snapshot
 from .paths import normalize
 
 if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
     from .source import TableSource
 
 CHANGE_COLUMNS = ["change", "kind", "file_path", "record_count", "file_size_in_bytes", "partition",
@@ -53,14 +56,18 @@ class TableSnapshot(Snapshot, RichRepr):
     def is_current(self) -> bool:
         return self.snapshot_id == self.source.metadata.current_snapshot_id
 
-    def manifest_files(self):
+    def _answer(self, frame: "pd.DataFrame") -> "pd.DataFrame":
+        """A tabular answer of this snapshot, named in ``attrs`` (``table``, ``snapshot_id``)."""
+        return tabular(frame, table=self.source.name, snapshot_id=self.snapshot_id)
+
+    def manifest_files(self) -> "pd.DataFrame":
         """The snapshot's manifest list as a DataFrame (one row per manifest, ``written_here`` marks its own)."""
         from .overview import manifest_frame
 
         df = manifest_frame(self.source, self.snapshot_id)
         if len(df) and "added_snapshot_id" in df:
             df["written_here"] = df["added_snapshot_id"] == self.snapshot_id
-        return df
+        return self._answer(df)
 
     def _own_entries(self) -> list[dict[str, Any]]:
         out = []
@@ -74,7 +81,7 @@ class TableSnapshot(Snapshot, RichRepr):
                     out.append(e)
         return out
 
-    def changes(self):
+    def changes(self) -> "pd.DataFrame":
         """Files this commit added and removed: ``change`` is ``added`` or ``removed``; ``kind`` as in ``files()``."""
         import pandas as pd
 
@@ -86,22 +93,24 @@ class TableSnapshot(Snapshot, RichRepr):
         df = pd.DataFrame.from_records(rows, columns=CHANGE_COLUMNS)
         int_columns(df, rows, ("record_count", "file_size_in_bytes", "content_offset", "content_size_in_bytes",
                                "first_row_id", "sequence_number"))
-        return df
+        return self._answer(df)
 
-    def files_added(self):
+    def files_added(self) -> "pd.DataFrame":
         """Data and delete files this commit added."""
         df = self.changes()
-        return df[df.change == "added"].reset_index(drop=True)
+        return self._answer(df[df.change == "added"].reset_index(drop=True))
 
-    def files_removed(self):
+    def files_removed(self) -> "pd.DataFrame":
         """Data and delete files this commit removed (a replaced DV, a rewritten data file)."""
         df = self.changes()
-        return df[df.change == "removed"].reset_index(drop=True)
+        return self._answer(df[df.change == "removed"].reset_index(drop=True))
 
-    def to_pandas(self):
+    def to_pandas(self) -> "pd.DataFrame":
+        """:meth:`changes`."""
         return self.changes()
 
     def commit_deletes(self) -> "CommitDeletes":
+        """What this commit deleted per data file (:class:`CommitDeletes`)."""
         return CommitDeletes(self.source, self.snapshot_id)
 
     def __repr__(self) -> str:
@@ -229,9 +238,9 @@ class CommitDeletes(RichRepr):
                                "cardinality", "added_positions", "first_added", "last_added"))
         return df.sort_values(["kind", "data_file"], na_position="last").reset_index(drop=True)
 
-    def to_pandas(self):
+    def to_pandas(self) -> "pd.DataFrame":
         """One row per data file the commit deleted rows from (and one per equality-delete file)."""
-        return self._frame.copy()
+        return tabular(self._frame.copy(), table=self.source.name, snapshot_id=self.snapshot_id)
 
     def positions(self, data_file: str):
         """The positions this commit deleted in one data file (numpy int64, sorted)."""

@@ -15,8 +15,8 @@ from .._memory import release_freed_memory
 from ..coverage import WHOLE, Coverage
 from ..errors import NotFoundError, PuffinError
 from ..regions import Severity
-from .columns import (coded_array, located_strings, normalized, partition_labels, partitions, path_codes,
-                      record_labels, strings)
+from .columns import (coded_array, located_strings, normalized, partition_texts, partitions, path_codes,
+                      strings)
 from . import vanished
 from .findings import TableFinding
 from .index_build import MISSING_ENTRIES
@@ -86,6 +86,17 @@ def snapshot_position_delete_counts(source: "TableSource", index: "EntryIndex") 
     if index.snapshot_id not in kept:
         kept[index.snapshot_id] = position_delete_counts(source, index)
     return kept[index.snapshot_id]
+
+
+def position_delete_frame(counts: dict[str, dict[str, int]]):
+    """:func:`position_delete_counts` as a DataFrame, a row per data file in path order: ``data_file``,
+    ``position_deletes`` (rows named) and ``position_delete_files``."""
+    import pandas as pd
+
+    files = sorted(counts["rows"])
+    return pd.DataFrame({"data_file": pd.array(files, dtype=object),
+                         "position_deletes": pd.array([counts["rows"][f] for f in files], dtype="int64"),
+                         "position_delete_files": pd.array([counts["files"][f] for f in files], dtype="int64")})
 
 
 class RowCounts(NamedTuple):
@@ -279,7 +290,7 @@ def deleted_rows_per_file(source: "TableSource", index: "EntryIndex", partition_
                           places: Any = None):
     """Per live data file: rows, deleted rows, share deleted and how many delete files touch it.
 
-    ``partition_text`` gives the partition as ``name=value, ...`` text (one string per distinct
+    ``partition_text`` gives the partition as its text (:func:`.columns.partition_text`, one string per distinct
     partition), else the partition record.  ``places``: only these data files (places among the live data files,
     in this order), the rest not made.  When a delete manifest or a position-delete file could not be read, each
     file's deleted rows are not known: those columns are null (``attrs["unknown"]`` names them); a data manifest
@@ -348,24 +359,8 @@ def equality_deletes_applied(source: "TableSource", index: "EntryIndex", rows) -
     return per_row[np.asarray(rows, dtype=np.int64)]
 
 
-def partition_text(value: Any) -> str:
-    """A partition record as ``name=value, ...`` (``(unpartitioned)`` for none)."""
-    if isinstance(value, dict):
-        return ", ".join(f"{k}={v}" for k, v in value.items()) or "(unpartitioned)"
-    return "(unpartitioned)" if value in (None, "") else str(value)
-
-
-partition_text.arrow = lambda records: record_labels(records, "text")  # the same texts, column-wise
-
-
-def partition_texts(index: "EntryIndex", rows):
-    """The partition text of each selected row, made once per distinct partition and kept in Arrow (a pandas
-    ``str`` array: no Python string per row until one is read)."""
-    return strings(partition_labels(index, rows.column("partition"), partition_text, "(unpartitioned)"))
-
-
 __all__ = ["RowCounts", "SnapshotRows", "coverage", "manifest_coverage", "deleted_rows_per_file",
-           "unknown_file_columns", "equality_deletes_applied", "normalized", "partition_text", "partition_texts",
+           "unknown_file_columns", "equality_deletes_applied", "normalized", "position_delete_frame",
            "position_delete_counts", "position_delete_pairs", "row_counts", "snapshot_rows"]
 
 

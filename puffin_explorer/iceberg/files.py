@@ -165,6 +165,30 @@ def puffin_frame(source: "TableSource", index: Optional["EntryIndex"], snapshot_
     return df
 
 
+#: The columns of ``entries()``, in order (``empty_referenced_data_file`` only where an entry has one).
+ENTRY_COLUMNS = ["content", "kind", "status_code", "status", "file_path", "file_format", "spec_id", "record_count",
+                 "file_size_in_bytes", "snapshot_id", "sequence_number", "file_sequence_number", "first_row_id",
+                 "referenced_data_file", "content_offset", "content_size_in_bytes", "equality_ids", "sort_order_id",
+                 "manifest_path", "manifest_entry_index", "partition"]
+_ENTRY_INTS = ("content", "status_code", "spec_id", "record_count", "file_size_in_bytes", "snapshot_id",
+               "sequence_number", "file_sequence_number", "first_row_id", "content_offset", "content_size_in_bytes",
+               "sort_order_id", "manifest_entry_index")
+
+
+def entry_frame(index: "EntryIndex", mask=None):
+    """The entries of an index (those of ``mask``) as ``entries()`` rows: the manifests' fields with
+    inheritance applied, ``partition`` the record, integers as nullable ``Int64``."""
+    import pandas as pd
+
+    rows = index.to_dicts(mask)
+    extra = ["empty_referenced_data_file"] if any("empty_referenced_data_file" in r for r in rows) else []
+    df = pd.DataFrame.from_records(rows, columns=ENTRY_COLUMNS + extra)
+    int_columns(df, rows, _ENTRY_INTS)
+    if extra:
+        df["empty_referenced_data_file"] = df["empty_referenced_data_file"].fillna(False).astype(bool)
+    return df
+
+
 def kind_counts(index: "EntryIndex") -> dict[str, int]:
     """Live files per kind (``data``, ``dv``, ``position-deletes``, ``equality-deletes``) of an index."""
     import pyarrow as pa

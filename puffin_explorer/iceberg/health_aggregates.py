@@ -11,7 +11,7 @@ from .._memory import release_freed_memory
 from ..coverage import WHOLE, Coverage
 from ..health import size_histogram, sum_relations
 from .column_stats import columns_frame
-from .columns import largest_of_each, nullable_ints, partitions, plain, strings
+from .columns import UNPARTITIONED, largest_of_each, nullable_ints, partition_texts, plain, strings
 from .deletes import deleted_rows_of
 from .health_clustering import clustering_by_partition, clustering_frame
 from .index import take_rows
@@ -204,7 +204,7 @@ def _amplification_frame(index, codes: "Coded", per_file, paths, at, data_pkey) 
     rids = top.column("rid").combine_chunks()
     rows = take_rows(index.table.select(["file_path", "partition", "spec_id", "sequence_number", "record_count",
                                          "file_size_in_bytes"]), at[rids.to_numpy()])
-    amp = pd.DataFrame({"file_path": strings(rows.column("file_path")), "partition": partitions(index, rows),
+    amp = pd.DataFrame({"file_path": strings(rows.column("file_path")), "partition": partition_texts(index, rows),
                         "spec_id": plain(rows.column("spec_id")),
                         "sequence_number": nullable_ints(rows.column("sequence_number")),
                         "record_count": plain(rows.column("record_count")),
@@ -223,7 +223,7 @@ def _clustering_of(index, codes: "Coded", totals: "MetricTotals", at, data_pkey,
 
     sizes = index.take(at, ["record_count", "file_size_in_bytes"])
     d = pd.DataFrame({"pkey": codes.pkeys.take(data_pkey).to_numpy(zero_copy_only=False),
-                      "partition": pc.fill_null(codes.partitions.take(data_pkey), "None")
+                      "partition": pc.fill_null(codes.partitions.take(data_pkey), UNPARTITIONED)
                       .to_numpy(zero_copy_only=False),
                       "lo": totals.lows, "hi": totals.highs,
                       "bytes": pc.fill_null(sizes.column("file_size_in_bytes"), 0).to_numpy().astype("int64"),

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Optional
 
+from .._answers import tabular
 from .._repr import RichRepr
 from .._text import plural
 from ..errors import PuffinError
@@ -21,6 +22,8 @@ from .columns import int_columns, long_or_none
 from .numbers import datable_ms
 
 if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
     from .source import TableSource
 
 SUMMARY_COLUMNS = [
@@ -399,13 +402,17 @@ class DeleteDebt(RichRepr):
         #: ``table.file-vanished`` findings: files of the snapshot gone when read.
         self.findings = list(vanished.snapshot_findings(source, self._index.snapshot_id))
 
+    def _answer(self, frame: "pd.DataFrame") -> "pd.DataFrame":
+        """A tabular answer of this snapshot, named in ``attrs`` (``table``, ``snapshot_id``)."""
+        return tabular(frame, table=self.source.name, snapshot_id=self.snapshot_id)
+
     @property
-    def per_file(self):
+    def per_file(self) -> "pd.DataFrame":
         """Per live data file: :func:`~.deletes.deleted_rows_per_file` with the partition as text (made once)."""
         if self._per_file is None:
             from .deletes import deleted_rows_per_file
 
-            self._per_file = deleted_rows_per_file(self.source, self._index, partition_text=True)
+            self._per_file = self._answer(deleted_rows_per_file(self.source, self._index, partition_text=True))
         return self._per_file
 
     @property
@@ -450,7 +457,7 @@ class DeleteDebt(RichRepr):
     def _shares_known(self) -> bool:
         return self.coverage.file_deletes
 
-    def per_partition(self):
+    def per_partition(self) -> "pd.DataFrame":
         """Per partition: data files, rows, deleted rows, share and compaction candidates (by partition text);
         deleted rows, shares and candidates are null when a delete file or manifest could not be read."""
         import numpy as np
@@ -458,11 +465,10 @@ class DeleteDebt(RichRepr):
         import pyarrow as pa
         import pyarrow.compute as pc
 
-        from .columns import partition_labels, strings
-        from .deletes import partition_text
+        from .columns import UNPARTITIONED, partition_labels, partition_text, strings
 
         codes = self._index.take(self._counts.rows, ["partition"]).column("partition")
-        t = pa.table({"partition": partition_labels(self._index, codes, partition_text, "(unpartitioned)"),
+        t = pa.table({"partition": partition_labels(self._index, codes, partition_text, UNPARTITIONED),
                       "record_count": pa.array(self._counts.records, pa.int64()),
                       "deleted_rows": pa.array(self._counts.deleted, pa.int64()),
                       "candidate": pa.array((self._share > self.threshold).astype(np.int64))})
@@ -483,7 +489,7 @@ class DeleteDebt(RichRepr):
                 out[col] = pd.array([None] * len(out), dtype="Int64")
             out["deleted_share"] = np.nan
         out.attrs["partial"] = self.partial
-        return out
+        return self._answer(out)
 
     @property
     def candidate_count(self) -> Optional[int]:
@@ -493,7 +499,7 @@ class DeleteDebt(RichRepr):
             return None
         return int((self._share > self.threshold).sum())
 
-    def candidates(self, limit: Optional[int] = None):
+    def candidates(self, limit: Optional[int] = None) -> "pd.DataFrame":
         """Data files whose deleted share is above the threshold, most deleted first (then by path); ``limit``:
         the first ``limit`` of them only, chosen without sorting the rest (what a view shows of a big table).
         None of them when the files' deleted rows are not known (the frame's ``attrs["unknown"]`` says so)."""
@@ -513,19 +519,20 @@ class DeleteDebt(RichRepr):
         else:
             chosen = pc.sort_indices(keys, sort_keys=order)
         picked = at[chosen.to_numpy()]
-        return deleted_rows_per_file(self.source, self._index, partition_text=True, places=picked)
+        return self._answer(deleted_rows_per_file(self.source, self._index, partition_text=True, places=picked))
 
-    def position_delete_files(self):
+    def position_delete_files(self) -> "pd.DataFrame":
         """Live Parquet position-delete files (v2 style; a v3 writer folds them into DVs)."""
         from .files import file_frame
         from .index_build import build_index
 
         ix = build_index(self.source, self.snapshot_id, content="deletes")
         df = file_frame(self.source, ix, ix.mask(["position-deletes"]), decode=False)  # a frame of those only
-        return df[["file_path", "record_count", "file_size_in_bytes", "partition", "sequence_number"]] \
-            .reset_index(drop=True)
+        return self._answer(df[["file_path", "record_count", "file_size_in_bytes", "partition", "sequence_number"]]
+                            .reset_index(drop=True))
 
-    def to_pandas(self):
+    def to_pandas(self) -> "pd.DataFrame":
+        """:attr:`per_file`, a copy."""
         return self.per_file.copy()
 
     def __repr__(self) -> str:

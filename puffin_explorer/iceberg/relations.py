@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Optional
 
 from .._arrays import sorted_unique
-from .columns import normalized, partition_labels, record_labels
+from .columns import normalized, partition_labels, partition_text, record_labels
 
 if TYPE_CHECKING:  # pragma: no cover
     from .index import EntryIndex
@@ -17,18 +17,31 @@ if TYPE_CHECKING:  # pragma: no cover
 KINDS = {"data": "data", "dvs": "dv", "pos": "position-deletes", "eq": "equality-deletes"}
 
 
-def partition_texts(index: "EntryIndex", codes) -> Any:
-    """The partition of each row as the doctor shows it (the record's ``str``; null without one), an Arrow
-    string array: each distinct partition's text made once (:func:`.columns.partition_labels`)."""
+def record_texts(index: "EntryIndex", codes) -> Any:
+    """:func:`record_text` of each row's partition (null without one), an Arrow string array: each distinct
+    partition's text made once (:func:`.columns.partition_labels`)."""
     return partition_labels(index, codes, record_text, None)
 
 
 def record_text(value: Any) -> Any:
-    """A partition record as the doctor shows it: Python's ``str`` of it (None for none)."""
+    """A partition record as the measures' grouping key spells it (``pkey`` is ``spec id|record_text``): Python's
+    ``str`` of it, None for none.  Unlike the text a user reads (:func:`.columns.partition_text`), two records
+    never share it, and its order is the order in which the doctor lists partitions."""
     return None if value is None else str(value)
 
 
-record_text.arrow = lambda records: record_labels(records, "repr")  # the same texts, column-wise
+def _record_text_arrow(records):
+    """:func:`record_text` of each record of a struct column, column-wise (see :func:`.columns.record_labels`)."""
+    return record_labels(records, "repr")
+
+
+record_text.arrow = _record_text_arrow  # the same texts, column-wise
+
+
+def _shown(index: "EntryIndex", rows, pair_keys: bool) -> Any:
+    """The data rows' ``partition`` column: each row's :func:`.columns.partition_text` (null without a record);
+    none with ``pair_keys`` (:func:`coded_relations` makes each key's text)."""
+    return None if pair_keys else partition_labels(index, rows.column("partition"), partition_text, None)
 
 
 def _pkey(rows, parts) -> Any:
@@ -111,12 +124,12 @@ _COLUMNS = ["file_path", "spec_id", "partition", "sequence_number", "record_coun
 
 
 def _partition_keys(index: "EntryIndex", rows, pair_keys: bool) -> Any:
-    """Each row's partition: :func:`_pair_keys` with ``pair_keys``, else its text (:func:`partition_texts`)."""
+    """Each row's partition key: :func:`_pair_keys` with ``pair_keys``, else its :func:`record_texts`."""
     import pyarrow as pa
 
     if pair_keys:
         return pa.array(_pair_keys(rows, len(index.partitions)), pa.int64())
-    return partition_texts(index, rows.column("partition"))
+    return record_texts(index, rows.column("partition"))
 
 
 def _data_relation(index: "EntryIndex", rows, at, codes, pair_keys: bool) -> Any:
@@ -129,7 +142,7 @@ def _data_relation(index: "EntryIndex", rows, at, codes, pair_keys: bool) -> Any
     parts = _partition_keys(index, rows, pair_keys)
     key = coded_array(codes.files[at]) if codes is not None else normalized(rows.column("file_path"))
     table = {"rid": pa.array(np.arange(rows.num_rows), pa.int64()), "key": key, "raw": rows.column("file_path"),
-             "pkey": parts if pair_keys else _pkey(rows, parts), "partition": parts,
+             "pkey": parts if pair_keys else _pkey(rows, parts), "partition": _shown(index, rows, pair_keys),
              "seq": _longs(rows, "sequence_number", 0), "record_count": _longs(rows, "record_count"),
              "file_size_in_bytes": _longs(rows, "file_size_in_bytes")}
     if pair_keys:  # coded_relations makes each key's text from the pairs
@@ -230,7 +243,8 @@ class Coded:
 
     def __init__(self, relations: dict[str, Any], pkeys: Any, partitions: Any) -> None:
         self.relations = relations
-        #: the ``pkey`` text of each partition code, and its ``partition`` (the smallest of its rows'), by code
+        #: the ``pkey`` text of each partition code, and its ``partition`` (the text a user reads,
+        #: :func:`.columns.partition_text`), by code
         self.pkeys = pkeys
         self.partitions = partitions
 
@@ -254,8 +268,8 @@ def coded_relations(source: "TableSource", index: "EntryIndex", scope_bounds: Op
     size = len(index.partitions)
     spec, null_spec, code = _pair_parts(pairs, size)
     spec_text = pc.if_else(pa.array(null_spec), "", pc.cast(pa.array(np.where(null_spec, 0, spec)), pa.string()))
-    part_text = partition_labels(index, pa.array(code, pa.int64(), mask=code < 0), record_text, None) \
-        if len(pairs) else pa.array([], pa.string())
+    pair_codes = pa.array(code, pa.int64(), mask=code < 0)
+    part_text = partition_labels(index, pair_codes, record_text, None) if len(pairs) else pa.array([], pa.string())
     text = pc.binary_join_element_wise(spec_text, pc.fill_null(part_text, "{}"), "|")
     encoded = text.dictionary_encode()  # pairs of one text (a null partition and ``{}``) share a key
     order = pc.sort_indices(encoded.dictionary)
@@ -269,7 +283,8 @@ def coded_relations(source: "TableSource", index: "EntryIndex", scope_bounds: Op
     in_data = in_data[part_text.is_valid().to_numpy(zero_copy_only=False)[in_data]] if len(in_data) else in_data
     where = np.full(len(texts), -1, dtype=np.int64)
     where[key_of_pair[in_data]] = in_data
-    partitions = part_text.take(pa.array(where, pa.int64(), mask=where < 0)).cast(pa.string())
+    shown = partition_labels(index, pair_codes, partition_text, None) if len(pairs) else pa.array([], pa.string())
+    partitions = shown.take(pa.array(where, pa.int64(), mask=where < 0)).cast(pa.string())
     data = _swap(data, {"pkey": data_keys})
     if not _bounded(pos, eq):  # no delete file scoped by bounds: the paths as written are never compared
         data = data.set_column(data.schema.get_field_index("raw"), "raw", pa.nulls(data.num_rows, pa.string()))
@@ -357,4 +372,4 @@ def coded(relations: dict[str, Any]) -> Coded:
     return Coded(out, texts, partitions)
 
 
-__all__ = ["KINDS", "Coded", "coded", "coded_relations", "index_relations", "partition_texts", "record_text"]
+__all__ = ["KINDS", "Coded", "coded", "coded_relations", "index_relations", "record_text", "record_texts"]

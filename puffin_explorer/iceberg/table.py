@@ -2,7 +2,9 @@
 
 :class:`Table` opens a :class:`~.source.TableSource` and answers each question by handing that source
 (and the entry index built over it) to the module that computes the answer; it keeps the answers
-that are asked for more than once (a card's HTML and text forms) in :class:`TableResults`.
+that are asked for more than once (a card's HTML and text forms) in :class:`TableResults`.  Every answer
+follows one rule (docs/answers.md): a tabular one is a DataFrame whose ``attrs`` name the ``table`` and the
+``snapshot_id`` it came from, and with ``arrow=True`` (where it grows with the table) a ``pyarrow.Table``.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Optional, Union
 
+from .._answers import tabular
 from .._repr import RichRepr
 from ..errors import InvalidFileError, PuffinError
 from .. import health as _health_model
@@ -18,10 +21,8 @@ from ..io import storage_options_from_pyiceberg
 from ..regions import Finding, FindingList, Severity
 from . import vanished
 from .dvreads import PROGRESS_FROM_DVS, dv_reader
-from .files import FILE_COLUMNS  # noqa: F401 - the files() columns, importable from here as before
 from .index import EntryIndex
 from .index_build import build_index, deletes_index
-from .manifest_chunks import manifest_entries
 from .metadata import TableMetadata
 from .paths import PathMapper, TableIO, normalize, parent
 from .source import TableSource, current_metadata_location, table_scope
@@ -83,9 +84,9 @@ class Table(RichRepr):
         return self.source.mapper
 
     @property
-    def findings(self) -> list:
+    def findings(self) -> FindingList:
         """Findings of opening the table and of every answer since (each once)."""
-        return self.source.findings
+        return FindingList(self.source.findings)
 
     @property
     def scope(self) -> Any:
@@ -160,6 +161,11 @@ class Table(RichRepr):
         """Add a finding met while answering a question (once): it shows with the opening findings."""
         self.source.note(finding)
 
+    def _answer(self, frame: "pd.DataFrame", snapshot_id: Optional[int] = None, arrow: bool = False) -> Any:
+        """A tabular answer of the snapshot asked for (the current one by default), named in ``attrs``."""
+        sid = self.metadata.current_snapshot_id if snapshot_id is None else snapshot_id
+        return tabular(frame, arrow, table=self.name, snapshot_id=sid)
+
     # ---- snapshots -----------------------------------------------------------------------
     def snapshot(self, snapshot_id: Optional[int] = None) -> "TableSnapshot":
         """One commit (current by default) as a :class:`~.commits.TableSnapshot`: the metadata
@@ -183,7 +189,7 @@ class Table(RichRepr):
 
         if self.results.timeline is None:
             self.results.timeline = timeline(self.source)
-        return self.results.timeline.copy()
+        return self._answer(self.results.timeline.copy())
 
     def delete_debt(self, threshold: float = DELETED_SHARE_THRESHOLD,
                     snapshot_id: Optional[int] = None) -> "DeleteDebt":
@@ -246,19 +252,19 @@ class Table(RichRepr):
         """Every field: id, name (nested ones dotted), type, required, v3 ``initial-default`` / ``write-default``."""
         from .overview import schema_frame
 
-        return schema_frame(self.source, schema_id)
+        return self._answer(schema_frame(self.source, schema_id))
 
     def partition_spec(self, spec_id: Optional[int] = None) -> "pd.DataFrame":
         """The partition spec (default one unless ``spec_id``): field id, name, transform, source column."""
         from .overview import partition_frame
 
-        return partition_frame(self.source, spec_id)
+        return self._answer(partition_frame(self.source, spec_id))
 
     def sort_order(self) -> "pd.DataFrame":
         """The default sort order: source column, transform, direction, null order."""
         from .overview import sort_order_frame
 
-        return sort_order_frame(self.source)
+        return self._answer(sort_order_frame(self.source))
 
     @property
     def next_row_id(self) -> Optional[int]:
@@ -269,23 +275,19 @@ class Table(RichRepr):
         """One row per snapshot: id, parent, sequence number, time, operation and summary counts."""
         from .overview import snapshot_frame
 
-        return snapshot_frame(self.source)
+        return self._answer(snapshot_frame(self.source))
 
     # ---- manifests -----------------------------------------------------------------------
-    def manifest_records(self, snapshot_id: Optional[int] = None) -> list[dict[str, Any]]:
-        """The manifest list of a snapshot (records as dicts)."""
-        return self.source.manifest_records(snapshot_id)
-
-    def manifest_list_findings(self, snapshot_id: Optional[int] = None) -> list[Finding]:
+    def manifest_list_findings(self, snapshot_id: Optional[int] = None) -> FindingList:
         """What reading a snapshot's manifest list found in its records (numbers out of range, paths with
-        control characters); empty until :meth:`manifest_records` read it."""
-        return self.source.manifest_list_findings(snapshot_id)
+        control characters); empty until :meth:`manifests` (or any answer of that snapshot) read it."""
+        return FindingList(self.source.manifest_list_findings(snapshot_id))
 
     def manifests(self, snapshot_id: Optional[int] = None) -> "pd.DataFrame":
         """The manifest list of a snapshot as a DataFrame."""
         from .overview import manifest_frame
 
-        return manifest_frame(self.source, snapshot_id)
+        return self._answer(manifest_frame(self.source, snapshot_id), snapshot_id)
 
     def index(self, snapshot_id: Optional[int] = None, content: Optional[str] = None, metrics: bool = False,
               progress: Optional[bool] = None) -> EntryIndex:
@@ -297,16 +299,15 @@ class Table(RichRepr):
         """
         return build_index(self.source, snapshot_id, content=content, metrics=metrics, progress=progress)
 
-    def manifest_entries(self, manifest: dict[str, Any], data: Optional[bytes] = None) -> list[dict[str, Any]]:
-        """Entries of one manifest (all statuses), inheritance applied."""
-        return manifest_entries(self.source, manifest, data)
-
     def entries(self, snapshot_id: Optional[int] = None, content: Optional[str] = None,
-                include_deleted: bool = False) -> list[dict[str, Any]]:
-        """Manifest entries of a snapshot as dicts; ``content`` ``"data"`` or ``"deletes"`` reads only those
-        manifests.  Built from :meth:`index` (the manifests are fetched concurrently, in batches)."""
+                include_deleted: bool = False, arrow: bool = False) -> Union["pd.DataFrame", "pa.Table"]:
+        """Manifest entries of a snapshot, a row each (inheritance applied; ``partition`` the record);
+        ``content`` ``"data"`` or ``"deletes"`` reads only those manifests.  Built from :meth:`index` (the
+        manifests are fetched concurrently, in batches); ``arrow=True``: the same columns as a ``pyarrow.Table``."""
+        from .files import entry_frame
+
         ix = self.index(snapshot_id, content=content)
-        return ix.to_dicts(ix.mask(live=not include_deleted))
+        return self._answer(entry_frame(ix, ix.mask(live=not include_deleted)), ix.snapshot_id, arrow)
 
     # ---- files ---------------------------------------------------------------------------
     def fields_by_id(self) -> dict[int, tuple[str, Any]]:
@@ -314,29 +315,33 @@ class Table(RichRepr):
         return self.source.fields_by_id()
 
     def files(self, snapshot_id: Optional[int] = None, include_deleted: bool = False,
-              decode: bool = True) -> "pd.DataFrame":
+              decode: bool = True, arrow: bool = False) -> Union["pd.DataFrame", "pa.Table"]:
         """Every live data and delete file of a snapshot (current by default).
 
         ``kind`` is ``data``, ``dv``, ``position-deletes`` or ``equality-deletes``;
         ``location`` is where the file is now; bounds are typed values by column name.
+        ``arrow=True``: the same columns as a ``pyarrow.Table``.
         """
         from .files import live_files
 
-        return live_files(self.source, snapshot_id, include_deleted, decode)
+        return self._answer(live_files(self.source, snapshot_id, include_deleted, decode), snapshot_id, arrow)
 
-    def data_files(self, snapshot_id: Optional[int] = None, decode: bool = True) -> "pd.DataFrame":
-        """Live data files of a snapshot."""
+    def data_files(self, snapshot_id: Optional[int] = None, decode: bool = True,
+                   arrow: bool = False) -> Union["pd.DataFrame", "pa.Table"]:
+        """Live data files of a snapshot (``files()`` columns; ``arrow=True``: a ``pyarrow.Table``)."""
         from .files import file_frame
 
         ix = self.index(snapshot_id, content="data", metrics=True)
-        return file_frame(self.source, ix, ix.mask(), decode)
+        return self._answer(file_frame(self.source, ix, ix.mask(), decode), ix.snapshot_id, arrow)
 
-    def delete_files(self, snapshot_id: Optional[int] = None, decode: bool = True) -> "pd.DataFrame":
-        """Live delete files (DVs, Parquet position deletes, equality deletes); reads only delete manifests."""
+    def delete_files(self, snapshot_id: Optional[int] = None, decode: bool = True,
+                     arrow: bool = False) -> Union["pd.DataFrame", "pa.Table"]:
+        """Live delete files (DVs, Parquet position deletes, equality deletes); reads only delete manifests
+        (``arrow=True``: a ``pyarrow.Table``)."""
         from .files import file_frame
 
         ix = self.index(snapshot_id, content="deletes", metrics=decode)
-        return file_frame(self.source, ix, ix.mask(), decode)
+        return self._answer(file_frame(self.source, ix, ix.mask(), decode), ix.snapshot_id, arrow)
 
     def files_of_kind(self, kinds: list[str], limit: Optional[int] = None,
                       snapshot_id: Optional[int] = None) -> "pd.DataFrame":
@@ -344,7 +349,7 @@ class Table(RichRepr):
         from .files import file_frame
 
         ix = self.index(snapshot_id)
-        return file_frame(self.source, ix, ix.mask(kinds), decode=False, limit=limit)
+        return self._answer(file_frame(self.source, ix, ix.mask(kinds), decode=False, limit=limit), ix.snapshot_id)
 
     def file_counts(self, snapshot_id: Optional[int] = None) -> dict[str, int]:
         """Live files per kind (``data``, ``dv``, ``position-deletes``, ``equality-deletes``)."""
@@ -352,19 +357,21 @@ class Table(RichRepr):
 
         return kind_counts(self.index(snapshot_id))
 
-    def dvs(self, snapshot_id: Optional[int] = None) -> "pd.DataFrame":
-        """Only the deletion vectors of a snapshot: one row per DV (where it is, what it covers), no column metrics."""
+    def dvs(self, snapshot_id: Optional[int] = None, arrow: bool = False) -> Union["pd.DataFrame", "pa.Table"]:
+        """Only the deletion vectors of a snapshot: one row per DV (where it is, what it covers), no column metrics
+        (``arrow=True``: a ``pyarrow.Table``)."""
         from .files import dv_frame
 
         ix = deletes_index(self.source, snapshot_id)
-        return vanished.mark(dv_frame(self.source, ix), vanished.snapshot_findings(self.source, ix.snapshot_id))
+        frame = vanished.mark(dv_frame(self.source, ix), vanished.snapshot_findings(self.source, ix.snapshot_id))
+        return self._answer(frame, ix.snapshot_id, arrow)
 
     # ---- statistics and Puffin files -----------------------------------------------------
     def statistics_files(self) -> "pd.DataFrame":
         """Table and partition statistics files named by the metadata."""
         from .overview import statistics_frame
 
-        return statistics_frame(self.source)
+        return self._answer(statistics_frame(self.source))
 
     def puffin_files(self, snapshot_id: Optional[int] = None) -> "pd.DataFrame":
         """Every Puffin file a snapshot references, with its role (``deletion-vectors`` or ``statistics``);
@@ -372,9 +379,9 @@ class Table(RichRepr):
         from .files import puffin_frame
 
         if snapshot_id is None and self.metadata.current_snapshot_id is None:
-            return puffin_frame(self.source, None, None)
+            return self._answer(puffin_frame(self.source, None, None))
         sid = self.source.snapshot(snapshot_id).snapshot_id
-        return puffin_frame(self.source, deletes_index(self.source, sid), sid)
+        return self._answer(puffin_frame(self.source, deletes_index(self.source, sid), sid), sid)
 
     def puffin(self, path: str, strict: bool = False) -> "PuffinFile":
         """Open a Puffin file the metadata names (its footer only)."""
@@ -393,28 +400,29 @@ class Table(RichRepr):
         return dv_reader(self.source).read_dv(target, snapshot_id)
 
     def read_dvs(self, entries: Optional[Any] = None, snapshot_id: Optional[int] = None,
-                 progress: Optional[bool] = None, columnar: bool = False) -> Union[list["DeletionVector"], "pa.Table"]:
+                 progress: Optional[bool] = None, arrow: bool = False) -> Union[list["DeletionVector"], "pa.Table"]:
         """The DeletionVectors of many DV entries (default: every live DV of the snapshot), in order.
 
         The ranges are planned per Puffin file, neighbours merged and fetched concurrently on
         object stores, so 10,000 DVs packed in one file cost a few requests, not 10,000.  Each vector keeps
         its decoded positions; its bytes are read again when a view asks for them.  ``progress``: a bar of DVs
         read (``True`` / ``False``; by default from ``PROGRESS_FROM_DVS`` DVs on in a terminal or
-        notebook).  ``columnar=True``: one ``pyarrow.Table`` instead, a row per DV with its ``positions`` as a
+        notebook).  ``arrow=True``: one ``pyarrow.Table`` instead, a row per DV with its ``positions`` as a
         list (``iceberg.dvreads.positions_schema()``), no object per DV kept.
         """
-        return dv_reader(self.source).read_dvs(entries, snapshot_id, progress, columnar)
+        return dv_reader(self.source).read_dvs(entries, snapshot_id, progress, arrow)
 
     def read_parquet_columns(self, path: str, columns: Optional[list[str]] = None) -> "pa.Table":
         """Columns of a Parquet file the metadata names (a position-delete file), as a ``pyarrow.Table``."""
         return self.source.read_parquet(path, columns)
 
-    def delete_file_contents(self, path: str, snapshot_id: Optional[int] = None) -> "pd.DataFrame":
+    def delete_file_contents(self, path: str, snapshot_id: Optional[int] = None,
+                             arrow: bool = False) -> Union["pd.DataFrame", "pa.Table"]:
         """What a delete file says: ``(file_path, pos)`` rows for DVs and position deletes, the rows for equality
-        deletes."""
+        deletes (``arrow=True``: a ``pyarrow.Table``)."""
         from .dvreads import delete_file_contents
 
-        return delete_file_contents(self.source, path, snapshot_id)
+        return self._answer(delete_file_contents(self.source, path, snapshot_id), snapshot_id, arrow)
 
     def deletions(self, data_file: str, snapshot_id: Optional[int] = None) -> "np.ndarray":
         """Sorted deleted row positions of one data file: its DV, else its Parquet position deletes.
@@ -426,24 +434,27 @@ class Table(RichRepr):
 
         return deletions(self.source, data_file, snapshot_id)
 
-    def position_delete_counts(self, snapshot_id: Optional[int] = None,
-                               index: Optional[EntryIndex] = None) -> dict[str, dict[str, int]]:
-        """Per data file (normalized path): rows its live Parquet position-delete files name, and how many
-        files (from ``index`` when given: an index of that snapshot the caller holds)."""
-        from .deletes import snapshot_position_delete_counts
+    def position_delete_counts(self, snapshot_id: Optional[int] = None) -> "pd.DataFrame":
+        """Per data file its live Parquet position-delete files name: ``data_file`` (normalized path),
+        ``position_deletes`` (rows they name) and ``position_delete_files``."""
+        from .deletes import position_delete_frame, snapshot_position_delete_counts
 
-        return snapshot_position_delete_counts(self.source, index or deletes_index(self.source, snapshot_id))
+        ix = deletes_index(self.source, snapshot_id)
+        return self._answer(position_delete_frame(snapshot_position_delete_counts(self.source, ix)), ix.snapshot_id)
 
-    def deleted_rows_per_file(self, snapshot_id: Optional[int] = None) -> "pd.DataFrame":
+    def deleted_rows_per_file(self, snapshot_id: Optional[int] = None,
+                              arrow: bool = False) -> Union["pd.DataFrame", "pa.Table"]:
         """Per data file: rows, deleted rows, share deleted and how many delete files touch it.
 
         DV counts come from the manifests; Parquet position-delete files are read
         to count per data file, and ignored for a data file that has a DV (counted
         as ``superseded_position_deletes``); equality deletes are counted as files only.
+        ``arrow=True``: the same columns as a ``pyarrow.Table``.
         """
         from .deletes import deleted_rows_per_file
 
-        return deleted_rows_per_file(self.source, self.index(snapshot_id))
+        ix = self.index(snapshot_id)
+        return self._answer(deleted_rows_per_file(self.source, ix), ix.snapshot_id, arrow)
 
     # ---- checks --------------------------------------------------------------------------
     def check(self, snapshot_id: Optional[int] = None, check_files_exist: bool = True,

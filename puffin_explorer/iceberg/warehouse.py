@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping, Optional
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Optional
 
+from .._answers import tabular
 from .._repr import RichRepr
 from ..errors import NotInTableError, PuffinError, TableNotFoundError
 from .overview import summary_number
 from .paths import TableIO, join, normalize
 from .source import current_metadata_location, table_scope
 from .table import Table
+
+if TYPE_CHECKING:  # pragma: no cover - the answers' types
+    import pandas as pd
 
 
 class Warehouse(RichRepr):
@@ -46,6 +50,7 @@ class Warehouse(RichRepr):
 
     @property
     def storage_options(self) -> dict[str, Any]:
+        """The fsspec options every table of the warehouse is read with."""
         return self.io.storage_options
 
     # ---- discovery -----------------------------------------------------------------------
@@ -113,7 +118,7 @@ class Warehouse(RichRepr):
         self._tables[name] = t
         return t
 
-    def tables(self):
+    def tables(self) -> "pd.DataFrame":
         """One row per table: name, namespace, format version, current snapshot, location written and read."""
         import pandas as pd
 
@@ -133,9 +138,9 @@ class Warehouse(RichRepr):
                 "location_written": t.metadata.location,
                 "metadata_location": t.metadata_location,
             })
-        return pd.DataFrame.from_records(rows)
+        return tabular(pd.DataFrame.from_records(rows), warehouse=self.root)
 
-    def summary(self):
+    def summary(self) -> "pd.DataFrame":
         """The warehouse card's data: one row per table (format version, snapshots, records, deleted and
         live rows, deleted share, data files, delete files by kind, statistics files, last commit, health).
 
@@ -160,21 +165,23 @@ class Warehouse(RichRepr):
                         "live_rows", "data_files", "delete_files", "dvs", "position_delete_files",
                         "equality_delete_files", "stats_files"))
             self._cards[key] = df
-        return self._cards[key].copy()
+        return tabular(self._cards[key].copy(), warehouse=self.root)
 
     def health(self, now: Any = None, older_than: Any = None, catalog: str = "spark_catalog",
-               list_files: bool = True):
+               list_files: bool = True) -> "pd.DataFrame":
         """The table doctor over every table: one row per table (worst status, top problem, headline
         metrics); each table's :class:`~.health.TableHealth` is in ``.attrs["health"]``.
         ``list_files=False`` skips the storage listing (no orphan check; metadata and manifests only)."""
         from .health import warehouse_health
 
-        return warehouse_health(self, now=now, older_than=older_than, catalog=catalog, list_files=list_files)
+        return tabular(warehouse_health(self, now=now, older_than=older_than, catalog=catalog, list_files=list_files),
+                       warehouse=self.root)
 
-    def to_pandas(self):
+    def to_pandas(self) -> "pd.DataFrame":
+        """:meth:`summary`: the warehouse card's data as a DataFrame."""
         return self.summary()
 
-    def browse(self, spark: Any = None, spark_table: Any = None, now: Any = None):
+    def browse(self, spark: Any = None, spark_table: Any = None, now: Any = None) -> Any:
         """An ipywidgets browser: namespaces -> tables -> snapshots -> files -> details, and the doctor
         (every table's status, the selected table's findings; ``now`` dates retention, default the clock).
 

@@ -21,7 +21,8 @@ A table whose manifests list at most ``CARD_HEALTH_UP_TO`` entries is read on th
 
 What the driver holds per file or partition is bounded: ``frames["amplification"]`` keeps the
 :data:`AMPLIFICATION_ROWS` data files merging the most delete files (``partition`` as text),
-``frames["partitions"]`` the first :data:`~puffin_explorer.iceberg.health.PARTITION_ROWS` partitions by key, ``frames["orphans"]`` and
+``frames["partitions"]`` the first :data:`~puffin_explorer.iceberg.health_aggregates.PARTITION_ROWS` partitions by
+key, ``frames["orphans"]`` and
 ``frames["expired_only"]`` the first :data:`FRAME_ROWS` by location, and ``frames["listing"]`` is the listing
 as a Spark DataFrame.  Metrics, findings, actions and effects are exactly the driver doctor's.
 """
@@ -193,7 +194,7 @@ class SparkReads:
         # one Python function per task from manifest to health rows: the entries with their metrics never
         # cross into the JVM and back (at 10,000,000 files the stage took about half the time without that trip)
         plan, listed = manifest_plan(self.source)
-        decode = decode_manifests(self.options, self.source.metadata.partition_specs, True, "repr")
+        decode = decode_manifests(self.options, self.source.metadata.partition_specs, True, "keyed")
         tasks = manifest_tasks(self.spark, to_spark(self.spark, plan, MANIFEST_PLAN_SCHEMA), plan.num_rows)
         rows = self._keep(tasks.mapInArrow(health_rows(self.source.fields_by_id(), column, decode),
                                            HEALTH_ROWS_SCHEMA))

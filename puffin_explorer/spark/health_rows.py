@@ -28,7 +28,7 @@ LISTING_SCHEMA = "location string, size bigint, mtime_ms bigint, hidden boolean"
 CLUSTER_SCHEMA = ("pkey string, partition string, files bigint, files_with_bounds bigint, average_depth double, "
                    "max_depth bigint, bytes bigint, rows bigint")
 SET_SCHEMA = "sid bigint, location string, size bigint"
-#: Rows per partition of the frames kept partitioned by file key (:meth:`~.health.SparkReads._keep_by_key`).
+#: Rows per partition of the frames kept partitioned by file key (:meth:`.SparkReads._keep_by_key`).
 ROWS_PER_KEY_PARTITION = 100_000
 
 
@@ -39,7 +39,7 @@ def health_rows(fields: dict, column: Optional[str], decode):
     entries and their metrics never cross into the JVM and back.  Rows are decoded as ``files(decode=True)``
     decodes them (bounds by column name, the path scope of position deletes); only the bounds these rows need are
     decoded (``file_path``'s and the clustering column's).  A manifest that could not be read whole gives rows of
-    kind ``finding`` (``rid`` its plan position << 32), which :meth:`~.health.SparkReads.snapshot_files` reads; each task
+    kind ``finding`` (``rid`` its plan position << 32), which :meth:`.SparkReads.snapshot_files` reads; each task
     ends with one row of kind ``partial``, its column metrics."""
     wanted = {fid for fid, (name, _) in fields.items() if name in ("file_path", column)}
 
@@ -133,6 +133,7 @@ def _kind_rows(b, rids, schema, needed, wanted: set, column: Optional[str], dvs:
 
     from ..iceberg.columns import normalized
     from ..iceberg.measures import path_scope
+    from .index import split_keyed
 
     n = b.num_rows
     string = pa.string()
@@ -148,11 +149,11 @@ def _kind_rows(b, rids, schema, needed, wanted: set, column: Optional[str], dvs:
     own = normalized(file_path)  # the same array where no path changes
     own = pa.nulls(n, string) if own is file_path else \
         pc.if_else(pc.fill_null(pc.equal(own, file_path), False), pa.scalar(None, string), own)
-    part, spec = col["partition"].cast(string), col["spec_id"].cast(pa.int32())
+    (key, part), spec = split_keyed(col["partition"].cast(string)), col["spec_id"].cast(pa.int32())
     ref = col["referenced_data_file"].cast(string)
     has_ref = pc.fill_null(pc.not_equal(ref, ""), False)
     out.update(key=own, partition=part, spec_id=spec, sequence_number=col["sequence_number"],
-               pkey=pc.binary_join_element_wise(pc.fill_null(spec.cast(string), ""), pc.fill_null(part, "{}"), "|"))
+               pkey=pc.binary_join_element_wise(pc.fill_null(spec.cast(string), ""), pc.fill_null(key, "{}"), "|"))
     if pc.any(has_ref).as_py():
         out["scope_ref"] = pc.if_else(has_ref, normalized(ref), pa.scalar(None, string))
     # rows whose bounds name a wanted column: their path scope and clustering bounds, as the driver decodes them
@@ -204,7 +205,7 @@ def _batch_of(columns: dict, schema, n: int):
 
 def files_by_key(rows):
     """The data files and the DVs of health rows, the columns the measures read of each (a DV's ``key`` is the
-    data file it references, named ``ref_key`` here): what :meth:`~.health.SparkReads._keep_by_key` keeps.  A data file's
+    data file it references, named ``ref_key`` here): what :meth:`.SparkReads._keep_by_key` keeps.  A data file's
     path is held once: ``raw`` (the path as written) is null where it is ``key`` (:func:`data_relation` reads it)."""
     from pyspark.sql import functions as F
 
@@ -240,7 +241,7 @@ def delete_relation(frame):
     return frame.select(F.col("rid").alias("did"), F.col("pkey").alias("dpkey"), _seq("dseq"),
                         F.col("scope_ref").alias("ref"), F.coalesce("scope_lo", F.lit("")).alias("lo"),
                         F.coalesce("scope_hi", F.lit("")).alias("hi"), "file_size_in_bytes",
-                        F.coalesce(F.col("partition") == "{}", F.lit(True)).alias("partition_empty"))
+                        F.col("pkey").endswith("|{}").alias("partition_empty"))  # no record, or an empty one
 
 
 def no_rows(spark, ddl: str):
@@ -255,11 +256,12 @@ def clustering_group(pdf):
     """applyInPandas function: one partition's data files (bounds pickled) → its clustering row."""
     import pandas as pd
 
+    from ..iceberg.columns import UNPARTITIONED
     from ..iceberg.health_clustering import clustering_by_partition
 
     steady_imports()
     d = pd.DataFrame({
-        "pkey": pdf["pkey"].to_numpy(), "partition": pdf["partition"].fillna("None").to_numpy(),
+        "pkey": pdf["pkey"].to_numpy(), "partition": pdf["partition"].fillna(UNPARTITIONED).to_numpy(),
         "lo": [None if b is None else pickle.loads(b) for b in pdf["clus_lo"]],
         "hi": [None if b is None else pickle.loads(b) for b in pdf["clus_hi"]],
         "bytes": pdf["file_size_in_bytes"].astype("int64").to_numpy(),

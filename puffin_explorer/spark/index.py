@@ -17,6 +17,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Iterator, Optional
 
+from ..iceberg.columns import partition_text, record_labels
 from ..iceberg.relations import record_text
 from .executors import steady_imports
 
@@ -94,9 +95,40 @@ def manifest_plan(table: Any, snapshot_id: Optional[int] = None, content: Option
     }), manifests
 
 
-#: How the ``partition`` column spells a partition record: ``json`` (:func:`partition_json`) or ``repr`` (Python's
-#: ``str`` of it, as pandas shows the driver's ``files()`` partitions: the relations' own ``record_text``).
-PARTITION_TEXT = {"json": partition_json, "repr": record_text}
+#: Between the grouping key and the shown text in a ``keyed`` partition column (a ``record_text`` never holds it: a
+#: string's ``repr`` escapes it).
+KEY_END = "\x1f"
+
+
+def keyed_text(value: Any) -> Optional[str]:
+    """A partition record as the Spark doctor's rows carry it: its grouping key (the relations' ``record_text``),
+    :data:`KEY_END`, then the text a user reads (:func:`~puffin_explorer.iceberg.columns.partition_text`); None
+    for none.  :func:`split_keyed` parts them again."""
+    return None if value is None else f"{record_text(value)}{KEY_END}{partition_text(value)}"
+
+
+def _keyed_text_arrow(records):
+    """:func:`keyed_text` of each record of a struct column, column-wise (a null: a record Python labels)."""
+    import pyarrow.compute as pc
+
+    key, shown = record_labels(records, "repr"), record_labels(records, "text")
+    return None if key is None or shown is None else pc.binary_join_element_wise(key, shown, KEY_END)
+
+
+keyed_text.arrow = _keyed_text_arrow  # the same texts, column-wise
+
+
+def split_keyed(column):
+    """A ``keyed`` partition column (:func:`keyed_text`) as its (grouping key, shown text) Arrow string arrays."""
+    import pyarrow.compute as pc
+
+    parts = pc.split_pattern(column, KEY_END, max_splits=1)
+    return pc.list_element(parts, 0), pc.list_element(parts, 1)
+
+
+#: How the ``partition`` column spells a partition record: ``json`` (:func:`partition_json`) or ``keyed``
+#: (:func:`keyed_text`: the measures' grouping key and the text shown, for the doctor).
+PARTITION_TEXT = {"json": partition_json, "keyed": keyed_text}
 
 
 def decode_manifests(storage_options: Optional[dict], partition_specs: dict, metrics: bool = False,
@@ -304,7 +336,7 @@ def build_index_on_executors(spark, table: Any, snapshot_id: Optional[int] = Non
                              partitions: str = "json") -> ExecutorIndex:
     """The entry index of a snapshot (current by default; ``content`` ``"data"`` / ``"deletes"`` manifests
     only) built on the executors (:func:`manifest_tasks`).  ``table`` is a :class:`~puffin_explorer.iceberg.source.TableSource`;
-    ``partitions="repr"`` spells the ``partition`` column as ``str(record)`` instead of JSON."""
+    ``partitions="keyed"`` spells the ``partition`` column as :func:`keyed_text` instead of JSON."""
     from ..io.scope import with_scope
     from .arrow import to_spark
 

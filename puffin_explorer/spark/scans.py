@@ -169,6 +169,7 @@ def puffin_inventory(spark, table: Any, storage_options: Optional[dict[str, Any]
     Every file is opened and validated (on an executor, or on the driver for a few
     files).  ``all_snapshots`` lists the delete files of every snapshot, not only the live ones.
     """
+    import pandas as pd
     from pyspark.sql import functions as F
 
     with spark_errors():
@@ -187,7 +188,9 @@ def puffin_inventory(spark, table: Any, storage_options: Optional[dict[str, Any]
                    .select(F.col("file_path").alias("puffin_file"), F.lit("deletes").alias("file_kind"),
                            F.col("file_size_in_bytes").alias("file_size"))
                    .distinct())
-        stats = [(s["path"], "statistics", s["size"]) for s in statistics_files(spark, table, storage_options)]
+        listed = statistics_files(spark, table, storage_options)
+        stats = [(path, "statistics", None if size is pd.NA else int(size))
+                 for path, size in zip(listed["path"], listed["size"])]
         files = deletes
         if stats:
             files = files.unionByName(spark.createDataFrame(stats, "puffin_file string, file_kind string, "

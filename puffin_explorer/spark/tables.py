@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any, Mapping, Optional
+from typing import TYPE_CHECKING, Any, Mapping, Optional
+
+if TYPE_CHECKING:  # pragma: no cover - the answers' types
+    import pandas as pd
 
 
 def is_location(table: str) -> bool:
@@ -43,16 +46,19 @@ def current_metadata_location(spark, table: str) -> str:
     return row["file"]
 
 
-def statistics_files(spark, table: str, storage_options: Optional[dict[str, Any]] = None) -> list[dict]:
-    """The table's statistics (Puffin) files from its current metadata: path, size, snapshot."""
+def statistics_files(spark, table: str, storage_options: Optional[dict[str, Any]] = None) -> "pd.DataFrame":
+    """The table's statistics (Puffin) files from its current metadata, a row each: ``path``, ``size``,
+    ``snapshot_id`` (a pandas DataFrame: a few rows read on the driver; ``attrs["table"]`` names the table)."""
+    import pandas as pd
+
+    from .._answers import tabular
+
     meta = json.loads(_read_text(current_metadata_location(spark, table), storage_options))
-    out = []
-    for entry in meta.get("statistics") or []:
-        path = entry.get("statistics-path")
-        if path:
-            out.append({"path": path, "size": entry.get("file-size-in-bytes"),
-                        "snapshot_id": entry.get("snapshot-id")})
-    return out
+    entries = [e for e in meta.get("statistics") or [] if e.get("statistics-path")]
+    return tabular(pd.DataFrame({"path": pd.array([e["statistics-path"] for e in entries], dtype=object),
+                                 "size": pd.array([e.get("file-size-in-bytes") for e in entries], dtype="Int64"),
+                                 "snapshot_id": pd.array([e.get("snapshot-id") for e in entries], dtype="Int64")}),
+                   table=table)
 
 
 def fsspec_location(path: str) -> str:
