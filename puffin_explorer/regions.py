@@ -62,6 +62,22 @@ class Finding:
         return f"{self.severity.value} {self.code} @ {where}: {self.message}"
 
 
+@dataclass(frozen=True)
+class TableFinding(Finding):
+    """A finding about one file of a table, Iceberg or Delta (``file`` is the location as written in the metadata
+    or the log)."""
+
+    file: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        d = super().to_dict()
+        d["file"] = self.file
+        return d
+
+    def __str__(self) -> str:
+        return f"{super().__str__()} [{self.file}]" if self.file else super().__str__()
+
+
 @dataclass(repr=False)
 class Region(RichRepr):
     """A named span of bytes, possibly with children.

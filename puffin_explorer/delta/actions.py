@@ -19,9 +19,8 @@ from typing import Any, Optional
 
 from .._text import plural
 from ..findings import make
-from ..iceberg.findings import TableFinding
 from ..iceberg.paths import basename
-from ..regions import Severity
+from ..regions import Severity, TableFinding
 from .descriptor import DVDescriptor
 
 #: Largest values of the protocol's Int and Long fields.

@@ -1,6 +1,6 @@
 """Cross-checks of a Delta table: DV descriptors against the DV files and the data files' numRecords.
 
-Each problem is a :class:`~puffin_explorer.iceberg.findings.TableFinding` naming
+Each problem is a :class:`~puffin_explorer.regions.TableFinding` naming
 the file it is about (offsets are in that file).  A function of the version's
 :class:`~.snapshot.DeltaSnapshot` (its log state, I/O and DV reads); problems of a
 descriptor alone (its storageType, path, inline bytes, offset) were reported as
@@ -15,9 +15,8 @@ from typing import Optional
 from .._text import plural
 from ..errors import PuffinError
 from ..findings import lookup, make
-from ..iceberg.findings import TableFinding
 from ..iceberg.paths import join, normalize, parent
-from ..regions import Finding, Severity
+from ..regions import Finding, Severity, TableFinding
 from .snapshot import DeltaSnapshot
 
 _DV_FILE = re.compile(r"^deletion_vector_[0-9a-fA-F-]{36}\.bin$")

@@ -19,9 +19,8 @@ from .._text import plural
 from ..errors import (EndpointUnreachableError, NotInTableError, SourceError, StorageUnavailableError,
                       TableNotFoundError)
 from ..findings import make
-from ..iceberg.findings import TableFinding
 from ..iceberg.paths import TableIO, join
-from ..regions import Finding
+from ..regions import Finding, TableFinding
 from .actions import INT_MAX, Place, checked_action, int_problem, num_records, shown
 from .descriptor import DVDescriptor
 

@@ -2,7 +2,7 @@
 
 from .bounds import decode_value
 from .checks import findings_frame
-from .findings import TableFinding
+from ..regions import TableFinding
 from .metadata import Snapshot, StatisticsFile, TableMetadata
 from .paths import PathMapper, TableIO
 from .table import Table

@@ -7,8 +7,7 @@ from typing import TYPE_CHECKING, Any, Optional
 
 from ..errors import PuffinError, StorageUnavailableError
 from ..io.scope import OutsideScopeError
-from ..regions import Finding, Severity
-from .findings import TableFinding
+from ..regions import Finding, Severity, TableFinding
 
 if TYPE_CHECKING:  # pragma: no cover
     from .source import TableSource

@@ -162,7 +162,7 @@ class CommitDeletes(RichRepr):
         return out
 
     def _finding(self, code: str, message: str, severity: Severity = Severity.ERROR) -> None:
-        from .findings import TableFinding
+        from ..regions import TableFinding
 
         self.findings.append(TableFinding(code=code, severity=severity, offset=None, message=message,
                                           file=self.snapshot.manifest_list or ""))

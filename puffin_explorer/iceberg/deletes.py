@@ -14,11 +14,10 @@ from typing import TYPE_CHECKING, Any, Callable, NamedTuple, Optional
 from .._memory import release_freed_memory
 from ..coverage import WHOLE, Coverage
 from ..errors import NotFoundError, PuffinError
-from ..regions import Severity
+from ..regions import Severity, TableFinding
 from .columns import (coded_array, located_strings, normalized, partition_texts, partitions, path_codes,
                       strings)
 from . import vanished
-from .findings import TableFinding
 from .index_build import MISSING_ENTRIES
 
 if TYPE_CHECKING:  # pragma: no cover

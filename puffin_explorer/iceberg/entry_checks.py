@@ -25,7 +25,7 @@ FINDINGS_PER_CODE = 10
 
 def _finding(code: str, severity: Severity, file: str, message: str, offset: Optional[int] = None,
              hint: str = "") -> Finding:
-    from .findings import TableFinding
+    from ..regions import TableFinding
 
     return TableFinding(code=code, severity=severity, offset=offset, message=message, hint=hint, file=file)
 

@@ -9,9 +9,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Optional
 
-from ..regions import Severity
+from ..regions import Severity, TableFinding
 from .bounds import column_names, decode_bounds
-from .findings import TableFinding
 from .manifests import STATUS_NAMES
 from .columns import int_columns, located_strings, nullable_ints, objects, partitions, plain, strings
 

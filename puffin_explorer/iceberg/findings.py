@@ -8,27 +8,9 @@ and the file it is in; the old composed form ``dv-invalid:<code>`` is an alias.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
-
 from ..findings import define, define_prefix_alias
-from ..regions import Finding, Severity
+from ..regions import Severity
 
-
-
-@dataclass(frozen=True)
-class TableFinding(Finding):
-    """A finding about one file of a table (``file`` is the location as written in the metadata)."""
-
-    file: str = ""
-
-    def to_dict(self) -> dict[str, Any]:
-        d = super().to_dict()
-        d["file"] = self.file
-        return d
-
-    def __str__(self) -> str:
-        return f"{super().__str__()} [{self.file}]" if self.file else super().__str__()
 
 
 E, W, I = Severity.ERROR, Severity.WARNING, Severity.INFO

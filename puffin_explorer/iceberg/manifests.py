@@ -93,7 +93,7 @@ def checked_record(record: dict[str, Any], fields: Iterable[str], location: str,
     ``manifest_path`` with a control character; ``where`` names the record in messages."""
     from ..io.locations import describe
     from ..regions import Severity
-    from .findings import TableFinding
+    from ..regions import TableFinding
     from .paths import basename
 
     out = []

@@ -12,8 +12,7 @@ from .._text import are, plural
 from ..errors import InvalidFileError, TableNotFoundError
 from ..findings import lookup
 from ..io.locations import control_character, describe
-from ..regions import MAX_FINDINGS_PER_CODE, Finding, cap_per_code
-from .findings import TableFinding
+from ..regions import MAX_FINDINGS_PER_CODE, Finding, TableFinding, cap_per_code
 from .numbers import INT64_MAX, INT64_MIN, datable_ms, in_range
 
 

@@ -82,7 +82,7 @@ def scope_finding(scope: ReadScope, what: str, location: str, file: str = "") ->
     """The ``source.outside-scope`` finding of one refused location: what named it, the location, the scope and
     the parameter that would allow it."""
     from ..findings import make
-    from .findings import TableFinding
+    from ..regions import TableFinding
 
     err = scope.error(location)
     f = make(OUTSIDE_SCOPE, None, f"{what}: {err}", hint=err.hint)

@@ -489,7 +489,7 @@ class Table(RichRepr):
             try:
                 full = self.results.metadata_check = self.check(read_files=False)
             except PuffinError as exc:
-                from .findings import TableFinding
+                from ..regions import TableFinding
 
                 full = [TableFinding(code="iceberg.manifest-unreadable", severity=Severity.ERROR,
                                      offset=getattr(exc, "offset", None), message=str(exc))]

@@ -21,8 +21,7 @@ import re
 from typing import TYPE_CHECKING, Any, Optional
 
 from ..errors import FileVanishedError, NotFoundError, SourceError
-from ..regions import Finding, Severity
-from .findings import TableFinding
+from ..regions import Finding, Severity, TableFinding
 from .paths import basename, normalize, parent
 
 if TYPE_CHECKING:  # pragma: no cover
