@@ -168,7 +168,7 @@ def side_ours(guard: str, args: dict, repeat: int) -> dict:
 
         meta = args["metadata"]
         deletes = Table.from_metadata(meta).entries(content="deletes")
-        entries = deletes[deletes.kind == "dv"].to_dict("records")
+        entries = deletes[deletes.kind == "dv"]  # the DataFrame entries() answers, as a user passes it on
 
         def batch():
             dvs = Table.from_metadata(meta).read_dvs(entries)

@@ -299,6 +299,11 @@ def test_read_dvs_of_entries_given_as_dicts_or_a_dataframe(monkeypatch):
         with pytest.raises(InvalidFileError, match="DV entry without content_offset") as err:
             t.read_dvs(broken, progress=False)
         assert err.value.code == "dv-missing-range" and entries[2]["file_path"] in str(err.value)
+    broken = frame.astype({"content_offset": "Int64"})
+    broken.loc[2, "content_offset"] = pd.NA  # a DataFrame's plan is read column by column: the same error
+    with pytest.raises(InvalidFileError, match="DV entry without content_offset") as err:
+        t.read_dvs(broken, progress=False)
+    assert err.value.code == "dv-missing-range" and entries[2]["file_path"] in str(err.value)
 
 
 def test_read_dvs_lets_go_of_a_big_index_it_built_for_its_plan_and_keeps_one_built_before(monkeypatch):

@@ -116,12 +116,21 @@ def _table_columns(t) -> _PlanColumns:
 def _entry_columns(rows: list) -> _PlanColumns:
     """The plan columns of DV entries given as dicts, in plain Python and numpy: their strings are not copied
     into Arrow arrays only to come back out (twice the time of the rest of the plan)."""
-    import numpy as np
-
     try:  # every key in every entry (the index's rows): a list a column
-        paths, offsets, sizes, refs, claims = ([e[n] for e in rows] for n in _PLAN_COLUMNS)
+        return _list_columns(*([e[n] for e in rows] for n in _PLAN_COLUMNS))
     except (KeyError, TypeError):
-        paths, offsets, sizes, refs, claims = ([e.get(n) for e in rows] for n in _PLAN_COLUMNS)
+        return _list_columns(*([e.get(n) for e in rows] for n in _PLAN_COLUMNS))
+
+
+def _frame_columns(frame: Any) -> _PlanColumns:
+    """The plan columns of DV entries given as a DataFrame (``entries()``, ``dvs()``): its plan columns as lists,
+    column by column (rows made of every column would cost ten times the plan: 0.3 s at 10,000 entries)."""
+    return _list_columns(*(frame[n].tolist() if n in frame.columns else [None] * len(frame) for n in _PLAN_COLUMNS))
+
+
+def _list_columns(paths: list, offsets: list, sizes: list, refs: list, claims: list) -> _PlanColumns:
+    """The plan columns of DV entries given as one list a column (:data:`_PLAN_COLUMNS`)."""
+    import numpy as np
 
     def ints(values: list, required: bool) -> tuple:
         """``values`` as int64 and where each is present; an absent required one is the missing-range error."""
@@ -418,15 +427,20 @@ class DVReader:
             def entry(i: int) -> dict[str, Any]:  # an odd range's entry, read one by one (the index again if let go)
                 return (ix if ix is not None else deletes_index(self.source, snapshot_id)).row(int(at[i]))
         else:
-            if hasattr(entries, "to_dict") and hasattr(entries, "columns"):  # a DataFrame such as dvs()
-                entries = entries.to_dict("records")
-            rows = list(entries)
-            if set(map(type, rows)) - {dict}:  # not all entries already (paths, DataFrame rows)
-                rows = [self.entry(e, snapshot_id) for e in rows]
-            columns = _entry_columns(rows)
+            if hasattr(entries, "iloc") and hasattr(entries, "columns"):  # a DataFrame such as dvs() or entries()
+                frame = entries
+                columns = _frame_columns(frame)
 
-            def entry(i: int) -> dict[str, Any]:
-                return rows[i]
+                def entry(i: int) -> dict[str, Any]:  # an odd range's entry: its row, whole
+                    return dict(frame.iloc[i].to_dict())
+            else:
+                rows = list(entries)
+                if set(map(type, rows)) - {dict}:  # not all entries already (paths, DataFrame rows)
+                    rows = [self.entry(e, snapshot_id) for e in rows]
+                columns = _entry_columns(rows)
+
+                def entry(i: int) -> dict[str, Any]:
+                    return rows[i]
         total = len(columns.codes)
         plans = _plan_by_file(columns)
         refs_of = columns.refs_of
