@@ -351,7 +351,7 @@ def _assert_same_index(spark, table, content=None) -> tuple[list[dict], list[tup
     from puffin_explorer.spark.index import build_index_on_executors
 
     driver = table.index(content=content)
-    built = build_index_on_executors(spark, table, content=content)
+    built = build_index_on_executors(spark, table.source, content=content)
     assert built.entries.columns == driver.columns
     rows = sorted((r.asDict(recursive=True) for r in built.entries.collect()),
                   key=lambda r: (r["manifest"], r["entry"]))

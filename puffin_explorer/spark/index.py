@@ -119,11 +119,13 @@ keyed_text.arrow = _keyed_text_arrow  # the same texts, column-wise
 
 
 def split_keyed(column):
-    """A ``keyed`` partition column (:func:`keyed_text`) as its (grouping key, shown text) Arrow string arrays."""
+    """A ``keyed`` partition column (:func:`keyed_text`) as its (grouping key, shown text) Arrow string arrays; a
+    value without :data:`KEY_END` is both its key and its text."""
     import pyarrow.compute as pc
 
-    parts = pc.split_pattern(column, KEY_END, max_splits=1)
-    return pc.list_element(parts, 0), pc.list_element(parts, 1)
+    key = pc.replace_substring_regex(column, pattern=f"(?s){KEY_END}.*", replacement="", max_replacements=1)
+    shown = pc.replace_substring_regex(column, pattern=f"^[^{KEY_END}]*{KEY_END}", replacement="", max_replacements=1)
+    return key, shown
 
 
 #: How the ``partition`` column spells a partition record: ``json`` (:func:`partition_json`) or ``keyed``
