@@ -126,6 +126,20 @@ FIX_ORDER = ("health.small-files", "health.deleted-share", "health.read-amplific
 CHECK_COLUMNS = ["check", "status", "metric", "threshold", "source", "codes"]
 
 
+@dataclass
+class DoctorRun:
+    """One run of a doctor, Iceberg's or Delta's: what every step reads (the clock in epoch ms, the table's name in
+    the fix statements, the thresholds) and what the steps fill in (metrics ``m``, findings, frames).  Each
+    doctor's run adds what its own steps read, as keyword fields."""
+
+    now_ms: int
+    ident: str
+    th: dict[str, dict[str, Any]]
+    m: dict[str, Any]
+    findings: list[HealthFinding] = field(default_factory=list)
+    frames: dict[str, Any] = field(default_factory=dict)
+
+
 class TableHealth(RichRepr):
     """The doctor's answer for one table: ``metrics`` (numbers), ``findings`` (problems with their fixes),
     ``status`` (``ok`` / ``warning`` / ``error``) and the frames behind them (``size_histogram``,

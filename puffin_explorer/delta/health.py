@@ -20,13 +20,13 @@ Thresholds, from the table's ``configuration`` when set, else Delta's defaults:
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Optional
 
 from .._text import plural
-from ..health import (DELETED_SHARE_THRESHOLD, METRIC_KEYS, SMALL_FILE_SHARE, Action, HealthFinding, TableHealth,
-                      deleted_share_finding, epoch_ms, list_folder, size_histogram, small_files_finding, sum_relations,
-                      ts_literal, unknown_counts)
+from ..health import (DELETED_SHARE_THRESHOLD, METRIC_KEYS, SMALL_FILE_SHARE, Action, DoctorRun, HealthFinding,
+                      TableHealth, deleted_share_finding, epoch_ms, list_folder, size_histogram, small_files_finding,
+                      sum_relations, ts_literal, unknown_counts)
 from ..errors import PuffinError
 from ..iceberg.paths import normalize
 from ..regions import Severity
@@ -149,22 +149,15 @@ def delta_health(snap: DeltaSnapshot, now: Any = None, name: Optional[str] = Non
     return TableHealth(name or snap.name, c.m, c.findings, thresholds, c.frames, c.now_ms, "delta")
 
 
-@dataclass
-class _Checkup:
-    """One run of the doctor over a version: what its steps read (the version, its files, the thresholds, the
-    folder's listing: None when not listed, and the listed size of each location) and what they fill in (the
-    metrics ``m``, findings and frames)."""
+@dataclass(kw_only=True)
+class _Checkup(DoctorRun):
+    """One run of the doctor over a version: beside what every doctor's run holds, the version, its files, the
+    folder's listing (None when not listed) and the listed size of each location."""
 
     snap: DeltaSnapshot
-    now_ms: int
-    ident: str
-    th: dict[str, dict[str, Any]]
     files: Any
     listing: Any
     on_storage: dict[str, Any]
-    m: dict[str, Any]
-    findings: list[HealthFinding] = field(default_factory=list)
-    frames: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
     def start(cls, snap: DeltaSnapshot, now: Any, name: Optional[str], list_files: bool) -> "_Checkup":
@@ -177,8 +170,8 @@ class _Checkup:
         files = files_frame(snap)
         listing = _list(snap) if list_files else None
         on_storage = dict(zip(listing["location"], listing["size"])) if listing is not None else {}
-        c = cls(snap, now_ms, name or f"delta.`{snap.location}`", th, files, listing, on_storage,
-                {k: None for k in (*METRIC_KEYS, *DELTA_METRIC_KEYS)})
+        c = cls(snap=snap, now_ms=now_ms, ident=name or f"delta.`{snap.location}`", th=th, files=files,
+                listing=listing, on_storage=on_storage, m={k: None for k in (*METRIC_KEYS, *DELTA_METRIC_KEYS)})
         if listing is not None:
             c.frames["listing"] = listing
         return c

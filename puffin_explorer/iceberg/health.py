@@ -32,12 +32,12 @@ set; every finding says which (``evidence["source"]``).  Defaults used:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Optional
 
 from ..errors import PuffinError
-from ..health import (DAY_MS, DEFAULTS, METRIC_KEYS, SMALL_FILE_SHARE, HealthFinding, TableHealth, epoch_ms,
-                      fill_listing_stats, listing_arrow, ts_literal, unknown_counts)
+from ..health import (DAY_MS, DEFAULTS, METRIC_KEYS, SMALL_FILE_SHARE, DoctorRun, HealthFinding, TableHealth,
+                      epoch_ms, fill_listing_stats, listing_arrow, ts_literal, unknown_counts)
 from ..regions import Severity
 from .deletes import coverage
 from .duckdb_manifests import SLOW_DECODE
@@ -292,23 +292,17 @@ def table_health(source: "TableSource", now: Any = None, older_than: Any = None,
         release_freed_memory()  # the measures' and frames' columns it built and dropped
 
 
-@dataclass
-class _DoctorRun:
-    """One run of the doctor: what its steps read (the source, the clock, the thresholds, the names its statements
-    use) and what they fill in (metrics, findings, frames)."""
+@dataclass(kw_only=True)
+class _DoctorRun(DoctorRun):
+    """One run of the Iceberg doctor: beside what every doctor's run holds, the source, the orphan cutoff and
+    whether it was given, the catalog its statements name, and the target and small file sizes."""
 
     source: "TableSource"
-    now_ms: int
     orphan_cutoff: int
     cutoff_given: bool
     catalog: str
-    ident: str
-    th: dict[str, dict[str, Any]]
     target: int
     small_size: int
-    m: dict[str, Any]
-    findings: list[HealthFinding] = field(default_factory=list)
-    frames: dict[str, Any] = field(default_factory=dict)
 
     @property
     def call(self) -> str:
@@ -362,8 +356,8 @@ def _start(source: "TableSource", now: Any, older_than: Any, catalog: str, name:
     m.update(target_file_size=int(target), small_file_size=small_size, deleted_share=0.0,
              oldest_snapshot_age_days=None, newest_snapshot_age_days=None, commits_per_day=0.0,
              statistics_commits_behind=None, clustering_column=None, clustering_depth=None)
-    return _DoctorRun(source, now_ms, orphan_cutoff, older_than is not None, catalog, name or source.name, th,
-                      target, small_size, m)
+    return _DoctorRun(source=source, now_ms=now_ms, orphan_cutoff=orphan_cutoff, cutoff_given=older_than is not None,
+                      catalog=catalog, ident=name or source.name, th=th, target=target, small_size=small_size, m=m)
 
 
 def _snapshots_with_times(source: "TableSource") -> Any:
