@@ -379,8 +379,9 @@ class DeleteDebt(RichRepr):
     """Rows readers must skip: deleted share per data file and per partition, compaction candidates.
 
     DV counts come from the manifests; Parquet position-delete files are read to
-    count per data file (no Puffin byte is read).  The totals, the partitions and the candidates are computed
-    from the per-file counts as arrays; :attr:`per_file` (a row per data file) is made only when read.
+    count per data file (no Puffin byte is read).  The totals and the candidates are computed from the per-file
+    counts as arrays, the partitions by the measure ``partition_deletes`` over them (the doctor's partition sums
+    read the same measure); :attr:`per_file` (a row per data file) is made only when read.
     """
 
     def __init__(self, source: "TableSource", snapshot_id: Optional[int] = None,
