@@ -406,13 +406,15 @@ def size_histogram(target: int, small: int, counted: Optional[dict[int, Any]] = 
 
 
 def sum_relations(target: int, small_size: int) -> dict[str, Any]:
-    """The ``params`` and ``size_classes`` relations of the measures' sums (:mod:`~.iceberg.measures`, Arrow):
-    small below ``small_size``, read amplification above :data:`DELETE_FILES_PER_DATA_FILE`, the size classes
-    of :func:`size_histogram`."""
-    from .iceberg.measures import params, size_classes
+    """The ``params``, ``debt_params`` and ``size_classes`` relations of the measures' sums
+    (:mod:`~.iceberg.measures`, Arrow): small below ``small_size``, read amplification above
+    :data:`DELETE_FILES_PER_DATA_FILE`, a compaction candidate above :data:`DELETED_SHARE_THRESHOLD`, the size
+    classes of :func:`size_histogram`."""
+    from .iceberg.measures import debt_params, params, size_classes
 
     edges = size_histogram(int(target), small_size)
     return {"params": params(small_size, DELETE_FILES_PER_DATA_FILE, int(target)),
+            "debt_params": debt_params(DELETED_SHARE_THRESHOLD),
             "size_classes": size_classes([*edges["min_bytes"], edges["max_bytes"].iloc[-1]])}
 
 

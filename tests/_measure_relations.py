@@ -25,7 +25,8 @@ def v2_relations(everywhere: bool = False) -> dict:
     scoped by ``file_path`` bounds, superseded by a DV, after the data), two equality-delete files (partitioned,
     or with ``everywhere`` unpartitioned, so they apply to every partition), rows named per data file; three DVs
     in two Puffin files (x holds e's and one of a data file gone, y one naming no data file); small files below
-    100 B, read amplification above one delete file, size classes below 50 B, to 1,000 B and above."""
+    100 B, read amplification above one delete file, compaction above a deleted share of 5%, size classes below
+    50 B, to 1,000 B and above."""
     data = pa.table({"rid": [0, 1, 2, 3, 4], "key": [A, BB, C, D, E], "raw": [A, BB, C, D, E],
                      "pkey": [P1, P1, P2, P2, P3],
                      "seq": [1, 2, 1, 3, 5], "record_count": [100, 200, 300, 400, 500],
@@ -46,7 +47,7 @@ def v2_relations(everywhere: bool = False) -> dict:
                                          f"{B}/pd4.parquet"],
                            "key": [A, E, gone, gone], "rows": [10, 3, 2, 3]})
     return {"data": data, "dvs": dvs, "pos": pos, "eq": eq, "pos_counts": pos_counts,
-            "params": M.params(small_size=100, many=1, target=400),
+            "params": M.params(small_size=100, many=1, target=400), "debt_params": M.debt_params(0.05),
             "size_classes": M.size_classes([0, 50, 1_000, 2 ** 63 - 1]), **storage_relations()}
 
 
@@ -94,6 +95,8 @@ V2_EXPECTED.update({
                           (2, P2, 300, 300, 0, 1, 1, 2, 0), (3, P2, 400, 400, 0, 0, 1, 1, 0),
                           (4, P3, 500, 5_000, 1, 0, 0, 1, 7)],
     "file_totals": [(5, 5_730, 1_500, 17, 5, 2, 1.6, 5_000, 1_500, 17, 3, 600, 2, 30)],
+    # a's share is 10%, above 5%: a candidate; e's 1.4% is not
+    "partition_deletes": [(P1, 2, 300, 10, 1), (P2, 2, 700, 0, 0), (P3, 1, 500, 7, 0)],
     "partition_totals": [(P1, 2, 300, 10, 30, 4, 2, 30, 300), (P2, 2, 700, 0, 700, 3, 0, 0, 0),
                          (P3, 1, 500, 7, 5_000, 1, 0, 0, 0)],
     # 3 partitions, median 700 B; p=3 the largest; only p=1 has two small files (30 B: one file of the 400 B target)

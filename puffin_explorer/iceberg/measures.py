@@ -25,6 +25,8 @@ its live files instead, a DV belonging to its ``add``):
   file), ``key``, ``rows``: one row per (delete file, data file), read from the files themselves;
 - ``params``: one row — ``small_size`` (a data file below it is small), ``many`` (a data file merging more
   delete files than this is read-amplified), ``target`` (the target file size small files are rewritten into);
+- ``debt_params``: one row — ``threshold`` (a data file whose deleted share is above it is a compaction
+  candidate);
 - ``size_classes``: ``bucket``, ``lo`` / ``hi`` (bytes, None for unbounded) of the size histogram.
 
 The relations of the storage checks (every snapshot's files and the listing of the table location; a
@@ -63,6 +65,7 @@ RELATIONS = {
           "partition_empty boolean",
     "pos_counts": "file_path string, key string, rows bigint",
     "params": "small_size bigint, many bigint, target bigint",
+    "debt_params": "threshold double",
     "size_classes": "bucket bigint, lo bigint, hi bigint",
     "snapshot_files": "sid bigint, location string, size bigint",
     "retention": "sid bigint, kept boolean",
@@ -241,26 +244,48 @@ FILE_TOTALS = Measure(
     "largest, its rows and deleted rows), those merging more than params.many (many), the most and the mean delete "
     "files merged per data file, and the small files (below params.small_size).", grain="table")
 
+# a data file's deleted share, as :func:`~.deletes.deleted_shares` makes it: 0 for a file of no records
+_SHARE = ("CASE WHEN f.record_count <> 0 THEN CAST(f.deleted AS DOUBLE) / CAST(f.record_count AS DOUBLE) "
+          "ELSE CAST(0 AS DOUBLE) END")
+PARTITION_DELETES = Measure(
+    "partition_deletes",
+    {"data": ("key", "pkey", "record_count"), "deleted_rows": ("key", "deleted"), "debt_params": ("threshold",)},
+    ("pkey", "data_files", "record_count", "deleted_rows", "candidates"),
+    f"""
+    WITH f AS (SELECT d.pkey, d.record_count, COALESCE(r.deleted, 0) AS deleted
+               FROM {{data}} d LEFT JOIN {{deleted_rows}} r ON d.key = r.key)
+    SELECT f.pkey, COUNT(*) AS data_files, {_total('f.record_count')} AS record_count,
+           {_total('f.deleted')} AS deleted_rows, {_count(f'{_SHARE} > p.threshold')} AS candidates
+    FROM f CROSS JOIN {{debt_params}} p
+    GROUP BY f.pkey
+    """,
+    "Per partition (spec and partition, by key): data files, their records and deleted rows, and the compaction "
+    "candidates: files whose deleted share (deleted rows over records, 0 for a file of no records) is above "
+    "debt_params.threshold.  Over the data files and their deleted rows only: the delete debt of a table card "
+    "runs it without the delete files' joins of data_file_deletes.")
+
 PARTITION_TOTALS = Measure(
     "partition_totals",
-    {"data_file_deletes": ("pkey", "record_count", "file_size_in_bytes", "delete_files", "deleted_rows"),
-     "params": ("small_size",)},
+    {"data_file_deletes": ("pkey", "record_count", "file_size_in_bytes", "delete_files"),
+     "partition_deletes": ("pkey", "data_files", "record_count", "deleted_rows"), "params": ("small_size",)},
     ("pkey", "files", "rows", "deleted_rows", "bytes", "delete_files", "small_files", "small_bytes",
      "small_rows"),
     f"""
-    SELECT f.pkey, COUNT(*) AS files, {_total('f.record_count')} AS rows,
-           {_total('f.deleted_rows')} AS deleted_rows, {_total('f.file_size_in_bytes')} AS bytes,
-           {_total('f.delete_files')} AS delete_files,
-           {_count('f.file_size_in_bytes < p.small_size')} AS small_files,
-           {_total_if('f.file_size_in_bytes < p.small_size', 'f.file_size_in_bytes')} AS small_bytes,
-           {_total_if('f.file_size_in_bytes < p.small_size', 'f.record_count')} AS small_rows
-    FROM {{data_file_deletes}} f CROSS JOIN {{params}} p
-    GROUP BY f.pkey
+    WITH f AS (
+        SELECT f.pkey, {_total('f.file_size_in_bytes')} AS bytes, {_total('f.delete_files')} AS delete_files,
+               {_count('f.file_size_in_bytes < p.small_size')} AS small_files,
+               {_total_if('f.file_size_in_bytes < p.small_size', 'f.file_size_in_bytes')} AS small_bytes,
+               {_total_if('f.file_size_in_bytes < p.small_size', 'f.record_count')} AS small_rows
+        FROM {{data_file_deletes}} f CROSS JOIN {{params}} p
+        GROUP BY f.pkey)
+    SELECT f.pkey, d.data_files AS files, d.record_count AS rows, d.deleted_rows, f.bytes, f.delete_files,
+           f.small_files, f.small_bytes, f.small_rows
+    FROM f JOIN {{partition_deletes}} d ON f.pkey IS NOT DISTINCT FROM d.pkey
     """,
-    "Per partition (spec and partition, by key): data files, rows, deleted rows, bytes, delete files merged, and "
-    "the small files, their bytes and rows.  The partition's text is not summed here: an engine looks it up for "
-    "the partitions it shows (a string minimum per partition is a sort on Spark; a table can have one partition "
-    "per file).")
+    "Per partition (spec and partition, by key): data files, rows and deleted rows (partition_deletes', the "
+    "numbers the delete debt shows), bytes, delete files merged, and the small files, their bytes and rows.  The "
+    "partition's text is not summed here: an engine looks it up for the partitions it shows (a string minimum per "
+    "partition is a sort on Spark; a table can have one partition per file).")
 
 PARTITION_SUMMARY = Measure(
     "partition_summary",
@@ -450,10 +475,10 @@ ORPHAN_TOTALS = Measure(
 
 #: Every measure, by name: what the parity test runs on both engines.
 MEASURES = {m.name: m for m in (POSITION_DELETES_APPLIED, EQUALITY_DELETES_APPLIED, POSITION_DELETE_ROWS,
-                                DELETED_ROWS, DATA_FILE_DELETES, FILE_TOTALS, PARTITION_TOTALS, PARTITION_SUMMARY,
-                                SIZE_HISTOGRAM, DELETE_TOTALS, DANGLING_DELETES, EXPIRED_ONLY, EXPIRED_ONLY_TOTALS,
-                                METADATA_LISTED, METADATA_FILES, NEWER_METADATA, UNREFERENCED, ORPHANS,
-                                ORPHAN_TOTALS)}
+                                DELETED_ROWS, DATA_FILE_DELETES, FILE_TOTALS, PARTITION_DELETES, PARTITION_TOTALS,
+                                PARTITION_SUMMARY, SIZE_HISTOGRAM, DELETE_TOTALS, DANGLING_DELETES, EXPIRED_ONLY,
+                                EXPIRED_ONLY_TOTALS, METADATA_LISTED, METADATA_FILES, NEWER_METADATA, UNREFERENCED,
+                                ORPHANS, ORPHAN_TOTALS)}
 
 #: The measures other measures read: answering one keeps it for them.
 READ_BY_MEASURES = frozenset(n for m in MEASURES.values() for n in m.inputs if n in MEASURES)
@@ -494,6 +519,13 @@ def params(small_size: int, many: int, target: int):
 
     return pa.table({"small_size": [int(small_size)], "many": [int(many)], "target": [int(target)]},
                     schema=arrow_schema("params"))
+
+
+def debt_params(threshold: float):
+    """The ``debt_params`` relation (Arrow)."""
+    import pyarrow as pa
+
+    return pa.table({"threshold": [float(threshold)]}, schema=arrow_schema("debt_params"))
 
 
 def orphan_params(cutoff_ms: int):

@@ -19,6 +19,8 @@ from ..errors import PuffinError
 from ..health import DELETED_SHARE_THRESHOLD
 from .metadata import Snapshot
 from .columns import int_columns, long_or_none
+from .measures import PARTITION_DELETES, debt_params, run_local
+from .relations import partition_codes
 from .numbers import datable_ms
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -377,8 +379,9 @@ class DeleteDebt(RichRepr):
     """Rows readers must skip: deleted share per data file and per partition, compaction candidates.
 
     DV counts come from the manifests; Parquet position-delete files are read to
-    count per data file (no Puffin byte is read).  The totals, the partitions and the candidates are computed
-    from the per-file counts as arrays; :attr:`per_file` (a row per data file) is made only when read.
+    count per data file (no Puffin byte is read).  The totals and the candidates are computed from the per-file
+    counts as arrays, the partitions by the measure ``partition_deletes`` over them (the doctor's partition sums
+    read the same measure); :attr:`per_file` (a row per data file) is made only when read.
     """
 
     def __init__(self, source: "TableSource", snapshot_id: Optional[int] = None,
@@ -458,31 +461,27 @@ class DeleteDebt(RichRepr):
         return self.coverage.file_deletes
 
     def per_partition(self) -> "pd.DataFrame":
-        """Per partition: data files, rows, deleted rows, share and compaction candidates (by partition text);
-        deleted rows, shares and candidates are null when a delete file or manifest could not be read."""
+        """Per partition: data files, rows, deleted rows, share and compaction candidates, ordered by partition
+        text (then key); deleted rows, shares and candidates are null when a delete file or manifest could not be
+        read.  A partition is a spec and a partition value (the measure ``partition_deletes``, as the doctor
+        groups them): two specs whose partitions read the same are two rows of one text."""
         import numpy as np
         import pandas as pd
-        import pyarrow as pa
         import pyarrow.compute as pc
 
-        from .columns import UNPARTITIONED, partition_labels, partition_text, strings
+        from .columns import UNPARTITIONED, strings
 
-        codes = self._index.take(self._counts.rows, ["partition"]).column("partition")
-        t = pa.table({"partition": partition_labels(self._index, codes, partition_text, UNPARTITIONED),
-                      "record_count": pa.array(self._counts.records, pa.int64()),
-                      "deleted_rows": pa.array(self._counts.deleted, pa.int64()),
-                      "candidate": pa.array((self._share > self.threshold).astype(np.int64))})
-        g = t.group_by("partition", use_threads=False).aggregate(
-            [("record_count", "count"), ("record_count", "sum"), ("deleted_rows", "sum"), ("candidate", "sum")])
-        g = g.sort_by([("partition", "ascending")])
-        records = pc.fill_null(g.column("record_count_sum"), 0).to_numpy().astype(np.int64)
-        deleted = pc.fill_null(g.column("deleted_rows_sum"), 0).to_numpy().astype(np.int64)
+        keys = partition_codes(self._index, self._counts.rows)
+        g = self._partition_deletes(keys.codes[0])
+        g = g.append_column("partition", pc.fill_null(keys.partitions.take(g.column("pkey")), UNPARTITIONED))
+        g = g.sort_by([("partition", "ascending"), ("pkey", "ascending")])  # key codes follow the key's text
+        records, deleted = (g.column(c).to_numpy().astype(np.int64) for c in ("record_count", "deleted_rows"))
         with np.errstate(divide="ignore", invalid="ignore"):
             share = np.where(records > 0, deleted / np.where(records > 0, records, 1), 0.0).astype(np.float64)
         out = pd.DataFrame({"partition": strings(g.column("partition")),
-                            "data_files": g.column("record_count_count").to_numpy().astype(np.int64),
+                            "data_files": g.column("data_files").to_numpy().astype(np.int64),
                             "record_count": records, "deleted_rows": deleted, "deleted_share": share,
-                            "candidates": pc.fill_null(g.column("candidate_sum"), 0).to_numpy().astype(np.int64)},
+                            "candidates": g.column("candidates").to_numpy().astype(np.int64)},
                            index=pd.RangeIndex(g.num_rows))
         if not self._shares_known:  # not known: null, never a smaller number
             for col in ("deleted_rows", "candidates"):
@@ -490,6 +489,18 @@ class DeleteDebt(RichRepr):
             out["deleted_share"] = np.nan
         out.attrs["partial"] = self.partial
         return self._answer(out)
+
+    def _partition_deletes(self, pkeys):
+        """The measure ``partition_deletes`` by DuckDB over the per-file counts already made (a data file is its
+        place among them: its key, its row of deleted rows) and their partition key codes ``pkeys``."""
+        import numpy as np
+        import pyarrow as pa
+
+        files = pa.array(np.arange(len(self._counts.rows)), pa.int64())
+        return run_local(PARTITION_DELETES, debt_params=debt_params(self.threshold),
+                         data=pa.table({"key": files, "pkey": pkeys,
+                                        "record_count": pa.array(self._counts.records, pa.int64())}),
+                         deleted_rows=pa.table({"key": files, "deleted": pa.array(self._counts.deleted, pa.int64())}))
 
     @property
     def candidate_count(self) -> Optional[int]:

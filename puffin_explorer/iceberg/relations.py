@@ -4,7 +4,7 @@ file): what DuckDB runs the measures over here.  The Spark doctor builds the sam
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any, NamedTuple, Optional
 
 from .._arrays import sorted_unique
 from .columns import normalized, partition_labels, partition_text, record_labels
@@ -249,18 +249,34 @@ class Coded:
         self.partitions = partitions
 
 
-def coded_relations(source: "TableSource", index: "EntryIndex", scope_bounds: Optional[dict] = None) -> Coded:
-    """:func:`coded` of the index's :func:`index_relations` (paths as the index's path codes), made without a
-    partition text per row: the rows' (spec id, partition code) pairs grouped first, each distinct pair's
-    ``pkey`` text made and ranked once.  The same relations, codes and texts as ``coded(index_relations(...,
-    coded_paths=True))``; at a million data files in a few partitions, integers instead of two million strings."""
+class PartitionCodes(NamedTuple):
+    """Partition keys as integer codes that follow the order of their ``pkey`` text (``spec id|record_text``):
+    each column's codes, and by code the ``pkey`` text and the ``partition`` text a user reads
+    (:func:`.columns.partition_text`; null for a code no data row has a partition of)."""
+
+    codes: list
+    pkeys: Any
+    partitions: Any
+
+
+def partition_codes(index: "EntryIndex", at) -> PartitionCodes:
+    """The partition key of each of the index's rows ``at`` as :func:`coded_relations` codes ``data.pkey``: two
+    specs with one partition text are two keys, a null partition and an empty one of a spec are one; each
+    distinct (spec id, partition) pair's texts made once."""
+    import pyarrow as pa
+
+    rows = index.take(at, ["spec_id", "partition"])
+    return _ranked_pairs(index, [pa.array(_pair_keys(rows, len(index.partitions)), pa.int64())])
+
+
+def _ranked_pairs(index: "EntryIndex", columns: list) -> PartitionCodes:
+    """:class:`PartitionCodes` of :func:`_pair_keys` columns (the first: the data rows'): the distinct pairs
+    found first, each one's ``pkey`` text made and ranked once; a code's partition text is that of a pair of it
+    the data rows have, with a text (all such share it)."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    relations = index_relations(source, index, coded_paths=True, scope_bounds=scope_bounds, pair_keys=True)
-    data, pos, eq = relations["data"], relations["pos"], relations["eq"]
-    columns = [data.column("pkey"), pos.column("dpkey"), eq.column("dpkey")]
     lengths = [len(c) for c in columns]
     keys = np.concatenate([c.to_numpy() for c in columns]) if sum(lengths) else np.zeros(0, dtype=np.int64)
     pairs, inverse = np.unique(keys, return_inverse=True)
@@ -277,14 +293,27 @@ def coded_relations(source: "TableSource", index: "EntryIndex", scope_bounds: Op
     texts = encoded.dictionary.take(order)
     key_of_pair = rank[encoded.indices.to_numpy()] if len(pairs) else np.zeros(0, dtype=np.int64)
     row_keys = key_of_pair[inverse]
-    data_keys, pos_keys, eq_keys = (pa.array(k, pa.int64()) for k in np.split(row_keys, np.cumsum(lengths)[:2]))
-    # each key's partition text: that of a pair of it that data rows have, with a text (all such share it)
+    codes = [pa.array(k, pa.int64()) for k in np.split(row_keys, np.cumsum(lengths)[:-1])]
     in_data = sorted_unique(inverse[:lengths[0]])
     in_data = in_data[part_text.is_valid().to_numpy(zero_copy_only=False)[in_data]] if len(in_data) else in_data
     where = np.full(len(texts), -1, dtype=np.int64)
     where[key_of_pair[in_data]] = in_data
     shown = partition_labels(index, pair_codes, partition_text, None) if len(pairs) else pa.array([], pa.string())
-    partitions = shown.take(pa.array(where, pa.int64(), mask=where < 0)).cast(pa.string())
+    return PartitionCodes(codes, texts, shown.take(pa.array(where, pa.int64(), mask=where < 0)).cast(pa.string()))
+
+
+def coded_relations(source: "TableSource", index: "EntryIndex", scope_bounds: Optional[dict] = None) -> Coded:
+    """:func:`coded` of the index's :func:`index_relations` (paths as the index's path codes), made without a
+    partition text per row: the rows' (spec id, partition code) pairs grouped first, each distinct pair's
+    ``pkey`` text made and ranked once (:func:`_ranked_pairs`).  The same relations, codes and texts as
+    ``coded(index_relations(..., coded_paths=True))``; at a million data files in a few partitions, integers
+    instead of two million strings."""
+    import pyarrow as pa
+
+    relations = index_relations(source, index, coded_paths=True, scope_bounds=scope_bounds, pair_keys=True)
+    data, pos, eq = relations["data"], relations["pos"], relations["eq"]
+    ranked = _ranked_pairs(index, [data.column("pkey"), pos.column("dpkey"), eq.column("dpkey")])
+    data_keys, pos_keys, eq_keys = ranked.codes
     data = _swap(data, {"pkey": data_keys})
     if not _bounded(pos, eq):  # no delete file scoped by bounds: the paths as written are never compared
         data = data.set_column(data.schema.get_field_index("raw"), "raw", pa.nulls(data.num_rows, pa.string()))
@@ -292,7 +321,7 @@ def coded_relations(source: "TableSource", index: "EntryIndex", scope_bounds: Op
     out["data"] = data
     out["pos"] = _swap(pos, {"dpkey": pos_keys})
     out["eq"] = _swap(eq, {"dpkey": eq_keys})
-    return Coded(out, texts, partitions)
+    return Coded(out, ranked.pkeys, ranked.partitions)
 
 
 def _swap(table, columns: dict):
@@ -372,4 +401,5 @@ def coded(relations: dict[str, Any]) -> Coded:
     return Coded(out, texts, partitions)
 
 
-__all__ = ["KINDS", "Coded", "coded", "coded_relations", "index_relations", "record_text", "record_texts"]
+__all__ = ["KINDS", "Coded", "PartitionCodes", "coded", "coded_relations", "index_relations", "partition_codes",
+           "record_text", "record_texts"]
