@@ -19,8 +19,6 @@ from ..errors import PuffinError
 from ..health import DELETED_SHARE_THRESHOLD
 from .metadata import Snapshot
 from .columns import int_columns, long_or_none
-from .measures import PARTITION_DELETES, debt_params, run_local
-from .relations import partition_codes
 from .numbers import datable_ms
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -470,6 +468,7 @@ class DeleteDebt(RichRepr):
         import pyarrow.compute as pc
 
         from .columns import UNPARTITIONED, strings
+        from .relations import partition_codes
 
         keys = partition_codes(self._index, self._counts.rows)
         g = self._partition_deletes(keys.codes[0])
@@ -495,6 +494,8 @@ class DeleteDebt(RichRepr):
         place among them: its key, its row of deleted rows) and their partition key codes ``pkeys``."""
         import numpy as np
         import pyarrow as pa
+
+        from .measures import PARTITION_DELETES, debt_params, run_local
 
         files = pa.array(np.arange(len(self._counts.rows)), pa.int64())
         return run_local(PARTITION_DELETES, debt_params=debt_params(self.threshold),
